@@ -1,0 +1,49 @@
+# repdist: one-command setup, tests and runs. `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+# The torch build to install. The default is the CPU wheel; GPU users pass their own, e.g.
+#   make venv TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128"
+TORCH ?= torch==2.13.0
+CORES ?= $(shell nproc)
+BIN := $(VENV)/bin
+SNAKEMAKE := $(BIN)/snakemake
+
+.PHONY: help venv test quick run lint report bench clean-quick
+
+help:
+	@echo "make venv    - create $(VENV) with repdist, torch ($(TORCH)) and the workflow/test tools"
+	@echo "make test    - run the test suite (sets up the venv first)"
+	@echo "make quick   - the whole DAG at toy scale into results/quick (offline, a few minutes)"
+	@echo "make run     - the whole DAG at paper scale into results/ (CORES=$(CORES))"
+	@echo "make lint    - snakemake --lint"
+	@echo "make bench   - measures benchmark (benchmarks/measures.py)"
+
+venv: $(VENV)/.installed
+
+# torch first, from the pinned spec, so the package's `torch>=2.3` range is already met and
+# pip never pulls the multi-GB CUDA build on a CPU machine.
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet $(TORCH)
+	$(BIN)/python -m pip install --quiet -e '.[workflow,test]'
+	touch $@
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+quick: venv
+	$(SNAKEMAKE) --cores $(CORES) --configfile config.quick.yaml
+
+run: venv
+	$(SNAKEMAKE) --cores $(CORES)
+
+lint: venv
+	$(SNAKEMAKE) --lint
+
+bench: venv
+	$(BIN)/python benchmarks/measures.py
+
+clean-quick:
+	rm -rf results/quick

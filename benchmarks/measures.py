@@ -1,0 +1,112 @@
+"""Benchmark of the measures: all pairs of a set of models, as the pipelines compute them.
+
+Cases (issue #2): 190 pairs of 20 models at K=18, M=2, N=2000, num_samples=200; 45 pairs of
+10 models at K=10, M=2, N=10,000. Timed end to end: per-model preparation plus every pair.
+With --reference-pairs R it also times R pairs of the literal loop transcription of the spec
+(tests/reference.py: per-class loops, pivot loops, sklearn PLSSVD per label set) for scale.
+
+Usage: python benchmarks/measures.py [--repeats 5] [--reference-pairs 5] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from repdist.measures import compare_prepared, input_candidates, prepare
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def model_family(n_models: int, n_inputs: int, num_labels: int, rep_dim: int, seed: int = 0):
+    """Models that share a structure up to a random linear map plus noise, like trained seeds."""
+    rng = np.random.default_rng(seed)
+    angles = rng.uniform(0, 2 * np.pi, n_inputs)
+    base_f = np.stack([np.cos(angles), np.sin(angles)], 1) * rng.uniform(2, 6, (n_inputs, 1))
+    if rep_dim > 2:
+        base_f = np.hstack([base_f, rng.normal(size=(n_inputs, rep_dim - 2))])
+    base_g = rng.normal(size=(num_labels, rep_dim)) * 3
+    models = []
+    for _ in range(n_models):
+        a = np.eye(rep_dim) + 0.3 * rng.normal(size=(rep_dim, rep_dim))
+        f = base_f @ a.T + 0.2 * rng.normal(size=base_f.shape)
+        g = base_g @ np.linalg.inv(a) + 0.2 * rng.normal(size=base_g.shape)
+        models.append((f.astype(np.float32), g.astype(np.float32)))
+    return models
+
+
+def all_pairs(models, num_samples: int) -> float:
+    start = time.perf_counter()
+    prepared = [prepare(f, g) for f, g in models]
+    for i, j in itertools.combinations(range(len(prepared)), 2):
+        compare_prepared(prepared[i], prepared[j], num_samples=num_samples, seed=0)
+    return time.perf_counter() - start
+
+
+def reference_pairs(models, num_samples: int, n_pairs: int) -> float:
+    sys.path.insert(0, str(ROOT / "tests"))
+    import reference
+
+    pairs = list(itertools.combinations(range(len(models)), 2))[:n_pairs]
+    start = time.perf_counter()
+    for i, j in pairs:
+        (f1, g1), (f2, g2) = [(f.astype(np.float64), g.astype(np.float64)) for f, g in
+                              (models[i], models[j])]
+        cands = input_candidates(f1.shape[0], f1.shape[1], num_samples, 0)
+        r = reference.d_llv(f1, g1, f2, g2, cands)
+        reference.kl(f1, g1, f2, g2)
+        reference.m_svd_f(f1, g1, f2, g2, r["y_pivot"], r["y_leave_out"])
+        reference.m_svd_g(f1, g1, f2, g2, r["input_set"])
+    return (time.perf_counter() - start) / max(len(pairs), 1)
+
+
+CASES = [
+    {"name": "K18_N2000_20models", "n_models": 20, "n_inputs": 2000, "num_labels": 18},
+    {"name": "K10_N10000_10models", "n_models": 10, "n_inputs": 10_000, "num_labels": 10},
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--num-samples", type=int, default=200)
+    parser.add_argument("--reference-pairs", type=int, default=0)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    results = []
+    for case in CASES:
+        models = model_family(case["n_models"], case["n_inputs"], case["num_labels"], 2)
+        n_pairs = case["n_models"] * (case["n_models"] - 1) // 2
+        all_pairs(models[:3], args.num_samples)  # warm-up (imports, BLAS threads)
+        times = [all_pairs(models, args.num_samples) for _ in range(args.repeats)]
+        row = {
+            **case,
+            "pairs": n_pairs,
+            "median_s": statistics.median(times),
+            "min_s": min(times),
+            "max_s": max(times),
+        }
+        if args.reference_pairs:
+            per_pair = reference_pairs(models, args.num_samples, args.reference_pairs)
+            row["reference_s_per_pair"] = per_pair
+            row["reference_pairs_timed"] = args.reference_pairs
+        results.append(row)
+        line = (f"{case['name']}: {n_pairs} pairs in {row['median_s']:.3f} s median "
+                f"(min {row['min_s']:.3f}, max {row['max_s']:.3f}; {args.repeats} repeats)")
+        if args.reference_pairs:
+            line += (f"; literal reference {row['reference_s_per_pair']:.3f} s/pair over "
+                     f"{args.reference_pairs} pairs")
+        print(line, flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Checks across configuration keys that a JSON schema cannot express.
+
+Run by the Snakefile right after schema validation, so an impossible combination stops the
+workflow before any job starts, with a message that names the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+REP_DIM_CONSTRUCTED = 2  # the hand-built models live in 2-D
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot work; the message names the key."""
+
+
+def _need(condition: bool, key: str, message: str) -> None:
+    if not condition:
+        raise ConfigError(f"config key '{key}': {message}")
+
+
+def check_config(config: Mapping[str, Any]) -> None:
+    """Raise ConfigError naming the first impossible key combination."""
+    m = REP_DIM_CONSTRUCTED
+    kl = config["kl_table"]
+    k = kl["num_classes"]
+    _need(
+        sorted(kl["permutation"]) == list(range(k)),
+        "kl_table.permutation",
+        f"must be a permutation of 0..{k - 1} (kl_table.num_classes = {k}), got {kl['permutation']}",
+    )
+    _need(
+        k - 2 >= m,
+        "kl_table.num_classes",
+        f"d_SVD needs K-2 >= M = {m} labels, got K = {k}",
+    )
+    _need(
+        kl["num_samples"] * (m + 1) <= k * kl["n_per_class"],
+        "kl_table.num_samples",
+        f"num_samples*(M+1) = {kl['num_samples'] * (m + 1)} exceeds the "
+        f"{k * kl['n_per_class']} inputs (num_classes x n_per_class)",
+    )
+    con = config["constructed"]
+    counts = [c["num_classes"] for c in con["classifiers"]]
+    _need(
+        len(set(counts)) == len(counts),
+        "constructed.classifiers",
+        f"each num_classes may appear once, got {counts}",
+    )
+    smallest = min(counts)
+    _need(
+        con["num_samples"] * (m + 1) <= smallest * con["n_per_class"],
+        "constructed.num_samples",
+        f"num_samples*(M+1) = {con['num_samples'] * (m + 1)} exceeds the "
+        f"{smallest * con['n_per_class']} inputs of the {smallest}-class model",
+    )

@@ -1,0 +1,1 @@
+"""Experiments: functions from configuration values to tables (pandas DataFrames)."""

@@ -1,0 +1,31 @@
+"""d_LLV vs d_{f,g} scatter with the bound d_{f,g} <= 2 M d_LLV (paper Fig. 16)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .style import D_FG, D_LLV, PAPER_BLUE, plt
+
+
+def bound_figure(
+    table: pd.DataFrame, rep_dim: int, title: str, marker_size: float = 12
+) -> plt.Figure:
+    """Points with d_LLV < 1/(2M) (where the theorem applies) and the line 2 M d_LLV."""
+    limit = 1.0 / (2 * rep_dim)
+    valid = table[table["d_llv"] < limit]
+    fig, ax = plt.subplots(figsize=(6, 6))
+    ax.scatter(valid["d_llv"], valid["d_fg"], s=marker_size, color=PAPER_BLUE, label="model pairs")
+    top = float(valid["d_llv"].max()) if len(valid) else limit
+    u = np.linspace(0.0, top + 0.01, 100)
+    ax.plot(u, 2 * rep_dim * u, color="black", lw=1.5, label=rf"bound ${2 * rep_dim}\,d$")
+    ax.set_xlabel(D_LLV)
+    ax.set_ylabel(D_FG)
+    above = int((valid["d_fg"] > 2 * rep_dim * valid["d_llv"]).sum())
+    left_out = len(table) - len(valid)
+    ax.set_title(f"{title}\n{len(valid)} pairs with {D_LLV} < {limit:g}; {above} above the bound")
+    if left_out:
+        ax.text(0.98, 0.02, f"{left_out} with {D_LLV} ≥ {limit:g} not shown", ha="right",
+                va="bottom", transform=ax.transAxes, fontsize=10)
+    ax.legend(loc="upper left")
+    return fig

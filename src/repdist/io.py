@@ -1,0 +1,102 @@
+"""Writing outputs so that they only ever appear complete, with provenance attached.
+
+Every writer goes through `atomic_path`: the file is written under a temporary name in the
+same directory and renamed into place, so an interrupted job never leaves a half-written
+table, parquet file or figure that Snakemake (or a reader) could mistake for a result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PROVENANCE_KEY = b"repdist"
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; on success rename it to `path`, on error delete it."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"not JSON serialisable: {type(obj)}")
+
+
+def write_csv(path: str | os.PathLike[str], frame: Any) -> None:
+    """Write a pandas DataFrame as CSV (full float precision, no index)."""
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False, float_format="%.17g")
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """Stable short hash of a (JSON-serialisable) configuration mapping."""
+    blob = json.dumps(config, sort_keys=True, default=_json_default).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def git_commit(directory: str | os.PathLike[str] | None = None) -> str:
+    """The commit of the source tree, or "" when not in a git checkout."""
+    where = Path(directory) if directory else Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def provenance(config: Mapping[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """What produced an output: package, library versions, git commit and the config's hash."""
+    from . import __version__
+
+    info: dict[str, Any] = {
+        "package_version": __version__,
+        "numpy_version": np.__version__,
+        "git_commit": git_commit(),
+    }
+    try:
+        import torch
+
+        info["torch_version"] = torch.__version__
+    except ImportError:  # measures-only environments do not need torch
+        info["torch_version"] = ""
+    if config is not None:
+        info["config_hash"] = config_hash(config)
+    info.update(extra)
+    return info

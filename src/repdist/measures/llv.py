@@ -1,0 +1,279 @@
+"""The log-likelihood variance distance d^lambda_LLV (paper Def. 4.4; spec Part B §4.3).
+
+Label side (terms t1, t3): variances over inputs of log-likelihoods standardised by each
+model's own log-odds scale, for a pivot label a and a left-out label b chosen to minimise t1.
+Input side (terms t2, t4): the same over labels, for a "diversity set" of M+1 inputs chosen
+among seeded random candidates by the original's scan rule.
+
+The pivot search needs every (a, y) pair; it is done on K x K covariance matrices of the
+log-likelihood columns (O(N K^2) once per model and once per pair, then O(K^3)), and the
+terms reported for the chosen pair are recomputed directly from the log-likelihoods so that
+their precision does not depend on cancellation in the covariance expansion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DIST_TYPES = ("max", "mean")
+COMBINES = ("max", "sum")
+
+
+def check_dist_type(dist_type: str) -> None:
+    if dist_type not in DIST_TYPES:
+        raise ValueError(f"dist_type must be one of {DIST_TYPES}, got {dist_type!r}")
+
+
+def check_combine(sum_or_max: str) -> None:
+    if sum_or_max not in COMBINES:
+        raise ValueError(f"sum_or_max must be one of {COMBINES}, got {sum_or_max!r}")
+
+
+def check_label_pair(num_labels: int, y_pivot: int, y_leave_out: int) -> None:
+    if not (0 <= y_pivot < num_labels and 0 <= y_leave_out < num_labels) or y_pivot == y_leave_out:
+        raise ValueError(
+            f"y_pivot={y_pivot} and y_leave_out={y_leave_out} must be distinct labels "
+            f"in [0, {num_labels})"
+        )
+
+
+def _nan_to_inf(a: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(a), np.inf, a)
+
+
+def logodds_scale(cov: np.ndarray) -> np.ndarray:
+    """s[a, y] = sd over inputs of ell(y) - ell(a), from the K x K covariance of ell's columns."""
+    d = np.diag(cov)
+    var = d[None, :] + d[:, None] - 2.0 * cov
+    return np.sqrt(np.clip(var, 0.0, None))
+
+
+def _objective_from_terms(a_term: np.ndarray, b_term: np.ndarray, dist_type: str) -> np.ndarray:
+    """T[a, b] from per-(pivot a, label y) terms A[a, y], B[a, y] (rows = pivots; +inf at b = a)."""
+    k = a_term.shape[1]
+    labels = np.arange(k)
+    # excluded[a, b, y]: y is the pivot or the left-out label
+    excluded = (labels[:, None, None] == labels[None, None, :]) | (
+        labels[None, :, None] == labels[None, None, :]
+    )
+    if dist_type == "max":
+        per_label = np.maximum(a_term, b_term)  # NaN propagates: a degenerate label taints T
+        objective = np.where(excluded, -np.inf, per_label[:, None, :]).max(axis=2)
+    else:
+        summed = np.where(excluded, 0.0, (a_term + b_term)[:, None, :])
+        objective = summed.sum(axis=2) / (2.0 * (k - 2))
+    objective[labels, labels] = np.inf
+    return objective
+
+
+def pivot_objective(
+    cov_11: np.ndarray, cov_22: np.ndarray, cov_12: np.ndarray, dist_type: str = "max"
+) -> np.ndarray:
+    """T[a, b]: the t1 objective for pivot a and left-out b (K x K; +inf on the diagonal).
+
+    Fast path from covariances: cov_12[y, y'] = Cov(ell_1(y), ell_2(y')). Rounding in the
+    expansion leaves ~1e-8 absolute noise in T (a square root of ~1e-16 cancellation), so
+    near-ties are settled by `exact_objective_rows`. NaN marks a zero log-odds scale.
+    """
+    check_dist_type(dist_type)
+    s1 = logodds_scale(cov_11)
+    s2 = logodds_scale(cov_22)
+    d1, d2, x12 = np.diag(cov_11), np.diag(cov_22), np.diag(cov_12)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv1, inv2 = 1.0 / s1, 1.0 / s2
+        # A[a, y] = sd(ell_1(y)/s1 - ell_2(y)/s2); B[a, y] = the same for the pivot's column.
+        a_sq = d1[None, :] * inv1**2 + d2[None, :] * inv2**2 - 2.0 * x12[None, :] * inv1 * inv2
+        b_sq = d1[:, None] * inv1**2 + d2[:, None] * inv2**2 - 2.0 * x12[:, None] * inv1 * inv2
+    degenerate = (s1 == 0) | (s2 == 0)
+    a_term = np.where(degenerate, np.nan, np.sqrt(np.clip(a_sq, 0.0, None)))
+    b_term = np.where(degenerate, np.nan, np.sqrt(np.clip(b_sq, 0.0, None)))
+    return _objective_from_terms(a_term, b_term, dist_type)
+
+
+@dataclass(frozen=True)
+class PivotTerms:
+    """Everything the label side needs for one pivot a, computed directly from log-likelihoods.
+
+    scale_m[y] = sd_x(ell_m(y) - ell_m(a)); a_term[y], b_term[y] = A(y), B(y) of spec §4.3;
+    logodds_m = the standardised log-odds columns (N x K) that m_SVD_f correlates. Column a
+    is NaN throughout (no log-odds against itself).
+    """
+
+    pivot: int
+    scale_1: np.ndarray
+    scale_2: np.ndarray
+    a_term: np.ndarray
+    b_term: np.ndarray
+    logodds_1: np.ndarray
+    logodds_2: np.ndarray
+
+
+def _sd_columns(centred: np.ndarray) -> np.ndarray:
+    """Sample sd (ddof 1) of columns that already have zero mean: one pass, no temporaries."""
+    return np.sqrt(np.einsum("ij,ij->j", centred, centred) / (centred.shape[0] - 1))
+
+
+def pivot_terms(loglik_1: np.ndarray, loglik_2: np.ndarray, pivot: int) -> PivotTerms:
+    """Label-side terms for pivot a, exact (no covariance expansion). O(N K)."""
+    centred_1 = loglik_1 - loglik_1.mean(axis=0)
+    centred_2 = loglik_2 - loglik_2.mean(axis=0)
+    odds_1 = centred_1 - centred_1[:, [pivot]]
+    odds_2 = centred_2 - centred_2[:, [pivot]]
+    s1, s2 = _sd_columns(odds_1), _sd_columns(odds_2)
+    degenerate = (s1 == 0) | (s2 == 0)  # includes y = pivot
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv_1 = np.where(degenerate, np.nan, 1.0 / s1)
+        inv_2 = np.where(degenerate, np.nan, 1.0 / s2)
+        a_term = _sd_columns(centred_1 * inv_1 - centred_2 * inv_2)
+        b_term = _sd_columns(centred_1[:, [pivot]] * inv_1 - centred_2[:, [pivot]] * inv_2)
+    return PivotTerms(pivot, s1, s2, a_term, b_term, odds_1 * inv_1, odds_2 * inv_2)
+
+
+def exact_objective_rows(
+    loglik_1: np.ndarray,
+    loglik_2: np.ndarray,
+    pivots: np.ndarray,
+    dist_type: str = "max",
+    cache: dict[int, PivotTerms] | None = None,
+) -> np.ndarray:
+    """T[a, b] computed directly from N x K log-likelihoods, for the given pivot rows only.
+
+    Rows of pivots not asked for are +inf. O(N K) per pivot; `cache` keeps each pivot's terms
+    for reuse (the chosen pivot's terms also give t1, t3 and m_SVD_f).
+    """
+    cache = {} if cache is None else cache
+    k = loglik_1.shape[1]
+    a_term = np.full((k, k), np.inf)
+    b_term = np.full((k, k), np.inf)
+    for a in np.unique(pivots).tolist():  # only the near-tied pivots: usually one
+        if a not in cache:
+            cache[a] = pivot_terms(loglik_1, loglik_2, a)
+        a_term[a], b_term[a] = cache[a].a_term, cache[a].b_term
+    return _objective_from_terms(a_term, b_term, dist_type)
+
+
+NEAR_TIE = 1e-6  # fast-path T values this close to the minimum are re-scored exactly
+TIE_RTOL = 1e-12  # exact T values this close count as tied
+
+
+def choose_pivot_and_leave_out(
+    objective: np.ndarray,
+    loglik_1: np.ndarray | None = None,
+    loglik_2: np.ndarray | None = None,
+    dist_type: str = "max",
+    cache: dict[int, PivotTerms] | None = None,
+) -> tuple[int, int]:
+    """argmin of T over (a, b), ties to the smallest a then b; NaN entries never win.
+
+    With the log-likelihoods given, every pair within NEAR_TIE of the fast-path minimum is
+    re-scored exactly first, so exact ties (identical models: T = 0 everywhere) go to the
+    smallest (a, b) rather than to whichever pair rounding favoured.
+    """
+    flat = _nan_to_inf(objective).ravel()
+    lowest = flat.min()
+    if not np.isfinite(lowest):
+        return 0, 1  # every pair degenerate; the terms will be NaN
+    k = objective.shape[0]
+    if loglik_1 is not None and loglik_2 is not None:
+        near = flat <= lowest + NEAR_TIE * (1.0 + abs(lowest))
+        pivots = np.flatnonzero(near) // k
+        exact = exact_objective_rows(loglik_1, loglik_2, pivots, dist_type, cache)
+        flat = np.where(near, _nan_to_inf(exact).ravel(), np.inf)
+        lowest = flat.min()
+        if not np.isfinite(lowest):
+            return 0, 1
+    tied = flat <= lowest + TIE_RTOL * abs(lowest)
+    idx = int(np.argmax(tied))  # first in row-major order: smallest a, then smallest b
+    return idx // k, idx % k
+
+
+@dataclass(frozen=True)
+class LabelTerms:
+    t1: float
+    t3: float
+
+
+def label_terms(
+    loglik_1: np.ndarray,
+    loglik_2: np.ndarray,
+    y_pivot: int,
+    y_leave_out: int,
+    dist_type: str = "max",
+    terms: PivotTerms | None = None,
+) -> LabelTerms:
+    """t1 and t3 at a given pivot and left-out label (from `terms` if already computed)."""
+    check_dist_type(dist_type)
+    k = loglik_1.shape[1]
+    check_label_pair(k, y_pivot, y_leave_out)
+    if terms is None or terms.pivot != y_pivot:
+        terms = pivot_terms(loglik_1, loglik_2, y_pivot)
+    rest = np.array([y for y in range(k) if y not in (y_pivot, y_leave_out)])
+    a_term, b_term = terms.a_term[rest], terms.b_term[rest]
+    c_term = np.abs(terms.scale_1[rest] - terms.scale_2[rest])
+    if dist_type == "max":
+        t1 = float(np.max(np.maximum(a_term, b_term)))
+        t3 = float(np.max(c_term))
+    else:
+        t1 = float(np.mean(np.concatenate([a_term, b_term])))
+        t3 = float(np.mean(c_term))
+    return LabelTerms(t1=t1, t3=t3)
+
+
+def input_candidates(n_inputs: int, rep_dim: int, num_samples: int, seed: int) -> np.ndarray:
+    """num_samples rows of M+1 distinct input indices (row = x0 pivot input, x1..xM), seeded."""
+    need = (rep_dim + 1) * num_samples
+    if num_samples < 1:
+        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+    if n_inputs < need:
+        raise ValueError(
+            f"num_samples*(M+1) = {num_samples}*{rep_dim + 1} = {need} exceeds the number of "
+            f"inputs N = {n_inputs}: lower num_samples or evaluate on more inputs"
+        )
+    rng = np.random.default_rng(seed)
+    return rng.choice(n_inputs, need, replace=False).reshape(num_samples, rep_dim + 1)
+
+
+@dataclass(frozen=True)
+class InputTerms:
+    scores: np.ndarray  # t2 candidate score of every row
+    t4: np.ndarray  # t4 of every row
+    chosen: int  # index of the chosen row
+
+
+def input_terms(
+    rows_1: np.ndarray, rows_2: np.ndarray, dist_type: str = "max", threshold: float = 1.0
+) -> InputTerms:
+    """Score candidate diversity sets given their log-likelihoods, shape (S, M+1, K) per model.
+
+    Scan rule of the original (spec §4.3): keep the first row, replace it by any later row
+    whose score is strictly below the running threshold (initially 1.0). The result is the
+    first row attaining the minimum score if that minimum is below the threshold, else row 0.
+    """
+    check_dist_type(dist_type)
+    diff_1 = rows_1[:, 1:, :] - rows_1[:, :1, :]
+    diff_2 = rows_2[:, 1:, :] - rows_2[:, :1, :]
+    tau_1 = diff_1.std(axis=2, ddof=1)[..., None]
+    tau_2 = diff_2.std(axis=2, ddof=1)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a_term = (rows_1[:, 1:, :] / tau_1 - rows_2[:, 1:, :] / tau_2).std(axis=2, ddof=1)
+        b_term = (rows_1[:, :1, :] / tau_1 - rows_2[:, :1, :] / tau_2).std(axis=2, ddof=1)
+    degenerate = (tau_1[..., 0] == 0) | (tau_2[..., 0] == 0)
+    per_input = np.where(degenerate, np.nan, np.maximum(a_term, b_term))
+    scores = per_input.max(axis=1)  # always a max over j, as the original
+    c_term = np.abs(tau_1[..., 0] - tau_2[..., 0])
+    t4 = c_term.max(axis=1) if dist_type == "max" else c_term.mean(axis=1)
+    ranked = _nan_to_inf(scores)
+    best = int(np.argmin(ranked))
+    chosen = best if ranked[best] < threshold else 0
+    return InputTerms(scores=scores, t4=t4, chosen=chosen)
+
+
+def combine_terms(t1: float, t2: float, t3: float, t4: float, lam: float, sum_or_max: str) -> float:
+    """d_LLV = max(t1, t2, lam t3, lam t4) (the paper's) or t1 + t2 + lam (t3 + t4)."""
+    check_combine(sum_or_max)
+    terms = np.array([t1, t2, lam * t3, lam * t4])
+    if np.isnan(terms).any():
+        return float("nan")
+    return float(terms.max() if sum_or_max == "max" else terms.sum())

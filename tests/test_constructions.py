@@ -1,0 +1,75 @@
+"""Paper Table 1 and Fig. 16 (left): golden behaviour of the hand-built models."""
+
+import numpy as np
+import pytest
+
+from repdist.constructions import evenly_spaced_classifier, kl_table_pair
+from repdist.experiments.constructed_bound import ConstructedBoundConfig, constructed_bound_sweep
+from repdist.experiments.kl_table import KLTableConfig, kl_table, kl_table_latex
+
+
+@pytest.fixture(scope="module")
+def table():
+    return kl_table(KLTableConfig())
+
+
+def test_kl_table_kl_goes_to_zero_while_representations_stay_dissimilar(table):
+    assert list(table["rho"]) == list(range(1, 21))
+    # Spec §5.3 reference row rho = 1: KL 0.7876, d_LLV 1.3178, m_CCA 0.0005, max d_SVD 0.9997
+    first = table.iloc[0]
+    assert first["kl"] == pytest.approx(0.7876, abs=0.005)
+    assert table["kl"].iloc[-1] < 1e-4  # rho = 20: 0.0000 in the paper
+    assert (np.diff(table["kl"].to_numpy()[2:]) < 0).all()  # monotone once rho >= 3
+    assert table["d_llv"].to_numpy() == pytest.approx(1.3178, abs=0.003)
+    assert (table["mcca_f"] < 0.01).all()
+    assert (table["max_d_svd_f"] > 0.99).all()
+
+
+def test_kl_table_predictions_agree_but_embeddings_are_permuted():
+    pair = kl_table_pair(np.random.default_rng(0), rho=20.0)
+    pred_1 = np.argmax(pair.f1 @ pair.g1.T, axis=1)
+    pred_2 = np.argmax(pair.f2 @ pair.g2.T, axis=1)
+    assert (pred_1 == pred_2).all()
+    assert (pred_1 == np.repeat(np.arange(7), 500)).all()
+
+
+def test_kl_table_latex_is_booktabs_with_paper_notation(table):
+    tex = kl_table_latex(table)
+    lines = tex.splitlines()
+    assert r"\toprule" in lines and r"\midrule" in lines and r"\bottomrule" in lines
+    assert r"$d^{\lambda}_{\mathrm{LLV}}$" in tex and r"$\rho$" in tex
+    body = lines[lines.index(r"\midrule") + 1 : lines.index(r"\bottomrule")]
+    assert len(body) == 20
+    first = body[0].rstrip(r" \\").split(" & ")
+    assert first[0] == "1" and all(len(c.split(".")[1]) == 4 for c in first[1:])
+
+
+def test_kl_table_is_seeded():
+    cfg = KLTableConfig(rhos=(1, 5), n_per_class=100, num_samples=30, seed=3)
+    assert kl_table(cfg).equals(kl_table(cfg))
+    other = kl_table(KLTableConfig(rhos=(1, 5), n_per_class=100, num_samples=30, seed=4))
+    assert not kl_table(cfg).equals(other)
+
+
+def test_evenly_spaced_classifier_geometry():
+    f, g = evenly_spaced_classifier(np.random.default_rng(0), 5, 50, 5.0, 20.0)
+    assert f.shape == (250, 2) and g.shape == (5, 2)
+    np.testing.assert_allclose(np.linalg.norm(g, axis=1), 20.0)
+    lengths = np.linalg.norm(f, axis=1)
+    assert (lengths >= 5.0).all() and (lengths < 5.1).all()
+    assert (np.argmax(f @ g.T, axis=1) == np.repeat(np.arange(5), 50)).all()
+
+
+@pytest.mark.parametrize("k,noise", [(4, 0.005), (10, 0.0025)])
+def test_constructed_models_respect_the_bound(k, noise):
+    """Theorem: d_LLV < 1/(2M) implies d_{f,g} <= 2 M d_LLV."""
+    sweep = constructed_bound_sweep(
+        ConstructedBoundConfig(k, noise, n_per_class=200, num_levels=60, num_samples=100)
+    )
+    valid = sweep[sweep["d_llv"] < 0.25]
+    assert len(valid) > 20
+    assert (valid["d_fg"] <= valid["bound"]).all()
+    # more noise, larger distance: the sweep spans the figure's range
+    assert sweep["d_llv"].iloc[-1] > sweep["d_llv"].iloc[0]
+    # the input set is frozen after the first level, as in the original
+    assert sweep["t2"].notna().all()

@@ -1,0 +1,223 @@
+"""Measures: agreement with a literal transcription of the spec, invariances, degenerate input."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.cross_decomposition import CCA
+
+import reference
+from conftest import perturbed, random_model
+from repdist.measures import (
+    RESULT_KEYS,
+    DegenerateRepresentationWarning,
+    compare,
+    compare_prepared,
+    input_candidates,
+    input_terms,
+    log_likelihoods,
+    mean_cca,
+    mean_kl,
+    prepare,
+)
+
+
+@pytest.mark.parametrize("dist_type,sum_or_max", [("max", "max"), ("mean", "max"), ("max", "sum")])
+@pytest.mark.parametrize("k,m", [(5, 2), (7, 3)])
+@pytest.mark.parametrize("relation", ["close", "unrelated"])
+def test_compare_matches_literal_spec_transcription(dist_type, sum_or_max, k, m, relation):
+    rng = np.random.default_rng(k * 10 + m)
+    f1, g1 = random_model(rng, n=120, k=k, m=m)
+    if relation == "close":
+        f2, g2 = perturbed(rng, f1, g1, noise=0.4)
+    else:  # independent models: every candidate scores > 1, so the scan keeps row 0
+        f2, g2 = random_model(rng, n=120, k=k, m=m)
+    got = compare(f1, g1, f2, g2, num_samples=15, lam=0.3, seed=7,
+                  dist_type=dist_type, sum_or_max=sum_or_max)
+    cands = input_candidates(120, m, 15, 7)
+    want = reference.d_llv(f1, g1, f2, g2, cands, lam=0.3, dist_type=dist_type,
+                           sum_or_max=sum_or_max)
+    assert (got["y_pivot"], got["y_leave_out"]) == (want["y_pivot"], want["y_leave_out"])
+    assert got["input_set"] == [int(i) for i in want["input_set"]]
+    for key in ("d_llv", "t1", "t2", "t3", "t4"):
+        assert got[key] == pytest.approx(want[key], rel=1e-9, abs=1e-12), key
+    assert got["kl"] == pytest.approx(reference.kl(f1, g1, f2, g2), rel=1e-9)
+    want_svd_f = reference.m_svd_f(f1, g1, f2, g2, want["y_pivot"], want["y_leave_out"])
+    np.testing.assert_allclose(got["m_svd_f"], want_svd_f, rtol=1e-9)
+    want_svd_g = reference.m_svd_g(f1, g1, f2, g2, want["input_set"])
+    assert got["m_svd_g"] == pytest.approx(want_svd_g, rel=1e-9)
+    assert got["d_fg"] == pytest.approx(1 - min(min(want_svd_f), want_svd_g), abs=1e-9)
+
+
+def test_result_has_every_documented_key(rng):
+    f, g = random_model(rng)
+    r = compare(f, g, *perturbed(rng, f, g), num_samples=20)
+    assert tuple(r) == RESULT_KEYS
+    assert len(r["input_set"]) == 3 and len(r["m_svd_f"]) == 6  # C(K-2=4, M=2)
+    assert r["warning"] == ""
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(2, 4))
+def test_linear_equivalence_gives_identity(seed, m):
+    """(f', g') = (A f, A^{-T} g + b): same distribution, so m_CCA = 1 and d_LLV = d_fg = 0."""
+    rng = np.random.default_rng(seed)
+    f, g = random_model(rng, n=200, k=m + 4, m=m)
+    a = rng.normal(size=(m, m)) + 2.0 * np.eye(m)
+    if np.linalg.cond(a) > 1e3:
+        a = np.eye(m) * 1.7
+    f2 = f @ a.T
+    g2 = g @ np.linalg.inv(a) + rng.normal(size=m)  # rows: A^{-T} g(y) + b
+    r = compare(f, g, f2, g2, num_samples=20, seed=seed % 1000)
+    assert r["mcca_f"] == pytest.approx(1.0, abs=1e-9)
+    assert r["mcca_g"] == pytest.approx(1.0, abs=1e-9)
+    assert r["d_llv"] == pytest.approx(0.0, abs=1e-6)
+    assert r["d_fg"] == pytest.approx(0.0, abs=1e-9)
+    assert abs(r["kl"]) < 1e-9
+
+
+def test_kl_nonnegative_and_zero_for_equal_models(rng):
+    f, g = random_model(rng, n=500, k=8)
+    ll = log_likelihoods(f, g)
+    assert mean_kl(ll, ll) == 0.0
+    for _ in range(5):
+        f2, g2 = perturbed(rng, f, g, noise=rng.uniform(0.01, 2))
+        assert mean_kl(ll, log_likelihoods(f2, g2)) > 0
+
+
+def test_kl_is_float64_accurate_for_near_identical_models(rng):
+    """float32 log-likelihoods (the original's) give negative KL here; float64 must not."""
+    f, g = random_model(rng, n=2000, k=10, f_scale=5, g_scale=5)
+    f2 = f + 1e-6 * rng.normal(size=f.shape)
+    kl = mean_kl(log_likelihoods(f, g), log_likelihoods(f2, g))
+    assert 0 < kl < 1e-9
+
+
+def test_log_likelihoods_normalised_and_stable(rng):
+    f, g = random_model(rng, n=50, k=5)
+    ll = log_likelihoods(f * 1e3, g)  # huge logits: naive exp overflows
+    assert np.isfinite(ll).all()
+    np.testing.assert_allclose(np.exp(ll).sum(axis=1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("m", [2, 3, 5])
+def test_mean_cca_matches_sklearn_on_well_conditioned_data(m):
+    rng = np.random.default_rng(m)
+    x = rng.normal(size=(400, m))
+    y = x @ rng.normal(size=(m, m)) + 0.8 * rng.normal(size=(400, m))
+    cca = CCA(n_components=m, max_iter=5000, tol=1e-12).fit(x, y)
+    u, v = cca.transform(x, y)
+    want = np.mean([np.corrcoef(u[:, j], v[:, j])[0, 1] for j in range(m)])
+    assert mean_cca(x, y) == pytest.approx(want, abs=1e-6)
+
+
+def test_mean_cca_invariant_to_affine_maps(rng):
+    x = rng.normal(size=(300, 3))
+    y = np.tanh(x) + 0.2 * rng.normal(size=x.shape)
+    a, b = rng.normal(size=(3, 3)) + 3 * np.eye(3), rng.normal(size=(3, 3)) + 3 * np.eye(3)
+    assert mean_cca(x @ a + 5, y @ b - 2) == pytest.approx(mean_cca(x, y), abs=1e-10)
+
+
+def test_seeded_runs_identical_and_seed_matters(rng):
+    f, g = random_model(rng, n=400, k=6)
+    f2, g2 = perturbed(rng, f, g, noise=0.5)
+    r1 = compare(f, g, f2, g2, num_samples=50, seed=3)
+    r2 = compare(f, g, f2, g2, num_samples=50, seed=3)
+    r3 = compare(f, g, f2, g2, num_samples=50, seed=4)
+    assert r1 == r2
+    assert r1["input_set"] != r3["input_set"]
+
+
+def test_prepared_models_give_the_same_answer_as_arrays(rng):
+    f, g = random_model(rng)
+    f2, g2 = perturbed(rng, f, g)
+    m1, m2 = prepare(f, g), prepare(f2, g2)
+    assert compare_prepared(m1, m2, num_samples=30) == compare(f, g, f2, g2, num_samples=30)
+
+
+def test_given_pivot_and_input_set_are_used(rng):
+    f, g = random_model(rng, k=6)
+    f2, g2 = perturbed(rng, f, g)
+    r = compare(f, g, f2, g2, y_pivot=4, y_leave_out=0, input_set=[5, 6, 7])
+    assert (r["y_pivot"], r["y_leave_out"], r["input_set"]) == (4, 0, [5, 6, 7])
+    want = reference.d_llv(f, g, f2, g2, np.array([[5, 6, 7]]))
+    assert r["t2"] == pytest.approx(want["t2"], rel=1e-9)
+
+
+def test_torch_tensors_are_accepted(rng):
+    torch = pytest.importorskip("torch")
+    f, g = random_model(rng)
+    f2, g2 = perturbed(rng, f, g)
+    as_t = [torch.tensor(a, dtype=torch.float32) for a in (f, g, f2, g2)]
+    as_np = [t.numpy().astype(np.float64) for t in as_t]
+    assert compare(*as_t, num_samples=20) == compare(*as_np, num_samples=20)
+
+
+def test_scan_rule_keeps_first_row_when_no_score_below_threshold():
+    # Candidate rows of two unrelated models: every score is large (> 1).
+    rng = np.random.default_rng(0)
+    rows_1 = rng.normal(size=(10, 3, 6))
+    rows_2 = -rows_1 + rng.normal(size=rows_1.shape)
+    scan = input_terms(rows_1, rows_2, threshold=1.0)
+    assert (scan.scores > 1).all()
+    assert int(np.argmin(scan.scores)) != 0  # so keeping row 0 is the rule, not chance
+    assert scan.chosen == 0
+    scan = input_terms(rows_1, rows_2, threshold=np.inf)
+    assert scan.chosen == int(np.argmin(scan.scores))
+
+
+def test_identical_models_tie_everywhere_and_take_the_first_choices(rng):
+    """T(a, b) = 0 for all pairs and every candidate scores 0: smallest (a, b), first row."""
+    f, g = random_model(rng, n=200, k=7)
+    r = compare(f, g, f.copy(), g.copy(), num_samples=20, seed=5)
+    assert (r["y_pivot"], r["y_leave_out"]) == (0, 1)
+    assert r["input_set"] == input_candidates(200, 2, 20, 5)[0].tolist()
+    assert r["d_llv"] == 0.0 and r["kl"] == 0.0
+
+
+def test_too_few_labels_is_a_clear_error(rng):
+    f, g = random_model(rng, k=3, m=2)
+    with pytest.raises(ValueError, match="K-2 >= M"):
+        compare(f, g, f, g)
+
+
+def test_too_few_inputs_for_num_samples_is_a_clear_error(rng):
+    f, g = random_model(rng, n=50, k=5)
+    with pytest.raises(ValueError, match="exceeds the number of inputs"):
+        compare(f, g, f, g, num_samples=20)
+
+
+def test_mismatched_shapes_are_a_clear_error(rng):
+    f, g = random_model(rng, n=50, k=5)
+    with pytest.raises(ValueError, match="same inputs"):
+        compare(f, g, f[:40], g, num_samples=5)
+    with pytest.raises(ValueError, match="representation dimension"):
+        compare(f, g[:, :1], f, g, num_samples=5)
+
+
+def test_constant_embeddings_give_nan_with_a_warning(rng):
+    f, g = random_model(rng, n=100, k=5)
+    constant = np.ones_like(f)
+    with pytest.warns(DegenerateRepresentationWarning, match="zero"):
+        r = compare(f, g, constant, g, num_samples=10)
+    assert np.isnan(r["d_llv"]) and np.isnan(r["d_fg"]) and np.isnan(r["mcca_f"])
+    assert "rank-deficient" in r["warning"]
+
+
+def test_nan_embeddings_give_nan_with_a_warning(rng):
+    f, g = random_model(rng, n=100, k=5)
+    bad = f.copy()
+    bad[3, 1] = np.nan
+    with pytest.warns(DegenerateRepresentationWarning, match="non-finite"):
+        r = compare(f, g, bad, g, num_samples=10)
+    assert all(np.isnan(r[k]) for k in ("kl", "d_llv", "d_fg", "mcca_f", "mcca_g"))
+    assert "model 2" in r["warning"]
+
+
+def test_healthy_pairs_raise_no_warning(rng):
+    f, g = random_model(rng, n=100, k=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compare(f, g, *perturbed(rng, f, g), num_samples=10)

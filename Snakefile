@@ -31,9 +31,11 @@ OUT = config["outdir"]
 
 include: "rules/common.smk"
 include: "rules/constructed.smk"
+include: "rules/synthetic.smk"
 
 
 rule all:
     default_target: True
     input:
         rules.constructed_all.input,
+        rules.synthetic_all.input,

@@ -17,3 +17,57 @@ CONSTRUCTED_K = [c["num_classes"] for c in config["constructed"]["classifiers"]]
 CONSTRUCTED_NOISE = {
     c["num_classes"]: c["noise_level"] for c in config["constructed"]["classifiers"]
 }
+
+
+SYN = config["synthetic"]
+SYN_SEEDS = list(range(SYN["n_seeds"]))
+SYN_CONFIG_DIR = "synthetic/K{K}/w{W}_g{G}_f{F}"
+
+
+def synthetic_configs():
+    """Every (K, width, fix_g, fix_f) the synthetic figures need."""
+    return [
+        (k, w, v["fix_g"], v["fix_f"])
+        for k in SYN["class_counts"]
+        for v in SYN["variants"]
+        for w in v["widths"]
+    ]
+
+
+def synthetic_file(name, **wildcards):
+    """A file of one synthetic configuration; wildcards not given are left open."""
+    fields = {key: wildcards.get(key, f"{{{key}}}") for key in ("K", "W", "G", "F")}
+    return out(f"{SYN_CONFIG_DIR.format(**fields)}/{name}")
+
+
+def synthetic_seed_files(name):
+    """One file per seed of a configuration (the configuration's wildcards left open)."""
+    return [synthetic_file(f"seed{s}/{name}") for s in SYN_SEEDS]
+
+
+def synthetic_pairs_file(k, w, g, f):
+    return synthetic_file("pairs.parquet", K=k, W=w, G=g, F=f)
+
+
+def width_figure_pairs(wildcards):
+    """pairs.parquet of the unnormalised variant at every width, for the figure's class counts."""
+    ks = [int(k) for k in wildcards.group.split("_")]
+    return [
+        synthetic_pairs_file(k, w, g, f)
+        for (k, w, g, f) in synthetic_configs()
+        if k in ks and (g, f) == (0, 0)
+    ]
+
+
+def bound_figure_pairs():
+    return [
+        synthetic_pairs_file(*c)
+        for c in synthetic_configs()
+        if c[1] in SYN["bound_widths"]
+    ]
+
+
+def training_runtime(wildcards):
+    """Minutes for one job of 20 seeds x 15,000 steps on one core, with a margin (w=256 ~ 12)."""
+    scale = SYN["n_seeds"] / 20 * SYN["training"]["steps"] / 15000
+    return max(5, int(40 * scale * (int(wildcards.W) / 256) ** 2 + 10))

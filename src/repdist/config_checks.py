@@ -56,3 +56,42 @@ def check_config(config: Mapping[str, Any]) -> None:
         f"num_samples*(M+1) = {con['num_samples'] * (m + 1)} exceeds the "
         f"{smallest * con['n_per_class']} inputs of the {smallest}-class model",
     )
+
+    syn = config["synthetic"]
+    m_syn = syn["rep_dim"]
+    for k in syn["class_counts"]:
+        _need(
+            k - 2 >= m_syn,
+            "synthetic.class_counts",
+            f"d_SVD needs K-2 >= M = {m_syn} labels (synthetic.rep_dim), got K = {k}",
+        )
+    need_inputs = config["measures"]["num_samples"] * (m_syn + 1)
+    _need(
+        need_inputs <= syn["n_test"],
+        "measures.num_samples",
+        f"num_samples*(M+1) = {need_inputs} exceeds the {syn['n_test']} test inputs "
+        f"(synthetic.n_test)",
+    )
+    pairs = [(v["fix_g"], v["fix_f"]) for v in syn["variants"]]
+    _need(
+        len(set(pairs)) == len(pairs),
+        "synthetic.variants",
+        f"each (fix_g, fix_f) may appear once, got {pairs}",
+    )
+    _need(
+        (0, 0) in pairs,
+        "synthetic.variants",
+        "the width figures need the unnormalised variant fix_g = fix_f = 0",
+    )
+    for group in syn["width_figures"]:
+        missing = sorted(set(group) - set(syn["class_counts"]))
+        _need(
+            not missing,
+            "synthetic.width_figures",
+            f"class counts {missing} are not in synthetic.class_counts",
+        )
+    _need(
+        syn["min_seeds"] <= syn["n_seeds"],
+        "synthetic.min_seeds",
+        f"{syn['min_seeds']} exceeds synthetic.n_seeds = {syn['n_seeds']}: no width could qualify",
+    )

@@ -100,3 +100,25 @@ def provenance(config: Mapping[str, Any] | None = None, **extra: Any) -> dict[st
         info["config_hash"] = config_hash(config)
     info.update(extra)
     return info
+
+
+def write_parquet(path: str | os.PathLike[str], frame: Any, metadata: Mapping[str, Any]) -> None:
+    """Write a DataFrame as parquet with `metadata` (JSON) under the schema key b'repdist'."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[PROVENANCE_KEY] = json.dumps(dict(metadata), sort_keys=True, default=_json_default).encode()
+    table = table.replace_schema_metadata(meta)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def read_parquet_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The repdist metadata of a parquet file written by `write_parquet` ({} if none)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(PROVENANCE_KEY)
+    return json.loads(raw) if raw else {}

@@ -1,0 +1,1 @@
+"""Data sets: the synthetic radial classification data and (later) CIFAR-10."""

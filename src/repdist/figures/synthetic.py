@@ -1,0 +1,92 @@
+"""Figures of the synthetic experiments: the data (Fig. 4) and d_LLV / d_{f,g} vs width (Fig. 3
+right, App. F.7)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from ..data.radial import RadialData
+from .style import D_FG, D_LLV, PAPER_BLUE, PAPER_ORANGE, plt
+
+LINE_COLOURS = [PAPER_BLUE, PAPER_ORANGE, "#2E8B57", "#8B008B"]
+
+
+def data_figure(data: RadialData) -> plt.Figure:
+    """Training points coloured by class (Paired colormap), as paper Fig. 4."""
+    fig, ax = plt.subplots(figsize=(6, 6))
+    ax.scatter(data.x[:, 0], data.x[:, 1], c=data.labels, cmap="Paired", s=5)
+    ax.set_title(f"Radial data, {data.num_classes} classes, {len(data.x):,} training points")
+    ax.set_aspect("equal")
+    return fig
+
+
+def width_summary(pairs: pd.DataFrame, threshold: float, min_seeds: int) -> pd.DataFrame:
+    """Per width: mean and population sd of d_LLV and d_{f,g} over pairs of high-accuracy seeds.
+
+    A seed is high-accuracy if its test accuracy > threshold; a width is kept only if it has at
+    least `min_seeds` such seeds (spec §6.4). Pairs with a NaN measure are left out and counted.
+    """
+    rows = []
+    for width, group in pairs.groupby("width"):
+        acc = pd.concat(
+            [group[["seed_a", "acc_a"]].set_axis(["seed", "acc"], axis=1),
+             group[["seed_b", "acc_b"]].set_axis(["seed", "acc"], axis=1)]
+        ).drop_duplicates("seed")
+        good = set(acc.loc[acc["acc"] > threshold, "seed"])
+        if len(good) < min_seeds:
+            continue
+        kept = group[group["seed_a"].isin(good) & group["seed_b"].isin(good)]
+        valid = kept.dropna(subset=["d_llv", "d_fg"])
+        rows.append(
+            {
+                "width": width,
+                "seeds": len(good),
+                "pairs": len(valid),
+                "nan_pairs": len(kept) - len(valid),
+                "d_llv_mean": valid["d_llv"].mean(),
+                "d_llv_std": valid["d_llv"].std(ddof=0),
+                "d_fg_mean": valid["d_fg"].mean(),
+                "d_fg_std": valid["d_fg"].std(ddof=0),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def width_figure(
+    summaries: Mapping[int, pd.DataFrame], threshold: float, min_seeds: int
+) -> plt.Figure:
+    """Two panels: mean d_LLV and mean d_{f,g} vs width, one line (+-1 sd band) per class count."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 4.6))
+    notes = []
+    for colour, (k, summary) in zip(LINE_COLOURS, summaries.items(), strict=False):
+        if summary.empty:
+            notes.append(f"K={k}: no width with ≥ {min_seeds} seeds of accuracy > {threshold:g}")
+            continue
+        for ax, key in ((left, "d_llv"), (right, "d_fg")):
+            mean, std = summary[f"{key}_mean"].to_numpy(), summary[f"{key}_std"].to_numpy()
+            ax.plot(summary["width"], mean, color=colour, lw=2.5, label=f"{k} classes")
+            ax.fill_between(summary["width"], mean - std, mean + std, color=colour, alpha=0.2)
+        nan_pairs = int(summary["nan_pairs"].sum())
+        if nan_pairs:
+            notes.append(f"K={k}: {nan_pairs} pairs with undefined measures left out")
+    left.set_ylabel(f"mean {D_LLV}")
+    right.set_ylabel(f"mean {D_FG}")
+    right.yaxis.set_label_position("right")
+    for ax in (left, right):
+        ax.set_xlabel("width")
+    if right.get_legend_handles_labels()[0]:
+        right.legend()
+    caption = f"pairs of seeds with test accuracy > {threshold:g}; widths with ≥ {min_seeds} seeds"
+    fig.suptitle("\n".join([caption, *notes]), fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def pooled_pairs(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate pairs tables (keyed by a configuration name) into one."""
+    if not tables:
+        return pd.DataFrame(columns=["d_llv", "d_fg"])
+    return pd.concat([t.assign(config=name) for name, t in tables.items()], ignore_index=True)
+

@@ -1,0 +1,1 @@
+"""Models: the SmallMLP of the paper, and a seed-stacked version that trains many seeds at once."""

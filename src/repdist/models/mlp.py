@@ -1,0 +1,71 @@
+"""SmallMLP (spec Part B §2.2) and the model class p(y|x) = softmax(f(x)^T g(y)).
+
+f and g are both SmallMLPs: in -> w -> w -> w -> M, LeakyReLU(0.01) after the hidden layers,
+bias on hidden layers only. State-dict keys match the original (`f_net.l1.weight`, ...), so
+checkpoints can be compared with the authors'.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+LEAKY_SLOPE = 0.01
+NORM_EPS = 1e-8
+
+
+class SmallMLP(nn.Module):
+    def __init__(self, in_features: int, width: int, out_features: int) -> None:
+        super().__init__()
+        self.l1 = nn.Linear(in_features, width)
+        self.l2 = nn.Linear(width, width)
+        self.l3 = nn.Linear(width, width)
+        self.l4 = nn.Linear(width, out_features, bias=False)
+        self.act = nn.LeakyReLU(LEAKY_SLOPE)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.act(self.l1(x))
+        h = self.act(self.l2(h))
+        h = self.act(self.l3(h))
+        return self.l4(h)
+
+
+def fix_length(v: torch.Tensor, length: float) -> torch.Tensor:
+    """Rescale rows to norm `length` (0 = leave as they are), as the original's length fixing."""
+    if not length:
+        return v
+    return length * v / torch.clamp(v.norm(dim=-1, keepdim=True), min=NORM_EPS)
+
+
+class ModelClass(nn.Module):
+    """One model (f, g): embeddings f(x), unembeddings g(code), optional length fixing."""
+
+    def __init__(
+        self, f_net: nn.Module, g_net: nn.Module, fix_g: float = 0.0, fix_f: float = 0.0
+    ) -> None:
+        super().__init__()
+        self.f_net = f_net
+        self.g_net = g_net
+        self.fix_g = fix_g
+        self.fix_f = fix_f
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        return fix_length(self.f_net(x), self.fix_f)
+
+    def unembed(self, codes: torch.Tensor) -> torch.Tensor:
+        return fix_length(self.g_net(codes), self.fix_g)
+
+    def log_probs(self, x: torch.Tensor, all_codes: torch.Tensor) -> torch.Tensor:
+        """B x K log p(y|x), f evaluated once; float64 log-softmax as the original's loss."""
+        logits = self.embed(x) @ self.unembed(all_codes).T
+        return torch.log_softmax(logits.double(), dim=-1)
+
+
+def build_synthetic_model(
+    seed: int, num_classes: int, width: int, rep_dim: int, fix_g: float, fix_f: float
+) -> ModelClass:
+    """torch.manual_seed(seed), then f, then g: seed s starts where the original's seed s starts."""
+    torch.manual_seed(seed)
+    f_net = SmallMLP(2, width, rep_dim)
+    g_net = SmallMLP(num_classes - 1, width, rep_dim)
+    return ModelClass(f_net, g_net, fix_g=fix_g, fix_f=fix_f)

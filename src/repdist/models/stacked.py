@@ -1,0 +1,110 @@
+"""S SmallMLP models with the same shapes, held as stacked weights and run with batched matmuls.
+
+Training 20 seeds of a tiny MLP one after another leaves the CPU idle in Python and kernel
+overhead; stacking them turns each layer into one (S, B, w) x (S, w, w) batched matmul. Each
+seed's parameters only ever meet that seed's activations, and Adam is elementwise, so every
+seed follows the trajectory it would follow alone (up to float rounding of the batched kernels).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from .mlp import LEAKY_SLOPE, ModelClass, SmallMLP, fix_length
+
+LAYERS = ("l1", "l2", "l3", "l4")
+
+
+class StackedAffine(torch.autograd.Function):
+    """out[s] = h[s] @ weight[s] (+ bias[s]) with a backward that keeps bmm on its fast path.
+
+    Autograd's own backward hands bmm a strided gradient for the weight product, which for the
+    few rows of g (K codes) is 8x slower than the same product on contiguous operands.
+    """
+
+    @staticmethod
+    def forward(ctx, h, weight, bias):  # type: ignore[override]
+        ctx.save_for_backward(h, weight)
+        ctx.has_bias = bias is not None
+        if bias is None:
+            return torch.bmm(h, weight)
+        return torch.baddbmm(bias, h, weight)
+
+    @staticmethod
+    def backward(ctx, grad):  # type: ignore[override]
+        h, weight = ctx.saved_tensors
+        grad = grad.contiguous()
+        grad_h = torch.bmm(grad, weight.transpose(1, 2)) if ctx.needs_input_grad[0] else None
+        grad_w = torch.bmm(h.transpose(1, 2).contiguous(), grad)
+        grad_b = grad.sum(dim=1, keepdim=True) if ctx.has_bias else None
+        return grad_h, grad_w, grad_b
+
+
+class StackedMLP(nn.Module):
+    """weight_i: (S, in, out) (the transpose of nn.Linear's), bias_i: (S, 1, out)."""
+
+    def __init__(self, mlps: Sequence[SmallMLP]) -> None:
+        super().__init__()
+        for name in LAYERS:
+            layers = [getattr(m, name) for m in mlps]
+            w = torch.stack([lyr.weight.detach().T for lyr in layers]).contiguous()
+            self.register_parameter(f"{name}_weight", nn.Parameter(w))
+            if layers[0].bias is not None:
+                b = torch.stack([lyr.bias.detach()[None, :] for lyr in layers]).contiguous()
+                self.register_parameter(f"{name}_bias", nn.Parameter(b))
+
+    @property
+    def num_models(self) -> int:
+        return self.l1_weight.shape[0]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x: (B, in) shared by all models, or (S, B, in). Returns (S, B, out)."""
+        if x.dim() == 2:
+            x = x.expand(self.num_models, *x.shape)
+        act = nn.functional.leaky_relu
+        h = act(StackedAffine.apply(x, self.l1_weight, self.l1_bias), LEAKY_SLOPE)
+        h = act(StackedAffine.apply(h, self.l2_weight, self.l2_bias), LEAKY_SLOPE)
+        h = act(StackedAffine.apply(h, self.l3_weight, self.l3_bias), LEAKY_SLOPE)
+        return StackedAffine.apply(h, self.l4_weight, None)
+
+    def state_dict_of(self, index: int, prefix: str) -> dict[str, torch.Tensor]:
+        """Model `index` as an nn.Linear-style state dict under `prefix` (e.g. 'f_net.')."""
+        out = {}
+        for name in LAYERS:
+            out[f"{prefix}{name}.weight"] = getattr(self, f"{name}_weight")[index].detach().T.clone()
+            bias = getattr(self, f"{name}_bias", None)
+            if bias is not None:
+                out[f"{prefix}{name}.bias"] = bias[index, 0].detach().clone()
+        return out
+
+
+class StackedModelClass(nn.Module):
+    """S models (f_s, g_s) of one configuration; log-probabilities for all of them at once."""
+
+    def __init__(self, models: Sequence[ModelClass]) -> None:
+        super().__init__()
+        self.f_net = StackedMLP([m.f_net for m in models])
+        self.g_net = StackedMLP([m.g_net for m in models])
+        self.fix_g = models[0].fix_g
+        self.fix_f = models[0].fix_f
+
+    @property
+    def num_models(self) -> int:
+        return self.f_net.num_models
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        return fix_length(self.f_net(x), self.fix_f)  # (S, B, M)
+
+    def unembed(self, codes: torch.Tensor) -> torch.Tensor:
+        return fix_length(self.g_net(codes), self.fix_g)  # (S, K, M)
+
+    def log_probs(self, x: torch.Tensor, all_codes: torch.Tensor) -> torch.Tensor:
+        """(S, B, K) float64 log p(y|x)."""
+        logits = torch.bmm(self.embed(x), self.unembed(all_codes).transpose(1, 2))
+        return torch.log_softmax(logits.double(), dim=-1)
+
+    def state_dict_of(self, index: int) -> dict[str, torch.Tensor]:
+        return {**self.f_net.state_dict_of(index, "f_net."), **self.g_net.state_dict_of(index, "g_net.")}

@@ -9,13 +9,17 @@ CORES ?= $(shell nproc)
 BIN := $(VENV)/bin
 SNAKEMAKE := $(BIN)/snakemake
 
-.PHONY: help venv test quick run lint report bench clean-quick
+PROFILE ?= profiles/workstation
+
+.PHONY: help venv test quick run run-synthetic report report-quick lint bench clean-quick
 
 help:
 	@echo "make venv    - create $(VENV) with repdist, torch ($(TORCH)) and the workflow/test tools"
 	@echo "make test    - run the test suite (sets up the venv first)"
 	@echo "make quick   - the whole DAG at toy scale into results/quick (offline, a few minutes)"
 	@echo "make run     - the whole DAG at paper scale into results/ (CORES=$(CORES))"
+	@echo "make run-synthetic - only the experiments that need no CIFAR-10 (tables, synthetic)"
+	@echo "make report  - results/report.html (snakemake --report) of the paper-scale run"
 	@echo "make lint    - snakemake --lint"
 	@echo "make bench   - measures benchmark (benchmarks/measures.py)"
 
@@ -34,10 +38,19 @@ test: venv
 	$(BIN)/python -m pytest -q
 
 quick: venv
-	$(SNAKEMAKE) --cores $(CORES) --configfile config.quick.yaml
+	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) --configfile config.quick.yaml
 
 run: venv
-	$(SNAKEMAKE) --cores $(CORES)
+	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES)
+
+run-synthetic: venv
+	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) constructed_all synthetic_all
+
+report: venv
+	$(SNAKEMAKE) --cores 1 --report results/report.html
+
+report-quick: venv
+	$(SNAKEMAKE) --cores 1 --configfile config.quick.yaml --report results/quick/report.html
 
 lint: venv
 	$(SNAKEMAKE) --lint

@@ -32,6 +32,8 @@ OUT = config["outdir"]
 include: "rules/common.smk"
 include: "rules/constructed.smk"
 include: "rules/synthetic.smk"
+include: "rules/cifar.smk"
+include: "rules/beyond.smk"
 
 
 rule all:
@@ -39,3 +41,5 @@ rule all:
     input:
         rules.constructed_all.input,
         rules.synthetic_all.input,
+        rules.cifar10_all.input if CIF["enabled"] else [],
+        rules.beyond_all.input,

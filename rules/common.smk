@@ -71,3 +71,50 @@ def training_runtime(wildcards):
     """Minutes for one job of 20 seeds x 15,000 steps on one core, with a margin (w=256 ~ 12)."""
     scale = SYN["n_seeds"] / 20 * SYN["training"]["steps"] / 15000
     return max(5, int(40 * scale * (int(wildcards.W) / 256) ** 2 + 10))
+
+
+CIF = config["cifar10"]
+CIF_SEEDS = list(range(CIF["n_seeds"]))
+CIF_DIR = "cifar10/fd{M}/seed{S}"
+CIFAR_FILES = [
+    "data_batch_1",
+    "data_batch_2",
+    "data_batch_3",
+    "data_batch_4",
+    "data_batch_5",
+    "test_batch",
+    "batches.meta",
+]
+
+
+def cifar_folder():
+    """The cifar-10-batches-py folder the CIFAR rules read."""
+    if CIF["standin"]:
+        return out("cifar10_standin/cifar-10-batches-py")
+    if CIF["root"]:
+        return CIF["root"]
+    return f"{CIF['resources']}/cifar-10-batches-py"
+
+
+def cifar_data_files():
+    return [f"{cifar_folder()}/{name}" for name in CIFAR_FILES]
+
+
+def cifar_file(name, **wildcards):
+    fields = {key: wildcards.get(key, f"{{{key}}}") for key in ("M", "S")}
+    return out(f"{CIF_DIR.format(**fields)}/{name}")
+
+
+def cifar_seed_files(name, m):
+    return [cifar_file(name, M=m, S=s) for s in CIF_SEEDS]
+
+
+def cifar_uses_gpu():
+    return 0 if CIF["device"] == "cpu" else 1
+
+
+def cifar_train_runtime(wildcards):
+    """Minutes for one model: ~6 on an H100 at full scale; generous for slower GPUs."""
+    return max(
+        10, int(60 * CIF["training"]["steps"] / 20000 * (CIF["base_width"] / 64) ** 2)
+    )

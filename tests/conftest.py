@@ -1,5 +1,11 @@
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def random_model(rng, n=300, k=6, m=2, f_scale=2.0, g_scale=1.5):
@@ -16,3 +22,17 @@ def perturbed(rng, f, g, noise=0.3):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@pytest.fixture(scope="session")
+def quick_outputs(tmp_path_factory):
+    """The quick DAG, run once per session in a scratch folder (never touching ./results)."""
+    work = tmp_path_factory.mktemp("quick")
+    snakemake = str(Path(sys.executable).parent / "snakemake")
+    res = subprocess.run(
+        [snakemake, "--cores", "2", "--configfile", str(ROOT / "config.quick.yaml"),
+         "-s", str(ROOT / "Snakefile"), "--directory", str(work)],
+        capture_output=True, text=True, timeout=1500,
+    )
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return work / "results" / "quick"

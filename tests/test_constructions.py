@@ -73,3 +73,15 @@ def test_constructed_models_respect_the_bound(k, noise):
     assert sweep["d_llv"].iloc[-1] > sweep["d_llv"].iloc[0]
     # the input set is frozen after the first level, as in the original
     assert sweep["t2"].notna().all()
+
+
+def test_workshop_example_reproduces_the_workshop_numbers():
+    from repdist.experiments.workshop_example import workshop_table
+
+    table = workshop_table(seed=0).set_index("quantity")["ours"]
+    assert 1e-10 < table["NLL' (model ', mean)"] < 5e-9  # paper: 9e-10
+    assert 1e-10 < table["NLL* (model *, mean)"] < 5e-9  # paper: 7e-10
+    assert table["max |log p'(y|x) - log p*(y|x)|, correct labels"] < 5e-6  # paper: 8e-7
+    assert table["m_CCA(f', f*)"] == pytest.approx(0.42, abs=0.02)
+    assert table["m_CCA(f', f' + noise of 4x variance)"] == pytest.approx(0.44, abs=0.03)
+    assert table["m_CCA(f', f' + noise of 2x variance)"] == pytest.approx(0.57, abs=0.03)

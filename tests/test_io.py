@@ -31,3 +31,20 @@ def test_config_hash_is_stable_and_order_free():
 def test_provenance_names_versions():
     info = provenance({"seed": 0})
     assert {"package_version", "numpy_version", "torch_version", "config_hash"} <= set(info)
+
+
+def test_parquet_metadata_round_trip_and_cli(tmp_path, capsys):
+    import pandas as pd
+
+    from repdist.__main__ import main
+    from repdist.io import read_parquet_metadata, write_parquet
+
+    path = tmp_path / "pairs.parquet"
+    write_parquet(path, pd.DataFrame({"seed_a": [0], "d_llv": [0.5]}),
+                  provenance({"seed": 0}, experiment="synthetic", K=4))
+    meta = read_parquet_metadata(path)
+    assert meta["experiment"] == "synthetic" and meta["K"] == 4 and "config_hash" in meta
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "rows: 1" in out and "experiment: synthetic" in out and "torch_version" in out
+    assert main(["info", str(tmp_path / "missing.parquet")]) == 2

@@ -1,6 +1,6 @@
 """The Snakemake workflow: lint, formatting, and the quick DAG end to end."""
 
-import shutil
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -35,14 +35,9 @@ def test_bad_config_stops_before_any_job(tmp_path):
     assert "seed" in res.stdout + res.stderr
 
 
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    """Run the quick DAG in a scratch copy of the workflow (never touching ./results)."""
-    work = tmp_path_factory.mktemp("quick")
-    res = run(SNAKEMAKE, "--cores", "2", "--configfile", str(ROOT / "config.quick.yaml"),
-              "-s", str(ROOT / "Snakefile"), "--directory", str(work), timeout=900)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    return work / "results" / "quick"
+@pytest.fixture
+def quick_run(quick_outputs):
+    return quick_outputs
 
 
 def test_quick_dag_builds_table_and_figures(quick_run):
@@ -69,3 +64,54 @@ def test_dry_run_after_quick_has_nothing_to_do(quick_run):
               "-s", str(ROOT / "Snakefile"), "--directory", str(quick_run.parents[1]))
     assert res.returncode == 0
     assert "Nothing to be done" in res.stdout + res.stderr
+
+
+PARQUET_META = {"experiment", "K", "M", "width", "fix_g", "fix_f", "steps", "split", "config_hash",
+                "package_version", "torch_version", "numpy_version", "git_commit"}
+
+
+def test_quick_dag_synthetic_outputs_and_schemas(quick_run):
+    from repdist.experiments.synthetic import PAIR_COLUMNS
+    from repdist.io import read_parquet_metadata
+
+    config_dir = quick_run / "synthetic" / "K4" / "w16_g0_f0"
+    pairs = pd.read_parquet(config_dir / "pairs.parquet")
+    assert list(pairs.columns) == PAIR_COLUMNS
+    assert len(pairs) == 3  # 3 seeds in the quick config
+    assert pairs["d_llv"].notna().all() and (pairs["kl"] >= 0).all()
+    meta = read_parquet_metadata(config_dir / "pairs.parquet")
+    assert PARQUET_META - {"seed"} <= set(meta) and meta["measures"]["num_samples"] == 200
+    emb = pd.read_parquet(config_dir / "seed1" / "embeddings.parquet")
+    assert list(emb.columns) == ["index", "label", "pred", "f_0", "f_1"] and len(emb) == 2000
+    emb_meta = read_parquet_metadata(config_dir / "seed1" / "embeddings.parquet")
+    assert PARQUET_META <= set(emb_meta) and emb_meta["seed"] == 1 and emb_meta["K"] == 4
+    unemb = pd.read_parquet(config_dir / "seed1" / "unembeddings.parquet")
+    assert list(unemb.columns) == ["label", "g_0", "g_1"] and len(unemb) == 4
+    metrics = json.loads((config_dir / "seed1" / "metrics.json").read_text())
+    assert metrics["steps"] == 300 and len(metrics["train_loss"]) == 7
+    assert {"final_test_loss", "test_accuracy", "wall_time_s", "test_loss"} <= set(metrics)
+    assert (quick_run / "synthetic" / "K6" / "w16_g20_f20" / "pairs.parquet").exists()
+    for stem in ("synthetic_data_K4", "synthetic_data_K6", "d_llv_vs_width_K4_6",
+                 "d_llv_vs_d_fg_trained_synthetic"):
+        for ext in ("pdf", "png"):
+            assert (quick_run / "figures" / f"{stem}.{ext}").stat().st_size > 1000, stem
+    assert not list(quick_run.rglob("checkpoint.pt"))  # spent checkpoints are removed
+
+
+def test_quick_dag_cifar_branch_on_standin_data(quick_run):
+    from repdist.experiments.cifar import CIFAR_PAIR_COLUMNS
+    from repdist.io import read_parquet_metadata
+
+    for m in (2, 3):
+        pairs = pd.read_parquet(quick_run / "cifar10" / f"fd{m}" / "pairs.parquet")
+        assert list(pairs.columns) == CIFAR_PAIR_COLUMNS and len(pairs) == 3
+        assert pairs["mcca_f_train"].between(0, 1).all()
+    seed_dir = quick_run / "cifar10" / "fd2" / "seed0"
+    meta = read_parquet_metadata(seed_dir / "embeddings_test.parquet")
+    assert meta["standin_data"] is True and meta["split"] == "test"
+    assert len(pd.read_parquet(seed_dir / "embeddings_train.parquet")) == 2000
+    assert len(pd.read_parquet(seed_dir / "embeddings_test.parquet")) == 1000
+    metrics = json.loads((seed_dir / "metrics.json").read_text())
+    assert {"final_train_loss", "final_test_loss", "steps_per_s"} <= set(metrics)
+    for stem in ("cifar10_reps_seed0", "cifar10_embedding_comparison_0_1", "loss_diff_vs_mcca"):
+        assert (quick_run / "figures" / f"{stem}.png").stat().st_size > 1000, stem

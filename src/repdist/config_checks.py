@@ -95,3 +95,35 @@ def check_config(config: Mapping[str, Any]) -> None:
         "synthetic.min_seeds",
         f"{syn['min_seeds']} exceeds synthetic.n_seeds = {syn['n_seeds']}: no width could qualify",
     )
+
+    cif = config["cifar10"]
+    if cif["enabled"]:
+        for m_c in cif["rep_dims"]:
+            _need(
+                10 - 2 >= m_c,
+                "cifar10.rep_dims",
+                f"d_SVD needs K-2 = 8 >= M labels, got M = {m_c}",
+            )
+        _need(
+            max(cif["comparison_seeds"]) < cif["n_seeds"] and len(set(cif["comparison_seeds"])) == 2,
+            "cifar10.comparison_seeds",
+            f"need two different seeds below cifar10.n_seeds = {cif['n_seeds']}",
+        )
+        n_test = cif["standin_test"] if cif["standin"] else 10_000
+        need = config["measures"]["num_samples"] * (max(cif["rep_dims"]) + 1)
+        _need(
+            need <= n_test,
+            "measures.num_samples",
+            f"num_samples*(M+1) = {need} exceeds the {n_test} CIFAR test images"
+            + (" (cifar10.standin_test)" if cif["standin"] else ""),
+        )
+        if cif["root"] and not cif["standin"]:
+            from .data.cifar10 import missing_files
+
+            missing = missing_files(cif["root"])
+            _need(
+                not missing,
+                "cifar10.root",
+                f"{cif['root']} lacks {', '.join(missing)}: point it at a complete "
+                "cifar-10-batches-py folder, or set it to null to download",
+            )

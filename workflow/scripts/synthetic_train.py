@@ -6,7 +6,7 @@ import torch
 
 from repdist.experiments.synthetic import SeedPaths, SyntheticModelConfig, train_configuration
 from repdist.runlog import job_log
-from repdist.training.synthetic import TrainConfig
+from repdist.training.loop import TrainConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]) as log:

@@ -19,7 +19,7 @@ from ..measures import compare_prepared, prepare
 from ..models.mlp import build_synthetic_model
 from ..models.stacked import StackedModelClass
 from ..representations import columns_of, embeddings_frame, unembeddings_frame
-from ..training.synthetic import TrainConfig, train
+from ..training.loop import TrainConfig, train
 
 
 @dataclass(frozen=True)

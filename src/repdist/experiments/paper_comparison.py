@@ -1,0 +1,116 @@
+"""Reproduced vs paper: every number or trend the paper (or its authors' code) states, next to
+ours, with a tolerance and a verdict. Built from the workflow's own outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Check:
+    claim: str
+    source: str
+    ours: float | str
+    theirs: float | str
+    tolerance: str
+    passed: bool | None  # None: informational, no verdict
+
+
+def kl_table_checks(table: pd.DataFrame) -> list[Check]:
+    first, last = table.iloc[0], table.iloc[-1]
+    return [
+        Check("Table 1: KL at rho = 1", "paper Table 1 / code", float(first["kl"]), 0.7876,
+              "abs 0.005", abs(first["kl"] - 0.7876) <= 0.005),
+        Check(f"Table 1: KL at rho = {last['rho']:g} (KL -> 0)", "paper Table 1", float(last["kl"]),
+              0.0, "< 5e-5 (prints 0.0000)", last["kl"] < 5e-5),
+        Check("Table 1: d_LLV stays put (mean over rho)", "paper Table 1 / code",
+              float(table["d_llv"].mean()), 1.3178, "abs 0.005",
+              abs(table["d_llv"].mean() - 1.3178) <= 0.005),
+        Check("Table 1: m_CCA(f) ~ 0 (max over rho)", "paper Table 1",
+              float(table["mcca_f"].max()), 0.0005, "< 0.01", table["mcca_f"].max() < 0.01),
+        Check("Table 1: max d_SVD ~ 1 (min over rho)", "paper Table 1",
+              float(table["max_d_svd_f"].min()), 0.9997, "> 0.99",
+              table["max_d_svd_f"].min() > 0.99),
+    ]
+
+
+def bound_checks(constructed: Mapping[int, pd.DataFrame], trained: pd.DataFrame | None,
+                 rep_dim: int = 2) -> list[Check]:
+    limit = 1.0 / (2 * rep_dim)
+    checks = []
+    for k, sweep in sorted(constructed.items()):
+        valid = sweep[sweep["d_llv"] < limit]
+        above = int((valid["d_fg"] > 2 * rep_dim * valid["d_llv"]).sum())
+        checks.append(Check(f"Fig. 16 left, K = {k}: pairs above d_fg <= 2M d_LLV",
+                            "paper Thm. 4.7", f"{above} of {len(valid)}", 0, "0", above == 0))
+    if trained is not None:
+        valid = trained[trained["d_llv"] < limit].dropna(subset=["d_fg"])
+        above = int((valid["d_fg"] > 2 * rep_dim * valid["d_llv"]).sum())
+        checks.append(Check("Fig. 16 right: trained pairs above the bound", "paper Thm. 4.7",
+                            f"{above} of {len(valid)}", 0, "0", above == 0))
+    return checks
+
+
+def width_checks(summaries: Mapping[str, pd.DataFrame]) -> list[Check]:
+    """Fig. 3 right / F.7: mean d_LLV and d_fg are lower at the widest kept width than the narrowest."""
+    checks = []
+    for name, summary in summaries.items():
+        for k, part in summary.groupby("num_classes"):
+            part = part.sort_values("width")
+            if len(part) < 2:
+                checks.append(Check(f"{name}, K = {k}: wider -> closer", "paper Fig. 3 / F.7",
+                                    f"{len(part)} width(s) kept", "decreasing", "n/a", None))
+                continue
+            for col, label in (("d_llv_mean", "d_LLV"), ("d_fg_mean", "d_fg")):
+                lo, hi = part.iloc[0], part.iloc[-1]
+                checks.append(Check(
+                    f"{name}, K = {k}: mean {label} falls from width {lo['width']:g} to "
+                    f"{hi['width']:g}", "paper Fig. 3 right / App. F.7",
+                    f"{lo[col]:.4f} -> {hi[col]:.4f}", "decreasing", "strictly lower",
+                    bool(hi[col] < lo[col])))
+    return checks
+
+
+def cifar_checks(pairs_fd2: pd.DataFrame | None, seeds: Sequence[int] = (0, 1),
+                 standin: bool = False) -> list[Check]:
+    if pairs_fd2 is None:
+        return []
+    row = pairs_fd2[(pairs_fd2["seed_a"] == seeds[0]) & (pairs_fd2["seed_b"] == seeds[1])]
+    value = float(row["mcca_f_test"].iloc[0]) if len(row) else float("nan")
+    data = " (stand-in data)" if standin else ""
+    return [
+        Check(f"Fig. 3 left: m_CCA(seed {seeds[0]}, seed {seeds[1]}), M = 2, test{data}",
+              "authors' code comment", value, 0.551, "informational: depends on the seeds' "
+              "training trajectories", None),
+        Check(f"Fig. 5: loss difference says little about m_CCA (|corr| over 45 pairs){data}",
+              "paper App. F.4", float(abs(pairs_fd2[["test_loss_diff", "mcca_f_test"]].corr()
+                                          .iloc[0, 1])), "weak", "< 0.5",
+              bool(abs(pairs_fd2[["test_loss_diff", "mcca_f_test"]].corr().iloc[0, 1]) < 0.5)),
+    ]
+
+
+def comparison_frame(checks: Sequence[Check]) -> pd.DataFrame:
+    def fmt(v):
+        return f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v)
+
+    return pd.DataFrame(
+        [{"claim": c.claim, "source": c.source, "ours": fmt(c.ours), "paper": fmt(c.theirs),
+          "tolerance": c.tolerance,
+          "verdict": "n/a" if c.passed is None else ("pass" if c.passed else "FAIL")}
+         for c in checks]
+    )
+
+
+def comparison_markdown(frame: pd.DataFrame) -> str:
+    cols = list(frame.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
+              for row in frame.itertuples(index=False)]
+    counts = frame["verdict"].value_counts()
+    summary = (f"\n{counts.get('pass', 0)} pass, {counts.get('FAIL', 0)} fail, "
+               f"{counts.get('n/a', 0)} informational.\n")
+    return "# Reproduced vs paper\n\n" + "\n".join(lines) + "\n" + summary

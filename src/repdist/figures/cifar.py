@@ -1,0 +1,81 @@
+"""CIFAR-10 figures: per-seed embeddings/unembeddings (App. F.5), seeds 0 vs 1 (Fig. 3 left),
+and test-loss difference vs embedding m_CCA (App. F.4, Fig. 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .style import PAPER_BLUE, plt
+
+
+def _colours(labels: np.ndarray) -> np.ndarray:
+    return plt.cm.Paired(np.asarray(labels) % 12)
+
+
+def _legend_handles(class_names: Sequence[str]):
+    return [plt.Line2D([], [], marker="o", ls="", color=plt.cm.Paired(i), label=name,
+                       markersize=8) for i, name in enumerate(class_names)]
+
+
+def _data_note(standin: bool) -> str:
+    return " [STAND-IN DATA, not CIFAR-10]" if standin else ""
+
+
+def reps_figure(
+    f: np.ndarray, preds: np.ndarray, g: np.ndarray, class_names: Sequence[str], seed: int,
+    standin: bool,
+) -> plt.Figure:
+    """Left: test embeddings coloured by predicted class; right: the 10 unembeddings."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.4, 4.5))
+    left.scatter(f[:, 0], f[:, 1], c=_colours(preds), s=5)
+    left.set_title(r"EMBEDDINGS $\mathbf{f}(\cdot)$")
+    right.scatter(g[:, 0], g[:, 1], c=_colours(np.arange(len(g))), s=150)
+    right.set_title(r"UNEMBEDDINGS $\mathbf{g}(\cdot)$")
+    right.legend(handles=_legend_handles(class_names), bbox_to_anchor=(1.05, 1),
+                 loc="upper left", frameon=False)
+    fig.suptitle(f"ResNet-18, M = 2, seed {seed}{_data_note(standin)}", fontsize=12)
+    fig.tight_layout()
+    return fig
+
+
+def comparison_figure(
+    f_a: np.ndarray, preds_a: np.ndarray, f_b: np.ndarray, preds_b: np.ndarray,
+    class_names: Sequence[str], mcca: float, seeds: tuple[int, int], standin: bool,
+) -> plt.Figure:
+    """Two seeds' test embeddings side by side; each coloured by its own predictions."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.4, 4.6), sharey=True)
+    left.scatter(f_a[:, 0], f_a[:, 1], c=_colours(preds_a), s=5)
+    right.scatter(f_b[:, 0], f_b[:, 1], c=_colours(preds_b), s=5)
+    left.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}(\cdot)$ (seed {seeds[0]})")
+    right.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}'(\cdot)$ (seed {seeds[1]})")
+    for ax in (left, right):
+        ax.set_xticklabels([])
+        ax.set_yticklabels([])
+    right.legend(handles=_legend_handles(class_names), bbox_to_anchor=(1.05, 1),
+                 loc="upper left", frameon=False)
+    fig.suptitle(rf"$m_{{\mathrm{{CCA}}}}$ = {mcca:.3f} on the test set{_data_note(standin)}",
+                 fontsize=12)
+    fig.tight_layout()
+    return fig
+
+
+def loss_diff_figure(pairs_by_dim: Mapping[int, pd.DataFrame], standin: bool) -> plt.Figure:
+    """One panel per M: x = test-embedding m_CCA, y = |test-loss difference| of each pair."""
+    dims = sorted(pairs_by_dim)
+    fig, axes = plt.subplots(1, len(dims), figsize=(13, 4.6), sharex=True, sharey=True,
+                             squeeze=False)
+    for ax, m in zip(axes[0], dims, strict=True):
+        pairs = pairs_by_dim[m]
+        valid = pairs.dropna(subset=["mcca_f_test", "test_loss_diff"])
+        ax.scatter(valid["mcca_f_test"], valid["test_loss_diff"], s=12, color=PAPER_BLUE)
+        note = f" ({len(pairs) - len(valid)} undefined left out)" if len(valid) < len(pairs) else ""
+        ax.set_title(f"{m}{note}")
+        ax.set_xlabel("embedding mCCA")
+    axes[0][0].set_ylabel("test loss difference")
+    if standin:
+        fig.suptitle(_data_note(True).strip(" []"), fontsize=12)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,133 @@
+"""Similarity measures beyond the paper, for asking whether they agree with d_LLV.
+
+- linear CKA (Kornblith et al. 2019): invariant to orthogonal maps and isotropic scaling only;
+- SVCCA (Raghu et al. 2017): CCA on the top-k principal components;
+- mutual k-nearest neighbours (Huh et al. 2024, the Platonic Representation Hypothesis): mean
+  overlap of the k-NN sets under the inner product of L2-normalised features, self excluded,
+  as the authors' code; computed blockwise so N = 50,000 never needs an N x N matrix;
+- d_logit (Nielsen et al., follow-up paper; spec Part C): with centred log-probabilities
+  l~_y(x) = log p(y|x) - mean_y' log p(y'|x), d_logit^2 = E_x sum_y (l~_y(x) - l~'_y(x))^2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cca import canonical_correlations, orthonormal_basis
+
+KNN_BLOCK_ROWS = 1024  # rows of the similarity matrix held at once: 1024 x N float64
+
+
+def centred(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return x - x.mean(axis=0, keepdims=True)
+
+
+def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
+    """||Xc^T Yc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F); NaN if either representation is constant."""
+    xc, yc = centred(x), centred(y)
+    cross = np.linalg.norm(xc.T @ yc) ** 2
+    norm = np.linalg.norm(xc.T @ xc) * np.linalg.norm(yc.T @ yc)
+    return float(cross / norm) if norm > 0 else float("nan")
+
+
+def top_principal_components(x: np.ndarray, k: int) -> np.ndarray:
+    """Scores of the centred x on its top-k principal directions (N x min(k, rank))."""
+    xc = centred(x)
+    u, s, _ = np.linalg.svd(xc, full_matrices=False)
+    keep = min(k, int(np.sum(s > s[0] * max(xc.shape) * np.finfo(float).eps))) if s[0] > 0 else 0
+    return u[:, :keep] * s[:keep]
+
+
+SVCCA_VARIANCE = 0.99  # keep the PCs explaining this share of variance (Raghu et al.)
+
+
+def components_for_variance(x: np.ndarray, share: float = SVCCA_VARIANCE) -> int:
+    s = np.linalg.svd(centred(x), compute_uv=False)
+    explained = np.cumsum(s**2) / np.sum(s**2) if s[0] > 0 else np.ones(1)
+    return int(np.searchsorted(explained, share) + 1)
+
+
+def svcca(x: np.ndarray, y: np.ndarray, k: int | None = None) -> float:
+    """Mean canonical correlation between the top-k PCs of x and of y.
+
+    k defaults to the smaller of the two counts of PCs that explain 99% of the variance; with
+    k equal to the full dimension SVCCA is plain m_CCA.
+    """
+    if k is None:
+        k = min(components_for_variance(x), components_for_variance(y))
+    px, py = top_principal_components(x, k), top_principal_components(y, k)
+    if min(px.shape[1], py.shape[1]) < k:
+        return float("nan")
+    rho = canonical_correlations(orthonormal_basis(px), orthonormal_basis(py))
+    return float(rho[:k].mean())
+
+
+KDTREE_MAX_DIM = 16  # k-d trees are exact and fast in low dimension; beyond, go blockwise
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def knn_indices(x: np.ndarray, k: int = 10, block: int = KNN_BLOCK_ROWS) -> np.ndarray:
+    """Indices (N x k) of each row's k nearest other rows by inner product of unit vectors,
+    nearest first. On unit vectors |u - v|^2 = 2 - 2 u.v, so for low dimension an exact k-d tree
+    query (O(N) memory) gives the same neighbours as the blockwise similarity scan."""
+    n = len(x)
+    if not 0 < k < n:
+        raise ValueError(f"k must be in [1, N-1] = [1, {n - 1}], got {k}")
+    unit = _unit_rows(x)
+    if unit.shape[1] <= KDTREE_MAX_DIM:
+        from scipy.spatial import cKDTree
+
+        _, idx = cKDTree(unit).query(unit, k=k + 1)
+        own = idx == np.arange(n)[:, None]
+        # drop each row's own index (normally first; with duplicate points anywhere), else last
+        drop = np.where(own.any(axis=1), own.argmax(axis=1), k)
+        keep = np.ones_like(idx, dtype=bool)
+        keep[np.arange(n), drop] = False
+        return idx[keep].reshape(n, k)
+    return knn_indices_blockwise(unit, k, block)
+
+
+def knn_indices_blockwise(unit: np.ndarray, k: int, block: int = KNN_BLOCK_ROWS) -> np.ndarray:
+    """The same from `block` rows of the similarity matrix at a time (any dimension)."""
+    n = len(unit)
+    out = np.empty((n, k), dtype=np.int64)
+    for start in range(0, n, block):
+        sim = unit[start : start + block] @ unit.T
+        rows = np.arange(sim.shape[0])
+        sim[rows, start + rows] = -np.inf  # never your own neighbour
+        part = np.argpartition(-sim, k, axis=1)[:, : k + 1]
+        order = np.lexsort((part, -np.take_along_axis(sim, part, axis=1)), axis=1)
+        out[start : start + block] = np.take_along_axis(part, order, axis=1)[:, :k]
+    return out
+
+
+def mutual_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
+    """Mean over inputs of |kNN_x(i) & kNN_y(i)| / k from precomputed neighbour indices."""
+    if nn_x.shape != nn_y.shape:
+        raise ValueError(f"neighbour tables differ in shape: {nn_x.shape} vs {nn_y.shape}")
+    k = nn_x.shape[1]
+    # per row: sort both, count common entries with a merge-free broadcast (k is small)
+    common = (nn_x[:, :, None] == nn_y[:, None, :]).any(axis=2).sum(axis=1)
+    return float(common.mean() / k)
+
+
+def mutual_knn(x: np.ndarray, y: np.ndarray, k: int = 10) -> float:
+    """Mutual k-NN alignment of two representations of the same inputs (Platonic App. A)."""
+    return mutual_knn_from_indices(knn_indices(x, k), knn_indices(y, k))
+
+
+def centred_log_probs(loglik: np.ndarray) -> np.ndarray:
+    """Centred log-probabilities (the clr transform), = f(x)^T (g(y) - mean g)."""
+    return loglik - loglik.mean(axis=1, keepdims=True)
+
+
+def d_logit(loglik_1: np.ndarray, loglik_2: np.ndarray) -> float:
+    """sqrt(E_x sum_y (l~_y(x) - l~'_y(x))^2) from two N x K log-likelihood matrices."""
+    diff = centred_log_probs(loglik_1) - centred_log_probs(loglik_2)
+    return float(np.sqrt(np.mean(np.sum(diff * diff, axis=1))))

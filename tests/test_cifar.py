@@ -1,0 +1,139 @@
+"""CIFAR-10: the loader on a stand-in in the real on-disk format, download/checksum errors,
+ResNet-18 shapes, and resume of the CIFAR trainer (BatchNorm buffers included)."""
+
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from repdist.data import cifar10
+from repdist.data.cifar10 import (
+    CIFAR10Error,
+    fetch_cifar10,
+    load_cifar10,
+    normalise,
+    write_standin,
+    write_standin_archive,
+)
+from repdist.data.radial import label_codes
+from repdist.models.resnet import ResNet18, build_cifar_model, effective_bn_momentum
+from repdist.training import loop
+from repdist.training.loop import TrainConfig, train
+
+
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cifar") / "cifar-10-batches-py"
+    return write_standin(folder, n_train=200, n_test=50, seed=1)
+
+
+def test_standin_loads_in_the_real_format(standin):
+    data = load_cifar10(standin)
+    assert data.train_images.shape == (200, 3, 32, 32) and data.train_images.dtype == np.uint8
+    assert data.test_images.shape == (50, 3, 32, 32)
+    assert data.class_names == cifar10.CLASS_NAMES
+    assert set(np.unique(data.train_labels)) == set(range(10))
+    assert data.standin
+
+
+def test_pickles_have_the_cifar_keys(standin):
+    import pickle
+
+    with open(standin / "data_batch_1", "rb") as fh:
+        batch = pickle.load(fh, encoding="bytes")  # how torchvision-era readers open them
+    assert {b"data", b"labels", b"batch_label", b"filenames"} <= set(batch)
+    assert batch[b"data"].shape[1] == 3072
+    with open(standin / "batches.meta", "rb") as fh:
+        meta = pickle.load(fh, encoding="latin1")  # how torchvision and we open them
+    assert meta["label_names"][9] == "truck"
+
+
+def test_normalise_maps_pixels_to_minus_one_one():
+    x = normalise(np.array([0, 255, 128], dtype=np.uint8).reshape(1, 3, 1, 1))
+    np.testing.assert_allclose(x.ravel(), [-1.0, 1.0, 128 / 255 * 2 - 1], atol=1e-6)
+    assert x.dtype == np.float32
+
+
+def test_missing_files_are_named(standin, tmp_path):
+    partial = tmp_path / "cifar-10-batches-py"
+    partial.mkdir()
+    (partial / "data_batch_1").write_bytes((standin / "data_batch_1").read_bytes())
+    with pytest.raises(CIFAR10Error, match="missing data_batch_2.*test_batch.*batches.meta"):
+        load_cifar10(partial)
+
+
+def test_fetch_verifies_and_extracts_an_archive(tmp_path):
+    source = tmp_path / "mirror" / "cifar-10-python.tar.gz"
+    source.parent.mkdir()
+    md5 = write_standin_archive(source, n_train=50, n_test=20)
+    folder = fetch_cifar10(tmp_path / "resources", url=source.as_uri(), md5=md5)
+    assert load_cifar10(folder).test_images.shape == (20, 3, 32, 32)
+    assert not list((tmp_path / "resources").glob(".extract-*"))  # no half-extracted leftovers
+
+
+def test_fetch_rejects_a_wrong_checksum(tmp_path):
+    source = tmp_path / "cifar-10-python.tar.gz"
+    write_standin_archive(source, n_train=50, n_test=20)
+    with pytest.raises(CIFAR10Error, match="MD5"):
+        fetch_cifar10(tmp_path / "resources", url=source.as_uri())  # the real MD5 won't match
+    assert not (tmp_path / "resources" / "cifar-10-batches-py").exists()
+
+
+def test_fetch_offline_fails_fast_with_instructions(tmp_path):
+    start = time.time()
+    with pytest.raises(CIFAR10Error, match="cifar10.root"):
+        fetch_cifar10(tmp_path / "resources", url="http://127.0.0.1:9/cifar-10-python.tar.gz",
+                      timeout=5)
+    assert time.time() - start < 60
+    assert not (tmp_path / "resources" / "cifar-10-python.tar.gz").exists()
+
+
+def test_resnet18_matches_the_paper_architecture():
+    model = build_cifar_model(0, rep_dim=2)
+    assert sum(p.numel() for p in model.f_net.parameters()) == 11_169_858
+    assert sum(p.numel() for p in model.g_net.parameters()) == 34_560
+    assert len(model.state_dict()) == 129
+    small = ResNet18(final_dim=5, base_width=4)
+    assert small(torch.zeros(3, 3, 32, 32)).shape == (3, 5)
+
+
+def test_original_effective_bn_momentum():
+    assert effective_bn_momentum(10) == pytest.approx(0.6862, abs=1e-4)
+
+
+def test_cifar_trainer_resumes_bitwise_with_batchnorm(standin, tmp_path, monkeypatch):
+    data = load_cifar10(standin)
+    x, tx = normalise(data.train_images), normalise(data.test_images)
+    codes = label_codes(np.arange(10), 10)
+    cfg = TrainConfig(steps=30, batch_size=16, eval_every=10, log_every=5, checkpoint_every=10)
+
+    def fresh():
+        return build_cifar_model(0, 2, base_width=4, g_width=16)
+
+    whole = fresh()
+    log_whole, _ = train(whole, x, data.train_labels, tx, data.test_labels, codes, cfg,
+                         eval_batch_size=25)
+    ckpt = tmp_path / "ckpt.pt"
+    real = loop.per_model_nll
+    calls = {"n": 0}
+
+    def crash(*args):
+        calls["n"] += 1
+        if calls["n"] > 25:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(loop, "per_model_nll", crash)
+    with pytest.raises(KeyboardInterrupt):
+        train(fresh(), x, data.train_labels, tx, data.test_labels, codes, cfg, ckpt,
+              eval_batch_size=25)
+    monkeypatch.setattr(loop, "per_model_nll", real)
+    resumed = fresh()
+    log_resumed, finals = train(resumed, x, data.train_labels, tx, data.test_labels, codes, cfg,
+                                ckpt, eval_batch_size=25)
+    assert finals["steps_run"] < cfg.steps
+    for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
+                            strict=True):
+        assert torch.equal(p, q), name  # includes BN running_mean/var and num_batches_tracked
+    assert log_resumed == log_whole

@@ -1,0 +1,12 @@
+"""Rule cifar10_loss_diff_figure: paper Fig. 5 (App. F.4)."""
+
+import pandas as pd
+
+from repdist.figures.cifar import loss_diff_figure
+from repdist.figures.style import save_figure
+from repdist.runlog import job_log
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+with job_log(sm.log[0]):
+    pairs = {m: pd.read_parquet(p) for m, p in zip(sm.params.rep_dims, sm.input, strict=True)}
+    save_figure(loss_diff_figure(pairs, sm.params.standin), [sm.output.pdf, sm.output.png])

@@ -1,0 +1,31 @@
+"""Rule paper_comparison: our numbers next to the paper's, with tolerances and verdicts."""
+
+import pandas as pd
+
+from repdist.experiments.paper_comparison import (
+    bound_checks,
+    cifar_checks,
+    comparison_frame,
+    comparison_markdown,
+    kl_table_checks,
+    width_checks,
+)
+from repdist.io import write_csv, write_text
+from repdist.runlog import job_log
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+with job_log(sm.log[0]) as log:
+    checks = kl_table_checks(pd.read_csv(sm.input.kl_table))
+    constructed = {k: pd.read_csv(p) for k, p in zip(sm.params.constructed_k,
+                                                     sm.input.constructed, strict=True)}
+    trained = pd.concat([pd.read_parquet(p) for p in sm.input.trained], ignore_index=True)
+    checks += bound_checks(constructed, trained)
+    checks += width_checks({p.rsplit("/", 1)[-1].removesuffix(".csv"): pd.read_csv(p)
+                            for p in sm.input.widths})
+    if sm.input.cifar:
+        checks += cifar_checks(pd.read_parquet(sm.input.cifar[0]),
+                               tuple(sm.params.comparison_seeds), sm.params.standin)
+    frame = comparison_frame(checks)
+    log.info("paper comparison:\n%s", frame.to_string())
+    write_csv(sm.output.csv, frame)
+    write_text(sm.output.md, comparison_markdown(frame))

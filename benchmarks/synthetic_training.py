@@ -44,6 +44,8 @@ def main() -> None:
     k = args.classes
     data = make_radial(20_000, k, 0), make_radial(2_000, k, 1), label_codes(np.arange(k), k)
     rows = []
+    warm = StackedModelClass([build_synthetic_model(s, k, 16, 2, 0, 0) for s in range(2)])
+    model_steps_per_s(warm, data, 20)  # one-time costs (thread pools, kernels) out of the timing
     for w in args.widths:
         stack = StackedModelClass([build_synthetic_model(s, k, w, 2, 0, 0)
                                    for s in range(args.seeds)])

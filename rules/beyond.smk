@@ -58,7 +58,61 @@ rule paper_comparison:
         "../workflow/scripts/paper_comparison.py"
 
 
+rule training_dynamics:
+    output:
+        table=out("dynamics/snapshots.parquet"),
+        pdf=out("figures/training_dynamics.pdf"),
+        png=report(
+            out("figures/training_dynamics.png"),
+            caption="../report/training_dynamics.rst",
+            category="Beyond the paper",
+        ),
+    log:
+        out("logs/training_dynamics.log"),
+    benchmark:
+        out("benchmarks/training_dynamics.tsv")
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    params:
+        model_cfg={
+            "num_classes": config["dynamics"]["num_classes"],
+            "width": config["dynamics"]["width"],
+            "fix_g": 0.0,
+            "fix_f": 0.0,
+            "seeds": list(range(config["dynamics"]["n_seeds"])),
+            **{
+                k: SYN[k]
+                for k in (
+                    "rep_dim",
+                    "n_train",
+                    "n_test",
+                    "train_data_seed",
+                    "test_data_seed",
+                )
+            },
+        },
+        train_cfg={**SYN["training"], "checkpoint_every": 0},
+        snapshots=config["dynamics"]["snapshots"],
+        measures=lambda wc: {
+            **measure_settings(),
+            "num_samples": config["measures"]["num_samples"],
+            "seed": config["seed"],
+        },
+    script:
+        "../workflow/scripts/training_dynamics.py"
+
+
 rule beyond_all:
     input:
         rules.workshop_example.output,
         rules.paper_comparison.output,
+        expand(
+            out("figures/measures_vs_width_K{K}.{ext}"),
+            K=SYN["class_counts"],
+            ext=["pdf", "png"],
+        ),
+        expand(out("figures/training_dynamics.{ext}"), ext=["pdf", "png"]),

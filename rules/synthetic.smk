@@ -159,3 +159,24 @@ rule synthetic_all:
             ext=["pdf", "png"],
         ),
         expand(out("figures/d_llv_vs_d_fg_trained_synthetic.{ext}"), ext=["pdf", "png"]),
+
+
+rule synthetic_measures_figure:
+    input:
+        lambda wc: width_figure_pairs(wc),
+    output:
+        pdf=out("figures/measures_vs_width_K{group}.pdf"),
+        png=report(
+            out("figures/measures_vs_width_K{group}.png"),
+            caption="../report/measures_vs_width.rst",
+            category="Beyond the paper",
+            labels={"K": "{group}"},
+        ),
+    log:
+        out("logs/synthetic_measures_figure_K{group}.log"),
+    wildcard_constraints:
+        group=r"\d+",
+    conda:
+        "../envs/figures.yaml"
+    script:
+        "../workflow/scripts/synthetic_measures_figure.py"

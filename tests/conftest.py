@@ -36,3 +36,26 @@ def quick_outputs(tmp_path_factory):
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return work / "results" / "quick"
+
+
+@pytest.fixture
+def crash_after(monkeypatch):
+    """crash_after(n): the training loss raises KeyboardInterrupt (a simulated kill) after n
+    batches; call the returned `restore()` to train normally again."""
+    from repdist.training import loop
+
+    real = loop.per_model_nll
+
+    def arm(n_batches):
+        calls = {"n": 0}
+
+        def crashing(*args):
+            calls["n"] += 1
+            if calls["n"] > n_batches:
+                raise KeyboardInterrupt("simulated kill")
+            return real(*args)
+
+        monkeypatch.setattr(loop, "per_model_nll", crashing)
+        return lambda: monkeypatch.setattr(loop, "per_model_nll", real)
+
+    return arm

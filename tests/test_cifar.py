@@ -18,7 +18,6 @@ from repdist.data.cifar10 import (
 )
 from repdist.data.radial import label_codes
 from repdist.models.resnet import ResNet18, build_cifar_model, effective_bn_momentum
-from repdist.training import loop
 from repdist.training.loop import TrainConfig, train
 
 
@@ -102,7 +101,7 @@ def test_original_effective_bn_momentum():
     assert effective_bn_momentum(10) == pytest.approx(0.6862, abs=1e-4)
 
 
-def test_cifar_trainer_resumes_bitwise_with_batchnorm(standin, tmp_path, monkeypatch):
+def test_cifar_trainer_resumes_bitwise_with_batchnorm(standin, tmp_path, crash_after):
     data = load_cifar10(standin)
     x, tx = normalise(data.train_images), normalise(data.test_images)
     codes = label_codes(np.arange(10), 10)
@@ -115,20 +114,11 @@ def test_cifar_trainer_resumes_bitwise_with_batchnorm(standin, tmp_path, monkeyp
     log_whole, _ = train(whole, x, data.train_labels, tx, data.test_labels, codes, cfg,
                          eval_batch_size=25)
     ckpt = tmp_path / "ckpt.pt"
-    real = loop.per_model_nll
-    calls = {"n": 0}
-
-    def crash(*args):
-        calls["n"] += 1
-        if calls["n"] > 25:
-            raise KeyboardInterrupt
-        return real(*args)
-
-    monkeypatch.setattr(loop, "per_model_nll", crash)
+    restore = crash_after(25)
     with pytest.raises(KeyboardInterrupt):
         train(fresh(), x, data.train_labels, tx, data.test_labels, codes, cfg, ckpt,
               eval_batch_size=25)
-    monkeypatch.setattr(loop, "per_model_nll", real)
+    restore()
     resumed = fresh()
     log_resumed, finals = train(resumed, x, data.train_labels, tx, data.test_labels, codes, cfg,
                                 ckpt, eval_batch_size=25)

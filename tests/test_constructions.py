@@ -85,3 +85,9 @@ def test_workshop_example_reproduces_the_workshop_numbers():
     assert table["m_CCA(f', f*)"] == pytest.approx(0.42, abs=0.02)
     assert table["m_CCA(f', f' + noise of 4x variance)"] == pytest.approx(0.44, abs=0.03)
     assert table["m_CCA(f', f' + noise of 2x variance)"] == pytest.approx(0.57, abs=0.03)
+
+
+def test_extended_kl_table_d_logit_stays_large_while_kl_vanishes(table):
+    assert table["d_logit"].iloc[-1] > table["d_logit"].iloc[0] > 1.0
+    assert table["kl"].iloc[-1] < 1e-4
+    assert (table["svcca_f"] < 0.05).all() and (table["mutual_knn_f"] < 0.5).all()

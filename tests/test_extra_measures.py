@@ -85,3 +85,17 @@ def test_d_logit_hand_computed():
     l2 = np.log(np.array([[0.2, 0.8]]))
     diff = np.log(0.2) - np.log(0.8)  # centred logs are (+-d/2) for two labels
     assert d_logit(l1, l2) == pytest.approx(np.sqrt(2 * (diff / 2) ** 2))
+
+
+def test_compare_extra_measures_equal_the_plain_functions(rng):
+    from repdist.measures import compare
+    from repdist.measures.extra import d_logit as plain_d_logit
+
+    f, g = rng.normal(size=(300, 3)), rng.normal(size=(7, 3))
+    f2, g2 = f @ rng.normal(size=(3, 3)) + 0.3 * rng.normal(size=f.shape), g + 0.2
+    r = compare(f, g, f2, g2, num_samples=30)
+    assert r["cka_f"] == pytest.approx(linear_cka(f, f2), rel=1e-12)
+    assert r["svcca_f"] == pytest.approx(svcca(f, f2), rel=1e-9)
+    assert r["mutual_knn_f"] == pytest.approx(mutual_knn(f, f2), rel=1e-12)
+    assert r["d_logit"] == pytest.approx(
+        plain_d_logit(log_likelihoods(f, g), log_likelihoods(f2, g2)), rel=1e-12)

@@ -10,6 +10,7 @@ from sklearn.cross_decomposition import CCA
 
 import reference
 from conftest import perturbed, random_model
+from repdist.measures.extra import svcca
 from repdist.measures import (
     RESULT_KEYS,
     DegenerateRepresentationWarning,
@@ -76,6 +77,9 @@ def test_linear_equivalence_gives_identity(seed, m):
     assert r["d_llv"] == pytest.approx(0.0, abs=1e-6)
     assert r["d_fg"] == pytest.approx(0.0, abs=1e-9)
     assert abs(r["kl"]) < 1e-9
+    assert r["d_logit"] == pytest.approx(0.0, abs=1e-9)  # same distribution: same centred logits
+    assert svcca(f, f2, k=m) == pytest.approx(1.0, abs=1e-9)  # all PCs kept: GL-invariant
+    assert 0.0 <= r["cka_f"] <= 1.0 + 1e-12  # ... linear CKA only orthogonally invariant
 
 
 def test_kl_nonnegative_and_zero_for_equal_models(rng):

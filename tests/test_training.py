@@ -7,7 +7,6 @@ import torch
 from repdist.data.radial import label_codes, make_radial
 from repdist.models.mlp import SmallMLP, build_synthetic_model
 from repdist.models.stacked import StackedModelClass
-from repdist.training import loop as training
 from repdist.training.loop import TrainConfig, batch_schedule, train
 
 K = 4
@@ -88,7 +87,7 @@ def test_training_lowers_the_loss(data):
     assert min(finals["test_accuracy"]) > 0.5  # 4 classes: chance is 0.25
 
 
-def test_resume_from_checkpoint_is_bitwise_identical(data, tmp_path, monkeypatch):
+def test_resume_from_checkpoint_is_bitwise_identical(data, tmp_path, crash_after):
     train_d, test_d, codes = data
     cfg = TrainConfig(steps=250, batch_size=64, eval_every=100, log_every=50, checkpoint_every=100)
 
@@ -99,19 +98,10 @@ def test_resume_from_checkpoint_is_bitwise_identical(data, tmp_path, monkeypatch
     log_whole, _ = train(whole, train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg)
 
     ckpt = tmp_path / "checkpoint.pt"
-    real_nll = training.per_model_nll
-    calls = {"n": 0}
-
-    def crashing_nll(*args):
-        calls["n"] += 1
-        if calls["n"] > 230:
-            raise KeyboardInterrupt("simulated kill")
-        return real_nll(*args)
-
-    monkeypatch.setattr(training, "per_model_nll", crashing_nll)
+    restore = crash_after(230)
     with pytest.raises(KeyboardInterrupt):
         train(fresh(), train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg, ckpt)
-    monkeypatch.setattr(training, "per_model_nll", real_nll)
+    restore()
     assert torch.load(ckpt, weights_only=False)["step"] == 200
 
     resumed = fresh()

@@ -127,3 +127,16 @@ def check_config(config: Mapping[str, Any]) -> None:
                 f"{cif['root']} lacks {', '.join(missing)}: point it at a complete "
                 "cifar-10-batches-py folder, or set it to null to download",
             )
+
+    dyn = config["dynamics"]
+    _need(
+        max(dyn["snapshots"]) <= syn["training"]["steps"],
+        "dynamics.snapshots",
+        f"a snapshot after step {max(dyn['snapshots'])} never happens: training runs "
+        f"{syn['training']['steps']} steps (synthetic.training.steps)",
+    )
+    _need(
+        dyn["num_classes"] - 2 >= m_syn,
+        "dynamics.num_classes",
+        f"d_SVD needs K-2 >= M = {m_syn} labels, got K = {dyn['num_classes']}",
+    )

@@ -1,6 +1,12 @@
 """Rule kl_table: paper Table 1 as CSV and booktabs LaTeX."""
 
-from repdist.experiments.kl_table import KLTableConfig, kl_table, kl_table_latex
+from repdist.experiments.kl_table import (
+    EXTENDED_LATEX_COLUMNS,
+    KLTableConfig,
+    kl_table,
+    kl_table_latex,
+    paper_columns,
+)
 from repdist.io import write_csv, write_text
 from repdist.runlog import job_log
 
@@ -8,5 +14,10 @@ with job_log(snakemake.log[0]) as log:  # noqa: F821 (snakemake is injected)
     cfg = KLTableConfig(**snakemake.params.cfg)  # noqa: F821
     table = kl_table(cfg)
     log.info("KL table:\n%s", table.to_string())
-    write_csv(snakemake.output.csv, table)  # noqa: F821
+    write_csv(snakemake.output.csv, paper_columns(table))  # noqa: F821
     write_text(snakemake.output.tex, kl_table_latex(table))  # noqa: F821
+    write_csv(snakemake.output.extended_csv, table)  # noqa: F821
+    write_text(  # noqa: F821
+        snakemake.output.extended_tex,  # noqa: F821
+        kl_table_latex(table, EXTENDED_LATEX_COLUMNS),
+    )

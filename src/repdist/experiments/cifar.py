@@ -22,6 +22,7 @@ from ..measures.cca import mean_cca_from_bases, orthonormal_basis
 from ..models.resnet import build_cifar_model, effective_bn_momentum
 from ..representations import columns_of, embeddings_frame, unembeddings_frame
 from ..training.loop import TrainConfig, train
+from .pairs import DISTRIBUTION_COLUMNS, EXTRA_COLUMNS, distribution_fields, extra_fields
 
 NUM_CLASSES = 10
 
@@ -169,9 +170,8 @@ def train_cifar_model(
 
 
 CIFAR_PAIR_COLUMNS = [
-    "seed_a", "seed_b", "kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out",
-    "input_set", "m_svd_f_min", "m_svd_g", "d_fg", "mcca_f_test", "mcca_f_train", "mcca_g",
-    "test_loss_a", "test_loss_b", "test_loss_diff", "warning",
+    "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f_test", "mcca_f_train", "mcca_g",
+    "test_loss_a", "test_loss_b", "test_loss_diff", *EXTRA_COLUMNS, "warning",
 ]
 
 
@@ -198,17 +198,14 @@ def compare_cifar_seeds(
             {
                 "seed_a": int(seeds[i]),
                 "seed_b": int(seeds[j]),
-                **{k: r[k] for k in ("kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot",
-                                     "y_leave_out", "input_set")},
-                "m_svd_f_min": float(np.min(r["m_svd_f"])),
-                "m_svd_g": r["m_svd_g"],
-                "d_fg": r["d_fg"],
+                **distribution_fields(r),
                 "mcca_f_test": r["mcca_f"],
                 "mcca_f_train": mcca_train,
                 "mcca_g": r["mcca_g"],
                 "test_loss_a": loss_a,
                 "test_loss_b": loss_b,
                 "test_loss_diff": abs(loss_a - loss_b),
+                **extra_fields(r),
                 "warning": r["warning"],
             }
         )

@@ -60,9 +60,20 @@ def kl_table(cfg: KLTableConfig) -> pd.DataFrame:
                 "t2": r["t2"],
                 "y_pivot": r["y_pivot"],
                 "y_leave_out": r["y_leave_out"],
+                **{k: r[k] for k in EXTENDED_MEASURES},
             }
         )
     return pd.DataFrame(rows)
+
+
+EXTENDED_MEASURES = ("d_logit", "cka_f", "svcca_f", "mutual_knn_f")
+PAPER_COLUMNS = ["rho", "kl", "d_llv", "mcca_f", "max_d_svd_f", "mcca_g", "d_svd_g", "d_fg",
+                 "t1", "t2", "y_pivot", "y_leave_out"]
+
+
+def paper_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as the paper has it (plus the original's extra columns), without our measures."""
+    return table[PAPER_COLUMNS]
 
 
 LATEX_COLUMNS = {
@@ -71,6 +82,15 @@ LATEX_COLUMNS = {
     "d_llv": r"$d^{\lambda}_{\mathrm{LLV}}$",
     "mcca_f": r"$m_{\mathrm{CCA}}$",
     "max_d_svd_f": r"$\max d_{\mathrm{SVD}}$",
+}
+
+
+EXTENDED_LATEX_COLUMNS = {
+    **LATEX_COLUMNS,
+    "d_logit": r"$d_{\mathrm{logit}}$",
+    "cka_f": r"CKA",
+    "svcca_f": r"SVCCA",
+    "mutual_knn_f": r"mutual $k$-NN",
 }
 
 

@@ -20,6 +20,7 @@ from ..models.mlp import build_synthetic_model
 from ..models.stacked import StackedModelClass
 from ..representations import columns_of, embeddings_frame, unembeddings_frame
 from ..training.loop import TrainConfig, train
+from .pairs import DISTRIBUTION_COLUMNS, EXTRA_COLUMNS, distribution_fields, extra_fields
 
 
 @dataclass(frozen=True)
@@ -110,9 +111,8 @@ def train_configuration(
 
 
 PAIR_COLUMNS = [
-    "seed_a", "seed_b", "kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out",
-    "input_set", "m_svd_f_min", "m_svd_g", "d_fg", "mcca_f", "mcca_g", "test_loss_diff",
-    "acc_a", "acc_b", "warning",
+    "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f", "mcca_g", "test_loss_diff", "acc_a",
+    "acc_b", *EXTRA_COLUMNS, "warning",
 ]
 
 
@@ -139,16 +139,13 @@ def compare_seeds(
             {
                 "seed_a": int(seeds[i]),
                 "seed_b": int(seeds[j]),
-                **{k: r[k] for k in ("kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot",
-                                     "y_leave_out", "input_set")},
-                "m_svd_f_min": float(np.min(r["m_svd_f"])),
-                "m_svd_g": r["m_svd_g"],
-                "d_fg": r["d_fg"],
+                **distribution_fields(r),
                 "mcca_f": r["mcca_f"],
                 "mcca_g": r["mcca_g"],
                 "test_loss_diff": abs(metrics[i]["final_test_loss"] - metrics[j]["final_test_loss"]),
                 "acc_a": metrics[i]["test_accuracy"],
                 "acc_b": metrics[j]["test_accuracy"],
+                **extra_fields(r),
                 "warning": r["warning"],
             }
         )

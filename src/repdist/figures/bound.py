@@ -25,7 +25,7 @@ def bound_figure(
     left_out = len(table) - len(valid)
     ax.set_title(f"{title}\n{len(valid)} pairs with {D_LLV} < {limit:g}; {above} above the bound")
     if left_out:
-        ax.text(0.98, 0.02, f"{left_out} with {D_LLV} ≥ {limit:g} not shown", ha="right",
-                va="bottom", transform=ax.transAxes, fontsize=10)
+        ax.text(0.98, 0.98, f"{left_out} with {D_LLV} ≥ {limit:g} not shown", ha="right",
+                va="top", transform=ax.transAxes, fontsize=10)
     ax.legend(loc="upper left")
     return fig

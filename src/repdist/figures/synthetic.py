@@ -90,3 +90,43 @@ def pooled_pairs(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         return pd.DataFrame(columns=["d_llv", "d_fg"])
     return pd.concat([t.assign(config=name) for name, t in tables.items()], ignore_index=True)
 
+
+
+MEASURE_PANELS = (
+    ("d_llv", D_LLV),
+    ("d_fg", D_FG),
+    ("kl", r"$d_{\mathrm{KL}}$"),
+    ("d_logit", r"$d_{\mathrm{logit}}$"),
+    ("mcca_f", r"$m_{\mathrm{CCA}}$"),
+    ("svcca_f", "SVCCA"),
+    ("cka_f", "linear CKA"),
+    ("mutual_knn_f", "mutual k-NN"),
+)
+
+
+def measures_by_width(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Mean and population sd of every measure per width (all pairs; NaN pairs left out)."""
+    cols = [c for c, _ in MEASURE_PANELS if c in pairs.columns]
+    grouped = pairs.groupby("width")[cols]
+    return grouped.mean().join(grouped.std(ddof=0), lsuffix="_mean", rsuffix="_std")
+
+
+def measures_vs_width_figure(pairs: pd.DataFrame, num_classes: int) -> plt.Figure:
+    """One panel per measure: mean +- sd over all seed pairs against width."""
+    summary = measures_by_width(pairs)
+    panels = [(c, label) for c, label in MEASURE_PANELS if f"{c}_mean" in summary.columns]
+    fig, axes = plt.subplots(2, 4, figsize=(16, 7), sharex=True)
+    for ax, (col, label) in zip(axes.ravel(), panels, strict=False):
+        mean, std = summary[f"{col}_mean"], summary[f"{col}_std"]
+        ax.plot(summary.index, mean, color=PAPER_BLUE, lw=2, marker="o")
+        ax.fill_between(summary.index, mean - std, mean + std, color=PAPER_BLUE, alpha=0.2)
+        ax.set_title(label)
+        ax.set_xscale("log", base=2)
+    for ax in axes[-1]:
+        ax.set_xlabel("width")
+    nan_pairs = int(pairs[[c for c, _ in panels]].isna().any(axis=1).sum())
+    note = f"; {nan_pairs} pairs with an undefined measure left out of it" if nan_pairs else ""
+    fig.suptitle(f"All measures vs width, K = {num_classes}, unnormalised models, all "
+                 f"{len(pairs)} seed pairs{note}", fontsize=12)
+    fig.tight_layout()
+    return fig

@@ -15,6 +15,16 @@ from typing import Any
 import numpy as np
 
 from .cca import mean_cca_from_bases, orthonormal_basis
+from .extra import (
+    centred_log_probs,
+    components_for_variance,
+    d_logit_from_clr,
+    knn_edge_keys,
+    knn_indices,
+    linear_cka_centred,
+    mutual_knn_from_keys,
+    svcca_from_bases,
+)
 from .llv import (
     PivotTerms,
     check_combine,
@@ -46,8 +56,13 @@ RESULT_KEYS = (
     "d_fg",
     "mcca_f",
     "mcca_g",
+    "cka_f",
+    "svcca_f",
+    "mutual_knn_f",
+    "d_logit",
     "warning",
 )
+MUTUAL_KNN_K = 10  # Platonic Representation Hypothesis, App. A
 
 
 class DegenerateRepresentationWarning(UserWarning):
@@ -65,6 +80,11 @@ class PreparedModel:
     loglik_cov: np.ndarray = field(repr=False)
     f_basis: np.ndarray = field(repr=False)
     g_basis: np.ndarray = field(repr=False)
+    knn: np.ndarray | None = field(default=None, repr=False)  # sorted k-NN edge keys of f
+    f_centred: np.ndarray | None = field(default=None, repr=False)
+    f_gram_norm: float = 0.0
+    f_svcca_kept: int = 0  # principal components explaining 99% of f's variance
+    loglik_clr: np.ndarray | None = field(default=None, repr=False)
     problem: str = ""
 
     @property
@@ -101,13 +121,15 @@ def prepare(f: Any, g: Any) -> PreparedModel:
         nan_nk = np.full((f64.shape[0], g64.shape[0]), np.nan)
         nan_kk = np.full((g64.shape[0], g64.shape[0]), np.nan)
         empty = np.zeros((0, 0))
-        return PreparedModel(f64, g64, nan_nk, nan_nk, nan_kk, empty, empty, "; ".join(problems))
+        return PreparedModel(f64, g64, nan_nk, nan_nk, nan_kk, empty, empty,
+                             problem="; ".join(problems))
     with np.errstate(over="ignore", invalid="ignore"):
         loglik = log_likelihoods(f64, g64)
     if not np.isfinite(loglik).all():
         problems.append("log-likelihoods overflow (embedding or unembedding norms too large)")
     centred = loglik - loglik.mean(axis=0, keepdims=True)
     cov = centred.T @ centred / (loglik.shape[0] - 1)
+    f_centred = f64 - f64.mean(axis=0, keepdims=True)
     return PreparedModel(
         f=f64,
         g=g64,
@@ -116,6 +138,11 @@ def prepare(f: Any, g: Any) -> PreparedModel:
         loglik_cov=cov,
         f_basis=orthonormal_basis(f64),
         g_basis=orthonormal_basis(g64),
+        knn=knn_edge_keys(knn_indices(f64, MUTUAL_KNN_K)) if len(f64) > MUTUAL_KNN_K else None,
+        f_centred=f_centred,
+        f_gram_norm=float(np.linalg.norm(f_centred.T @ f_centred)),
+        f_svcca_kept=components_for_variance(f64),
+        loglik_clr=centred_log_probs(loglik),
         problem="; ".join(problems),
     )
 
@@ -157,7 +184,26 @@ def _nan_result(m1: PreparedModel, reason: str) -> dict[str, Any]:
         "d_fg": nan,
         "mcca_f": nan,
         "mcca_g": nan,
+        "cka_f": nan,
+        "svcca_f": nan,
+        "mutual_knn_f": nan,
+        "d_logit": nan,
         "warning": reason,
+    }
+
+
+def extra_measures(m1: PreparedModel, m2: PreparedModel) -> dict[str, float]:
+    """The measures beyond the paper (linear CKA, SVCCA, mutual k-NN of f; d_logit)."""
+    knn = (
+        mutual_knn_from_keys(m1.knn, m2.knn, m1.n_inputs, MUTUAL_KNN_K)
+        if m1.knn is not None and m2.knn is not None
+        else float("nan")
+    )
+    return {
+        "cka_f": linear_cka_centred(m1.f_centred, m2.f_centred, m1.f_gram_norm, m2.f_gram_norm),
+        "svcca_f": svcca_from_bases(m1.f_basis, m2.f_basis, m1.f_svcca_kept, m2.f_svcca_kept),
+        "mutual_knn_f": knn,
+        "d_logit": d_logit_from_clr(m1.loglik_clr, m2.loglik_clr),
     }
 
 
@@ -254,6 +300,7 @@ def compare_prepared(
         "d_fg": dist_fg,
         "mcca_f": mcca_f,
         "mcca_g": mcca_g,
+        **extra_measures(m1, m2),
         "warning": reason,
     }
 

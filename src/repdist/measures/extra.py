@@ -26,9 +26,7 @@ def centred(x: np.ndarray) -> np.ndarray:
 def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
     """||Xc^T Yc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F); NaN if either representation is constant."""
     xc, yc = centred(x), centred(y)
-    cross = np.linalg.norm(xc.T @ yc) ** 2
-    norm = np.linalg.norm(xc.T @ xc) * np.linalg.norm(yc.T @ yc)
-    return float(cross / norm) if norm > 0 else float("nan")
+    return linear_cka_centred(xc, yc, np.linalg.norm(xc.T @ xc), np.linalg.norm(yc.T @ yc))
 
 
 def top_principal_components(x: np.ndarray, k: int) -> np.ndarray:
@@ -46,6 +44,17 @@ def components_for_variance(x: np.ndarray, share: float = SVCCA_VARIANCE) -> int
     s = np.linalg.svd(centred(x), compute_uv=False)
     explained = np.cumsum(s**2) / np.sum(s**2) if s[0] > 0 else np.ones(1)
     return int(np.searchsorted(explained, share) + 1)
+
+
+def svcca_from_bases(
+    basis_x: np.ndarray, basis_y: np.ndarray, kept_x: int, kept_y: int
+) -> float:
+    """SVCCA from orthonormal bases ordered by singular value (the left singular vectors of the
+    centred data: its first k columns span the top-k PCs) and each side's 99%-variance count."""
+    k = min(kept_x, kept_y, basis_x.shape[1], basis_y.shape[1])
+    if k < 1:
+        return float("nan")
+    return float(canonical_correlations(basis_x[:, :k], basis_y[:, :k])[:k].mean())
 
 
 def svcca(x: np.ndarray, y: np.ndarray, k: int | None = None) -> float:
@@ -107,6 +116,20 @@ def knn_indices_blockwise(unit: np.ndarray, k: int, block: int = KNN_BLOCK_ROWS)
     return out
 
 
+def knn_edge_keys(nn: np.ndarray) -> np.ndarray:
+    """The k-NN graph as sorted edge keys i*N + j: the overlap of two graphs is then one
+    searchsorted per pair."""
+    n, k = nn.shape
+    return np.sort((np.arange(n, dtype=np.int64)[:, None] * n + nn).ravel())
+
+
+def mutual_knn_from_keys(keys_x: np.ndarray, keys_y: np.ndarray, n: int, k: int) -> float:
+    if keys_x.shape != keys_y.shape:
+        raise ValueError(f"neighbour graphs differ in size: {keys_x.shape} vs {keys_y.shape}")
+    pos = np.minimum(np.searchsorted(keys_y, keys_x), len(keys_y) - 1)
+    return float(np.count_nonzero(keys_y[pos] == keys_x) / (n * k))
+
+
 def mutual_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
     """Mean over inputs of |kNN_x(i) & kNN_y(i)| / k from precomputed neighbour indices."""
     if nn_x.shape != nn_y.shape:
@@ -129,5 +152,15 @@ def centred_log_probs(loglik: np.ndarray) -> np.ndarray:
 
 def d_logit(loglik_1: np.ndarray, loglik_2: np.ndarray) -> float:
     """sqrt(E_x sum_y (l~_y(x) - l~'_y(x))^2) from two N x K log-likelihood matrices."""
-    diff = centred_log_probs(loglik_1) - centred_log_probs(loglik_2)
-    return float(np.sqrt(np.mean(np.sum(diff * diff, axis=1))))
+    return d_logit_from_clr(centred_log_probs(loglik_1), centred_log_probs(loglik_2))
+
+
+def d_logit_from_clr(clr_1: np.ndarray, clr_2: np.ndarray) -> float:
+    diff = clr_1 - clr_2
+    return float(np.sqrt(np.einsum("ij,ij->", diff, diff) / diff.shape[0]))
+
+
+def linear_cka_centred(xc: np.ndarray, yc: np.ndarray, gram_x: float, gram_y: float) -> float:
+    """linear CKA from centred data and each side's ||Xc^T Xc||_F."""
+    norm = gram_x * gram_y
+    return float(np.linalg.norm(xc.T @ yc) ** 2 / norm) if norm > 0 else float("nan")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -123,11 +123,13 @@ def train(
     eval_batch_size: int | None = None,
     channels_last: bool = False,
     final_train_eval: bool = False,
+    on_step: Callable[[int], None] | None = None,
 ) -> tuple[TrainLog, dict[str, list[float]]]:
     """Train `model` (a ModelClass or a StackedModelClass) in place; return curves and finals.
 
     `codes` is the K x (K-1) truncated one-hot code of every class (the inputs of g). Data is
     moved to `device` once; evaluation runs `eval_batch_size` inputs at a time (None: all).
+    `on_step(done)` is called before training (done = 0) and after every optimisation step.
     """
     device = torch.device(device)
     float_dtype = next(model.parameters()).dtype  # float32, or float64 for exactness tests
@@ -160,6 +162,8 @@ def train(
         start_step = int(state["step"])
         logging.getLogger("repdist").info("resuming from step %d (%s)", start_step, ckpt)
     model.train()
+    if on_step is not None and start_step == 0:
+        on_step(0)
     started = time.time()
     schedule = batch_schedule(len(x), cfg.batch_size, cfg.steps, cfg.data_seed)
     for step, idx_np in enumerate(schedule):
@@ -185,6 +189,8 @@ def train(
             log.train_steps.append(done)
             log.train_loss.append(_as_list(running / cfg.log_every))
             running = torch.zeros_like(detached)
+        if on_step is not None:
+            on_step(done)
         if ckpt is not None and cfg.checkpoint_every and done % cfg.checkpoint_every == 0:
             if done < cfg.steps:
                 _save_checkpoint(ckpt, model, optimizer, done, log, running)

@@ -115,3 +115,20 @@ def test_quick_dag_cifar_branch_on_standin_data(quick_run):
     assert {"final_train_loss", "final_test_loss", "steps_per_s"} <= set(metrics)
     for stem in ("cifar10_reps_seed0", "cifar10_embedding_comparison_0_1", "loss_diff_vs_mcca"):
         assert (quick_run / "figures" / f"{stem}.png").stat().st_size > 1000, stem
+
+
+def test_quick_dag_beyond_the_paper_outputs(quick_run):
+    comparison = pd.read_csv(quick_run / "tables" / "paper_comparison.csv")
+    assert {"claim", "ours", "paper", "tolerance", "verdict"} <= set(comparison.columns)
+    assert set(comparison["verdict"]) <= {"pass", "FAIL", "n/a"}
+    assert comparison["claim"].str.contains("Table 1").sum() == 5
+    assert "pass" in (quick_run / "tables" / "paper_comparison.md").read_text()
+    extended = pd.read_csv(quick_run / "tables" / "kl_table_extended.csv")
+    assert {"d_logit", "cka_f", "svcca_f", "mutual_knn_f"} <= set(extended.columns)
+    workshop = pd.read_csv(quick_run / "tables" / "workshop_example.csv")
+    assert len(workshop) == 8 and workshop["ours"].notna().all()
+    snapshots = pd.read_parquet(quick_run / "dynamics" / "snapshots.parquet")
+    assert sorted(snapshots["step"].unique()) == [0, 25, 50, 100, 150, 200, 250, 300]
+    for stem in ("training_dynamics", "workshop_example", "measures_vs_width_K4",
+                 "measures_vs_width_K6"):
+        assert (quick_run / "figures" / f"{stem}.png").stat().st_size > 1000, stem

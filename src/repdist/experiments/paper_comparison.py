@@ -65,6 +65,11 @@ def width_checks(summaries: Mapping[str, pd.DataFrame]) -> list[Check]:
                 checks.append(Check(f"{name}, K = {k}: wider -> closer", "paper Fig. 3 / F.7",
                                     f"{len(part)} width(s) kept", "decreasing", "n/a", None))
                 continue
+            kept = ", ".join(f"w{int(w)}: {int(n)}" for w, n in zip(part["width"], part["seeds"],
+                                                                     strict=True))
+            checks.append(Check(f"{name}, K = {k}: seeds with test accuracy > threshold, per kept "
+                                "width (retention)", "paper Fig. 3 right / App. F.7", kept,
+                                "not stated", "n/a", None))
             for col, label in (("d_llv_mean", "d_LLV"), ("d_fg_mean", "d_fg")):
                 lo, hi = part.iloc[0], part.iloc[-1]
                 checks.append(Check(

@@ -63,13 +63,13 @@ def width_checks(summaries: Mapping[str, pd.DataFrame]) -> list[Check]:
             part = part.sort_values("width")
             if len(part) < 2:
                 checks.append(Check(f"{name}, K = {k}: wider -> closer", "paper Fig. 3 / F.7",
-                                    f"{len(part)} width(s) kept", "decreasing", "n/a", None))
+                                    f"{len(part)} width(s) kept", "decreasing", "-", None))
                 continue
             kept = ", ".join(f"w{int(w)}: {int(n)}" for w, n in zip(part["width"], part["seeds"],
                                                                      strict=True))
             checks.append(Check(f"{name}, K = {k}: seeds with test accuracy > threshold, per kept "
                                 "width (retention)", "paper Fig. 3 right / App. F.7", kept,
-                                "not stated", "n/a", None))
+                                "not stated", "-", None))
             for col, label in (("d_llv_mean", "d_LLV"), ("d_fg_mean", "d_fg")):
                 lo, hi = part.iloc[0], part.iloc[-1]
                 checks.append(Check(
@@ -105,7 +105,7 @@ def comparison_frame(checks: Sequence[Check]) -> pd.DataFrame:
     return pd.DataFrame(
         [{"claim": c.claim, "source": c.source, "ours": fmt(c.ours), "paper": fmt(c.theirs),
           "tolerance": c.tolerance,
-          "verdict": "n/a" if c.passed is None else ("pass" if c.passed else "FAIL")}
+          "verdict": "informational" if c.passed is None else ("pass" if c.passed else "FAIL")}
          for c in checks]
     )
 
@@ -117,5 +117,5 @@ def comparison_markdown(frame: pd.DataFrame) -> str:
               for row in frame.itertuples(index=False)]
     counts = frame["verdict"].value_counts()
     summary = (f"\n{counts.get('pass', 0)} pass, {counts.get('FAIL', 0)} fail, "
-               f"{counts.get('n/a', 0)} informational.\n")
+               f"{counts.get('informational', 0)} informational.\n")
     return "# Reproduced vs paper\n\n" + "\n".join(lines) + "\n" + summary

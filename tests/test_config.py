@@ -63,3 +63,39 @@ def test_too_many_samples_for_inputs_names_the_key():
     cfg["constructed"]["num_samples"] = 10_000
     with pytest.raises(ConfigError, match="constructed.num_samples"):
         check_config(cfg)
+
+
+def test_non_positive_width_is_rejected_naming_the_key():
+    cfg = load()
+    cfg["synthetic"]["variants"][0]["widths"] = [16, 0]
+    with pytest.raises(Exception, match="widths|minimum"):
+        validate(cfg, SCHEMA)
+
+
+def test_rep_dim_too_large_for_the_class_count_names_the_key():
+    cfg = load()
+    cfg["synthetic"]["rep_dim"] = 3
+    cfg["synthetic"]["class_counts"] = [4, 6]  # K - 2 = 2 < M = 3 for K = 4
+    with pytest.raises(ConfigError, match="synthetic.class_counts"):
+        check_config(cfg)
+
+
+def test_cifar_rep_dim_too_large_names_the_key():
+    cfg = load()
+    cfg["cifar10"]["rep_dims"] = [2, 9]
+    with pytest.raises(ConfigError, match="cifar10.rep_dims"):
+        check_config(cfg)
+
+
+def test_incomplete_cifar_root_names_the_key(tmp_path):
+    cfg = load()
+    cfg["cifar10"]["root"] = str(tmp_path)
+    with pytest.raises(ConfigError, match="cifar10.root.*data_batch_1"):
+        check_config(cfg)
+
+
+def test_snapshot_after_training_names_the_key():
+    cfg = load()
+    cfg["dynamics"]["snapshots"] = [0, 20_000]
+    with pytest.raises(ConfigError, match="dynamics.snapshots"):
+        check_config(cfg)

@@ -225,3 +225,27 @@ def test_healthy_pairs_raise_no_warning(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         compare(f, g, *perturbed(rng, f, g), num_samples=10)
+
+
+def test_degenerate_model_is_flagged_in_the_pairs_table(tmp_path, rng):
+    """A collapsed seed gives NaN measures with a reason in `warning`; healthy pairs stay clean."""
+    from repdist.experiments.synthetic import compare_seeds
+    from repdist.representations import embeddings_frame, unembeddings_frame
+
+    emb, unemb, metrics = [], [], []
+    for s in range(3):
+        f, g = random_model(rng, n=200, k=5)
+        if s == 2:
+            f = np.zeros_like(f)  # collapsed embedding
+        emb.append(tmp_path / f"e{s}.parquet")
+        unemb.append(tmp_path / f"u{s}.parquet")
+        embeddings_frame(f, np.zeros(200), np.zeros(200)).to_parquet(emb[-1])
+        unembeddings_frame(g).to_parquet(unemb[-1])
+        metrics.append({"final_test_loss": 1.0, "test_accuracy": 0.5})
+    with pytest.warns(DegenerateRepresentationWarning):
+        pairs = compare_seeds([0, 1, 2], emb, unemb, metrics, {"num_samples": 20})
+    healthy = pairs[(pairs.seed_a == 0) & (pairs.seed_b == 1)].iloc[0]
+    assert healthy["warning"] == "" and np.isfinite(healthy["d_llv"])
+    broken = pairs[pairs.seed_b == 2]
+    assert len(broken) == 2 and broken["d_llv"].isna().all()
+    assert broken["warning"].str.contains("zero").all()

@@ -1,9 +1,8 @@
 """Rule cifar10_comparison_figure: paper Fig. 3 (left), two seeds' 2-D embeddings."""
 
-import pickle
-
 import pandas as pd
 
+from repdist.data.cifar10 import read_class_names
 from repdist.figures.cifar import comparison_figure
 from repdist.figures.style import save_figure
 from repdist.io import read_parquet_metadata
@@ -18,8 +17,7 @@ with job_log(sm.log[0]) as log:
     mcca = mean_cca(f_a, f_b)
     log.info("m_CCA(seed %s, seed %s) on the test set = %.6f", sm.wildcards.a, sm.wildcards.b,
              mcca)
-    with open(sm.input.meta, "rb") as fh:
-        names = pickle.load(fh, encoding="latin1")["label_names"]
+    names = read_class_names(sm.input.meta)
     standin = bool(read_parquet_metadata(sm.input.embeddings[0]).get("standin_data"))
     fig = comparison_figure(f_a, a["pred"].to_numpy(), f_b, b["pred"].to_numpy(), names, mcca,
                             (int(sm.wildcards.a), int(sm.wildcards.b)), standin)

@@ -133,6 +133,12 @@ def _read_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return data.reshape(-1, 3, 32, 32), labels
 
 
+def read_class_names(meta_path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The class names of a `batches.meta` file, in label order."""
+    with open(meta_path, "rb") as fh:
+        return tuple(pickle.load(fh, encoding="latin1")["label_names"])
+
+
 def load_cifar10(folder: str | os.PathLike[str]) -> CIFAR10:
     """Read all batches of a cifar-10-batches-py folder (raises CIFAR10Error naming missing files)."""
     folder = Path(folder)
@@ -144,14 +150,12 @@ def load_cifar10(folder: str | os.PathLike[str]) -> CIFAR10:
         )
     parts = [_read_batch(folder / name) for name in TRAIN_BATCHES]
     test_images, test_labels = _read_batch(folder / TEST_BATCH)
-    with open(folder / META, "rb") as fh:
-        names = tuple(pickle.load(fh, encoding="latin1")["label_names"])
     return CIFAR10(
         train_images=np.concatenate([p[0] for p in parts]),
         train_labels=np.concatenate([p[1] for p in parts]),
         test_images=test_images,
         test_labels=test_labels,
-        class_names=names,
+        class_names=read_class_names(folder / META),
         standin=(folder / STANDIN_MARKER).exists(),
     )
 

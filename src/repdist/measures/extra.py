@@ -29,14 +29,6 @@ def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
     return linear_cka_centred(xc, yc, np.linalg.norm(xc.T @ xc), np.linalg.norm(yc.T @ yc))
 
 
-def top_principal_components(x: np.ndarray, k: int) -> np.ndarray:
-    """Scores of the centred x on its top-k principal directions (N x min(k, rank))."""
-    xc = centred(x)
-    u, s, _ = np.linalg.svd(xc, full_matrices=False)
-    keep = min(k, int(np.sum(s > s[0] * max(xc.shape) * np.finfo(float).eps))) if s[0] > 0 else 0
-    return u[:, :keep] * s[:keep]
-
-
 SVCCA_VARIANCE = 0.99  # keep the PCs explaining this share of variance (Raghu et al.)
 
 
@@ -61,15 +53,14 @@ def svcca(x: np.ndarray, y: np.ndarray, k: int | None = None) -> float:
     """Mean canonical correlation between the top-k PCs of x and of y.
 
     k defaults to the smaller of the two counts of PCs that explain 99% of the variance; with
-    k equal to the full dimension SVCCA is plain m_CCA.
+    k equal to the full dimension SVCCA is plain m_CCA. NaN if k exceeds either rank.
     """
     if k is None:
         k = min(components_for_variance(x), components_for_variance(y))
-    px, py = top_principal_components(x, k), top_principal_components(y, k)
-    if min(px.shape[1], py.shape[1]) < k:
+    basis_x, basis_y = orthonormal_basis(x), orthonormal_basis(y)
+    if min(basis_x.shape[1], basis_y.shape[1]) < k:
         return float("nan")
-    rho = canonical_correlations(orthonormal_basis(px), orthonormal_basis(py))
-    return float(rho[:k].mean())
+    return svcca_from_bases(basis_x, basis_y, k, k)
 
 
 KDTREE_MAX_DIM = 16  # k-d trees are exact and fast in low dimension; beyond, go blockwise
@@ -134,10 +125,8 @@ def mutual_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
     """Mean over inputs of |kNN_x(i) & kNN_y(i)| / k from precomputed neighbour indices."""
     if nn_x.shape != nn_y.shape:
         raise ValueError(f"neighbour tables differ in shape: {nn_x.shape} vs {nn_y.shape}")
-    k = nn_x.shape[1]
-    # per row: sort both, count common entries with a merge-free broadcast (k is small)
-    common = (nn_x[:, :, None] == nn_y[:, None, :]).any(axis=2).sum(axis=1)
-    return float(common.mean() / k)
+    n, k = nn_x.shape
+    return mutual_knn_from_keys(knn_edge_keys(nn_x), knn_edge_keys(nn_y), n, k)
 
 
 def mutual_knn(x: np.ndarray, y: np.ndarray, k: int = 10) -> float:

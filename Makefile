@@ -11,11 +11,12 @@ SNAKEMAKE := $(BIN)/snakemake
 
 PROFILE ?= profiles/workstation
 
-.PHONY: help venv test quick run run-synthetic report report-quick lint bench clean-quick
+.PHONY: help venv test test-slurm quick run run-synthetic report report-quick lint bench clean-quick
 
 help:
 	@echo "make venv    - create $(VENV) with repdist, torch ($(TORCH)) and the workflow/test tools"
 	@echo "make test    - run the test suite (sets up the venv first)"
+	@echo "make test-slurm - the quick DAG through a real SLURM cluster on localhost vs a local run (root)"
 	@echo "make quick   - the whole DAG at toy scale into results/quick (offline, a few minutes)"
 	@echo "make run     - the whole DAG at paper scale into results/ (CORES=$(CORES))"
 	@echo "make run-synthetic - only the experiments that need no CIFAR-10 (tables, synthetic)"
@@ -37,6 +38,9 @@ $(VENV)/.installed: pyproject.toml
 test: venv
 	$(BIN)/python -m pytest -q
 
+test-slurm: venv
+	$(BIN)/python tests/slurm/slurm_check.py
+
 quick: venv
 	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) --configfile config.quick.yaml
 
@@ -49,7 +53,10 @@ run-synthetic: venv
 report: venv
 	$(SNAKEMAKE) --cores 1 --report results/report.html
 
-report-quick: venv
+report-test-slurm: venv
+	$(BIN)/python tests/slurm/slurm_check.py
+
+quick: venv
 	$(SNAKEMAKE) --cores 1 --configfile config.quick.yaml --report results/quick/report.html
 
 lint: venv

@@ -18,7 +18,7 @@ configfile: Path(workflow.basedir) / "config.yaml"
 SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
-from repdist.config_checks import check_config  # noqa: E402
+from repdist.config_checks import check_cifar_available, check_config  # noqa: E402
 from repdist.workflow_env import prepend_pythonpath  # noqa: E402
 
 prepend_pythonpath(SRC)
@@ -34,6 +34,24 @@ include: "rules/constructed.smk"
 include: "rules/synthetic.smk"
 include: "rules/cifar.smk"
 include: "rules/beyond.smk"
+
+
+# Target rules only collect files: on a cluster they run on the login node, not as jobs.
+localrules:
+    all,
+    constructed_all,
+    synthetic_all,
+    cifar10_all,
+    beyond_all,
+
+
+onstart:
+    # Once the DAG is known and before any job starts: a needed CIFAR-10 download that cannot
+    # happen (offline, no copy) stops the run here, naming the key to set.
+    if any(
+        job.rule.name == "cifar10_download" for job in workflow.dag.needrun_jobs()
+    ):
+        check_cifar_available(config)
 
 
 rule all:

@@ -13,6 +13,7 @@ rule cifar10_download:
         runtime=30,
     params:
         resources=lambda wc, output: str(Path(output[0]).parent.parent),
+        url=CIF["url"],
     script:
         "../workflow/scripts/cifar10_download.py"
 

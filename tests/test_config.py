@@ -99,3 +99,57 @@ def test_snapshot_after_training_names_the_key():
     cfg["dynamics"]["snapshots"] = [0, 20_000]
     with pytest.raises(ConfigError, match="dynamics.snapshots"):
         check_config(cfg)
+
+
+def closed_port_url() -> str:
+    """An http URL on localhost where nothing listens (the port was just freed)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/cifar-10-python.tar.gz"
+
+
+def test_download_probe_tells_a_listening_host_from_a_dead_one():
+    import socket
+
+    from repdist.data.cifar10 import download_unreachable
+
+    assert "cannot connect to 127.0.0.1" in download_unreachable(closed_port_url(), timeout=2)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        assert download_unreachable(f"http://127.0.0.1:{server.getsockname()[1]}/x") is None
+
+
+def test_missing_cifar_copy_while_offline_names_the_key(tmp_path):
+    from repdist.config_checks import check_cifar_available
+
+    cfg = load()
+    cfg["cifar10"]["resources"] = str(tmp_path)
+    with pytest.raises(ConfigError, match=r"cifar10\.root.*cannot be downloaded: offline"):
+        check_cifar_available(cfg, probe=lambda url: "offline")
+    check_cifar_available(cfg, probe=lambda url: None)  # online: the download job will run
+    (tmp_path / "cifar-10-python.tar.gz").write_bytes(b"")  # an archive to extract: no probe
+    check_cifar_available(cfg, probe=lambda url: "offline")
+
+
+def test_offline_run_stops_before_any_job_naming_the_key(tmp_path):
+    """Through Snakemake: the paper DAG with an unreachable CIFAR-10 URL and no copy stops at
+    start-up, before any job, with the message; a run of targets without CIFAR is not blocked."""
+    import subprocess
+    import sys
+
+    overlay = tmp_path / "offline.yaml"
+    overlay.write_text(yaml.safe_dump({"cifar10": {"url": closed_port_url()}}))
+    cmd = [str(Path(sys.executable).parent / "snakemake"), "--cores", "1", "-s",
+           str(ROOT / "Snakefile"), "--directory", str(tmp_path / "work"), "--configfile",
+           str(overlay)]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0
+    assert "config key 'cifar10.root'" in out and "cannot be downloaded" in out
+    assert "Finished jobid" not in out and not (tmp_path / "work" / "results").exists()
+    dry = subprocess.run([*cmd, "-n", "synthetic_all"], capture_output=True, text=True, timeout=300)
+    assert dry.returncode == 0 and "cifar10.root" not in dry.stdout + dry.stderr

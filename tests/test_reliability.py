@@ -18,7 +18,8 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 TARGET = "results/quick/synthetic/K4/w16_g0_f0/pairs.parquet"
 
 
-def write_config(path: Path, steps: int) -> Path:
+def write_config(path: Path, steps: int, cifar: bool = False) -> Path:
+    """A one-configuration overlay of config.quick.yaml: synthetic K=4 w16, or one CIFAR model."""
     cfg = {
         "synthetic": {
             "class_counts": [4],
@@ -32,20 +33,24 @@ def write_config(path: Path, steps: int) -> Path:
         },
         "cifar10": {"enabled": False},
     }
+    if cifar:
+        cfg["cifar10"] = {"enabled": True, "standin": True, "rep_dims": [2], "n_seeds": 2,
+                          "training": {"steps": steps, "checkpoint_every": 50, "log_every": 50,
+                                       "eval_every": 10_000}}
     path.write_text(yaml.safe_dump(cfg))
     return path
 
 
-def snakemake(workdir: Path, config: Path, *extra: str) -> subprocess.Popen:
+def snakemake(workdir: Path, config: Path, target: str, *extra: str) -> subprocess.Popen:
     cmd = [SNAKEMAKE, "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
            str(workdir), "--configfile", str(ROOT / "config.quick.yaml"), str(config),
-           "--rerun-incomplete", *extra, TARGET]
+           "--rerun-incomplete", *extra, target]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
 
 
-def job_pids(workdir: Path) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", "synthetic_train.py"], capture_output=True, text=True)
+def job_pids(workdir: Path, script: str) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", script], capture_output=True, text=True)
     pids = []
     for pid in out.stdout.split():
         try:
@@ -56,38 +61,57 @@ def job_pids(workdir: Path) -> list[int]:
     return pids
 
 
-def test_sigkilled_training_job_resumes_to_the_same_model(tmp_path):
-    config = write_config(tmp_path / "cfg.yaml", steps=4000)
+SYNTHETIC = dict(
+    steps=4000, cifar=False, target=TARGET, script="synthetic_train.py",
+    checkpoint="results/quick/synthetic/K4/w16_g0_f0/checkpoint.pt",
+    log="results/quick/logs/synthetic_train/K4_w16_g0_f0.log",
+    models=[f"results/quick/synthetic/K4/w16_g0_f0/seed{s}/model.pt" for s in (0, 1)],
+)
+CIFAR = dict(
+    steps=400, cifar=True, target="results/quick/cifar10/fd2/seed0/model.pt",
+    script="cifar10_train.py", checkpoint="results/quick/cifar10/fd2/seed0/checkpoint.pt",
+    log="results/quick/logs/cifar10_train/fd2_seed0.log",
+    models=["results/quick/cifar10/fd2/seed0/model.pt"],
+)
+
+
+@pytest.mark.parametrize("case", [SYNTHETIC, CIFAR], ids=["synthetic", "cifar10"])
+def test_sigkilled_training_job_resumes_to_the_same_model(tmp_path, case):
+    """SIGKILL the training job after its first checkpoint; Snakemake's rerun resumes from the
+    checkpoint (not from step 0) and ends with bitwise the model of an uninterrupted run."""
+    config = write_config(tmp_path / "cfg.yaml", steps=case["steps"], cifar=case["cifar"])
     whole, killed = tmp_path / "whole", tmp_path / "killed"
-    proc = snakemake(whole, config)
+    proc = snakemake(whole, config, case["target"])
     assert proc.wait(timeout=600) == 0, proc.stdout.read()
 
-    proc = snakemake(killed, config)
-    ckpt = killed / "results/quick/synthetic/K4/w16_g0_f0/checkpoint.pt"
+    proc = snakemake(killed, config, case["target"])
+    ckpt = killed / case["checkpoint"]
     deadline = time.time() + 300
     while not ckpt.exists() and time.time() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.05)
     assert ckpt.exists(), "no checkpoint was written"
-    time.sleep(0.5)
-    for pid in job_pids(killed):
+    time.sleep(0.3)
+    pids = job_pids(killed, case["script"])
+    assert pids, "the training job was not running"
+    for pid in pids:
         os.kill(pid, signal.SIGKILL)
     proc.wait(timeout=120)
     step_at_kill = torch.load(ckpt, weights_only=False)["step"]
-    assert 0 < step_at_kill < 4000
-    model_0 = killed / "results/quick/synthetic/K4/w16_g0_f0/seed0/model.pt"
-    assert not model_0.exists()  # no half-written output survives
+    assert 0 < step_at_kill < case["steps"]
+    assert not any((killed / m).exists() for m in case["models"])  # nothing half-written
 
-    proc = snakemake(killed, config)
+    proc = snakemake(killed, config, case["target"])
     assert proc.wait(timeout=600) == 0, proc.stdout.read()
-    log = (killed / "results/quick/logs/synthetic_train/K4_w16_g0_f0.log").read_text()
+    log = (killed / case["log"]).read_text()
     assert f"resuming from step {step_at_kill}" in log
-    for seed in (0, 1):
-        rel = f"results/quick/synthetic/K4/w16_g0_f0/seed{seed}/model.pt"
+    for rel in case["models"]:
         a = torch.load(whole / rel, weights_only=True)
         b = torch.load(killed / rel, weights_only=True)
         assert a.keys() == b.keys()
-        assert all(torch.equal(a[k], b[k]) for k in a), seed
-    pd.testing.assert_frame_equal(pd.read_parquet(whole / TARGET), pd.read_parquet(killed / TARGET))
+        assert all(torch.equal(a[k], b[k]) for k in a), rel
+    if not case["cifar"]:
+        pd.testing.assert_frame_equal(pd.read_parquet(whole / TARGET),
+                                      pd.read_parquet(killed / TARGET))
     assert not ckpt.exists()
 
 

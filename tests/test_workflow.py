@@ -8,6 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from repdist.io import read_csv
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 SNAKEMAKE = str(BIN / "snakemake")
@@ -41,7 +43,7 @@ def quick_run(quick_outputs):
 
 
 def test_quick_dag_builds_table_and_figures(quick_run):
-    table = pd.read_csv(quick_run / "tables" / "kl_table.csv")
+    table = read_csv(quick_run / "tables" / "kl_table.csv")
     assert {"rho", "kl", "d_llv", "mcca_f", "max_d_svd_f"} <= set(table.columns)
     assert table["kl"].iloc[-1] < table["kl"].iloc[0]
     assert (quick_run / "tables" / "kl_table.tex").read_text().count(r"\\") == len(table) + 1
@@ -49,9 +51,25 @@ def test_quick_dag_builds_table_and_figures(quick_run):
         for ext in ("pdf", "png"):
             path = quick_run / "figures" / f"constructed_bound_K{k}.{ext}"
             assert path.stat().st_size > 1000, path
-        sweep = pd.read_csv(quick_run / "constructed" / f"bound_K{k}.csv")
+        sweep = read_csv(quick_run / "constructed" / f"bound_K{k}.csv")
         valid = sweep[sweep["d_llv"] < 0.25]
         assert (valid["d_fg"] <= valid["bound"]).all()
+
+
+def test_every_quick_table_carries_its_provenance(quick_run):
+    from repdist.io import config_hash, read_table_metadata
+
+    tables = [p for p in (quick_run / "tables").iterdir() if p.suffix in (".csv", ".tex", ".md")]
+    tables += list((quick_run / "constructed").glob("*.csv"))
+    assert len(tables) >= 10
+    hashes = set()
+    for path in tables:
+        meta = read_table_metadata(path)
+        assert {"config_hash", "package_version", "git_commit", "torch_version", "numpy_version",
+                "seed", "experiment"} <= set(meta), path
+        hashes.add(meta["config_hash"])
+    assert len(hashes) == 1  # one config made them all
+    assert len(next(iter(hashes))) == len(config_hash({}))
 
 
 def test_quick_dag_leaves_logs_and_benchmarks(quick_run):
@@ -71,7 +89,7 @@ PARQUET_META = {"experiment", "K", "M", "width", "fix_g", "fix_f", "steps", "spl
 
 
 def test_quick_dag_synthetic_outputs_and_schemas(quick_run):
-    from repdist.experiments.synthetic import PAIR_COLUMNS
+    from repdist.experiments.pairs import PAIR_COLUMNS
     from repdist.io import read_parquet_metadata
 
     config_dir = quick_run / "synthetic" / "K4" / "w16_g0_f0"
@@ -99,7 +117,7 @@ def test_quick_dag_synthetic_outputs_and_schemas(quick_run):
 
 
 def test_quick_dag_cifar_branch_on_standin_data(quick_run):
-    from repdist.experiments.cifar import CIFAR_PAIR_COLUMNS
+    from repdist.experiments.pairs import CIFAR_PAIR_COLUMNS
     from repdist.io import read_parquet_metadata
 
     for m in (2, 3):
@@ -118,14 +136,14 @@ def test_quick_dag_cifar_branch_on_standin_data(quick_run):
 
 
 def test_quick_dag_beyond_the_paper_outputs(quick_run):
-    comparison = pd.read_csv(quick_run / "tables" / "paper_comparison.csv")
+    comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
     assert {"claim", "ours", "paper", "tolerance", "verdict"} <= set(comparison.columns)
     assert set(comparison["verdict"]) <= {"pass", "FAIL", "informational"}
     assert comparison["claim"].str.contains("Table 1").sum() == 5
     assert "pass" in (quick_run / "tables" / "paper_comparison.md").read_text()
-    extended = pd.read_csv(quick_run / "tables" / "kl_table_extended.csv")
+    extended = read_csv(quick_run / "tables" / "kl_table_extended.csv")
     assert {"d_logit", "cka_f", "svcca_f", "mutual_knn_f"} <= set(extended.columns)
-    workshop = pd.read_csv(quick_run / "tables" / "workshop_example.csv")
+    workshop = read_csv(quick_run / "tables" / "workshop_example.csv")
     assert len(workshop) == 8 and workshop["ours"].notna().all()
     snapshots = pd.read_parquet(quick_run / "dynamics" / "snapshots.parquet")
     assert sorted(snapshots["step"].unique()) == [0, 25, 50, 100, 150, 200, 250, 300]

@@ -1,7 +1,9 @@
-"""Command line: `python -m repdist info FILE...` prints what produced a result file.
+"""Command line: `python -m repdist info FILE...` prints what produced a result file;
+`python -m repdist diff DIR_A DIR_B` checks that two result folders hold the same data.
 
 Parquet files carry their provenance (config hash, package/torch/numpy versions, git commit,
-experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline.
+experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline; CSV,
+LaTeX and Markdown tables in a first comment line.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .io import read_parquet_metadata
+from .io import read_parquet_metadata, read_table_metadata
 
 
 def info(path: Path) -> dict:
@@ -24,7 +26,27 @@ def info(path: Path) -> dict:
         return {"rows": pf.metadata.num_rows, "columns": pf.schema_arrow.names, **meta}
     if path.suffix == ".json":
         return json.loads(path.read_text())
-    raise SystemExit(f"repdist info: {path}: expected a .parquet or .json output of repdist")
+    if path.suffix in (".csv", ".tex", ".md"):
+        meta = read_table_metadata(path)
+        if not meta:
+            raise SystemExit(f"repdist info: {path}: no repdist provenance line")
+        return meta
+    raise SystemExit(f"repdist info: {path}: expected a .parquet, .json, .csv, .tex or .md "
+                     "output of repdist")
+
+
+def diff(a: Path, b: Path) -> int:
+    from .run_diff import diff_runs
+
+    try:
+        compared, problems = diff_runs(a, b)
+    except FileNotFoundError as err:
+        print(f"repdist diff: {err}", file=sys.stderr)
+        return 2
+    for line in problems:
+        print(line)
+    print(f"repdist diff: {len(compared)} data files compared, {len(problems)} differences")
+    return 1 if problems or not compared else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_info = sub.add_parser("info", help="print the provenance of result files")
     p_info.add_argument("paths", nargs="+", type=Path)
+    p_diff = sub.add_parser("diff", help="compare the data (parquet, CSV, LaTeX) of two result folders")
+    p_diff.add_argument("a", type=Path)
+    p_diff.add_argument("b", type=Path)
     args = parser.parse_args(argv)
+    if args.command == "diff":
+        return diff(args.a, args.b)
     for path in args.paths:
         if not path.exists():
             print(f"repdist info: {path}: no such file", file=sys.stderr)

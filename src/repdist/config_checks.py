@@ -6,7 +6,8 @@ workflow before any job starts, with a message that names the key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 REP_DIM_CONSTRUCTED = 2  # the hand-built models live in 2-D
@@ -139,4 +140,30 @@ def check_config(config: Mapping[str, Any]) -> None:
         dyn["num_classes"] - 2 >= m_syn,
         "dynamics.num_classes",
         f"d_SVD needs K-2 >= M = {m_syn} labels, got K = {dyn['num_classes']}",
+    )
+
+
+def check_cifar_available(
+    config: Mapping[str, Any], probe: Callable[[str], str | None] | None = None
+) -> None:
+    """Raise ConfigError when the CIFAR-10 branch would need a download that cannot happen.
+
+    Called once the DAG is known to contain the download job (the Snakefile's `onstart`), so
+    offline runs of other targets, dry runs, lint and reports are not blocked.
+    """
+    from .data.cifar10 import ARCHIVE, FOLDER, download_unreachable, missing_files
+
+    cif = config["cifar10"]
+    if not cif["enabled"] or cif["standin"] or cif["root"]:
+        return
+    resources = Path(cif["resources"])
+    if not missing_files(resources / FOLDER) or (resources / ARCHIVE).exists():
+        return
+    why = (probe or download_unreachable)(cif["url"])
+    _need(
+        why is None,
+        "cifar10.root",
+        f"no CIFAR-10 copy in {resources / FOLDER} and it cannot be downloaded: {why}. "
+        f"Set cifar10.root to a cifar-10-batches-py folder, put {ARCHIVE} into {resources}/, "
+        "or leave the CIFAR experiments out (cifar10.enabled: false; `make run-synthetic`)",
     )

@@ -57,10 +57,55 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj)}")
 
 
-def write_csv(path: str | os.PathLike[str], frame: Any) -> None:
-    """Write a pandas DataFrame as CSV (full float precision, no index)."""
+TABLE_PROVENANCE = "repdist provenance: "
+# comment syntax of each table format's first line
+_COMMENT = {".csv": ("# ", ""), ".tex": ("% ", ""), ".md": ("<!-- ", " -->")}
+
+
+def provenance_line(path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> str:
+    """The first line of a table: its provenance as JSON, in the format's comment syntax."""
+    start, end = _COMMENT[Path(path).suffix]
+    blob = json.dumps(dict(metadata), sort_keys=True, default=_json_default)
+    return f"{start}{TABLE_PROVENANCE}{blob}{end}\n"
+
+
+def write_csv(
+    path: str | os.PathLike[str], frame: Any, metadata: Mapping[str, Any] | None = None
+) -> None:
+    """Write a pandas DataFrame as CSV (full float precision, no index), with a first line
+    `# repdist provenance: {...}` when `metadata` is given (read it back with `read_csv`)."""
     with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False, float_format="%.17g")
+        with open(tmp, "w", newline="") as fh:
+            if metadata is not None:
+                fh.write(provenance_line(path, metadata))
+            frame.to_csv(fh, index=False, float_format="%.17g")
+
+
+def write_table_text(
+    path: str | os.PathLike[str], text: str, metadata: Mapping[str, Any]
+) -> None:
+    """Write a LaTeX (.tex) or Markdown (.md) table with its provenance as a first comment line."""
+    write_text(path, provenance_line(path, metadata) + text)
+
+
+def read_table_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The provenance of a table written by `write_csv`/`write_table_text` ({} if none)."""
+    with open(path) as fh:
+        first = fh.readline().strip()
+    start, end = _COMMENT.get(Path(path).suffix, ("# ", ""))
+    head = f"{start}{TABLE_PROVENANCE}"
+    if not first.startswith(head):
+        return {}
+    return json.loads(first[len(head): len(first) - len(end)])
+
+
+def read_csv(path: str | os.PathLike[str]) -> Any:
+    """Read a CSV table written by `write_csv`, skipping its provenance line."""
+    import pandas as pd
+
+    with open(path) as fh:
+        skip = 1 if fh.readline().startswith(f"# {TABLE_PROVENANCE}") else 0
+    return pd.read_csv(path, skiprows=skip)
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
@@ -81,6 +126,22 @@ def git_commit(directory: str | os.PathLike[str] | None = None) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
+def _installed_version(distribution: str) -> str:
+    """The installed version of a distribution, without importing it ("" when absent): the
+    measures and figure environments have no torch, and importing it costs seconds."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return ""
+
+
+def table_provenance(config: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
+    """Provenance of a table made by a rule: versions, commit, the config's hash and root seed."""
+    return provenance(config, seed=config.get("seed"), **extra)
+
+
 def provenance(config: Mapping[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     """What produced an output: package, library versions, git commit and the config's hash."""
     from . import __version__
@@ -90,12 +151,7 @@ def provenance(config: Mapping[str, Any] | None = None, **extra: Any) -> dict[st
         "numpy_version": np.__version__,
         "git_commit": git_commit(),
     }
-    try:
-        import torch
-
-        info["torch_version"] = torch.__version__
-    except ImportError:  # measures-only environments do not need torch
-        info["torch_version"] = ""
+    info["torch_version"] = _installed_version("torch")
     if config is not None:
         info["config_hash"] = config_hash(config)
     info.update(extra)

@@ -2,8 +2,7 @@
 
 import json
 
-from repdist.experiments.cifar import compare_cifar_seeds
-from repdist.experiments.synthetic import pairs_metadata
+from repdist.experiments.pairs import compare_cifar_seeds, pairs_metadata
 from repdist.io import write_parquet
 from repdist.runlog import job_log
 

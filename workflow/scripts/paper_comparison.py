@@ -10,22 +10,23 @@ from repdist.experiments.paper_comparison import (
     kl_table_checks,
     width_checks,
 )
-from repdist.io import write_csv, write_text
+from repdist.io import read_csv, table_provenance, write_csv, write_table_text
 from repdist.runlog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]) as log:
-    checks = kl_table_checks(pd.read_csv(sm.input.kl_table))
-    constructed = {k: pd.read_csv(p) for k, p in zip(sm.params.constructed_k,
+    checks = kl_table_checks(read_csv(sm.input.kl_table))
+    constructed = {k: read_csv(p) for k, p in zip(sm.params.constructed_k,
                                                      sm.input.constructed, strict=True)}
     trained = pd.concat([pd.read_parquet(p) for p in sm.input.trained], ignore_index=True)
     checks += bound_checks(constructed, trained)
-    checks += width_checks({p.rsplit("/", 1)[-1].removesuffix(".csv"): pd.read_csv(p)
+    checks += width_checks({p.rsplit("/", 1)[-1].removesuffix(".csv"): read_csv(p)
                             for p in sm.input.widths})
     if sm.input.cifar:
         checks += cifar_checks(pd.read_parquet(sm.input.cifar[0]),
                                tuple(sm.params.comparison_seeds), sm.params.standin)
     frame = comparison_frame(checks)
     log.info("paper comparison:\n%s", frame.to_string())
-    write_csv(sm.output.csv, frame)
-    write_text(sm.output.md, comparison_markdown(frame))
+    meta = table_provenance(sm.config, experiment="paper_comparison")
+    write_csv(sm.output.csv, frame, meta)
+    write_table_text(sm.output.md, comparison_markdown(frame), meta)

@@ -2,7 +2,7 @@
 
 import json
 
-from repdist.experiments.synthetic import compare_seeds, pairs_metadata
+from repdist.experiments.pairs import compare_seeds, pairs_metadata
 from repdist.io import write_parquet
 from repdist.runlog import job_log
 

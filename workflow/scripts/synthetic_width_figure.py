@@ -4,7 +4,7 @@ import pandas as pd
 
 from repdist.figures.style import save_figure
 from repdist.figures.synthetic import width_figure, width_summary
-from repdist.io import read_parquet_metadata, write_csv
+from repdist.io import read_parquet_metadata, table_provenance, write_csv
 from repdist.runlog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
@@ -19,6 +19,8 @@ with job_log(sm.log[0]) as log:
     }
     table = pd.concat([s.assign(num_classes=k) for k, s in summaries.items()], ignore_index=True)
     log.info("summary:\n%s", table.to_string())
-    write_csv(sm.output.summary, table)
+    seeds = list(range(sm.config["synthetic"]["n_seeds"]))
+    write_csv(sm.output.summary, table,
+              table_provenance(sm.config, experiment="synthetic_width", seeds=seeds))
     fig = width_figure(summaries, sm.params.threshold, sm.params.min_seeds)
     save_figure(fig, [sm.output.pdf, sm.output.png])

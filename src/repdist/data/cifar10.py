@@ -12,10 +12,12 @@ import hashlib
 import os
 import pickle
 import shutil
+import socket
 import struct
 import tarfile
 import tempfile
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +73,25 @@ def verify_archive(path: str | os.PathLike[str], md5: str = MD5) -> None:
 def missing_files(folder: str | os.PathLike[str]) -> list[str]:
     folder = Path(folder)
     return [n for n in (*TRAIN_BATCHES, TEST_BATCH, META) if not (folder / n).is_file()]
+
+
+def download_unreachable(url: str, timeout: float = 3.0) -> str | None:
+    """Why `url` cannot be fetched from here, or None when its host (or the configured proxy)
+    accepts a connection: an offline machine is detected in seconds, before any job starts,
+    instead of by a failing download job."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "file":
+        return None if Path(urllib.request.url2pathname(parts.path)).exists() else f"{url}: no such file"
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
+        parts = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as err:
+        return f"cannot connect to {host}:{port} ({err})"
 
 
 def _download(url: str, target: Path, timeout: float) -> None:

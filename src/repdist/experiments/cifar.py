@@ -3,26 +3,21 @@ or 5 dimensions, one model per seed, representations extracted once, every pair 
 
 from __future__ import annotations
 
-import itertools
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import torch
 
 from ..data.cifar10 import CIFAR10, normalise
 from ..data.radial import label_codes
 from ..io import atomic_path, provenance, write_json, write_parquet
-from ..measures import compare_prepared, mean_cca, prepare
-from ..measures.cca import mean_cca_from_bases, orthonormal_basis
 from ..models.resnet import build_cifar_model, effective_bn_momentum
-from ..representations import columns_of, embeddings_frame, unembeddings_frame
+from ..representations import embeddings_frame, unembeddings_frame
 from ..training.loop import TrainConfig, train
-from .pairs import DISTRIBUTION_COLUMNS, EXTRA_COLUMNS, distribution_fields, extra_fields
 
 NUM_CLASSES = 10
 
@@ -167,52 +162,3 @@ def train_cifar_model(
     with atomic_path(paths.model) as tmp:
         torch.save({k: v.cpu() for k, v in model.state_dict().items()}, tmp)
     return metrics
-
-
-CIFAR_PAIR_COLUMNS = [
-    "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f_test", "mcca_f_train", "mcca_g",
-    "test_loss_a", "test_loss_b", "test_loss_diff", *EXTRA_COLUMNS, "warning",
-]
-
-
-def compare_cifar_seeds(
-    seeds: Sequence[int],
-    embeddings_test: Sequence[str | Path],
-    embeddings_train: Sequence[str | Path],
-    unembeddings: Sequence[str | Path],
-    metrics: Sequence[Mapping[str, Any]],
-    measure_kwargs: Mapping[str, Any],
-) -> pd.DataFrame:
-    """All 45 (for 10 seeds) pairs: the measures on the test split, m_CCA also on the train split."""
-    gs = [columns_of(pd.read_parquet(u), "g_") for u in unembeddings]
-    prepared = [prepare(columns_of(pd.read_parquet(e), "f_"), g)
-                for e, g in zip(embeddings_test, gs, strict=True)]
-    train_bases = [orthonormal_basis(columns_of(pd.read_parquet(e), "f_"))
-                   for e in embeddings_train]
-    rows = []
-    for i, j in itertools.combinations(range(len(seeds)), 2):
-        r = compare_prepared(prepared[i], prepared[j], **measure_kwargs)
-        mcca_train, _ = mean_cca_from_bases(train_bases[i], train_bases[j], prepared[i].rep_dim)
-        loss_a, loss_b = metrics[i]["final_test_loss"], metrics[j]["final_test_loss"]
-        rows.append(
-            {
-                "seed_a": int(seeds[i]),
-                "seed_b": int(seeds[j]),
-                **distribution_fields(r),
-                "mcca_f_test": r["mcca_f"],
-                "mcca_f_train": mcca_train,
-                "mcca_g": r["mcca_g"],
-                "test_loss_a": loss_a,
-                "test_loss_b": loss_b,
-                "test_loss_diff": abs(loss_a - loss_b),
-                **extra_fields(r),
-                "warning": r["warning"],
-            }
-        )
-    return pd.DataFrame(rows, columns=CIFAR_PAIR_COLUMNS)
-
-
-def embedding_mcca(embeddings_a: str | Path, embeddings_b: str | Path) -> float:
-    """m_CCA between two models' embeddings of the same inputs (e.g. seeds 0 and 1)."""
-    return mean_cca(columns_of(pd.read_parquet(embeddings_a), "f_"),
-                    columns_of(pd.read_parquet(embeddings_b), "f_"))

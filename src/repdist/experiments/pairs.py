@@ -1,11 +1,20 @@
-"""The columns every pairs table shares, taken from one `compare` result."""
+"""Pairs tables: every measure for every pair of seeds of one configuration, computed from
+the models' parquet files. No torch here: the pairs rules run in the measures environment."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
+
+from ..io import read_parquet_metadata
+from ..measures import compare_prepared, prepare
+from ..measures.cca import mean_cca_from_bases, orthonormal_basis
+from ..representations import columns_of
 
 DISTRIBUTION_COLUMNS = ["kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out",
                         "input_set", "m_svd_f_min", "m_svd_g", "d_fg"]
@@ -22,3 +31,94 @@ def distribution_fields(result: Mapping[str, Any]) -> dict[str, Any]:
 def extra_fields(result: Mapping[str, Any]) -> dict[str, Any]:
     """The measures beyond the paper (linear CKA, SVCCA, mutual k-NN, d_logit)."""
     return {k: result[k] for k in EXTRA_COLUMNS}
+
+
+PAIR_COLUMNS = [
+    "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f", "mcca_g", "test_loss_diff", "acc_a",
+    "acc_b", *EXTRA_COLUMNS, "warning",
+]
+
+
+def load_representations(embeddings: str | Path, unembeddings: str | Path):
+    f = columns_of(pd.read_parquet(embeddings), "f_")
+    g = columns_of(pd.read_parquet(unembeddings), "g_")
+    return f, g
+
+
+def compare_seeds(
+    seeds: Sequence[int],
+    embeddings: Sequence[str | Path],
+    unembeddings: Sequence[str | Path],
+    metrics: Sequence[Mapping[str, Any]],
+    measure_kwargs: Mapping[str, Any],
+) -> pd.DataFrame:
+    """Every unordered pair of seeds (a < b in the given order): one row of PAIR_COLUMNS each."""
+    prepared = [prepare(*load_representations(e, u)) for e, u in zip(embeddings, unembeddings,
+                                                                      strict=True)]
+    rows = []
+    for i, j in itertools.combinations(range(len(seeds)), 2):
+        r = compare_prepared(prepared[i], prepared[j], **measure_kwargs)
+        rows.append(
+            {
+                "seed_a": int(seeds[i]),
+                "seed_b": int(seeds[j]),
+                **distribution_fields(r),
+                "mcca_f": r["mcca_f"],
+                "mcca_g": r["mcca_g"],
+                "test_loss_diff": abs(metrics[i]["final_test_loss"] - metrics[j]["final_test_loss"]),
+                "acc_a": metrics[i]["test_accuracy"],
+                "acc_b": metrics[j]["test_accuracy"],
+                **extra_fields(r),
+                "warning": r["warning"],
+            }
+        )
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+def pairs_metadata(embeddings: str | Path, measure_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The pairs table's metadata: its models' metadata (less the seed) plus the measure settings."""
+    meta = {k: v for k, v in read_parquet_metadata(embeddings).items() if k != "seed"}
+    return {**meta, "measures": dict(measure_kwargs)}
+
+
+CIFAR_PAIR_COLUMNS = [
+    "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f_test", "mcca_f_train", "mcca_g",
+    "test_loss_a", "test_loss_b", "test_loss_diff", *EXTRA_COLUMNS, "warning",
+]
+
+
+def compare_cifar_seeds(
+    seeds: Sequence[int],
+    embeddings_test: Sequence[str | Path],
+    embeddings_train: Sequence[str | Path],
+    unembeddings: Sequence[str | Path],
+    metrics: Sequence[Mapping[str, Any]],
+    measure_kwargs: Mapping[str, Any],
+) -> pd.DataFrame:
+    """All 45 (for 10 seeds) pairs: the measures on the test split, m_CCA also on the train split."""
+    gs = [columns_of(pd.read_parquet(u), "g_") for u in unembeddings]
+    prepared = [prepare(columns_of(pd.read_parquet(e), "f_"), g)
+                for e, g in zip(embeddings_test, gs, strict=True)]
+    train_bases = [orthonormal_basis(columns_of(pd.read_parquet(e), "f_"))
+                   for e in embeddings_train]
+    rows = []
+    for i, j in itertools.combinations(range(len(seeds)), 2):
+        r = compare_prepared(prepared[i], prepared[j], **measure_kwargs)
+        mcca_train, _ = mean_cca_from_bases(train_bases[i], train_bases[j], prepared[i].rep_dim)
+        loss_a, loss_b = metrics[i]["final_test_loss"], metrics[j]["final_test_loss"]
+        rows.append(
+            {
+                "seed_a": int(seeds[i]),
+                "seed_b": int(seeds[j]),
+                **distribution_fields(r),
+                "mcca_f_test": r["mcca_f"],
+                "mcca_f_train": mcca_train,
+                "mcca_g": r["mcca_g"],
+                "test_loss_a": loss_a,
+                "test_loss_b": loss_b,
+                "test_loss_diff": abs(loss_a - loss_b),
+                **extra_fields(r),
+                "warning": r["warning"],
+            }
+        )
+    return pd.DataFrame(rows, columns=CIFAR_PAIR_COLUMNS)

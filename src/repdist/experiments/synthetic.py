@@ -3,24 +3,20 @@ write each model and its representations, then compare every pair of seeds."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import torch
 
 from ..data.radial import label_codes, make_radial
-from ..io import atomic_path, provenance, read_parquet_metadata, write_json, write_parquet
-from ..measures import compare_prepared, prepare
+from ..io import atomic_path, provenance, write_json, write_parquet
 from ..models.mlp import build_synthetic_model
 from ..models.stacked import StackedModelClass
-from ..representations import columns_of, embeddings_frame, unembeddings_frame
+from ..representations import embeddings_frame, unembeddings_frame
 from ..training.loop import TrainConfig, train
-from .pairs import DISTRIBUTION_COLUMNS, EXTRA_COLUMNS, distribution_fields, extra_fields
 
 
 @dataclass(frozen=True)
@@ -108,51 +104,3 @@ def train_configuration(
         )
         with atomic_path(p.model) as tmp:
             torch.save(stack.state_dict_of(i), tmp)
-
-
-PAIR_COLUMNS = [
-    "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f", "mcca_g", "test_loss_diff", "acc_a",
-    "acc_b", *EXTRA_COLUMNS, "warning",
-]
-
-
-def load_representations(embeddings: str | Path, unembeddings: str | Path):
-    f = columns_of(pd.read_parquet(embeddings), "f_")
-    g = columns_of(pd.read_parquet(unembeddings), "g_")
-    return f, g
-
-
-def compare_seeds(
-    seeds: Sequence[int],
-    embeddings: Sequence[str | Path],
-    unembeddings: Sequence[str | Path],
-    metrics: Sequence[Mapping[str, Any]],
-    measure_kwargs: Mapping[str, Any],
-) -> pd.DataFrame:
-    """Every unordered pair of seeds (a < b in the given order): one row of PAIR_COLUMNS each."""
-    prepared = [prepare(*load_representations(e, u)) for e, u in zip(embeddings, unembeddings,
-                                                                      strict=True)]
-    rows = []
-    for i, j in itertools.combinations(range(len(seeds)), 2):
-        r = compare_prepared(prepared[i], prepared[j], **measure_kwargs)
-        rows.append(
-            {
-                "seed_a": int(seeds[i]),
-                "seed_b": int(seeds[j]),
-                **distribution_fields(r),
-                "mcca_f": r["mcca_f"],
-                "mcca_g": r["mcca_g"],
-                "test_loss_diff": abs(metrics[i]["final_test_loss"] - metrics[j]["final_test_loss"]),
-                "acc_a": metrics[i]["test_accuracy"],
-                "acc_b": metrics[j]["test_accuracy"],
-                **extra_fields(r),
-                "warning": r["warning"],
-            }
-        )
-    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
-
-
-def pairs_metadata(embeddings: str | Path, measure_kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The pairs table's metadata: its models' metadata (less the seed) plus the measure settings."""
-    meta = {k: v for k, v in read_parquet_metadata(embeddings).items() if k != "seed"}
-    return {**meta, "measures": dict(measure_kwargs)}

@@ -11,9 +11,12 @@ from .style import D_FG, D_LLV, PAPER_BLUE, plt
 def bound_figure(
     table: pd.DataFrame, rep_dim: int, title: str, marker_size: float = 12
 ) -> plt.Figure:
-    """Points with d_LLV < 1/(2M) (where the theorem applies) and the line 2 M d_LLV."""
+    """Points with d_LLV < 1/(2M) (where the theorem applies) and the line 2 M d_LLV. Pairs with
+    an undefined measure (NaN: degenerate models) are left out and counted in a note."""
     limit = 1.0 / (2 * rep_dim)
-    valid = table[table["d_llv"] < limit]
+    undefined = int(table[["d_llv", "d_fg"]].isna().any(axis=1).sum())
+    defined = table.dropna(subset=["d_llv", "d_fg"])
+    valid = defined[defined["d_llv"] < limit]
     fig, ax = plt.subplots(figsize=(6, 6))
     ax.scatter(valid["d_llv"], valid["d_fg"], s=marker_size, color=PAPER_BLUE, label="model pairs")
     top = float(valid["d_llv"].max()) if len(valid) else limit
@@ -22,10 +25,14 @@ def bound_figure(
     ax.set_xlabel(D_LLV)
     ax.set_ylabel(D_FG)
     above = int((valid["d_fg"] > 2 * rep_dim * valid["d_llv"]).sum())
-    left_out = len(table) - len(valid)
+    notes = []
+    if len(defined) > len(valid):
+        notes.append(f"{len(defined) - len(valid)} with {D_LLV} ≥ {limit:g} not shown")
+    if undefined:
+        notes.append(f"{undefined} undefined (NaN) left out")
     ax.set_title(f"{title}\n{len(valid)} pairs with {D_LLV} < {limit:g}; {above} above the bound")
-    if left_out:
-        ax.text(0.98, 0.98, f"{left_out} with {D_LLV} ≥ {limit:g} not shown", ha="right",
-                va="top", transform=ax.transAxes, fontsize=10)
+    if notes:
+        ax.text(0.98, 0.98, "\n".join(notes), ha="right", va="top", transform=ax.transAxes,
+                fontsize=10)
     ax.legend(loc="upper left")
     return fig

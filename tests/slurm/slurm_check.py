@@ -1,0 +1,198 @@
+"""`make test-slurm`: the quick DAG through a real SLURM cluster on localhost, checked against
+a local run of the same DAG.
+
+1. starts munge, MariaDB, slurmdbd, slurmctld and slurmd (local_slurm_start.sh: installs the
+   Debian packages when missing; needs root) with a CPU partition and a GPU partition whose node
+   carries a fake GPU, so `--gpus=1` jobs schedule on a GPU-less machine;
+2. derives a profile from profiles/slurm/config.yaml in which only the partition and account
+   names are replaced by the local cluster's (everything else is the shipped profile);
+3. runs the quick DAG locally (profiles/workstation) and through SLURM at the same time, each
+   in its own folder;
+4. checks with `sacct` that every non-local job of the DAG ran as a SLURM job of this run and
+   completed, that the GPU rule ran in the GPU partition with a GPU allocated, and that both runs
+   hold the same data (`repdist diff`);
+5. stops only the daemons step 1 started (by pid), also when a step fails.
+
+Usage: python tests/slurm/slurm_check.py [--work DIR] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+CPU_PARTITION, GPU_PARTITION, ACCOUNT = "debug", "gpu", "local"
+GPU_RULES = {"cifar10_train"}
+CONFIGS = [ROOT / "config.quick.yaml"]
+RUNNING: list[subprocess.Popen] = []
+
+
+def log(msg: str) -> None:
+    print(f"[slurm_check {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def local_profile(work: Path) -> Path:
+    """profiles/slurm with the partition and account names of the local cluster."""
+    profile = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
+    profile["default-resources"]["slurm_partition"] = CPU_PARTITION
+    profile["default-resources"]["slurm_account"] = ACCOUNT
+    for rule, resources in profile.get("set-resources", {}).items():
+        if "slurm_partition" in resources:
+            resources["slurm_partition"] = GPU_PARTITION if rule in GPU_RULES else CPU_PARTITION
+    folder = work / "profile"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.yaml").write_text(yaml.safe_dump(profile, sort_keys=False))
+    return folder
+
+
+def snakemake(*args: str, log_file: Path) -> tuple[subprocess.Popen, float]:
+    """Start snakemake (this interpreter's) with `args`, output to `log_file`."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), *args]
+    for config in CONFIGS:
+        cmd += ["--configfile", str(config)]
+    with open(log_file, "w") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
+    RUNNING.append(proc)
+    return proc, time.monotonic()
+
+
+def finish(run: tuple[subprocess.Popen, float], log_file: Path) -> float:
+    """Wait for a run started by `snakemake`; its wall time in seconds, or exit with its log."""
+    proc, start = run
+    code = proc.wait()
+    if code != 0:
+        tail = "".join(log_file.read_text().splitlines(keepends=True)[-40:])
+        raise SystemExit(f"snakemake failed ({code}), {log_file}:\n{tail}")
+    return time.monotonic() - start
+
+
+def planned_jobs(work: Path) -> Counter:
+    """Jobs per rule of the quick DAG that run as cluster jobs (target rules are local)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-n", "--quiet",
+         "rules", "--directory", str(work / "dry"), *sum([["--configfile", str(c)] for c in CONFIGS], [])],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    counts: Counter = Counter()
+    for line in out.splitlines():
+        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if m and m.group(1) != "total":
+            counts[m.group(1)] = int(m.group(2))
+    local = {"all", "constructed_all", "synthetic_all", "cifar10_all", "beyond_all"}
+    return Counter({rule: n for rule, n in counts.items() if rule not in local})
+
+
+def sacct_jobs(run_name: str) -> list[dict[str, str]]:
+    fields = ["JobID", "JobName", "Comment", "Partition", "Account", "AllocTRES", "State",
+              "Elapsed"]
+    out = subprocess.run(
+        ["sacct", "-X", "-P", "--name", run_name, "-S", "now-1days", "-o", ",".join(fields)],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    rows = [dict(zip(fields, line.split("|"))) for line in out.splitlines()[1:] if line]
+    for row in rows:
+        m = re.match(r"rule_(\w+?)(_wildcards_.*)?$", row["Comment"])
+        row["rule"] = m.group(1) if m else "?"
+    return rows
+
+
+def check_jobs(rows: list[dict[str, str]], planned: Counter) -> list[str]:
+    problems = []
+    ran = Counter(row["rule"] for row in rows if row["State"] == "COMPLETED")
+    if ran != planned:
+        problems.append(f"completed SLURM jobs per rule {dict(ran)} != planned {dict(planned)}")
+    for row in rows:
+        if row["State"] != "COMPLETED":
+            problems.append(f"job {row['JobID']} ({row['rule']}): {row['State']}")
+        want = GPU_PARTITION if row["rule"] in GPU_RULES else CPU_PARTITION
+        if row["Partition"] != want:
+            problems.append(f"job {row['JobID']} ({row['rule']}) ran in {row['Partition']}, not {want}")
+        has_gpu = "gres/gpu=1" in row["AllocTRES"]
+        if has_gpu != (row["rule"] in GPU_RULES):
+            problems.append(f"job {row['JobID']} ({row['rule']}): AllocTRES {row['AllocTRES']}")
+        if row["Account"] != ACCOUNT:
+            problems.append(f"job {row['JobID']} ({row['rule']}): account {row['Account']}")
+    return problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, help="scratch folder (default: a new temporary one)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("slurm_check: needs root (it installs and starts the SLURM daemons)")
+    work = args.work or Path(tempfile.mkdtemp(prefix="repdist-slurm-"))
+    work.mkdir(parents=True, exist_ok=True)
+    started = work / "started-daemons"
+    started.write_text("")
+    env = {**os.environ, "LOCAL_SLURM_ACCOUNTING": "1", "LOCAL_SLURM_ACCOUNT": ACCOUNT,
+           "LOCAL_SLURM_PARTITIONS": f"{CPU_PARTITION} {GPU_PARTITION}",
+           "LOCAL_SLURM_STARTED_FILE": str(started)}
+    try:
+        t0 = time.monotonic()
+        subprocess.run(["bash", str(HERE / "local_slurm_start.sh")], env=env, check=True)
+        log(f"cluster up in {time.monotonic() - t0:.0f} s; started by this check: "
+            f"{started.read_text().split() or 'none'}")
+        profile = local_profile(work)
+        planned = planned_jobs(work)
+        log(f"quick DAG: {sum(planned.values())} cluster jobs planned")
+
+        # both at once: the SLURM run spends most of its time waiting for status polls
+        local = snakemake("--profile", str(ROOT / "profiles/workstation"), "--cores", "2",
+                          "--directory", str(work / "local"), log_file=work / "local.log")
+        slurm = snakemake("--profile", str(profile), "--directory", str(work / "slurm"),
+                          log_file=work / "slurm.log")
+        local_s = finish(local, work / "local.log")
+        log(f"local run (profiles/workstation, --cores 2): {local_s:.0f} s")
+        slurm_s = finish(slurm, work / "slurm.log")
+        log(f"SLURM run (profiles/slurm, partitions {CPU_PARTITION}/{GPU_PARTITION}): {slurm_s:.0f} s")
+
+        m = re.search(r"SLURM run ID: (\S+)", (work / "slurm.log").read_text())
+        if not m:
+            raise SystemExit("slurm_check: no 'SLURM run ID' in the SLURM run's log")
+        rows = sacct_jobs(m.group(1))
+        print(f"{'JobID':>6} {'rule':28} {'Partition':9} {'State':9} {'Elapsed':8} AllocTRES")
+        for row in rows:
+            print(f"{row['JobID']:>6} {row['rule']:28} {row['Partition']:9} {row['State']:9} "
+                  f"{row['Elapsed']:8} {row['AllocTRES']}")
+        problems = check_jobs(rows, planned)
+
+        diff = subprocess.run(
+            [sys.executable, "-m", "repdist", "diff", str(work / "local/results/quick"),
+             str(work / "slurm/results/quick")], capture_output=True, text=True,
+        )
+        print(diff.stdout.strip())
+        if diff.returncode != 0:
+            problems.append("the SLURM run's data differ from the local run's")
+        for line in problems:
+            log(f"FAIL: {line}")
+        if problems:
+            return 1
+        log(f"OK: {len(rows)} SLURM jobs, all completed where planned; data equal to the local run")
+        return 0
+    finally:
+        for proc in RUNNING:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait()
+        subprocess.run(["bash", str(HERE / "local_slurm_stop.sh"), "--only", str(started),
+                        "--cancel-jobs"])
+        if not args.keep and not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

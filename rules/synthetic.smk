@@ -19,6 +19,8 @@ rule synthetic_train:
     conda:
         "../envs/torch.yaml"
     threads: SYN["threads"]
+    # widest (longest) first: the short jobs then fill the cores at the end, not a long one alone
+    priority: lambda wc: int(wc.W)
     resources:
         mem_mb=3000,
         runtime=training_runtime,

@@ -37,10 +37,35 @@ class StackedAffine(torch.autograd.Function):
     def backward(ctx, grad):  # type: ignore[override]
         h, weight = ctx.saved_tensors
         grad = grad.contiguous()
-        grad_h = torch.bmm(grad, weight.transpose(1, 2)) if ctx.needs_input_grad[0] else None
-        grad_w = torch.bmm(h.transpose(1, 2).contiguous(), grad)
-        grad_b = grad.sum(dim=1, keepdim=True) if ctx.has_bias else None
-        return grad_h, grad_w, grad_b
+        return _affine_grads(ctx, h, weight, grad, ctx.has_bias)
+
+
+def _affine_grads(ctx, h, weight, grad, has_bias: bool):
+    """Gradients of h @ weight + bias given the (contiguous) gradient of the product. h's
+    transpose goes to bmm as a view: MKL reads it transposed, faster than copying it first."""
+    grad_h = torch.bmm(grad, weight.transpose(1, 2)) if ctx.needs_input_grad[0] else None
+    grad_w = torch.bmm(h.transpose(1, 2), grad)
+    grad_b = grad.sum(dim=1, keepdim=True) if has_bias else None
+    return grad_h, grad_w, grad_b
+
+
+class StackedAffineLeaky(torch.autograd.Function):
+    """leaky_relu(h @ weight + bias) as one autograd node, the activation applied in place on the
+    product: one buffer and one node less per layer than the two ops (~9% of a step at w=128)."""
+
+    @staticmethod
+    def forward(ctx, h, weight, bias):  # type: ignore[override]
+        out = torch.baddbmm(bias, h, weight)
+        nn.functional.leaky_relu_(out, LEAKY_SLOPE)
+        ctx.save_for_backward(h, weight, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):  # type: ignore[override]
+        h, weight, out = ctx.saved_tensors
+        # the slope is positive, so the output's sign tells where the input was negative
+        grad = torch.ops.aten.leaky_relu_backward(grad.contiguous(), out, LEAKY_SLOPE, True)
+        return _affine_grads(ctx, h, weight, grad, True)
 
 
 class StackedMLP(nn.Module):
@@ -64,10 +89,9 @@ class StackedMLP(nn.Module):
         """x: (B, in) shared by all models, or (S, B, in). Returns (S, B, out)."""
         if x.dim() == 2:
             x = x.expand(self.num_models, *x.shape)
-        act = nn.functional.leaky_relu
-        h = act(StackedAffine.apply(x, self.l1_weight, self.l1_bias), LEAKY_SLOPE)
-        h = act(StackedAffine.apply(h, self.l2_weight, self.l2_bias), LEAKY_SLOPE)
-        h = act(StackedAffine.apply(h, self.l3_weight, self.l3_bias), LEAKY_SLOPE)
+        h = StackedAffineLeaky.apply(x, self.l1_weight, self.l1_bias)
+        h = StackedAffineLeaky.apply(h, self.l2_weight, self.l2_bias)
+        h = StackedAffineLeaky.apply(h, self.l3_weight, self.l3_bias)
         return StackedAffine.apply(h, self.l4_weight, None)
 
     def state_dict_of(self, index: int, prefix: str) -> dict[str, torch.Tensor]:

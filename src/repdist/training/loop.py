@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from ..io import atomic_path
+from .memory import keep_freed_memory
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,7 @@ def train(
     `on_step(done)` is called before training (done = 0) and after every optimisation step.
     """
     device = torch.device(device)
+    keep_freed_memory()  # no page faults on every step's fresh buffers (see training.memory)
     float_dtype = next(model.parameters()).dtype  # float32, or float64 for exactness tests
 
     def on_device(a: np.ndarray, dtype) -> torch.Tensor:

@@ -63,6 +63,9 @@ rule synthetic_pairs:
     conda:
         "../envs/measures.yaml"
     threads: 1
+    # a few seconds each: run as soon as ready, so they do not pile up in the scheduler's
+    # waiting list (which it re-examines on every pass) behind the long training jobs
+    priority: 1000
     resources:
         mem_mb=1000,
         runtime=10,

@@ -6,8 +6,7 @@ a local run of the same DAG.
    carries a fake GPU, so `--gpus=1` jobs schedule on a GPU-less machine;
 2. derives a profile from profiles/slurm/config.yaml in which only the partition and account
    names are replaced by the local cluster's (everything else is the shipped profile);
-3. runs the quick DAG locally (profiles/workstation) and through SLURM at the same time, each
-   in its own folder;
+3. runs the quick DAG locally (profiles/workstation), then through SLURM, each in its own folder;
 4. checks with `sacct` that every non-local job of the DAG ran as a SLURM job of this run and
    completed, that the GPU rule ran in the GPU partition with a GPU allocated, and that both runs
    hold the same data (`repdist diff`);
@@ -22,6 +21,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -132,6 +132,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="scratch folder (default: a new temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
+    # SIGTERM (CI timeouts, kill) unwinds through `finally`, so the daemons still get stopped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if os.geteuid() != 0:
         raise SystemExit("slurm_check: needs root (it installs and starts the SLURM daemons)")
     work = args.work or Path(tempfile.mkdtemp(prefix="repdist-slurm-"))
@@ -150,13 +152,14 @@ def main() -> int:
         planned = planned_jobs(work)
         log(f"quick DAG: {sum(planned.values())} cluster jobs planned")
 
-        # both at once: the SLURM run spends most of its time waiting for status polls
+        # one after the other: run at once they oversubscribe the cores (the CIFAR jobs use two
+        # threads each) and both slow down several-fold
         local = snakemake("--profile", str(ROOT / "profiles/workstation"), "--cores", "2",
                           "--directory", str(work / "local"), log_file=work / "local.log")
-        slurm = snakemake("--profile", str(profile), "--directory", str(work / "slurm"),
-                          log_file=work / "slurm.log")
         local_s = finish(local, work / "local.log")
         log(f"local run (profiles/workstation, --cores 2): {local_s:.0f} s")
+        slurm = snakemake("--profile", str(profile), "--directory", str(work / "slurm"),
+                          log_file=work / "slurm.log")
         slurm_s = finish(slurm, work / "slurm.log")
         log(f"SLURM run (profiles/slurm, partitions {CPU_PARTITION}/{GPU_PARTITION}): {slurm_s:.0f} s")
 

@@ -16,11 +16,11 @@ rule synthetic_train:
         W=r"\d+",
         G=r"\d+",
         F=r"\d+",
+    # widest (longest) first: the short jobs then fill the cores at the end, not a long one alone
+    priority: lambda wc: int(wc.W)
     conda:
         "../envs/torch.yaml"
     threads: SYN["threads"]
-    # widest (longest) first: the short jobs then fill the cores at the end, not a long one alone
-    priority: lambda wc: int(wc.W)
     resources:
         mem_mb=3000,
         runtime=training_runtime,
@@ -60,12 +60,12 @@ rule synthetic_pairs:
         W=r"\d+",
         G=r"\d+",
         F=r"\d+",
-    conda:
-        "../envs/measures.yaml"
-    threads: 1
     # a few seconds each: run as soon as ready, so they do not pile up in the scheduler's
     # waiting list (which it re-examines on every pass) behind the long training jobs
     priority: 1000
+    conda:
+        "../envs/measures.yaml"
+    threads: 1
     resources:
         mem_mb=1000,
         runtime=10,

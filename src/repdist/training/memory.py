@@ -1,10 +1,11 @@
-"""Keep freed memory for reuse: glibc otherwise returns every large buffer to the kernel.
+"""Keep freed memory for reuse: glibc may otherwise return large buffers to the kernel.
 
 A training step allocates and frees tensors of a few MB (activations, gradients, Adam's
-temporaries). glibc serves such sizes with mmap and unmaps them on free, so the next step takes
-a page fault on every 4 KiB page it writes: ~500 faults per step at width 128, ~1,100 at 256,
-about 10% of the step. Raising the mmap threshold to its maximum (32 MiB) and the trim
-threshold far above it makes freed buffers stay in the heap, and the next step reuses them.
+temporaries). Below glibc's mmap threshold they come from the heap and are reused; above it they
+are mmapped and unmapped on free, and the next step page-faults on every page it writes. In a bare
+loop that cost ~500 faults per step at width 128. In the real training jobs the first evaluation
+already raises glibc's dynamic threshold, so this mostly guards against allocation orders where
+it would not: pinning the threshold at its maximum (32 MiB) makes the behaviour not depend on it.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def crash_after(monkeypatch):
     batches; call the returned `restore()` to train normally again."""
     from repdist.training import loop
 
-    real = loop.per_model_nll
+    real = loop.batch_nll
 
     def arm(n_batches):
         calls = {"n": 0}
@@ -55,7 +55,7 @@ def crash_after(monkeypatch):
                 raise KeyboardInterrupt("simulated kill")
             return real(*args)
 
-        monkeypatch.setattr(loop, "per_model_nll", crashing)
-        return lambda: monkeypatch.setattr(loop, "per_model_nll", real)
+        monkeypatch.setattr(loop, "batch_nll", crashing)
+        return lambda: monkeypatch.setattr(loop, "batch_nll", real)
 
     return arm

@@ -30,11 +30,12 @@ class SmallMLP(nn.Module):
         return self.l4(h)
 
 
-def fix_length(v: torch.Tensor, length: float) -> torch.Tensor:
-    """Rescale rows to norm `length` (0 = leave as they are), as the original's length fixing."""
+def fix_length(v: torch.Tensor, length: float, dim: int = -1) -> torch.Tensor:
+    """Rescale vectors along `dim` to norm `length` (0 = leave them), as the original's length
+    fixing."""
     if not length:
         return v
-    return length * v / torch.clamp(v.norm(dim=-1, keepdim=True), min=NORM_EPS)
+    return length * v / torch.clamp(v.norm(dim=dim, keepdim=True), min=NORM_EPS)
 
 
 class ModelClass(nn.Module):

@@ -63,6 +63,18 @@ def per_model_nll(log_probs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor
     return -log_probs.gather(-1, idx).squeeze(-1).mean(dim=-1)
 
 
+def batch_nll(model: torch.nn.Module, x: torch.Tensor, codes: torch.Tensor,
+              labels: torch.Tensor) -> torch.Tensor:
+    """Mean NLL per model of one batch; a stack's (S, K, B) log-probabilities where it has them
+    (its fast layout), else the model's (..., B, K)."""
+    class_log_probs = getattr(model, "class_log_probs", None)
+    if class_log_probs is None:
+        return per_model_nll(model.log_probs(x, codes), labels)
+    log_probs = class_log_probs(x, codes)  # (S, K, B)
+    idx = labels.expand(log_probs.shape[0], 1, -1)
+    return -log_probs.gather(1, idx).squeeze(1).mean(dim=-1)
+
+
 @torch.no_grad()
 def evaluate(
     model: torch.nn.Module,
@@ -176,7 +188,7 @@ def train(
             log.test_steps.append(step)
             log.test_loss.append(_as_list(test_loss))
         idx = torch.from_numpy(idx_np).to(device)
-        loss = per_model_nll(model.log_probs(x[idx], all_codes), y[idx])
+        loss = batch_nll(model, x[idx], all_codes, y[idx])
         optimizer.zero_grad(set_to_none=True)
         loss.sum().backward()
         optimizer.step()

@@ -45,6 +45,47 @@ def synthetic_seed_files(name):
     return [synthetic_file(f"seed{s}/{name}") for s in SYN_SEEDS]
 
 
+SYN_VARIANTS = [(v["fix_g"], v["fix_f"]) for v in SYN["variants"]]
+
+
+def synthetic_stacked_widths():
+    """Widths at which every variant is configured and at most stack_variants_max_width: one
+    job trains all their variants together (cheaper per model for narrow nets)."""
+    if len(SYN_VARIANTS) < 2:
+        return []
+    common = set.intersection(*(set(v["widths"]) for v in SYN["variants"]))
+    return sorted(w for w in common if w <= SYN["stack_variants_max_width"])
+
+
+def synthetic_variant_files(name):
+    """One file per variant and seed at one (K, W) (those wildcards left open), variant-major."""
+    return [
+        synthetic_file(f"seed{s}/{name}", G=g, F=f)
+        for (g, f) in SYN_VARIANTS
+        for s in SYN_SEEDS
+    ]
+
+
+def synthetic_model_settings(wildcards):
+    """SyntheticModelConfig fields shared by the variants of one (K, W)."""
+    return {
+        "num_classes": int(wildcards.K),
+        "width": int(wildcards.W),
+        "seeds": SYN_SEEDS,
+        "rep_dim": SYN["rep_dim"],
+        "n_train": SYN["n_train"],
+        "n_test": SYN["n_test"],
+        "train_data_seed": SYN["train_data_seed"],
+        "test_data_seed": SYN["test_data_seed"],
+    }
+
+
+def training_priority(width, n_configs=1):
+    """Longest jobs first (cost ~ models x width^2): the short ones then fill the cores at the
+    end, instead of a long one running alone."""
+    return int(width) ** 2 * n_configs // 64
+
+
 def synthetic_pairs_file(k, w, g, f):
     return synthetic_file("pairs.parquet", K=k, W=w, G=g, F=f)
 
@@ -67,9 +108,10 @@ def bound_figure_pairs():
     ]
 
 
-def training_runtime(wildcards):
-    """Minutes for one job of 20 seeds x 15,000 steps on one core, with a margin (w=256 ~ 12)."""
-    scale = SYN["n_seeds"] / 20 * SYN["training"]["steps"] / 15000
+def training_runtime(wildcards, n_configs=1):
+    """Minutes for one job of n_configs x 20 seeds x 15,000 steps on one core, with a margin
+    (one configuration at w=256 takes ~11)."""
+    scale = n_configs * SYN["n_seeds"] / 20 * SYN["training"]["steps"] / 15000
     return max(5, int(40 * scale * (int(wildcards.W) / 256) ** 2 + 10))
 
 

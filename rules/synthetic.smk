@@ -16,8 +16,7 @@ rule synthetic_train:
         W=r"\d+",
         G=r"\d+",
         F=r"\d+",
-    # widest (longest) first: the short jobs then fill the cores at the end, not a long one alone
-    priority: lambda wc: int(wc.W)
+    priority: lambda wc: training_priority(wc.W)
     conda:
         "../envs/torch.yaml"
     threads: SYN["threads"]
@@ -25,20 +24,45 @@ rule synthetic_train:
         mem_mb=3000,
         runtime=training_runtime,
     params:
-        model_cfg=lambda wc: {
-            "num_classes": int(wc.K),
-            "width": int(wc.W),
-            "fix_g": float(wc.G),
-            "fix_f": float(wc.F),
-            "seeds": SYN_SEEDS,
-            "rep_dim": SYN["rep_dim"],
-            "n_train": SYN["n_train"],
-            "n_test": SYN["n_test"],
-            "train_data_seed": SYN["train_data_seed"],
-            "test_data_seed": SYN["test_data_seed"],
-        },
+        model_cfg=synthetic_model_settings,
+        variants=lambda wc: [(float(wc.G), float(wc.F))],
         train_cfg=SYN["training"],
         checkpoint=lambda wc: synthetic_file("checkpoint.pt", **wc),
+        run_config=lambda wc: {"synthetic": SYN, "seed": config["seed"]},
+    script:
+        "../workflow/scripts/synthetic_train.py"
+
+
+# At narrow widths one job trains every variant (fix_g, fix_f) of a (K, W) in one stack: same
+# files, same per-model results as synthetic_train, less overhead per model.
+ruleorder: synthetic_train_variants > synthetic_train
+
+
+rule synthetic_train_variants:
+    output:
+        models=synthetic_variant_files("model.pt"),
+        metrics=synthetic_variant_files("metrics.json"),
+        embeddings=synthetic_variant_files("embeddings.parquet"),
+        unembeddings=synthetic_variant_files("unembeddings.parquet"),
+    log:
+        out("logs/synthetic_train/K{K}_w{W}_variants.log"),
+    benchmark:
+        out("benchmarks/synthetic_train/K{K}_w{W}_variants.tsv")
+    wildcard_constraints:
+        K=r"\d+",
+        W="|".join(map(str, synthetic_stacked_widths())) or r"(?!)",
+    priority: lambda wc: training_priority(wc.W, len(SYN_VARIANTS))
+    conda:
+        "../envs/torch.yaml"
+    threads: SYN["threads"]
+    resources:
+        mem_mb=3000,
+        runtime=lambda wc: training_runtime(wc, len(SYN_VARIANTS)),
+    params:
+        model_cfg=synthetic_model_settings,
+        variants=[(float(g), float(f)) for g, f in SYN_VARIANTS],
+        train_cfg=SYN["training"],
+        checkpoint=lambda wc: out(f"synthetic/K{wc.K}/w{wc.W}_variants/checkpoint.pt"),
         run_config=lambda wc: {"synthetic": SYN, "seed": config["seed"]},
     script:
         "../workflow/scripts/synthetic_train.py"
@@ -62,7 +86,7 @@ rule synthetic_pairs:
         F=r"\d+",
     # a few seconds each: run as soon as ready, so they do not pile up in the scheduler's
     # waiting list (which it re-examines on every pass) behind the long training jobs
-    priority: 1000
+    priority: 1000000
     conda:
         "../envs/measures.yaml"
     threads: 1

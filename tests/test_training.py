@@ -37,24 +37,29 @@ def test_batch_schedule_has_exactly_the_nominal_steps():
 
 
 def _stack_and_alone(data, fix, dtype, steps=200):
+    """`fix`: one (fix_g, fix_f) for every seed, or a list of them, one per model."""
     train_d, test_d, codes = data
     cfg = TrainConfig(steps=steps, batch_size=64, eval_every=100, log_every=50)
     seeds = [0, 1, 2]
-    stack = StackedModelClass([build_synthetic_model(s, K, 16, 2, *fix).to(dtype) for s in seeds])
+    fixes = fix if isinstance(fix, list) else [fix] * len(seeds)
+    stack = StackedModelClass([build_synthetic_model(s, K, 16, 2, *f).to(dtype)
+                               for s, f in zip(seeds, fixes, strict=True)])
     log, finals = train(stack, train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg)
     alone = []
-    for s in seeds:
-        model = build_synthetic_model(s, K, 16, 2, *fix).to(dtype)
+    for s, f in zip(seeds, fixes, strict=True):
+        model = build_synthetic_model(s, K, 16, 2, *f).to(dtype)
         log_1, finals_1 = train(model, train_d.x, train_d.labels, test_d.x, test_d.labels, codes,
                                 cfg)
         alone.append((model, log_1, finals_1))
     return stack, log, finals, alone
 
 
-@pytest.mark.parametrize("fix", [(0.0, 0.0), (20.0, 20.0)])
+@pytest.mark.parametrize("fix", [(0.0, 0.0), (20.0, 20.0), [(0.0, 20.0), (20.0, 0.0), (0.0, 0.0)]],
+                         ids=["unfixed", "fixed", "mixed variants"])
 def test_stacked_training_is_each_seed_trained_alone(data, fix):
     """In float64 (rounding far below Adam's eps) every seed's weights after 200 steps equal
-    those of the plain nn.Linear model trained alone: the stack changes nothing but speed."""
+    those of the plain nn.Linear model trained alone: the stack changes nothing but speed,
+    also when its models differ in length fixing (the variants one job trains together)."""
     stack, log, finals, alone = _stack_and_alone(data, fix, torch.float64)
     for i, (model, log_1, finals_1) in enumerate(alone):
         for name, p in model.state_dict().items():

@@ -1,17 +1,21 @@
-"""Rule synthetic_train: all seeds of one configuration trained together, then written per seed."""
+"""Rules synthetic_train and synthetic_train_variants: all seeds of one configuration (or of
+every variant of a (K, W)) trained together, then written per seed."""
 
 from pathlib import Path
 
 import torch
 
-from repdist.experiments.synthetic import SeedPaths, SyntheticModelConfig, train_configuration
+from repdist.experiments.synthetic import SeedPaths, SyntheticModelConfig, train_configurations
 from repdist.runlog import job_log
 from repdist.training.loop import TrainConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]) as log:
     torch.set_num_threads(sm.threads)
-    model_cfg = SyntheticModelConfig(**sm.params.model_cfg)
+    model_cfgs = [
+        SyntheticModelConfig(**sm.params.model_cfg, fix_g=fix_g, fix_f=fix_f)
+        for fix_g, fix_f in sm.params.variants
+    ]
     train_cfg = TrainConfig(**sm.params.train_cfg)
     paths = [
         SeedPaths(Path(m), Path(me), Path(e), Path(u))
@@ -20,7 +24,9 @@ with job_log(sm.log[0]) as log:
             strict=True,
         )
     ]
-    log.info("training %s with %s on %d thread(s)", model_cfg, train_cfg, sm.threads)
+    n_seeds = len(model_cfgs[0].seeds)  # outputs are variant-major
+    per_cfg = [paths[i : i + n_seeds] for i in range(0, len(paths), n_seeds)]
+    log.info("training %s with %s on %d thread(s)", model_cfgs, train_cfg, sm.threads)
     checkpoint = Path(sm.params.checkpoint)
-    train_configuration(model_cfg, train_cfg, paths, sm.params.run_config, checkpoint)
+    train_configurations(model_cfgs, train_cfg, per_cfg, sm.params.run_config, checkpoint)
     checkpoint.unlink(missing_ok=True)  # every output is written: the checkpoint is spent

@@ -4,7 +4,7 @@ write each model and its representations, then compare every pair of seeds."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,18 +49,41 @@ def train_configuration(
     checkpoint: str | Path | None = None,
 ) -> None:
     """Train all seeds of one configuration in one stacked model, then write every seed's files."""
-    if len(paths) != len(model_cfg.seeds):
-        raise ValueError(f"{len(paths)} output sets for {len(model_cfg.seeds)} seeds")
-    k = model_cfg.num_classes
-    train_data = make_radial(model_cfg.n_train, k, model_cfg.train_data_seed)
-    test_data = make_radial(model_cfg.n_test, k, model_cfg.test_data_seed)
+    train_configurations([model_cfg], train_cfg, [paths], run_config, checkpoint)
+
+
+def train_configurations(
+    model_cfgs: Sequence[SyntheticModelConfig],
+    train_cfg: TrainConfig,
+    paths: Sequence[Sequence[SeedPaths]],
+    run_config: Mapping[str, Any],
+    checkpoint: str | Path | None = None,
+) -> None:
+    """Train every seed of several configurations that differ only in length fixing (fix_g,
+    fix_f) in one stacked model, then write every seed's files as if trained alone.
+
+    Narrow nets spend a step mostly in per-op overhead, which one stack of all variants pays
+    once (at width 16, 80 models step in ~0.6 ms per 20, against ~1.1 ms in stacks of 20).
+    """
+    if len(paths) != len(model_cfgs):
+        raise ValueError(f"{len(paths)} sets of output paths for {len(model_cfgs)} configurations")
+    for cfg, cfg_paths in zip(model_cfgs, paths, strict=True):
+        if len(cfg_paths) != len(cfg.seeds):
+            raise ValueError(f"{len(cfg_paths)} output sets for {len(cfg.seeds)} seeds")
+    shared = {replace(c, fix_g=0.0, fix_f=0.0, seeds=()) for c in model_cfgs}
+    if len(shared) != 1:
+        raise ValueError("configurations trained together may differ only in fix_g and fix_f")
+    base = model_cfgs[0]
+    k = base.num_classes
+    train_data = make_radial(base.n_train, k, base.train_data_seed)
+    test_data = make_radial(base.n_test, k, base.test_data_seed)
     codes = label_codes(np.arange(k), k)
-    models = [
-        build_synthetic_model(s, k, model_cfg.width, model_cfg.rep_dim, model_cfg.fix_g,
-                              model_cfg.fix_f)
-        for s in model_cfg.seeds
-    ]
-    stack = StackedModelClass(models)
+    members = [(cfg, seed, p) for cfg, cfg_paths in zip(model_cfgs, paths, strict=True)
+               for seed, p in zip(cfg.seeds, cfg_paths, strict=True)]
+    stack = StackedModelClass([
+        build_synthetic_model(seed, k, cfg.width, cfg.rep_dim, cfg.fix_g, cfg.fix_f)
+        for cfg, seed, _ in members
+    ])
     log, finals = train(
         stack, train_data.x, train_data.labels, test_data.x, test_data.labels, codes, train_cfg,
         checkpoint=checkpoint,
@@ -70,20 +93,21 @@ def train_configuration(
         x = torch.from_numpy(test_data.x)
         f_all = stack.embed(x).double().numpy()  # (S, N, M)
         g_all = stack.unembed(torch.from_numpy(codes)).double().numpy()  # (S, K, M)
-    base_meta = {
-        "experiment": "synthetic",
-        "K": k,
-        "M": model_cfg.rep_dim,
-        "width": model_cfg.width,
-        "fix_g": model_cfg.fix_g,
-        "fix_f": model_cfg.fix_f,
-        "steps": train_cfg.steps,
-        "split": "test",
-        **provenance(run_config),
-    }
-    for i, (seed, p) in enumerate(zip(model_cfg.seeds, paths, strict=True)):
+    provenance_meta = provenance(run_config)
+    for i, (cfg, seed, p) in enumerate(members):
+        meta = {
+            "experiment": "synthetic",
+            "K": k,
+            "M": cfg.rep_dim,
+            "width": cfg.width,
+            "fix_g": cfg.fix_g,
+            "fix_f": cfg.fix_f,
+            "steps": train_cfg.steps,
+            "split": "test",
+            **provenance_meta,
+            "seed": int(seed),
+        }
         preds = np.argmax(f_all[i] @ g_all[i].T, axis=1)
-        meta = {**base_meta, "seed": int(seed)}
         write_parquet(p.embeddings, embeddings_frame(f_all[i], test_data.labels, preds), meta)
         write_parquet(p.unembeddings, unembeddings_frame(g_all[i]), meta)
         write_json(
@@ -98,7 +122,7 @@ def train_configuration(
                 "final_test_loss": finals["test_loss"][i],
                 "test_accuracy": finals["test_accuracy"][i],
                 "wall_time_s": finals["wall_time_s"],
-                "wall_time_note": f"one job trained {len(paths)} seeds together",
+                "wall_time_note": f"one job trained {len(members)} models together",
                 **meta,
             },
         )

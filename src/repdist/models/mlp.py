@@ -30,9 +30,12 @@ class SmallMLP(nn.Module):
         return self.l4(h)
 
 
-def fix_length(v: torch.Tensor, length: float, dim: int = -1) -> torch.Tensor:
+def fix_length(v: torch.Tensor, length: float | torch.Tensor, dim: int = -1) -> torch.Tensor:
     """Rescale vectors along `dim` to norm `length` (0 = leave them), as the original's length
-    fixing."""
+    fixing. A tensor `length` (broadcast against v, e.g. (S, 1, 1)) gives each model its own."""
+    if isinstance(length, torch.Tensor):
+        fixed = length * v / torch.clamp(v.norm(dim=dim, keepdim=True), min=NORM_EPS)
+        return torch.where(length > 0, fixed, v)
     if not length:
         return v
     return length * v / torch.clamp(v.norm(dim=dim, keepdim=True), min=NORM_EPS)

@@ -116,15 +116,27 @@ def _stored(name: str, weight: torch.Tensor) -> torch.Tensor:
     return weight if name == LAYERS[-1] else weight.T
 
 
+def _lengths(lengths: Sequence[float]) -> float | torch.Tensor:
+    """One length for the whole stack where the models agree, else an (S, 1, 1) tensor."""
+    if len(set(lengths)) == 1:
+        return lengths[0]
+    return torch.tensor(lengths, dtype=torch.float32).reshape(-1, 1, 1)
+
+
 class StackedModelClass(nn.Module):
-    """S models (f_s, g_s) of one configuration; log-probabilities for all of them at once."""
+    """S models (f_s, g_s) of the same shapes, e.g. the seeds of one configuration, or of
+    several that differ only in length fixing; log-probabilities for all of them at once."""
 
     def __init__(self, models: Sequence[ModelClass]) -> None:
         super().__init__()
         self.f_net = StackedMLP([m.f_net for m in models])
         self.g_net = StackedMLP([m.g_net for m in models])
-        self.fix_g = models[0].fix_g
-        self.fix_f = models[0].fix_f
+        for name in ("fix_g", "fix_f"):
+            lengths = _lengths([getattr(m, name) for m in models])
+            if isinstance(lengths, torch.Tensor):  # moves with the model, not in its state dict
+                self.register_buffer(name, lengths, persistent=False)
+            else:
+                setattr(self, name, lengths)
 
     @property
     def num_models(self) -> int:

@@ -34,11 +34,17 @@ def fix_length(v: torch.Tensor, length: float | torch.Tensor, dim: int = -1) -> 
     """Rescale vectors along `dim` to norm `length` (0 = leave them), as the original's length
     fixing. A tensor `length` (broadcast against v, e.g. (S, 1, 1)) gives each model its own."""
     if isinstance(length, torch.Tensor):
-        fixed = length * v / torch.clamp(v.norm(dim=dim, keepdim=True), min=NORM_EPS)
-        return torch.where(length > 0, fixed, v)
+        return torch.where(length > 0, length * v / _clamped_norm(v, dim), v)
     if not length:
         return v
-    return length * v / torch.clamp(v.norm(dim=dim, keepdim=True), min=NORM_EPS)
+    return length * v / _clamped_norm(v, dim)
+
+
+def _clamped_norm(v: torch.Tensor, dim: int) -> torch.Tensor:
+    """max(||v||, NORM_EPS) along `dim`, as sqrt(max(sum v^2, NORM_EPS^2)): the same value and
+    gradient (zero where clamped) as clamping `v.norm`, whose backward over a middle dim of a
+    stack's (S, M, B) output takes ~1 ms a step, a third of a narrow stack's step."""
+    return torch.sqrt(torch.clamp((v * v).sum(dim=dim, keepdim=True), min=NORM_EPS**2))
 
 
 class ModelClass(nn.Module):

@@ -18,58 +18,69 @@ from .mlp import LEAKY_SLOPE, ModelClass, SmallMLP, fix_length
 LAYERS = ("l1", "l2", "l3", "l4")
 
 
-def _affine_grads(ctx, h, weight, grad, has_bias: bool):
-    """Gradients of h @ weight + bias given the (contiguous) gradient of the product. h's
-    transpose goes to bmm as a view: MKL reads it transposed, faster than copying it first.
-    (Autograd's own bmm backward hands bmm a strided gradient: 8x slower for g's few rows.)"""
-    grad_h = torch.bmm(grad, weight.transpose(1, 2)) if ctx.needs_input_grad[0] else None
-    grad_w = torch.bmm(h.transpose(1, 2), grad)
-    grad_b = grad.sum(dim=1, keepdim=True) if has_bias else None
-    return grad_h, grad_w, grad_b
+_leaky_backward = torch.ops.aten.leaky_relu_backward
 
 
-class StackedReadout(torch.autograd.Function):
-    """The output layer, transposed: out^T[s] = weight[s] @ h[s]^T, (S, M, B) for weight (S, M, w).
+class StackedMLPFunction(torch.autograd.Function):
+    """The whole MLP as one autograd node: in -> w -> w -> w -> M for S models at once.
 
-    With M = 2 outputs, h @ weight^T is an N = 2 matmul that MKL runs at ~4 GFLOP/s; the
-    transposed product (and its weight gradient grad^T @ h) has N = B or w and runs 2-6x faster.
+    Hidden layers: leaky_relu(h @ weight + bias), the activation applied in place on the product
+    (its output's sign tells where the input was negative, the slope being positive). The output
+    layer is transposed: out^T = weight @ h^T, (S, M, B), because with M = 2 outputs h @ weight^T
+    is an N = 2 matmul that MKL runs at ~4 GFLOP/s, while the transposed product (and its weight
+    gradient grad^T @ h) runs 2-6x faster. One node instead of four saves their per-node overhead.
+    Transposes go to bmm as views (MKL reads them transposed, faster than copying first).
     """
 
     @staticmethod
-    def forward(ctx, h, weight):  # type: ignore[override]
-        ctx.save_for_backward(h, weight)
-        return torch.bmm(weight, h.transpose(1, 2))
+    def forward(ctx, x, w1, b1, w2, b2, w3, b3, w4):  # type: ignore[override]
+        h1 = nn.functional.leaky_relu_(torch.baddbmm(b1, x, w1), LEAKY_SLOPE)
+        h2 = nn.functional.leaky_relu_(torch.baddbmm(b2, h1, w2), LEAKY_SLOPE)
+        h3 = nn.functional.leaky_relu_(torch.baddbmm(b3, h2, w3), LEAKY_SLOPE)
+        ctx.save_for_backward(x, h1, h2, h3, w1, w2, w3, w4)
+        return torch.bmm(w4, h3.transpose(1, 2))
 
     @staticmethod
     def backward(ctx, grad):  # type: ignore[override]
-        h, weight = ctx.saved_tensors
+        x, h1, h2, h3, w1, w2, w3, w4 = ctx.saved_tensors
         grad = grad.contiguous()
-        grad_h = torch.bmm(grad.transpose(1, 2), weight) if ctx.needs_input_grad[0] else None
-        return grad_h, torch.bmm(grad, h)
+        g_w4 = torch.bmm(grad, h3)
+        g = _leaky_backward(torch.bmm(grad.transpose(1, 2), w4), h3, LEAKY_SLOPE, True)
+        g_w3, g_b3 = torch.bmm(h2.transpose(1, 2), g), g.sum(dim=1, keepdim=True)
+        g = _leaky_backward(torch.bmm(g, w3.transpose(1, 2)), h2, LEAKY_SLOPE, True)
+        g_w2, g_b2 = torch.bmm(h1.transpose(1, 2), g), g.sum(dim=1, keepdim=True)
+        g = _leaky_backward(torch.bmm(g, w2.transpose(1, 2)), h1, LEAKY_SLOPE, True)
+        g_w1, g_b1 = torch.bmm(x.transpose(1, 2), g), g.sum(dim=1, keepdim=True)
+        g_x = torch.bmm(g, w1.transpose(1, 2)) if ctx.needs_input_grad[0] else None
+        return g_x, g_w1, g_b1, g_w2, g_b2, g_w3, g_b3, g_w4
 
 
-class StackedAffineLeaky(torch.autograd.Function):
-    """leaky_relu(h @ weight + bias) as one autograd node, the activation applied in place on the
-    product: one buffer and one node less per layer than the two ops (~9% of a step at w=128)."""
+class StackedNLL(torch.autograd.Function):
+    """Mean NLL per model of a batch from embeddings (S, M, B) and unembeddings (S, K, M): the
+    float32 logits' float64 log-softmax over classes, as the original's loss. One node with the
+    closed-form gradient (softmax - onehot) / B instead of seven small ops and their backwards,
+    whose fixed per-op cost is what a narrow stack's step mostly pays."""
 
     @staticmethod
-    def forward(ctx, h, weight, bias):  # type: ignore[override]
-        out = torch.baddbmm(bias, h, weight)
-        nn.functional.leaky_relu_(out, LEAKY_SLOPE)
-        ctx.save_for_backward(h, weight, out)
-        return out
+    def forward(ctx, f_t, g, labels):  # type: ignore[override]
+        log_probs = torch.log_softmax(torch.bmm(g, f_t).double(), dim=1)  # (S, K, B)
+        idx = labels.expand(log_probs.shape[0], 1, -1)
+        ctx.save_for_backward(f_t, g, log_probs, idx)
+        return -log_probs.gather(1, idx).squeeze(1).mean(dim=-1)
 
     @staticmethod
     def backward(ctx, grad):  # type: ignore[override]
-        h, weight, out = ctx.saved_tensors
-        # the slope is positive, so the output's sign tells where the input was negative
-        grad = torch.ops.aten.leaky_relu_backward(grad.contiguous(), out, LEAKY_SLOPE, True)
-        return _affine_grads(ctx, h, weight, grad, True)
+        f_t, g, log_probs, idx = ctx.saved_tensors
+        d_logits = log_probs.exp().scatter_add_(1, idx, log_probs.new_full(idx.shape, -1.0))
+        d_logits = (d_logits * (grad / idx.shape[-1]).view(-1, 1, 1)).to(f_t.dtype)
+        grad_f = torch.bmm(g.transpose(1, 2), d_logits) if ctx.needs_input_grad[0] else None
+        grad_g = torch.bmm(d_logits, f_t.transpose(1, 2)) if ctx.needs_input_grad[1] else None
+        return grad_f, grad_g, None
 
 
 class StackedMLP(nn.Module):
     """Hidden layers: weight (S, in, out) (the transpose of nn.Linear's), bias (S, 1, out);
-    the output layer l4: weight (S, out, in) as nn.Linear's (see StackedReadout)."""
+    the output layer l4: weight (S, out, in) as nn.Linear's (see StackedMLPFunction)."""
 
     def __init__(self, mlps: Sequence[SmallMLP]) -> None:
         super().__init__()
@@ -89,10 +100,10 @@ class StackedMLP(nn.Module):
         """x: (B, in) shared by all models, or (S, B, in). Returns (S, out, B): transposed."""
         if x.dim() == 2:
             x = x.expand(self.num_models, *x.shape)
-        h = StackedAffineLeaky.apply(x, self.l1_weight, self.l1_bias)
-        h = StackedAffineLeaky.apply(h, self.l2_weight, self.l2_bias)
-        h = StackedAffineLeaky.apply(h, self.l3_weight, self.l3_bias)
-        return StackedReadout.apply(h, self.l4_weight)
+        return StackedMLPFunction.apply(
+            x, self.l1_weight, self.l1_bias, self.l2_weight, self.l2_bias,
+            self.l3_weight, self.l3_bias, self.l4_weight,
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, in) shared by all models, or (S, B, in). Returns (S, B, out) (a view)."""
@@ -160,6 +171,10 @@ class StackedModelClass(nn.Module):
     def log_probs(self, x: torch.Tensor, all_codes: torch.Tensor) -> torch.Tensor:
         """(S, B, K) float64 log p(y|x) (a view of class_log_probs)."""
         return self.class_log_probs(x, all_codes).transpose(1, 2)
+
+    def nll(self, x: torch.Tensor, all_codes: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """(S,) mean NLL of a batch per model, the training loss (see StackedNLL)."""
+        return StackedNLL.apply(self.embed_t(x), self.unembed(all_codes), labels)
 
     def state_dict_of(self, index: int) -> dict[str, torch.Tensor]:
         return {**self.f_net.state_dict_of(index, "f_net."), **self.g_net.state_dict_of(index, "g_net.")}

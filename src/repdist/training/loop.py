@@ -65,14 +65,12 @@ def per_model_nll(log_probs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor
 
 def batch_nll(model: torch.nn.Module, x: torch.Tensor, codes: torch.Tensor,
               labels: torch.Tensor) -> torch.Tensor:
-    """Mean NLL per model of one batch; a stack's (S, K, B) log-probabilities where it has them
-    (its fast layout), else the model's (..., B, K)."""
-    class_log_probs = getattr(model, "class_log_probs", None)
-    if class_log_probs is None:
+    """Mean NLL per model of one batch: a stack's fused loss where it has one, else from the
+    model's (..., B, K) log-probabilities."""
+    nll = getattr(model, "nll", None)
+    if nll is None:
         return per_model_nll(model.log_probs(x, codes), labels)
-    log_probs = class_log_probs(x, codes)  # (S, K, B)
-    idx = labels.expand(log_probs.shape[0], 1, -1)
-    return -log_probs.gather(1, idx).squeeze(1).mean(dim=-1)
+    return nll(x, codes, labels)
 
 
 @torch.no_grad()

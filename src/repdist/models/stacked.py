@@ -55,6 +55,13 @@ class StackedMLPFunction(torch.autograd.Function):
         return g_x, g_w1, g_b1, g_w2, g_b2, g_w3, g_b3, g_w4
 
 
+def _class_log_probs(g: torch.Tensor, f_t: torch.Tensor) -> torch.Tensor:
+    """(S, K, B) float64 log-softmax over classes of the float32 logits g @ f_t, for g (S, K, M)
+    and f_t (S, M, B): the one definition the training loss and evaluation share. Classes along
+    dim 1, where torch's log-softmax over a few classes runs ~5x faster than along the last."""
+    return torch.log_softmax(torch.bmm(g, f_t).double(), dim=1)
+
+
 class StackedNLL(torch.autograd.Function):
     """Mean NLL per model of a batch from embeddings (S, M, B) and unembeddings (S, K, M): the
     float32 logits' float64 log-softmax over classes, as the original's loss. One node with the
@@ -63,7 +70,7 @@ class StackedNLL(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, f_t, g, labels):  # type: ignore[override]
-        log_probs = torch.log_softmax(torch.bmm(g, f_t).double(), dim=1)  # (S, K, B)
+        log_probs = _class_log_probs(g, f_t)
         idx = labels.expand(log_probs.shape[0], 1, -1)
         ctx.save_for_backward(f_t, g, log_probs, idx)
         return -log_probs.gather(1, idx).squeeze(1).mean(dim=-1)
@@ -163,10 +170,8 @@ class StackedModelClass(nn.Module):
         return fix_length(self.g_net(codes), self.fix_g)  # (S, K, M)
 
     def class_log_probs(self, x: torch.Tensor, all_codes: torch.Tensor) -> torch.Tensor:
-        """(S, K, B) float64 log p(y|x): classes along dim 1, where torch's log-softmax over
-        a few classes runs ~5x faster than along the last dim (contiguous in B)."""
-        logits = torch.bmm(self.unembed(all_codes), self.embed_t(x))
-        return torch.log_softmax(logits.double(), dim=1)
+        """(S, K, B) float64 log p(y|x) (see _class_log_probs)."""
+        return _class_log_probs(self.unembed(all_codes), self.embed_t(x))
 
     def log_probs(self, x: torch.Tensor, all_codes: torch.Tensor) -> torch.Tensor:
         """(S, B, K) float64 log p(y|x) (a view of class_log_probs)."""

@@ -21,6 +21,7 @@ help:
 	@echo "make run     - the whole DAG at paper scale into results/ (CORES=$(CORES))"
 	@echo "make run-synthetic - only the experiments that need no CIFAR-10 (tables, synthetic)"
 	@echo "make report  - results/report.html (snakemake --report) of the paper-scale run"
+	@echo "make report-quick - results/quick/report.html of the toy-scale run"
 	@echo "make lint    - snakemake --lint"
 	@echo "make bench   - measures benchmark (benchmarks/measures.py)"
 
@@ -53,10 +54,7 @@ run-synthetic: venv
 report: venv
 	$(SNAKEMAKE) --cores 1 --report results/report.html
 
-report-test-slurm: venv
-	$(BIN)/python tests/slurm/slurm_check.py
-
-quick: venv
+report-quick: venv
 	$(SNAKEMAKE) --cores 1 --configfile config.quick.yaml --report results/quick/report.html
 
 lint: venv

@@ -127,3 +127,65 @@ def test_cifar_trainer_resumes_bitwise_with_batchnorm(standin, tmp_path, crash_a
                             strict=True):
         assert torch.equal(p, q), name  # includes BN running_mean/var and num_batches_tracked
     assert log_resumed == log_whole
+
+
+def _cifar_stack_vs_alone(standin, dtype, steps, base_width=4, batch_size=16, seeds=(0, 1, 2)):
+    from repdist.models.stacked import StackedModelClass
+
+    data = load_cifar10(standin)
+    x, tx = normalise(data.train_images), normalise(data.test_images)
+    codes = label_codes(np.arange(10), 10)
+    cfg = TrainConfig(steps=steps, batch_size=batch_size, eval_every=10, log_every=5)
+
+    def build(seed):
+        return build_cifar_model(seed, 2, base_width=base_width, g_width=16,
+                                 bn_momentum=effective_bn_momentum(10)).to(dtype)
+
+    stack = StackedModelClass([build(s) for s in seeds])
+    log, finals = train(stack, x, data.train_labels, tx, data.test_labels, codes, cfg,
+                        eval_batch_size=25)
+    alone = []
+    for seed in seeds:
+        model = build(seed)
+        _, finals_1 = train(model, x, data.train_labels, tx, data.test_labels, codes, cfg,
+                            eval_batch_size=25)
+        alone.append((model, finals_1))
+    return stack, finals, alone
+
+
+def test_stacked_cifar_seeds_train_exactly_as_alone(standin):
+    """Grouped convolutions, per-seed BatchNorm channels, the paper protocol (train-mode test
+    passes updating the running statistics): in float64 every seed's weights and BatchNorm
+    buffers after 20 steps equal that seed trained alone, to 1e-9 relative."""
+    stack, finals, alone = _cifar_stack_vs_alone(standin, torch.float64, steps=20)
+    for i, (model, finals_1) in enumerate(alone):
+        ours = stack.state_dict_of(i)
+        assert list(ours) == list(model.state_dict())  # the original's keys, in order
+        for name, p in model.state_dict().items():
+            q = ours[name]
+            if not p.is_floating_point():
+                assert torch.equal(p, q), name  # num_batches_tracked
+                continue
+            rel = float((p - q).norm() / max(float(p.norm()), 1e-300))
+            assert rel <= 1e-9, (i, name, rel)
+        assert finals["test_loss"][i] == pytest.approx(finals_1["test_loss"][0], rel=1e-9)
+    assert "f_net.layer1.0.bn1.running_var" in ours
+
+
+def test_stacked_cifar_seeds_in_float32_give_the_same_models(standin):
+    """float32, the quick branch's model size: each seed's test losses within 1e-3 of its model
+    trained alone."""
+    stack, finals, alone = _cifar_stack_vs_alone(standin, torch.float32, steps=30, base_width=8)
+    for i, (_, finals_1) in enumerate(alone):
+        assert finals["test_loss"][i] == pytest.approx(finals_1["test_loss"][0], abs=1e-3)
+        assert finals["test_loss_eval"][i] == pytest.approx(finals_1["test_loss_eval"][0],
+                                                             abs=1e-3)
+
+
+def test_bn_momentum_follows_the_protocol():
+    from repdist.experiments.cifar import resolve_bn_momentum
+
+    assert resolve_bn_momentum("protocol", "paper") == pytest.approx(1 - 0.9**11)
+    assert resolve_bn_momentum("protocol", "clean") == 0.1
+    assert resolve_bn_momentum(0.3, "paper") == 0.3
+    assert resolve_bn_momentum("original", "clean") == pytest.approx(0.6862, abs=1e-4)

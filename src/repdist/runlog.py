@@ -1,4 +1,5 @@
-"""Send a Snakemake job's output, warnings and tracebacks to its `log:` file."""
+"""Send a Snakemake job's output, warnings and tracebacks to its `log:` file, and set up the
+job's process the same way for every job (subnormal floats flushed, see `repdist.cpu`)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
+from .cpu import flush_subnormals
+
 
 @contextlib.contextmanager
 def job_log(path: str | os.PathLike[str]) -> Iterator[logging.Logger]:
     """Redirect stdout/stderr and Python warnings to `path` for the duration of a job.
 
     A failing job writes its traceback to the log before re-raising, so `snakemake` points the
-    user at a log that says what went wrong.
+    user at a log that says what went wrong. Subnormal floats are flushed to zero first thing.
     """
+    flushed = flush_subnormals()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     logger = logging.getLogger("repdist")
     with open(path, "w", buffering=1) as fh:
@@ -28,6 +32,7 @@ def job_log(path: str | os.PathLike[str]) -> Iterator[logging.Logger]:
         logger.setLevel(logging.INFO)
         logging.captureWarnings(True)
         logging.getLogger("py.warnings").addHandler(handler)
+        logger.info("subnormal floats flushed to zero: %s", flushed or "no (unsupported here)")
         start = time.time()
         try:
             with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh):

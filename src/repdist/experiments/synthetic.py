@@ -4,7 +4,7 @@ write each model and its representations, then compare every pair of seeds."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +12,11 @@ import numpy as np
 import torch
 
 from ..data.radial import label_codes, make_radial
-from ..io import atomic_path, provenance, write_json, write_parquet
+from ..io import provenance, write_json, write_parquet
 from ..models.mlp import build_synthetic_model
 from ..models.stacked import StackedModelClass
 from ..representations import embeddings_frame, unembeddings_frame
+from ..training.checkpoint import write_atomically
 from ..training.loop import TrainConfig, train
 
 
@@ -33,6 +34,15 @@ class SyntheticModelConfig:
     test_data_seed: int = 1
 
 
+FINAL_LOSS_NOTE = {
+    "paper": "final_test_loss: the last test loss logged during training, as the original "
+             "recorded it (at the last multiple of eval_every; the mean of the batch means, "
+             "batches of the training batch size); final_test_loss_eval: the whole test set "
+             "after training",
+    "clean": "final_test_loss = final_test_loss_eval: the whole test set after training",
+}
+
+
 @dataclass(frozen=True)
 class SeedPaths:
     model: Path
@@ -41,15 +51,13 @@ class SeedPaths:
     unembeddings: Path
 
 
-def train_configuration(
-    model_cfg: SyntheticModelConfig,
-    train_cfg: TrainConfig,
-    paths: Sequence[SeedPaths],
-    run_config: Mapping[str, Any],
-    checkpoint: str | Path | None = None,
-) -> None:
-    """Train all seeds of one configuration in one stacked model, then write every seed's files."""
-    train_configurations([model_cfg], train_cfg, [paths], run_config, checkpoint)
+def stack_identity(model_cfgs: Sequence[SyntheticModelConfig]) -> dict[str, Any]:
+    """What a stack's checkpoint must match: the shared model and data settings, and every
+    (fix_g, fix_f, seeds) it holds, in order."""
+    member_keys = ("fix_g", "fix_f", "seeds")
+    shared = {k: v for k, v in asdict(model_cfgs[0]).items() if k not in member_keys}
+    members = [{"fix_g": c.fix_g, "fix_f": c.fix_f, "seeds": list(c.seeds)} for c in model_cfgs]
+    return {"model": shared, "members": members}
 
 
 def train_configurations(
@@ -58,6 +66,7 @@ def train_configurations(
     paths: Sequence[Sequence[SeedPaths]],
     run_config: Mapping[str, Any],
     checkpoint: str | Path | None = None,
+    device: str | torch.device = "cpu",
 ) -> None:
     """Train every seed of several configurations that differ only in length fixing (fix_g,
     fix_f) in one stacked model, then write every seed's files as if trained alone.
@@ -86,13 +95,14 @@ def train_configurations(
     ])
     log, finals = train(
         stack, train_data.x, train_data.labels, test_data.x, test_data.labels, codes, train_cfg,
-        checkpoint=checkpoint,
+        checkpoint=checkpoint, device=device, identity=stack_identity(model_cfgs),
     )
     stack.eval()
     with torch.no_grad():
-        x = torch.from_numpy(test_data.x)
-        f_all = stack.embed(x).double().numpy()  # (S, N, M)
-        g_all = stack.unembed(torch.from_numpy(codes)).double().numpy()  # (S, K, M)
+        on = next(stack.parameters()).device
+        f_all = stack.embed(torch.from_numpy(test_data.x).to(on)).double().cpu().numpy()
+        g_all = stack.unembed(torch.from_numpy(codes).to(on)).double().cpu().numpy()  # (S, K, M)
+        stack.cpu()
     provenance_meta = provenance(run_config)
     for i, (cfg, seed, p) in enumerate(members):
         meta = {
@@ -103,6 +113,8 @@ def train_configurations(
             "fix_g": cfg.fix_g,
             "fix_f": cfg.fix_f,
             "steps": train_cfg.steps,
+            "steps_total": finals["steps_total"],
+            "protocol": train_cfg.protocol,
             "split": "test",
             **provenance_meta,
             "seed": int(seed),
@@ -113,18 +125,17 @@ def train_configurations(
         write_json(
             p.metrics,
             {
-                "seed": int(seed),
-                "steps": train_cfg.steps,
                 "train_loss_steps": log.train_steps,
                 "train_loss": [v[i] for v in log.train_loss],
                 "test_loss_steps": log.test_steps,
                 "test_loss": [v[i] for v in log.test_loss],
                 "final_test_loss": finals["test_loss"][i],
+                "final_test_loss_eval": finals["test_loss_eval"][i],
                 "test_accuracy": finals["test_accuracy"][i],
+                "loss_note": FINAL_LOSS_NOTE[train_cfg.protocol],
                 "wall_time_s": finals["wall_time_s"],
                 "wall_time_note": f"one job trained {len(members)} models together",
                 **meta,
             },
         )
-        with atomic_path(p.model) as tmp:
-            torch.save(stack.state_dict_of(i), tmp)
+        write_atomically(p.model, stack.state_dict_of(i))

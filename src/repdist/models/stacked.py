@@ -141,13 +141,24 @@ def _lengths(lengths: Sequence[float]) -> float | torch.Tensor:
     return torch.tensor(lengths, dtype=torch.float32).reshape(-1, 1, 1)
 
 
+def _stacked_embedding(nets: Sequence[nn.Module]) -> nn.Module:
+    """The stack of f networks: SmallMLPs as batched matmuls, ResNet-18s as grouped convs."""
+    from .resnet import ResNet18
+
+    if isinstance(nets[0], ResNet18):
+        from .stacked_resnet import StackedResNet18
+
+        return StackedResNet18(nets)
+    return StackedMLP(nets)
+
+
 class StackedModelClass(nn.Module):
     """S models (f_s, g_s) of the same shapes, e.g. the seeds of one configuration, or of
     several that differ only in length fixing; log-probabilities for all of them at once."""
 
     def __init__(self, models: Sequence[ModelClass]) -> None:
         super().__init__()
-        self.f_net = StackedMLP([m.f_net for m in models])
+        self.f_net = _stacked_embedding([m.f_net for m in models])
         self.g_net = StackedMLP([m.g_net for m in models])
         for name in ("fix_g", "fix_f"):
             lengths = _lengths([getattr(m, name) for m in models])

@@ -1,37 +1,56 @@
-"""The training loop of every model here: synthetic MLPs (all seeds stacked) and CIFAR ResNets.
+"""The training loop of every model here: synthetic MLPs and CIFAR ResNets, seeds stacked.
 
-Adam, exactly `steps` optimisation steps over shuffled batches (the original ran whole epochs
-and overshot to 15,072 / 20,319 steps; we stop at the nominal count), loss = mean NLL with f
-evaluated once per batch. All seeds share one batch order drawn from `data_seed`, as in the
-original. Data lives on the training device. Checkpoints (model, Adam state, step, logs) are
-written atomically every `checkpoint_every` steps, and a run finding one resumes from it to
-the same result as an uninterrupted run.
+Adam, loss = mean NLL with f evaluated once per batch, under one of two protocols
+(`training.protocol`): `paper` retraces the original's runs (whole epochs, its DataLoader's
+batch order, train-mode test passes after the update), `clean` runs exactly the nominal steps.
+All seeds share one batch order, as in the original. Data lives on the training device.
+Checkpoints record their configuration and are written atomically every `checkpoint_every`
+steps; a run finding its own checkpoint resumes to the same result as an uninterrupted run.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
-from ..io import atomic_path
+from .batches import dataloader_batches, numpy_batches
+from .checkpoint import load_resumable, save_checkpoint
 from .memory import keep_freed_memory
+from .progress import ProgressLog
+from .protocol import Protocol, batches_per_epoch, protocol, steps_to_run
+
+LOG = logging.getLogger("repdist")
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    steps: int = 15_000
+    steps: int = 15_000  # nominal; the paper protocol runs whole epochs covering them
     batch_size: int = 128
     lr: float = 1e-4
     data_seed: int = 0
     log_every: int = 500
     eval_every: int = 2_000
     checkpoint_every: int = 0  # 0: no checkpoints
+    protocol: str = "paper"
+
+    @property
+    def rules(self) -> Protocol:
+        return protocol(self.protocol)
+
+    def steps_for(self, n_train: int) -> int:
+        """Steps actually run on n_train examples (15,072 for the paper's synthetic runs)."""
+        return steps_to_run(self.steps, n_train, self.batch_size, self.rules)
+
+    def identity(self) -> dict[str, Any]:
+        """What changes the trained models (checkpoint spacing does not)."""
+        return {k: v for k, v in asdict(self).items() if k != "checkpoint_every"}
 
 
 @dataclass
@@ -44,17 +63,14 @@ class TrainLog:
     test_loss: list[list[float]] = field(default_factory=list)
 
 
-def batch_schedule(n: int, batch_size: int, steps: int, data_seed: int) -> Iterator[np.ndarray]:
-    """Exactly `steps` batches: epochs of a fresh permutation each, last batch of an epoch short."""
-    rng = np.random.default_rng(data_seed)
-    done = 0
-    while done < steps:
-        perm = rng.permutation(n)
-        for start in range(0, n, batch_size):
-            if done == steps:
-                return
-            yield perm[start : start + batch_size]
-            done += 1
+def batch_order(cfg: TrainConfig, n: int) -> Iterator[np.ndarray]:
+    """The index batches of a run, by its protocol."""
+    rules = cfg.rules
+    if rules.dataloader_order:
+        epochs = cfg.steps_for(n) // batches_per_epoch(n, cfg.batch_size)
+        return dataloader_batches(n, cfg.batch_size, epochs, cfg.data_seed,
+                                  lambda step: step % cfg.eval_every == 0)
+    return numpy_batches(n, cfg.batch_size, cfg.steps, cfg.data_seed)
 
 
 def per_model_nll(log_probs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -97,6 +113,25 @@ def evaluate(
     return np.atleast_1d(loss), np.atleast_1d(acc)
 
 
+@torch.no_grad()
+def train_mode_test_loss(
+    model: torch.nn.Module, x: torch.Tensor, labels: torch.Tensor, codes: torch.Tensor,
+    batch_size: int,
+) -> np.ndarray:
+    """The original's test loss: train mode (BatchNorm on batch statistics, its running
+    statistics updated), the test set in order in batches of `batch_size`, the mean of the
+    per-batch mean NLLs (the last, short batch weighs as much as the others)."""
+    was_training = model.training
+    model.train()
+    total, batches = 0.0, 0
+    for start in range(0, len(x), batch_size):
+        total = total + batch_nll(model, x[start : start + batch_size], codes,
+                                  labels[start : start + batch_size]).double()
+        batches += 1
+    model.train(was_training)
+    return np.atleast_1d((total / batches).cpu().numpy())
+
+
 def make_adam(model: torch.nn.Module, lr: float) -> torch.optim.Adam:
     """Adam with the fused kernel where torch has one (CPU since 2.4: ~6x faster than foreach)."""
     try:
@@ -107,18 +142,6 @@ def make_adam(model: torch.nn.Module, lr: float) -> torch.optim.Adam:
 
 def _as_list(t: torch.Tensor | np.ndarray) -> list[float]:
     return [float(v) for v in np.atleast_1d(np.asarray(t))]
-
-
-def _save_checkpoint(path: Path, model, optimizer, step: int, log: TrainLog, running) -> None:
-    state = {
-        "step": step,
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "log": asdict(log),
-        "running": running,
-    }
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
 
 
 def train(
@@ -135,16 +158,20 @@ def train(
     channels_last: bool = False,
     final_train_eval: bool = False,
     on_step: Callable[[int], None] | None = None,
-) -> tuple[TrainLog, dict[str, list[float]]]:
+    identity: Mapping[str, Any] | None = None,
+) -> tuple[TrainLog, dict[str, Any]]:
     """Train `model` (a ModelClass or a StackedModelClass) in place; return curves and finals.
 
     `codes` is the K x (K-1) truncated one-hot code of every class (the inputs of g). Data is
-    moved to `device` once; evaluation runs `eval_batch_size` inputs at a time (None: all).
-    `on_step(done)` is called before training (done = 0) and after every optimisation step.
+    moved to `device` once; eval-mode evaluation runs `eval_batch_size` inputs at a time (None:
+    all). `identity` describes the run for its checkpoint (the training settings are added);
+    a checkpoint of another configuration is set aside, not resumed. `on_step(done)` is called
+    before training (done = 0) and after every optimisation step.
     """
     device = torch.device(device)
     keep_freed_memory()  # no page faults on every step's fresh buffers (see training.memory)
     float_dtype = next(model.parameters()).dtype  # float32, or float64 for exactness tests
+    rules = cfg.rules
 
     def on_device(a: np.ndarray, dtype) -> torch.Tensor:
         t = torch.from_numpy(np.ascontiguousarray(a, dtype=dtype)).to(device)
@@ -161,61 +188,102 @@ def train(
     if channels_last:
         model.to(memory_format=torch.channels_last)
     optimizer = make_adam(model, cfg.lr)
+    total = cfg.steps_for(len(x))
+    run_identity = {**(identity or {}), "training": cfg.identity()}
     log = TrainLog()
     running: torch.Tensor | None = None
     start_step = 0
-    ckpt = Path(checkpoint) if checkpoint else None
-    if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, weights_only=False, map_location=device)
+    state = load_resumable(checkpoint, run_identity, total, map_location=device)
+    if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         log = TrainLog(**state["log"])
         running = state["running"]
         start_step = int(state["step"])
-        logging.getLogger("repdist").info("resuming from step %d (%s)", start_step, ckpt)
+        LOG.info("resuming from step %d of %d (%s)", start_step, total, checkpoint)
     model.train()
     if on_step is not None and start_step == 0:
         on_step(0)
+
+    def record_test_loss(step: int) -> None:
+        if rules.train_mode_test_loss:
+            loss = train_mode_test_loss(model, tx, ty, all_codes, cfg.batch_size)
+        else:
+            loss, _ = evaluate(model, tx, ty, all_codes, eval_batch_size)
+        log.test_steps.append(step)
+        log.test_loss.append(_as_list(loss))
+
+    progress = ProgressLog(total, start_step)
     started = time.time()
-    schedule = batch_schedule(len(x), cfg.batch_size, cfg.steps, cfg.data_seed)
-    for step, idx_np in enumerate(schedule):
+    for step, idx_np in enumerate(batch_order(cfg, len(x))):
         if step < start_step:
             continue  # replay the batch order up to the checkpoint
-        if step % cfg.eval_every == 0:
-            test_loss, _ = evaluate(model, tx, ty, all_codes, eval_batch_size)
-            log.test_steps.append(step)
-            log.test_loss.append(_as_list(test_loss))
+        evaluate_now = step % cfg.eval_every == 0
+        if evaluate_now and not rules.test_pass_after_update:
+            record_test_loss(step)
         idx = torch.from_numpy(idx_np).to(device)
         loss = batch_nll(model, x[idx], all_codes, y[idx])
         optimizer.zero_grad(set_to_none=True)
         loss.sum().backward()
         optimizer.step()
+        if evaluate_now and rules.test_pass_after_update:
+            record_test_loss(step)
         detached = loss.detach()
         done = step + 1
-        if step == 0:  # the loss before any update, as the original's first entry
-            log.train_steps.append(0)
-            log.train_loss.append(_as_list(detached))
+        running = detached if running is None else running + detached
+        logged = _log_train_loss(log, rules, cfg.log_every, step, running)
+        if logged is not None:
             running = torch.zeros_like(detached)
-        running = running + detached
-        if done % cfg.log_every == 0:  # mean over the window that ends after `done` steps
-            log.train_steps.append(done)
-            log.train_loss.append(_as_list(running / cfg.log_every))
-            running = torch.zeros_like(detached)
+            progress.report(done, float(logged))
+        elif progress.due():
+            # steps summed in `running` since the last entry (see _log_train_loss)
+            ends_at_step = rules.loss_window_ends_at_step
+            window = (step if ends_at_step else done) % cfg.log_every
+            progress.report(done, float(running.mean()) / max(window, 1))
         if on_step is not None:
             on_step(done)
-        if ckpt is not None and cfg.checkpoint_every and done % cfg.checkpoint_every == 0:
-            if done < cfg.steps:
-                _save_checkpoint(ckpt, model, optimizer, done, log, running)
+        due = cfg.checkpoint_every and done % cfg.checkpoint_every == 0 and done < total
+        if checkpoint is not None and due:
+            save_checkpoint(checkpoint, run_identity, done, total, model=model.state_dict(),
+                            optimizer=optimizer.state_dict(), log=asdict(log), running=running)
     wall = time.time() - started
-    test_loss, test_acc = evaluate(model, tx, ty, all_codes, eval_batch_size)
-    finals = {
-        "test_loss": _as_list(test_loss),
+    progress.report(total, float(np.mean(log.train_loss[-1])) if log.train_loss else None)
+    test_loss_eval, test_acc = evaluate(model, tx, ty, all_codes, eval_batch_size)
+    final_test = log.test_loss[-1] if rules.train_mode_test_loss else _as_list(test_loss_eval)
+    finals: dict[str, Any] = {
+        "test_loss": list(final_test),
+        "test_loss_eval": _as_list(test_loss_eval),
         "test_accuracy": _as_list(test_acc),
         "wall_time_s": wall,
-        "steps_run": cfg.steps - start_step,
+        "steps_total": total,
+        "steps_run": total - start_step,
     }
     if final_train_eval:
         train_loss, train_acc = evaluate(model, x, y, all_codes, eval_batch_size)
-        finals["train_loss"] = _as_list(train_loss)
+        finals["train_loss_eval"] = _as_list(train_loss)
         finals["train_accuracy"] = _as_list(train_acc)
     return log, finals
+
+
+def _log_train_loss(log: TrainLog, rules: Protocol, every: int, step: int,
+                    running: torch.Tensor) -> torch.Tensor | None:
+    """Append a training-loss entry when one is due; return the stack's mean of it.
+
+    paper: at step i with i % every == 0, the mean over steps i - every + 1 .. i (step 0: its
+    own loss), as the original; clean: at done = i + 1 with done % every == 0, the mean over
+    the `every` steps before it, plus step 0's loss at 0.
+    """
+    if rules.loss_window_ends_at_step:
+        if step % every:
+            return None
+        value, label = (running if step == 0 else running / every), step
+    else:
+        if step == 0:
+            log.train_steps.append(0)
+            log.train_loss.append(_as_list(running))
+        if (step + 1) % every:
+            return None
+        value, label = running / every, step + 1
+    log.train_steps.append(label)
+    log.train_loss.append(_as_list(value))
+    return value.mean()

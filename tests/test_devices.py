@@ -1,0 +1,59 @@
+"""Device selection: GPU tags decided without a GPU or torch, and a job promised a GPU that
+finds none fails at once; subnormal floats flushed to zero in jobs."""
+
+import subprocess
+import sys
+
+import pytest
+
+from repdist.devices import DeviceError, cuda_present, resolve_device, uses_gpu
+
+
+def test_gpu_tags(monkeypatch):
+    assert uses_gpu("cuda") and not uses_gpu("cpu")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert not cuda_present() and not uses_gpu("auto")
+    with pytest.raises(ValueError, match="device must be one of"):
+        uses_gpu("gpu")
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without a GPU")
+def test_a_job_configured_for_cuda_fails_at_once_without_a_gpu():
+    with pytest.raises(DeviceError, match="synthetic.device is 'cuda' but this job sees no GPU"):
+        resolve_device("cuda", "synthetic.device")
+    assert resolve_device("auto", "synthetic.device").type == "cpu"
+    assert resolve_device("cpu", "synthetic.device").type == "cpu"
+
+
+def test_flushing_subnormals_in_a_fresh_process():
+    """In a process of its own (the bits stay set for the rest of a process): before, a
+    subnormal survives arithmetic; after, it is zero, also in a thread started afterwards and
+    in torch."""
+    code = (
+        "import threading, numpy as np, torch\n"
+        "from repdist.cpu import flush_subnormals, subnormals_flushed\n"
+        "assert not subnormals_flushed()\n"
+        "how = flush_subnormals()\n"
+        "seen = []\n"
+        "t = threading.Thread(target=lambda: seen.append(subnormals_flushed())); t.start(); t.join()\n"
+        "tiny = torch.tensor([1e-39], dtype=torch.float32) * 1.0\n"
+        "print(how, subnormals_flushed(), seen[0], float(tiny[0]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    how, main, thread, tiny = out.stdout.split()
+    if how == "":  # a CPU or platform without the control bits: nothing to check
+        pytest.skip("flushing subnormals is not supported here")
+    assert (main, thread, float(tiny)) == ("True", "True", 0.0)
+
+
+def test_job_log_flushes_and_says_so(tmp_path):
+    code = (
+        "from repdist.runlog import job_log\n"
+        "from repdist.cpu import subnormals_flushed\n"
+        f"with job_log({str(tmp_path / 'job.log')!r}):\n"
+        "    assert subnormals_flushed()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "subnormal floats flushed to zero: mxcsr" in (tmp_path / "job.log").read_text()

@@ -4,6 +4,7 @@
 import sys
 from pathlib import Path
 
+from snakemake.logging import logger
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -18,7 +19,11 @@ configfile: Path(workflow.basedir) / "config.yaml"
 SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
-from repdist.config_checks import check_cifar_available, check_config  # noqa: E402
+from repdist.config_checks import (  # noqa: E402
+    check_authors_available,
+    check_cifar_available,
+    check_config,
+)
 from repdist.workflow_env import prepend_pythonpath  # noqa: E402
 
 prepend_pythonpath(SRC)
@@ -34,6 +39,7 @@ include: "rules/constructed.smk"
 include: "rules/synthetic.smk"
 include: "rules/cifar.smk"
 include: "rules/beyond.smk"
+include: "rules/authors.smk"
 
 
 # Target rules only collect files: on a cluster they run on the login node, not as jobs.
@@ -43,15 +49,23 @@ localrules:
     synthetic_all,
     cifar10_all,
     beyond_all,
+    authors_all,
 
 
 onstart:
-    # Once the DAG is known and before any job starts: a needed CIFAR-10 download that cannot
-    # happen (offline, no copy) stops the run here, naming the key to set.
-    if any(
-        job.rule.name == "cifar10_download" for job in workflow.dag.needrun_jobs()
-    ):
+    # Once the DAG is known and before any job starts: a needed download that cannot happen
+    # (offline, no copy) stops the run here, naming the key to set.
+    needed = {job.rule.name for job in workflow.dag.needrun_jobs()}
+    if "cifar10_download" in needed:
         check_cifar_available(config)
+    if "authors_download" in needed:
+        check_authors_available(config)
+    if AUT["enabled"] == "auto" and not AUTHORS_ON:
+        logger.info(
+            "The authors' models are left out: no copy in "
+            f"{AUT['resources']} and authors_models.root is not set (`make authors` downloads "
+            "them; `make run` includes them)."
+        )
 
 
 rule all:
@@ -61,3 +75,4 @@ rule all:
         rules.synthetic_all.input,
         rules.cifar10_all.input if CIF["enabled"] else [],
         rules.beyond_all.input,
+        rules.authors_all.input if AUTHORS_ON else [],

@@ -34,6 +34,8 @@ rule paper_comparison:
             group=["_".join(map(str, g)) for g in SYN["width_figures"]],
         ),
         trained=bound_figure_pairs(),
+        workshop=out("tables/workshop_example.csv"),
+        authors=[out("tables/ours_vs_authors.csv")] if AUTHORS_ON else [],
         cifar=(
             [out("cifar10/fd2/pairs.parquet")]
             if CIF["enabled"] and 2 in CIF["rep_dims"]
@@ -54,6 +56,7 @@ rule paper_comparison:
         constructed_k=CONSTRUCTED_K,
         comparison_seeds=CIF["comparison_seeds"],
         standin=CIF["standin"],
+        authors_standin=AUT["standin"],
     script:
         "../workflow/scripts/paper_comparison.py"
 
@@ -79,29 +82,17 @@ rule training_dynamics:
         runtime=30,
     params:
         model_cfg={
-            "num_classes": config["dynamics"]["num_classes"],
-            "width": config["dynamics"]["width"],
+            **synthetic_model_settings(
+                config["dynamics"]["num_classes"],
+                config["dynamics"]["width"],
+                range(config["dynamics"]["n_seeds"]),
+            ),
             "fix_g": 0.0,
             "fix_f": 0.0,
-            "seeds": list(range(config["dynamics"]["n_seeds"])),
-            **{
-                k: SYN[k]
-                for k in (
-                    "rep_dim",
-                    "n_train",
-                    "n_test",
-                    "train_data_seed",
-                    "test_data_seed",
-                )
-            },
         },
-        train_cfg={**SYN["training"], "checkpoint_every": 0},
+        train_cfg=training_settings("synthetic", checkpoint_every=0),
         snapshots=config["dynamics"]["snapshots"],
-        measures=lambda wc: {
-            **measure_settings(),
-            "num_samples": config["measures"]["num_samples"],
-            "seed": config["seed"],
-        },
+        measures=pair_measures(),
     script:
         "../workflow/scripts/training_dynamics.py"
 

@@ -53,30 +53,46 @@ rule cifar10_train:
         "../envs/torch.yaml"
     threads: 2
     resources:
-        gpu=cifar_uses_gpu(),
+        gpu=int(CIF_GPU),
         mem_mb=12000,
         runtime=cifar_train_runtime,
     params:
-        model_cfg=lambda wc: {
-            "rep_dim": int(wc.M),
-            "seed": int(wc.S),
-            **{
-                k: CIF[k]
-                for k in (
-                    "base_width",
-                    "g_width",
-                    "bn_momentum",
-                    "device",
-                    "bf16",
-                    "channels_last",
-                    "eval_batch_size",
-                )
-            },
-        },
-        train_cfg=CIF["training"],
-        folder=lambda wc, input: str(Path(input[0]).parent),
+        **cifar_train_params(lambda wc: [int(wc.S)]),
         checkpoint=lambda wc: cifar_file("checkpoint.pt", **wc),
-        run_config=lambda wc: {"cifar10": CIF, "seed": config["seed"]},
+    script:
+        "../workflow/scripts/cifar10_train.py"
+
+
+# On a GPU one job trains every seed of an M as one stacked network (cifar10.seeds_per_job):
+# the same files, each seed's model as if trained alone.
+ruleorder: cifar10_train_seeds > cifar10_train
+
+
+rule cifar10_train_seeds:
+    input:
+        cifar_data_files(),
+    output:
+        model=cifar_seed_files("model.pt"),
+        metrics=cifar_seed_files("metrics.json"),
+        embeddings_test=cifar_seed_files("embeddings_test.parquet"),
+        embeddings_train=cifar_seed_files("embeddings_train.parquet"),
+        unembeddings=cifar_seed_files("unembeddings.parquet"),
+    log:
+        out("logs/cifar10_train/fd{M}_seeds.log"),
+    benchmark:
+        out("benchmarks/cifar10_train/fd{M}_seeds.tsv")
+    wildcard_constraints:
+        M=r"\d+" if cifar_seeds_per_job() > 1 else r"(?!)",
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=int(CIF_GPU),
+        mem_mb=16000,
+        runtime=lambda wc: cifar_train_runtime(wc) * 2,
+    params:
+        **cifar_train_params(lambda wc: CIF_SEEDS),
+        checkpoint=lambda wc: out(f"cifar10/fd{wc.M}/checkpoint.pt"),
     script:
         "../workflow/scripts/cifar10_train.py"
 
@@ -102,11 +118,7 @@ rule cifar10_pairs:
         runtime=10,
     params:
         seeds=CIF_SEEDS,
-        measures=lambda wc: {
-            **measure_settings(),
-            "num_samples": config["measures"]["num_samples"],
-            "seed": config["seed"],
-        },
+        measures=pair_measures(),
     script:
         "../workflow/scripts/cifar10_pairs.py"
 
@@ -171,6 +183,15 @@ rule cifar10_loss_diff_figure:
             caption="../report/loss_diff.rst",
             category="CIFAR-10",
             subcategory="Fig. 5: loss difference vs m_CCA",
+            labels={"test losses": "as the paper (train-mode BatchNorm)"},
+        ),
+        pdf_eval=out("figures/loss_diff_vs_mcca_eval.pdf"),
+        png_eval=report(
+            out("figures/loss_diff_vs_mcca_eval.png"),
+            caption="../report/loss_diff_eval.rst",
+            category="CIFAR-10",
+            subcategory="Fig. 5: loss difference vs m_CCA",
+            labels={"test losses": "eval mode (running statistics)"},
         ),
     log:
         out("logs/cifar10_loss_diff_figure.log"),
@@ -199,4 +220,8 @@ rule cifar10_all:
         )
         if 2 in CIF["rep_dims"]
         else [],
-        expand(out("figures/loss_diff_vs_mcca.{ext}"), ext=["pdf", "png"]),
+        expand(
+            out("figures/loss_diff_vs_mcca{kind}.{ext}"),
+            kind=["", "_eval"],
+            ext=["pdf", "png"],
+        ),

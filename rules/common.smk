@@ -1,4 +1,7 @@
 # Helpers shared by all workflow files (output paths, per-experiment settings).
+from repdist.authors import CHECKSUMS as AUTHORS_CHECKSUMS
+from repdist.authors import read_checksums, synthetic_name
+from repdist.devices import uses_gpu
 
 
 def out(path):
@@ -11,6 +14,18 @@ def measure_settings(**overrides):
     settings = {k: config["measures"][k] for k in ("lam", "dist_type", "sum_or_max")}
     settings.update(overrides)
     return settings
+
+
+def pair_measures():
+    """The settings every pairs job passes to compare(): d_LLV settings, num_samples, seed."""
+    return measure_settings(
+        num_samples=config["measures"]["num_samples"], seed=config["seed"]
+    )
+
+
+def training_settings(section, **overrides):
+    """config[section]['training'] with the run's protocol: the fields of TrainConfig."""
+    return {**config[section]["training"], "protocol": config["protocol"], **overrides}
 
 
 CONSTRUCTED_K = [c["num_classes"] for c in config["constructed"]["classifiers"]]
@@ -48,13 +63,18 @@ def synthetic_seed_files(name):
 SYN_VARIANTS = [(v["fix_g"], v["fix_f"]) for v in SYN["variants"]]
 
 
+SYN_GPU = uses_gpu(SYN["device"])
+
+
 def synthetic_stacked_widths():
-    """Widths at which every variant is configured and at most stack_variants_max_width: one
-    job trains all their variants together (cheaper per model for narrow nets)."""
+    """Widths at which one job trains every variant together: all widths every variant has on
+    a GPU (one bigger stack keeps it busier), up to stack_variants_max_width on a CPU (cheaper
+    per model only for narrow nets)."""
     if len(SYN_VARIANTS) < 2:
         return []
     common = set.intersection(*(set(v["widths"]) for v in SYN["variants"]))
-    return sorted(w for w in common if w <= SYN["stack_variants_max_width"])
+    limit = max(common) if SYN_GPU else SYN["stack_variants_max_width"]
+    return sorted(w for w in common if w <= limit)
 
 
 def synthetic_variant_files(name):
@@ -66,17 +86,17 @@ def synthetic_variant_files(name):
     ]
 
 
-def synthetic_model_settings(wildcards):
-    """SyntheticModelConfig fields shared by the variants of one (K, W)."""
+def synthetic_model_settings(num_classes, width, seeds=SYN_SEEDS, rep_dim=None):
+    """SyntheticModelConfig fields shared by the variants of one (K, width)."""
     return {
-        "num_classes": int(wildcards.K),
-        "width": int(wildcards.W),
-        "seeds": SYN_SEEDS,
-        "rep_dim": SYN["rep_dim"],
-        "n_train": SYN["n_train"],
-        "n_test": SYN["n_test"],
-        "train_data_seed": SYN["train_data_seed"],
-        "test_data_seed": SYN["test_data_seed"],
+        "num_classes": int(num_classes),
+        "width": int(width),
+        "seeds": list(seeds),
+        "rep_dim": SYN["rep_dim"] if rep_dim is None else int(rep_dim),
+        **{
+            k: SYN[k]
+            for k in ("n_train", "n_test", "train_data_seed", "test_data_seed")
+        },
     }
 
 
@@ -147,12 +167,19 @@ def cifar_file(name, **wildcards):
     return out(f"{CIF_DIR.format(**fields)}/{name}")
 
 
-def cifar_seed_files(name, m):
+def cifar_seed_files(name, m="{M}"):
+    """One file per seed at embedding dimension m (left open by default)."""
     return [cifar_file(name, M=m, S=s) for s in CIF_SEEDS]
 
 
-def cifar_uses_gpu():
-    return 0 if CIF["device"] == "cpu" else 1
+CIF_GPU = uses_gpu(CIF["device"])
+
+
+def cifar_seeds_per_job():
+    """Seeds one CIFAR training job trains together: all of them on a GPU, one on a CPU."""
+    if CIF["seeds_per_job"] == "auto":
+        return len(CIF_SEEDS) if CIF_GPU else 1
+    return CIF["seeds_per_job"]
 
 
 def cifar_train_runtime(wildcards):
@@ -160,3 +187,108 @@ def cifar_train_runtime(wildcards):
     return max(
         10, int(60 * CIF["training"]["steps"] / 20000 * (CIF["base_width"] / 64) ** 2)
     )
+
+
+AUT = config["authors_models"]
+
+
+def authors_available_locally():
+    """A copy that needs no download: a stand-in, a configured folder, or a finished download."""
+    if AUT["standin"] or AUT["root"]:
+        return True
+    folder = Path(AUT["resources"])
+    return all((folder / n).is_file() for n in read_checksums(AUTHORS_CHECKSUMS))
+
+
+# enabled: true (download when needed), false, or auto (only when a copy is present:
+# `make run-synthetic`, which must work offline)
+AUTHORS_ON = AUT["enabled"] is True or (
+    AUT["enabled"] == "auto" and authors_available_locally()
+)
+
+
+def cifar_train_params(seeds):
+    """params of a CIFAR training job: its seeds' model settings and the training settings."""
+    keys = ("base_width", "g_width", "bn_momentum", "device", "bf16", "channels_last")
+    return dict(
+        model_cfg=lambda wc: {
+            "rep_dim": int(wc.M),
+            "seeds": seeds(wc),
+            "eval_batch_size": CIF["eval_batch_size"],
+            **{k: CIF[k] for k in keys},
+        },
+        train_cfg=training_settings("cifar10"),
+        folder=lambda wc, input: str(Path(input[0]).parent),
+        run_config=lambda wc: {
+            "cifar10": CIF,
+            "seed": config["seed"],
+            "protocol": config["protocol"],
+        },
+    )
+
+
+AUT_DIR = "authors/synthetic/K{K}/w{W}_g0_f0"
+
+
+AUT_STANDIN = out("authors_standin")
+
+
+def authors_folder():
+    """Where the rules read the authors' checkpoint files."""
+    if AUT["standin"]:
+        return AUT_STANDIN
+    return AUT["root"] or AUT["resources"]
+
+
+def authors_checksum_file():
+    if AUT["standin"]:
+        return f"{AUT_STANDIN}/SHA256SUMS.tsv"
+    return str(AUTHORS_CHECKSUMS)
+
+
+def authors_configs():
+    return [(k, w) for k in AUT["class_counts"] for w in AUT["widths"]]
+
+
+def authors_checkpoint(k, w, s, trained=True, folder=None):
+    name = synthetic_name(int(k), int(s), int(w), trained=trained)
+    return f"{folder or authors_folder()}/{name}"
+
+
+def authors_seed_files(name, **wildcards):
+    fields = {key: wildcards.get(key, f"{{{key}}}") for key in ("K", "W")}
+    return [out(f"{AUT_DIR.format(**fields)}/seed{s}/{name}") for s in AUT["seeds"]]
+
+
+def authors_untrained_files():
+    """The untrained checkpoints among the listed files of the configured class counts."""
+    if AUT["standin"]:
+        return [
+            authors_checkpoint(k, w, s, False)
+            for k, w in authors_configs()
+            for s in AUT["seeds"]
+        ]
+    names = read_checksums(AUTHORS_CHECKSUMS)
+    return [
+        f"{authors_folder()}/{n}"
+        for n in sorted(names)
+        if "untrained" in n and any(f"_classes{k}_" in n for k in AUT["class_counts"])
+    ]
+
+
+def ours_vs_authors_inputs(wildcards):
+    files = {}
+    for k, w in authors_configs():
+        ours = [synthetic_file(f"seed{s}/", K=k, W=w, G=0, F=0) for s in AUT["seeds"]]
+        theirs = [out(f"{AUT_DIR.format(K=k, W=w)}/seed{s}/") for s in AUT["seeds"]]
+        for name in ("embeddings.parquet", "unembeddings.parquet", "metrics.json"):
+            files[f"ours_{k}_{w}_{name}"] = [f + name for f in ours]
+            files[f"authors_{k}_{w}_{name}"] = [f + name for f in theirs]
+        files[f"ours_pairs_{k}_{w}"] = synthetic_pairs_file(k, w, 0, 0)
+        files[f"authors_pairs_{k}_{w}"] = out(
+            f"{AUT_DIR.format(K=k, W=w)}/pairs.parquet"
+        )
+    return files
+
+
+AUTHORS_GROUP = "_".join(map(str, AUT["class_counts"]))

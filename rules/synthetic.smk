@@ -23,12 +23,18 @@ rule synthetic_train:
     resources:
         mem_mb=3000,
         runtime=training_runtime,
+        gpu=int(SYN_GPU),
     params:
-        model_cfg=synthetic_model_settings,
+        model_cfg=lambda wc: synthetic_model_settings(wc.K, wc.W),
         variants=lambda wc: [(float(wc.G), float(wc.F))],
-        train_cfg=SYN["training"],
+        train_cfg=training_settings("synthetic"),
+        device=SYN["device"],
         checkpoint=lambda wc: synthetic_file("checkpoint.pt", **wc),
-        run_config=lambda wc: {"synthetic": SYN, "seed": config["seed"]},
+        run_config=lambda wc: {
+            "synthetic": SYN,
+            "seed": config["seed"],
+            "protocol": config["protocol"],
+        },
     script:
         "../workflow/scripts/synthetic_train.py"
 
@@ -58,12 +64,18 @@ rule synthetic_train_variants:
     resources:
         mem_mb=3000,
         runtime=lambda wc: training_runtime(wc, len(SYN_VARIANTS)),
+        gpu=int(SYN_GPU),
     params:
-        model_cfg=synthetic_model_settings,
+        model_cfg=lambda wc: synthetic_model_settings(wc.K, wc.W),
         variants=[(float(g), float(f)) for g, f in SYN_VARIANTS],
-        train_cfg=SYN["training"],
+        train_cfg=training_settings("synthetic"),
+        device=SYN["device"],
         checkpoint=lambda wc: out(f"synthetic/K{wc.K}/w{wc.W}_variants/checkpoint.pt"),
-        run_config=lambda wc: {"synthetic": SYN, "seed": config["seed"]},
+        run_config=lambda wc: {
+            "synthetic": SYN,
+            "seed": config["seed"],
+            "protocol": config["protocol"],
+        },
     script:
         "../workflow/scripts/synthetic_train.py"
 
@@ -95,11 +107,7 @@ rule synthetic_pairs:
         runtime=10,
     params:
         seeds=SYN_SEEDS,
-        measures=lambda wc: {
-            **measure_settings(),
-            "num_samples": config["measures"]["num_samples"],
-            "seed": config["seed"],
-        },
+        measures=pair_measures(),
     script:
         "../workflow/scripts/synthetic_pairs.py"
 
@@ -149,6 +157,8 @@ rule synthetic_width_figure:
     params:
         threshold=SYN["accuracy_threshold"],
         min_seeds=SYN["min_seeds"],
+        seeds=SYN_SEEDS,
+        title="",
     script:
         "../workflow/scripts/synthetic_width_figure.py"
 
@@ -170,6 +180,7 @@ rule synthetic_bound_figure:
         "../envs/figures.yaml"
     params:
         rep_dim=SYN["rep_dim"],
+        title="Trained synthetic models",
     script:
         "../workflow/scripts/synthetic_bound_figure.py"
 

@@ -1,5 +1,6 @@
 """Command line: `python -m repdist info FILE...` prints what produced a result file;
-`python -m repdist diff DIR_A DIR_B` checks that two result folders hold the same data.
+`python -m repdist diff DIR_A DIR_B` checks that two result folders hold the same data;
+`python -m repdist progress [RESULTS]` shows how far a run (in progress or done) has got.
 
 Parquet files carry their provenance (config hash, package/torch/numpy versions, git commit,
 experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline; CSV,
@@ -58,9 +59,20 @@ def main(argv: list[str] | None = None) -> int:
     p_diff = sub.add_parser("diff", help="compare the data (parquet, CSV, LaTeX) of two result folders")
     p_diff.add_argument("a", type=Path)
     p_diff.add_argument("b", type=Path)
+    p_progress = sub.add_parser("progress", help="the state of a run's training jobs")
+    p_progress.add_argument("results", nargs="?", type=Path, default=Path("results"))
     args = parser.parse_args(argv)
     if args.command == "diff":
         return diff(args.a, args.b)
+    if args.command == "progress":
+        from .run_progress import report
+
+        try:
+            print(report(args.results))
+        except FileNotFoundError as err:
+            print(f"repdist progress: {err}", file=sys.stderr)
+            return 2
+        return 0
     for path in args.paths:
         if not path.exists():
             print(f"repdist info: {path}: no such file", file=sys.stderr)

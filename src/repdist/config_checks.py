@@ -129,6 +129,40 @@ def check_config(config: Mapping[str, Any]) -> None:
                 "cifar-10-batches-py folder, or set it to null to download",
             )
 
+    if cif["enabled"] and cif["seeds_per_job"] != "auto":
+        _need(
+            cif["seeds_per_job"] in (1, cif["n_seeds"]),
+            "cifar10.seeds_per_job",
+            f"must be auto, 1 or cifar10.n_seeds = {cif['n_seeds']} (one job per seed or all "
+            f"seeds of an M in one job), got {cif['seeds_per_job']}",
+        )
+
+    aut = config["authors_models"]
+    if aut["enabled"] is not False:
+        unnormalised = next(v["widths"] for v in syn["variants"] if (v["fix_g"], v["fix_f"]) == (0, 0))
+        _need(
+            set(aut["class_counts"]) <= set(syn["class_counts"]),
+            "authors_models.class_counts",
+            f"{sorted(set(aut['class_counts']) - set(syn['class_counts']))} are not in "
+            "synthetic.class_counts: our models of those classes are needed beside theirs",
+        )
+        _need(
+            set(aut["widths"]) <= set(unnormalised),
+            "authors_models.widths",
+            f"{sorted(set(aut['widths']) - set(unnormalised))} are not widths of the synthetic "
+            "variant (fix_g, fix_f) = (0, 0): our models of those widths are needed",
+        )
+        _need(
+            max(aut["seeds"]) < syn["n_seeds"],
+            "authors_models.seeds",
+            f"seed {max(aut['seeds'])} is not trained here (synthetic.n_seeds = {syn['n_seeds']})",
+        )
+        _need(
+            aut["min_seeds"] <= len(aut["seeds"]),
+            "authors_models.min_seeds",
+            f"{aut['min_seeds']} exceeds the {len(aut['seeds'])} authors' seeds compared",
+        )
+
     dyn = config["dynamics"]
     _need(
         max(dyn["snapshots"]) <= syn["training"]["steps"],
@@ -166,4 +200,23 @@ def check_cifar_available(
         f"no CIFAR-10 copy in {resources / FOLDER} and it cannot be downloaded: {why}. "
         f"Set cifar10.root to a cifar-10-batches-py folder, put {ARCHIVE} into {resources}/, "
         "or leave the CIFAR experiments out (cifar10.enabled: false; `make run-synthetic`)",
+    )
+
+
+def check_authors_available(
+    config: Mapping[str, Any], probe: Callable[[str], str | None] | None = None
+) -> None:
+    """Raise ConfigError when the authors' checkpoints would need a download that cannot
+    happen (offline, no copy): called once the DAG is known to contain the download job."""
+    from .data.cifar10 import download_unreachable
+
+    aut = config["authors_models"]
+    why = (probe or download_unreachable)(aut["url"])
+    _need(
+        why is None,
+        "authors_models.root",
+        f"the authors' checkpoints are not in {aut['resources']} and cannot be downloaded from "
+        f"{aut['url']}: {why}. Set authors_models.root to a folder holding them (e.g. a clone's "
+        "checkpoints/), or leave them out (authors_models.enabled: false); `make run-synthetic` "
+        "runs without them",
     )

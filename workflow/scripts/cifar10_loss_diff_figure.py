@@ -1,4 +1,5 @@
-"""Rule cifar10_loss_diff_figure: paper Fig. 5 (App. F.4)."""
+"""Rule cifar10_loss_diff_figure: paper Fig. 5 (App. F.4), with the protocol's test losses and
+with eval-mode test losses."""
 
 import pandas as pd
 
@@ -9,4 +10,6 @@ from repdist.runlog import job_log
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]):
     pairs = {m: pd.read_parquet(p) for m, p in zip(sm.params.rep_dims, sm.input, strict=True)}
-    save_figure(loss_diff_figure(pairs, sm.params.standin), [sm.output.pdf, sm.output.png])
+    for column, outputs in (("test_loss_diff", [sm.output.pdf, sm.output.png]),
+                            ("test_loss_eval_diff", [sm.output.pdf_eval, sm.output.png_eval])):
+        save_figure(loss_diff_figure(pairs, sm.params.standin, column), outputs)

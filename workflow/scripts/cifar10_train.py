@@ -1,12 +1,14 @@
-"""Rule cifar10_train: one ResNet-18 model, its metrics and its extracted representations."""
+"""Rules cifar10_train and cifar10_train_seeds: one ResNet-18 model per seed (all seeds of an M
+trained together as one stacked network), their metrics and extracted representations."""
 
 from pathlib import Path
 
 import torch
 
 from repdist.data.cifar10 import load_cifar10
-from repdist.experiments.cifar import CifarModelConfig, CifarPaths, train_cifar_model
+from repdist.experiments.cifar import CifarModelConfig, CifarPaths, train_cifar_models
 from repdist.runlog import job_log
+from repdist.training.checkpoint import remove_checkpoint
 from repdist.training.loop import TrainConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
@@ -15,11 +17,14 @@ with job_log(sm.log[0]) as log:
     cfg = CifarModelConfig(**sm.params.model_cfg)
     train_cfg = TrainConfig(**sm.params.train_cfg)
     data = load_cifar10(sm.params.folder)
-    paths = CifarPaths(*(Path(sm.output[k]) for k in ("model", "metrics", "embeddings_test",
-                                                       "embeddings_train", "unembeddings")))
-    checkpoint = Path(sm.params.checkpoint)
-    metrics = train_cifar_model(cfg, train_cfg, data, paths, sm.params.run_config, checkpoint)
-    checkpoint.unlink(missing_ok=True)
-    log.info("trained %s on %s: %.2f steps/s, test loss %.4f, test accuracy %.4f",
-             cfg, metrics["device"], metrics["steps_per_s"], metrics["final_test_loss"],
-             metrics["test_accuracy"])
+    outputs = [getattr(sm.output, k) for k in CifarPaths.__dataclass_fields__]
+    paths = [CifarPaths(*(Path(p) for p in files)) for files in zip(
+        *(o if isinstance(o, list) else [o] for o in outputs), strict=True)]
+    log.info("training seeds %s with %s", list(cfg.seeds), train_cfg)
+    metrics = train_cifar_models(cfg, train_cfg, data, paths, sm.params.run_config,
+                                 sm.params.checkpoint)
+    remove_checkpoint(sm.params.checkpoint)
+    for m in metrics:
+        log.info("seed %d on %s: %.2f steps/s, test loss %.4f (eval mode %.4f), accuracy %.4f",
+                 m["seed"], m["device"], m["steps_per_s"], m["final_test_loss"],
+                 m["final_test_loss_eval"], m["test_accuracy"])

@@ -8,7 +8,9 @@ from repdist.experiments.paper_comparison import (
     comparison_frame,
     comparison_markdown,
     kl_table_checks,
+    retrace_checks,
     width_checks,
+    workshop_checks,
 )
 from repdist.io import read_csv, table_provenance, write_csv, write_table_text
 from repdist.runlog import job_log
@@ -22,6 +24,9 @@ with job_log(sm.log[0]) as log:
     checks += bound_checks(constructed, trained)
     checks += width_checks({p.rsplit("/", 1)[-1].removesuffix(".csv"): read_csv(p)
                             for p in sm.input.widths})
+    checks += workshop_checks(read_csv(sm.input.workshop))
+    if sm.input.authors:
+        checks += retrace_checks(read_csv(sm.input.authors[0]), standin=sm.params.authors_standin)
     if sm.input.cifar:
         checks += cifar_checks(pd.read_parquet(sm.input.cifar[0]),
                                tuple(sm.params.comparison_seeds), sm.params.standin)
@@ -29,4 +34,4 @@ with job_log(sm.log[0]) as log:
     log.info("paper comparison:\n%s", frame.to_string())
     meta = table_provenance(sm.config, experiment="paper_comparison")
     write_csv(sm.output.csv, frame, meta)
-    write_table_text(sm.output.md, comparison_markdown(frame), meta)
+    write_table_text(sm.output.md, comparison_markdown(frame, sm.config["protocol"]), meta)

@@ -5,13 +5,16 @@ from pathlib import Path
 
 import torch
 
+from repdist.devices import resolve_device
 from repdist.experiments.synthetic import SeedPaths, SyntheticModelConfig, train_configurations
 from repdist.runlog import job_log
+from repdist.training.checkpoint import remove_checkpoint
 from repdist.training.loop import TrainConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]) as log:
     torch.set_num_threads(sm.threads)
+    device = resolve_device(sm.params.device, "synthetic.device")
     model_cfgs = [
         SyntheticModelConfig(**sm.params.model_cfg, fix_g=fix_g, fix_f=fix_f)
         for fix_g, fix_f in sm.params.variants
@@ -26,7 +29,7 @@ with job_log(sm.log[0]) as log:
     ]
     n_seeds = len(model_cfgs[0].seeds)  # outputs are variant-major
     per_cfg = [paths[i : i + n_seeds] for i in range(0, len(paths), n_seeds)]
-    log.info("training %s with %s on %d thread(s)", model_cfgs, train_cfg, sm.threads)
-    checkpoint = Path(sm.params.checkpoint)
-    train_configurations(model_cfgs, train_cfg, per_cfg, sm.params.run_config, checkpoint)
-    checkpoint.unlink(missing_ok=True)  # every output is written: the checkpoint is spent
+    log.info("training %s with %s on %s, %d thread(s)", model_cfgs, train_cfg, device, sm.threads)
+    train_configurations(model_cfgs, train_cfg, per_cfg, sm.params.run_config,
+                         sm.params.checkpoint, device)
+    remove_checkpoint(sm.params.checkpoint)  # every output is written: the checkpoint is spent

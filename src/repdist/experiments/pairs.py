@@ -83,7 +83,8 @@ def pairs_metadata(embeddings: str | Path, measure_kwargs: Mapping[str, Any]) ->
 
 CIFAR_PAIR_COLUMNS = [
     "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f_test", "mcca_f_train", "mcca_g",
-    "test_loss_a", "test_loss_b", "test_loss_diff", *EXTRA_COLUMNS, "warning",
+    "test_loss_a", "test_loss_b", "test_loss_diff", "test_loss_eval_a", "test_loss_eval_b",
+    "test_loss_eval_diff", *EXTRA_COLUMNS, "warning",
 ]
 
 
@@ -95,7 +96,9 @@ def compare_cifar_seeds(
     metrics: Sequence[Mapping[str, Any]],
     measure_kwargs: Mapping[str, Any],
 ) -> pd.DataFrame:
-    """All 45 (for 10 seeds) pairs: the measures on the test split, m_CCA also on the train split."""
+    """All 45 (for 10 seeds) pairs: the measures on the test split, m_CCA also on the train split.
+    test_loss_*: the protocol's final test losses (the paper's: train-mode BatchNorm, as its Fig. 5
+    used); test_loss_eval_*: eval mode on the whole test set after training."""
     gs = [columns_of(pd.read_parquet(u), "g_") for u in unembeddings]
     prepared = [prepare(columns_of(pd.read_parquet(e), "f_"), g)
                 for e, g in zip(embeddings_test, gs, strict=True)]
@@ -106,6 +109,7 @@ def compare_cifar_seeds(
         r = compare_prepared(prepared[i], prepared[j], **measure_kwargs)
         mcca_train, _ = mean_cca_from_bases(train_bases[i], train_bases[j], prepared[i].rep_dim)
         loss_a, loss_b = metrics[i]["final_test_loss"], metrics[j]["final_test_loss"]
+        eval_a, eval_b = metrics[i]["final_test_loss_eval"], metrics[j]["final_test_loss_eval"]
         rows.append(
             {
                 "seed_a": int(seeds[i]),
@@ -117,6 +121,9 @@ def compare_cifar_seeds(
                 "test_loss_a": loss_a,
                 "test_loss_b": loss_b,
                 "test_loss_diff": abs(loss_a - loss_b),
+                "test_loss_eval_a": eval_a,
+                "test_loss_eval_b": eval_b,
+                "test_loss_eval_diff": abs(eval_a - eval_b),
                 **extra_fields(r),
                 "warning": r["warning"],
             }

@@ -62,19 +62,27 @@ def comparison_figure(
     return fig
 
 
-def loss_diff_figure(pairs_by_dim: Mapping[int, pd.DataFrame], standin: bool) -> plt.Figure:
-    """One panel per M: x = test-embedding m_CCA, y = |test-loss difference| of each pair."""
+LOSS_LABELS = {
+    "test_loss_diff": "test loss difference",
+    "test_loss_eval_diff": "test loss difference (eval mode)",
+}
+
+
+def loss_diff_figure(pairs_by_dim: Mapping[int, pd.DataFrame], standin: bool,
+                     loss_column: str = "test_loss_diff") -> plt.Figure:
+    """One panel per M: x = test-embedding m_CCA, y = |test-loss difference| of each pair
+    (`loss_column`: the protocol's test losses, or the eval-mode ones)."""
     dims = sorted(pairs_by_dim)
     fig, axes = plt.subplots(1, len(dims), figsize=(13, 4.6), sharex=True, sharey=True,
                              squeeze=False)
     for ax, m in zip(axes[0], dims, strict=True):
         pairs = pairs_by_dim[m]
-        valid = pairs.dropna(subset=["mcca_f_test", "test_loss_diff"])
-        ax.scatter(valid["mcca_f_test"], valid["test_loss_diff"], s=12, color=PAPER_BLUE)
+        valid = pairs.dropna(subset=["mcca_f_test", loss_column])
+        ax.scatter(valid["mcca_f_test"], valid[loss_column], s=12, color=PAPER_BLUE)
         note = f" ({len(pairs) - len(valid)} undefined left out)" if len(valid) < len(pairs) else ""
         ax.set_title(f"{m}{note}")
         ax.set_xlabel("embedding mCCA")
-    axes[0][0].set_ylabel("test loss difference")
+    axes[0][0].set_ylabel(LOSS_LABELS[loss_column])
     if standin:
         fig.suptitle(_data_note(True).strip(" []"), fontsize=12)
     fig.tight_layout()

@@ -3,7 +3,8 @@ right, App. F.7)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -54,8 +55,27 @@ def width_summary(pairs: pd.DataFrame, threshold: float, min_seeds: int) -> pd.D
     return pd.DataFrame(rows)
 
 
+def width_summaries(paths: Sequence[str | Path], threshold: float,
+                    min_seeds: int) -> dict[int, pd.DataFrame]:
+    """Pairs tables of one class-count group (read with their K and width metadata) -> the
+    per-width summary of each class count (`width_summary`), in class-count order."""
+    from ..io import read_parquet_metadata
+
+    by_k: dict[int, list[pd.DataFrame]] = {}
+    for path in paths:
+        meta = read_parquet_metadata(path)
+        by_k.setdefault(int(meta["K"]), []).append(pd.read_parquet(path).assign(width=meta["width"]))
+    return {k: width_summary(pd.concat(tables), threshold, min_seeds)
+            for k, tables in sorted(by_k.items())}
+
+
+def width_table(summaries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
+    """The summaries as one table with a num_classes column."""
+    return pd.concat([s.assign(num_classes=k) for k, s in summaries.items()], ignore_index=True)
+
+
 def width_figure(
-    summaries: Mapping[int, pd.DataFrame], threshold: float, min_seeds: int
+    summaries: Mapping[int, pd.DataFrame], threshold: float, min_seeds: int, title: str = ""
 ) -> plt.Figure:
     """Two panels: mean d_LLV and mean d_{f,g} vs width, one line (+-1 sd band) per class count."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 4.6))
@@ -79,17 +99,9 @@ def width_figure(
     if right.get_legend_handles_labels()[0]:
         right.legend()
     caption = f"pairs of seeds with test accuracy > {threshold:g}; widths with ≥ {min_seeds} seeds"
-    fig.suptitle("\n".join([caption, *notes]), fontsize=11)
+    fig.suptitle("\n".join([*([title] if title else []), caption, *notes]), fontsize=11)
     fig.tight_layout()
     return fig
-
-
-def pooled_pairs(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate pairs tables (keyed by a configuration name) into one."""
-    if not tables:
-        return pd.DataFrame(columns=["d_llv", "d_fg"])
-    return pd.concat([t.assign(config=name) for name, t in tables.items()], ignore_index=True)
-
 
 
 MEASURE_PANELS = (

@@ -2,19 +2,30 @@
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
-# The torch build to install. The default is the CPU wheel; GPU users pass their own, e.g.
+# The torch build to install. The default is the CPU wheel where pip's indexes carry it (this
+# project's machines; PyPI's own Linux wheel is the CUDA build); GPU users pass their own, e.g.
 #   make venv TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128"
-TORCH ?= torch==2.13.0
+# TORCH_VERSION is also what `make lock` resolves torch's own dependencies for, and what
+# envs/torch.yaml pins (tests/test_lock.py keeps the three in step).
+TORCH_VERSION ?= 2.13.0
+TORCH ?= torch==$(TORCH_VERSION)
+# Everything else `make venv` installs, exact versions with hashes; `make lock` regenerates it
+# with uv (a dev-time tool, installed into .uv/ by `make lock` only).
+LOCK := requirements.lock
+UV_VERSION := 0.13.9
+PIP_VERSION := 26.3
 CORES ?= $(shell nproc)
 BIN := $(VENV)/bin
 SNAKEMAKE := $(BIN)/snakemake
 
 PROFILE ?= profiles/workstation
 
-.PHONY: help venv test test-slurm quick run run-synthetic report report-quick lint bench clean-quick
+.PHONY: help venv lock test test-slurm quick run run-synthetic report report-quick lint bench clean-quick
 
 help:
-	@echo "make venv    - create $(VENV) with repdist, torch ($(TORCH)) and the workflow/test tools"
+	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
+	@echo "make lock    - regenerate $(LOCK) from pyproject.toml and envs/*.yaml (needs PyPI;"
+	@echo "               LOCK_ARGS=--upgrade takes the newest versions allowed)"
 	@echo "make test    - run the test suite (sets up the venv first)"
 	@echo "make test-slurm - the quick DAG through a real SLURM cluster on localhost vs a local run (root)"
 	@echo "make quick   - the whole DAG at toy scale into results/quick (offline, a few minutes)"
@@ -27,14 +38,26 @@ help:
 
 venv: $(VENV)/.installed
 
-# torch first, from the pinned spec, so the package's `torch>=2.3` range is already met and
-# pip never pulls the multi-GB CUDA build on a CPU machine.
-$(VENV)/.installed: pyproject.toml
+# The lock first (every pin hash-checked; it holds torch's own dependencies such as sympy and
+# networkx, but not torch), then torch from $(TORCH), unless an importable torch is already there
+# (a GPU build installed by hand is kept), then repdist itself with no dependencies and no build
+# isolation (its build backend, setuptools, is in the lock). pip never resolves a range here, so
+# it never pulls the multi-GB CUDA build of torch for the package's `torch>=2.3` range. `pip check`
+# then confirms that the lock satisfies what torch (whichever build) requires.
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -c 'import sys; sys.version_info[:2] == (3, 11) or print("warning: $(LOCK) is resolved for Python 3.11, $(BIN)/python is", sys.version.split()[0])'
+	$(BIN)/python -m pip install --quiet pip==$(PIP_VERSION)
+	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet $(TORCH)
-	$(BIN)/python -m pip install --quiet -e '.[workflow,test]'
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
 	touch $@
+
+lock:
+	test -x .uv/bin/python || $(PYTHON) -m venv .uv
+	.uv/bin/python -m pip install --quiet uv==$(UV_VERSION)
+	$(PYTHON) tools/lock.py --uv .uv/bin/uv --torch-version $(TORCH_VERSION) $(LOCK_ARGS)
 
 test: venv
 	$(BIN)/python -m pytest -q

@@ -40,6 +40,7 @@ include: "rules/synthetic.smk"
 include: "rules/cifar.smk"
 include: "rules/beyond.smk"
 include: "rules/authors.smk"
+include: "rules/bound.smk"
 
 
 # Target rules only collect files: on a cluster they run on the login node, not as jobs.
@@ -50,6 +51,7 @@ localrules:
     cifar10_all,
     beyond_all,
     authors_all,
+    bound_beyond_m2,
 
 
 onstart:
@@ -76,3 +78,4 @@ rule all:
         rules.cifar10_all.input if CIF["enabled"] else [],
         rules.beyond_all.input,
         rules.authors_all.input if AUTHORS_ON else [],
+        rules.bound_beyond_m2.input if BB["enabled"] else [],

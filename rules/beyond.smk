@@ -36,6 +36,7 @@ rule paper_comparison:
         trained=bound_figure_pairs(),
         workshop=out("tables/workshop_example.csv"),
         authors=[out("tables/ours_vs_authors.csv")] if AUTHORS_ON else [],
+        tightness=[out("tables/bound_tightness.csv")] if BB["enabled"] else [],
         cifar=(
             [out("cifar10/fd2/pairs.parquet")]
             if CIF["enabled"] and 2 in CIF["rep_dims"]

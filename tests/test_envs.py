@@ -157,3 +157,14 @@ def test_import_scan_follows_repdist_modules_and_function_level_imports():
     found = third_party_imports(pairs_script)
     assert {"numpy", "pandas", "pyarrow"} <= found
     assert "scipy" in found  # mutual k-NN (repdist.measures.extra) uses scipy's cKDTree
+
+
+@pytest.mark.parametrize("env_file", sorted((ROOT / "envs").glob("*.yaml")), ids=lambda p: p.name)
+def test_env_header_names_exactly_the_rules_that_use_it(env_file):
+    """Each env file's header comment lists its rules: kept true by this test."""
+    header = " ".join(line for line in env_file.read_text().splitlines() if line.startswith("#"))
+    named = set(re.findall(r"\b([a-z0-9]+(?:_[a-z0-9]+)+)\b", header)) & set(SCRIPT_RULES)
+    using = {name for name, (path, body) in SCRIPT_RULES.items()
+             if (path.parent / directive(body, "conda")).resolve() == env_file.resolve()}
+    assert named == using, (f"{env_file.name}: header lists {sorted(named - using)} that do not use "
+                            f"it and misses {sorted(using - named)}")

@@ -123,7 +123,9 @@ def test_sigkill_during_a_write_leaves_a_complete_file(tmp_path, kind, name):
     assert any(caught), "no kill landed while a write was in flight"
 
 
-def test_tables_carry_provenance_in_a_first_comment_line(tmp_path, capsys):
+def test_tables_carry_provenance_csv_in_a_sidecar(tmp_path, capsys):
+    """LaTeX and Markdown: a first comment line; CSV: a plain CSV (header first, as pandas,
+    spreadsheets and R read it) with its provenance in <name>.csv.provenance.json."""
     import pandas as pd
 
     from repdist.__main__ import main
@@ -141,7 +143,9 @@ def test_tables_carry_provenance_in_a_first_comment_line(tmp_path, capsys):
     write_csv(tmp_path / "t.csv", frame, meta)
     write_table_text(tmp_path / "t.tex", "\\begin{tabular}{ll}\\end{tabular}\n", meta)
     write_table_text(tmp_path / "t.md", "| a |\n", meta)
-    assert (tmp_path / "t.csv").read_text().startswith("# repdist provenance: {")
+    assert (tmp_path / "t.csv").read_text().splitlines()[0] == "rho,kl"
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "t.csv"), frame)
+    assert (tmp_path / "t.csv.provenance.json").exists()
     assert (tmp_path / "t.tex").read_text().startswith("% repdist provenance: {")
     assert (tmp_path / "t.md").read_text().splitlines()[0].endswith(" -->")
     for name in ("t.csv", "t.tex", "t.md"):
@@ -149,6 +153,10 @@ def test_tables_carry_provenance_in_a_first_comment_line(tmp_path, capsys):
     pd.testing.assert_frame_equal(read_csv(tmp_path / "t.csv"), frame)
     assert main(["info", str(tmp_path / "t.csv")]) == 0
     assert f"config_hash: {meta['config_hash']}" in capsys.readouterr().out
+    write_csv(tmp_path / "bare.csv", frame)
+    assert read_table_metadata(tmp_path / "bare.csv") == {}
+    with pytest.raises(SystemExit, match="no repdist provenance"):
+        main(["info", str(tmp_path / "bare.csv")])
 
 
 def json_round_trip(obj):

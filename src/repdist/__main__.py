@@ -3,8 +3,9 @@
 `python -m repdist progress [RESULTS]` shows how far a run (in progress or done) has got.
 
 Parquet files carry their provenance (config hash, package/torch/numpy versions, git commit,
-experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline; CSV,
-LaTeX and Markdown tables in a first comment line.
+experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline; LaTeX
+and Markdown tables in a first comment line; CSV tables in a `<name>.csv.provenance.json`
+sidecar (a CSV stays plain: its first line is its header).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def info(path: Path) -> dict:
     if path.suffix in (".csv", ".tex", ".md"):
         meta = read_table_metadata(path)
         if not meta:
-            raise SystemExit(f"repdist info: {path}: no repdist provenance line")
+            where = "sidecar" if path.suffix == ".csv" else "line"
+            raise SystemExit(f"repdist info: {path}: no repdist provenance {where}")
         return meta
     raise SystemExit(f"repdist info: {path}: expected a .parquet, .json, .csv, .tex or .md "
                      "output of repdist")

@@ -163,6 +163,23 @@ def check_config(config: Mapping[str, Any]) -> None:
             f"{aut['min_seeds']} exceeds the {len(aut['seeds'])} authors' seeds compared",
         )
 
+    beyond = config["bound_beyond_m2"]
+    if beyond["enabled"]:
+        for c in beyond["configurations"]:
+            for k in c["class_counts"]:
+                _need(
+                    k - 2 >= c["rep_dim"],
+                    "bound_beyond_m2.configurations",
+                    f"d_SVD needs K-2 >= M labels, got K = {k} with M = {c['rep_dim']}",
+                )
+            need = config["measures"]["num_samples"] * (c["rep_dim"] + 1)
+            _need(
+                need <= syn["n_test"],
+                "bound_beyond_m2.configurations",
+                f"num_samples*(M+1) = {need} exceeds the {syn['n_test']} test inputs at "
+                f"M = {c['rep_dim']} (synthetic.n_test)",
+            )
+
     dyn = config["dynamics"]
     _need(
         max(dyn["snapshots"]) <= syn["training"]["steps"],

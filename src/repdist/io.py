@@ -58,8 +58,17 @@ def _json_default(obj: Any) -> Any:
 
 
 TABLE_PROVENANCE = "repdist provenance: "
-# comment syntax of each table format's first line
-_COMMENT = {".csv": ("# ", ""), ".tex": ("% ", ""), ".md": ("<!-- ", " -->")}
+# comment syntax of the first line of the table formats that have comments (CSV has none: a
+# plain `pd.read_csv`, a spreadsheet or R's read.csv must see the header first, so a CSV's
+# provenance goes to a sidecar file, `provenance_sidecar`)
+_COMMENT = {".tex": ("% ", ""), ".md": ("<!-- ", " -->")}
+PROVENANCE_SUFFIX = ".provenance.json"
+
+
+def provenance_sidecar(path: str | os.PathLike[str]) -> Path:
+    """`<name>.csv.provenance.json` beside a CSV table."""
+    path = Path(path)
+    return path.with_name(path.name + PROVENANCE_SUFFIX)
 
 
 def provenance_line(path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> str:
@@ -72,12 +81,14 @@ def provenance_line(path: str | os.PathLike[str], metadata: Mapping[str, Any]) -
 def write_csv(
     path: str | os.PathLike[str], frame: Any, metadata: Mapping[str, Any] | None = None
 ) -> None:
-    """Write a pandas DataFrame as CSV (full float precision, no index), with a first line
-    `# repdist provenance: {...}` when `metadata` is given (read it back with `read_csv`)."""
+    """Write a pandas DataFrame as a plain CSV (header first, full float precision, no index)
+    and, when `metadata` is given, its provenance to `<name>.csv.provenance.json` (written
+    first: a table never appears without it)."""
+    if metadata is not None:
+        write_text(provenance_sidecar(path), json.dumps(dict(metadata), indent=2,
+                                                        sort_keys=True, default=_json_default))
     with atomic_path(path) as tmp:
         with open(tmp, "w", newline="") as fh:
-            if metadata is not None:
-                fh.write(provenance_line(path, metadata))
             frame.to_csv(fh, index=False, float_format="%.17g")
 
 
@@ -89,7 +100,11 @@ def write_table_text(
 
 
 def read_table_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The provenance of a table written by `write_csv`/`write_table_text` ({} if none)."""
+    """The provenance of a table written by `write_csv` (its sidecar) or `write_table_text`
+    (its first comment line); {} if it has none."""
+    if Path(path).suffix == ".csv":
+        sidecar = provenance_sidecar(path)
+        return json.loads(sidecar.read_text()) if sidecar.exists() else {}
     with open(path) as fh:
         first = fh.readline().strip()
     start, end = _COMMENT.get(Path(path).suffix, ("# ", ""))
@@ -100,12 +115,10 @@ def read_table_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def read_csv(path: str | os.PathLike[str]) -> Any:
-    """Read a CSV table written by `write_csv`, skipping its provenance line."""
+    """Read a CSV table (a plain CSV: `pd.read_csv` does the same)."""
     import pandas as pd
 
-    with open(path) as fh:
-        skip = 1 if fh.readline().startswith(f"# {TABLE_PROVENANCE}") else 0
-    return pd.read_csv(path, skiprows=skip)
+    return pd.read_csv(path)
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
@@ -138,8 +151,9 @@ def _installed_version(distribution: str) -> str:
 
 
 def table_provenance(config: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
-    """Provenance of a table made by a rule: versions, commit, the config's hash and root seed."""
-    return provenance(config, seed=config.get("seed"), **extra)
+    """Provenance of a table made by a rule: versions, commit, the config's hash, root seed and
+    training protocol."""
+    return provenance(config, seed=config.get("seed"), protocol=config.get("protocol"), **extra)
 
 
 def provenance(config: Mapping[str, Any] | None = None, **extra: Any) -> dict[str, Any]:

@@ -3,8 +3,9 @@ machine, a rerun from scratch) reproduce this one?
 
 Only data is compared: parquet tables by value (their provenance metadata, which names the
 commit and library versions, may differ), CSV and LaTeX tables by their lines without
-provenance comments. Figures are left out (PDF/PNG embed timestamps), as are Snakemake's
-logs and benchmark timings.
+provenance comments (a CSV's provenance sidecar is left out for the same reason). Figures are
+left out (their bytes depend on fonts and library versions, not only on the data), as are
+Snakemake's logs and benchmark timings.
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ from repdist.experiments.paper_comparison import (
     comparison_markdown,
     kl_table_checks,
     retrace_checks,
+    tightness_checks,
     width_checks,
+    width_tables,
     workshop_checks,
 )
 from repdist.io import read_csv, table_provenance, write_csv, write_table_text
@@ -22,9 +24,10 @@ with job_log(sm.log[0]) as log:
                                                      sm.input.constructed, strict=True)}
     trained = pd.concat([pd.read_parquet(p) for p in sm.input.trained], ignore_index=True)
     checks += bound_checks(constructed, trained)
-    checks += width_checks({p.rsplit("/", 1)[-1].removesuffix(".csv"): read_csv(p)
-                            for p in sm.input.widths})
+    checks += width_checks(width_tables(sm.input.widths))
     checks += workshop_checks(read_csv(sm.input.workshop))
+    if sm.input.tightness:
+        checks += tightness_checks(read_csv(sm.input.tightness[0]))
     if sm.input.authors:
         checks += retrace_checks(read_csv(sm.input.authors[0]), standin=sm.params.authors_standin)
     if sm.input.cifar:

@@ -2,11 +2,11 @@
 
 import torch
 
-from repdist.experiments.dynamics import training_dynamics
+from repdist.experiments.dynamics import snapshots_metadata, training_dynamics
 from repdist.experiments.synthetic import SyntheticModelConfig
 from repdist.figures.dynamics import dynamics_figure
 from repdist.figures.style import save_figure
-from repdist.io import provenance, write_parquet
+from repdist.io import write_parquet
 from repdist.runlog import job_log
 from repdist.training.loop import TrainConfig
 
@@ -14,12 +14,10 @@ sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]) as log:
     torch.set_num_threads(sm.threads)
     model_cfg = SyntheticModelConfig(**sm.params.model_cfg)
-    table = training_dynamics(model_cfg, TrainConfig(**sm.params.train_cfg), sm.params.snapshots,
-                              sm.params.measures)
+    train_cfg = TrainConfig(**sm.params.train_cfg)
+    table = training_dynamics(model_cfg, train_cfg, sm.params.snapshots, sm.params.measures)
     log.info("means per step:\n%s", table.groupby("step")[["mcca_f", "d_llv", "d_fg"]].mean())
-    meta = {"experiment": "training_dynamics", "K": model_cfg.num_classes,
-            "width": model_cfg.width, "seeds": list(model_cfg.seeds),
-            "measures": dict(sm.params.measures), **provenance(dict(sm.params.model_cfg))}
-    write_parquet(sm.output.table, table, meta)
+    write_parquet(sm.output.table, table,
+                  snapshots_metadata(model_cfg, train_cfg.protocol, sm.params.measures))
     title = f"Training dynamics, K = {model_cfg.num_classes}, width {model_cfg.width}"
     save_figure(dynamics_figure(table, title), [sm.output.pdf, sm.output.png])

@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 
 from ..data.radial import label_codes, make_radial
+from ..io import provenance
 from ..measures import compare_prepared, prepare
 from ..models.mlp import build_synthetic_model
 from ..models.stacked import StackedModelClass
@@ -64,3 +65,13 @@ def training_dynamics(
     train(stack, train_d.x, train_d.labels, test_d.x, test_d.labels, codes, train_cfg,
           on_step=snapshot)
     return pd.DataFrame(rows, columns=SNAPSHOT_COLUMNS)
+
+
+def snapshots_metadata(model_cfg: SyntheticModelConfig, protocol: str,
+                       measure_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The snapshots table's parquet metadata: what was trained, how it was compared."""
+    from dataclasses import asdict
+
+    return {"experiment": "training_dynamics", "K": model_cfg.num_classes,
+            "width": model_cfg.width, "seeds": list(model_cfg.seeds), "protocol": protocol,
+            "measures": dict(measure_kwargs), **provenance(asdict(model_cfg))}

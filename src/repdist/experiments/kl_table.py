@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,6 @@ class KLTableConfig:
     dist_type: str = "max"
     sum_or_max: str = "max"
     seed: int = 0
-    rep_dim: int = field(default=2, init=False)
 
 
 def kl_table(cfg: KLTableConfig) -> pd.DataFrame:

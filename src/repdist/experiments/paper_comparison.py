@@ -66,6 +66,15 @@ def bound_checks(constructed: Mapping[int, pd.DataFrame], trained: pd.DataFrame 
     return checks
 
 
+def width_tables(paths: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """The width summaries (tables/d_llv_vs_width_K*.csv), keyed by their name (the file's)."""
+    from pathlib import Path
+
+    from ..io import read_csv
+
+    return {Path(p).stem: read_csv(p) for p in paths}
+
+
 def width_checks(summaries: Mapping[str, pd.DataFrame]) -> list[Check]:
     """Fig. 3 right / F.7: mean d_LLV and d_fg are lower at the widest kept width than the narrowest."""
     checks = []
@@ -173,6 +182,21 @@ def retrace_checks(table: pd.DataFrame, per_seed_width: int = 16,
             f"{RETRACE_TOLERANCE}, median d_LLV{note}", "authors' checkpoints", median,
             "0 (same model)", f">= 70% within {RETRACE_TOLERANCE} and median <= 0.02",
             verdict(bool(within >= 0.7 * len(goal) and median <= 0.02))))
+    return checks
+
+
+def tightness_checks(table: pd.DataFrame) -> list[Check]:
+    """The bound at every M (bound_tightness.csv): informational beyond M = 2, which the paper
+    does not show."""
+    checks = []
+    for row in table.itertuples():
+        checks.append(Check(
+            f"Bound d_fg <= 2M d_LLV at M = {row.M} ({row.configurations} configurations): "
+            f"violations among pairs with d_LLV < 1/(2M); d_fg/(2M d_LLV) median "
+            f"{row.ratio_q50:.3g}, 99% {row.ratio_q99:.3g}, max {row.ratio_max:.3g}",
+            "paper Thm. 4.7" if row.M == 2 else "beyond the paper (it shows M = 2)",
+            f"{row.violations} of {row.pairs_in_range}", 0, "0",
+            bool(row.violations == 0) if row.M == 2 else None))
     return checks
 
 

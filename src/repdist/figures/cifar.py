@@ -68,6 +68,21 @@ LOSS_LABELS = {
 }
 
 
+def seed_comparison(
+    a: pd.DataFrame, b: pd.DataFrame, class_names: Sequence[str], seeds: tuple[int, int],
+    standin: bool,
+) -> tuple[plt.Figure, float]:
+    """Fig. 3 (left) from two seeds' test-embedding tables, and the m_CCA in its title."""
+    from ..measures import mean_cca
+    from ..representations import columns_of
+
+    f_a, f_b = columns_of(a, "f_"), columns_of(b, "f_")
+    mcca = mean_cca(f_a, f_b)
+    fig = comparison_figure(f_a, a["pred"].to_numpy(), f_b, b["pred"].to_numpy(), class_names,
+                            mcca, seeds, standin)
+    return fig, mcca
+
+
 def loss_diff_figure(pairs_by_dim: Mapping[int, pd.DataFrame], standin: bool,
                      loss_column: str = "test_loss_diff") -> plt.Figure:
     """One panel per M: x = test-embedding m_CCA, y = |test-loss difference| of each pair

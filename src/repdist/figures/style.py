@@ -25,7 +25,7 @@ plt.rcParams.update(
         "ytick.labelsize": 12,
         "savefig.dpi": 200,
         "pdf.fonttype": 42,
-        # reproducible PDFs: no creation date embedded
+        # SVGs: the same element ids on every run (PDFs lose their creation date in save_figure)
         "svg.hashsalt": "repdist",
     }
 )

@@ -249,3 +249,29 @@ def test_degenerate_model_is_flagged_in_the_pairs_table(tmp_path, rng):
     broken = pairs[pairs.seed_b == 2]
     assert len(broken) == 2 and broken["d_llv"].isna().all()
     assert broken["warning"].str.contains("zero").all()
+
+
+DOCUMENTED_KEYWORDS = {"num_samples": 200, "lam": 1e-5, "seed": 0, "input_set": None,
+                       "y_pivot": None, "y_leave_out": None, "dist_type": "max",
+                       "sum_or_max": "max"}
+
+
+@pytest.mark.parametrize("func", [compare, compare_prepared])
+def test_compare_functions_show_the_documented_keywords(func):
+    import inspect
+
+    params = inspect.signature(func).parameters
+    shown = {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY}
+    assert {n: shown.get(n, "absent") for n in DOCUMENTED_KEYWORDS} == DOCUMENTED_KEYWORDS
+
+
+def test_settings_are_checked_whichever_entry_point(rng):
+    f, g = random_model(rng, n=100, k=5)
+    m = prepare(f, g)
+    with pytest.raises(TypeError, match="num_sample"):
+        compare(f, g, f, g, num_sample=10)
+    for call in (lambda **kw: compare(f, g, f, g, **kw), lambda **kw: compare_prepared(m, m, **kw)):
+        with pytest.raises(ValueError, match="dist_type"):
+            call(dist_type="median")
+        with pytest.raises(ValueError, match="both y_pivot and y_leave_out"):
+            call(y_pivot=1)

@@ -6,10 +6,12 @@ Pure functions on arrays; `compare` is the single entry point pipelines and user
 from .cca import canonical_correlations, mean_cca, orthonormal_basis
 from .compare import (
     RESULT_KEYS,
+    CompareSettings,
     DegenerateRepresentationWarning,
     PreparedModel,
     compare,
     compare_prepared,
+    compare_with_settings,
     prepare,
 )
 from .llv import (
@@ -25,6 +27,7 @@ from .svd import d_fg, label_sets, m_svd_f, m_svd_g
 
 __all__ = [
     "RESULT_KEYS",
+    "CompareSettings",
     "DegenerateRepresentationWarning",
     "PreparedModel",
     "canonical_correlations",
@@ -32,6 +35,7 @@ __all__ = [
     "combine_terms",
     "compare",
     "compare_prepared",
+    "compare_with_settings",
     "d_fg",
     "input_candidates",
     "input_terms",

@@ -7,10 +7,12 @@ built once per model and reused for every pair it is part of.
 
 from __future__ import annotations
 
+import inspect
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -67,6 +69,46 @@ MUTUAL_KNN_K = 10  # Platonic Representation Hypothesis, App. A
 
 class DegenerateRepresentationWarning(UserWarning):
     """A measure is undefined for this pair (collapsed embedding, tied unembeddings, NaN/inf)."""
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """How a pair is compared: the keywords of `compare` and `compare_prepared`, checked once.
+
+    Both functions take exactly these keywords, with these defaults; building the object is
+    where a bad value is rejected, so every code path sees validated settings.
+    """
+
+    num_samples: int = 200
+    lam: float = 1e-5
+    seed: int = 0
+    input_set: Any = None
+    y_pivot: int | None = None
+    y_leave_out: int | None = None
+    dist_type: str = "max"
+    sum_or_max: str = "max"
+
+    def __post_init__(self) -> None:
+        check_dist_type(self.dist_type)
+        check_combine(self.sum_or_max)
+        if (self.y_pivot is None) != (self.y_leave_out is None):
+            raise ValueError("give both y_pivot and y_leave_out, or neither")
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _takes_settings(func: _F) -> _F:
+    """Show CompareSettings' fields as the keyword-only parameters of `func` (help, inspect)."""
+    sig = inspect.signature(func)
+    positional = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    keywords = [
+        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                          annotation=f.type)
+        for f in fields(CompareSettings)
+    ]
+    func.__signature__ = sig.replace(parameters=[*positional, *keywords])  # type: ignore[attr-defined]
+    return func
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,30 +208,24 @@ def _check_pair(m1: PreparedModel, m2: PreparedModel) -> None:
     label_sets(m1.num_labels, m1.rep_dim)  # raises if K - 2 < M
 
 
+def _in_key_order(values: dict[str, Any]) -> dict[str, Any]:
+    """The result dict in RESULT_KEYS order: the one place that says what a result holds."""
+    missing = set(RESULT_KEYS) - set(values)
+    assert not missing, f"result lacks {sorted(missing)}"
+    return {key: values[key] for key in RESULT_KEYS}
+
+
 def _nan_result(m1: PreparedModel, reason: str) -> dict[str, Any]:
+    """Every measure NaN (indices -1), with the reason: a model's representations are unusable."""
     n_sets = len(label_sets(m1.num_labels, m1.rep_dim))
-    nan = float("nan")
-    return {
-        "kl": nan,
-        "d_llv": nan,
-        "t1": nan,
-        "t2": nan,
-        "t3": nan,
-        "t4": nan,
+    not_nan = {
         "y_pivot": -1,
         "y_leave_out": -1,
         "input_set": [-1] * (m1.rep_dim + 1),
-        "m_svd_f": [nan] * n_sets,
-        "m_svd_g": nan,
-        "d_fg": nan,
-        "mcca_f": nan,
-        "mcca_g": nan,
-        "cka_f": nan,
-        "svcca_f": nan,
-        "mutual_knn_f": nan,
-        "d_logit": nan,
+        "m_svd_f": [float("nan")] * n_sets,
         "warning": reason,
     }
+    return {key: not_nan.get(key, float("nan")) for key in RESULT_KEYS}
 
 
 def extra_measures(m1: PreparedModel, m2: PreparedModel) -> dict[str, float]:
@@ -207,41 +243,35 @@ def extra_measures(m1: PreparedModel, m2: PreparedModel) -> dict[str, float]:
     }
 
 
-def compare_prepared(
-    m1: PreparedModel,
-    m2: PreparedModel,
-    *,
-    num_samples: int = 200,
-    lam: float = 1e-5,
-    seed: int = 0,
-    input_set: Any = None,
-    y_pivot: int | None = None,
-    y_leave_out: int | None = None,
-    dist_type: str = "max",
-    sum_or_max: str = "max",
-) -> dict[str, Any]:
+@_takes_settings
+def compare_prepared(m1: PreparedModel, m2: PreparedModel, **settings: Any) -> dict[str, Any]:
     """All measures between two prepared models; see `compare` for the meaning of the arguments."""
-    check_dist_type(dist_type)
-    check_combine(sum_or_max)
+    return compare_with_settings(m1, m2, CompareSettings(**settings))
+
+
+def compare_with_settings(
+    m1: PreparedModel, m2: PreparedModel, settings: CompareSettings
+) -> dict[str, Any]:
+    """`compare_prepared` with its keywords already gathered in a CompareSettings."""
     _check_pair(m1, m2)
-    if (y_pivot is None) != (y_leave_out is None):
-        raise ValueError("give both y_pivot and y_leave_out, or neither")
     problems = [f"model {i}: {m.problem}" for i, m in ((1, m1), (2, m2)) if m.problem]
     if problems:
         reason = "; ".join(problems)
         warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
         return _nan_result(m1, reason)
 
+    s = settings
     reasons: list[str] = []
     n, m = m1.n_inputs, m1.rep_dim
 
     # Label side: pivot/leave-out by the covariance objective, terms recomputed exactly.
     cache: dict[int, PivotTerms] = {}
+    y_pivot, y_leave_out = s.y_pivot, s.y_leave_out
     if y_pivot is None:
         cov_12 = m1.loglik_centred.T @ m2.loglik_centred / (n - 1)
-        objective = pivot_objective(m1.loglik_cov, m2.loglik_cov, cov_12, dist_type)
+        objective = pivot_objective(m1.loglik_cov, m2.loglik_cov, cov_12, s.dist_type)
         y_pivot, y_leave_out = choose_pivot_and_leave_out(
-            objective, m1.loglik_centred, m2.loglik_centred, dist_type, cache
+            objective, m1.loglik_centred, m2.loglik_centred, s.dist_type, cache
         )
     assert y_leave_out is not None
     y_pivot, y_leave_out = int(y_pivot), int(y_leave_out)
@@ -250,22 +280,24 @@ def compare_prepared(
         cache[y_pivot] = pivot_terms(m1.loglik_centred, m2.loglik_centred, y_pivot)
     terms = cache[y_pivot]
     labels = label_terms(
-        m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, dist_type, terms
+        m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, s.dist_type, terms
     )
 
     # Input side: the given diversity set, or the scan over seeded candidates.
-    if input_set is None:
-        rows = _cached_candidates(n, m, int(num_samples), int(seed))
+    if s.input_set is None:
+        rows = _cached_candidates(n, m, int(s.num_samples), int(s.seed))
     else:
-        rows = np.asarray(input_set, dtype=np.intp).reshape(1, -1)
+        rows = np.asarray(s.input_set, dtype=np.intp).reshape(1, -1)
         if rows.shape[1] != m + 1 or rows.min() < 0 or rows.max() >= n:
-            raise ValueError(f"input_set must hold M+1 = {m + 1} indices in [0, {n}), got {input_set}")
-    scan = input_terms(m1.loglik[rows], m2.loglik[rows], dist_type)
+            raise ValueError(
+                f"input_set must hold M+1 = {m + 1} indices in [0, {n}), got {s.input_set}"
+            )
+    scan = input_terms(m1.loglik[rows], m2.loglik[rows], s.dist_type)
     chosen_row = rows[scan.chosen]
     t2 = float(scan.scores[scan.chosen])
     t4 = float(scan.t4[scan.chosen])
 
-    d_llv = combine_terms(labels.t1, t2, labels.t3, t4, lam, sum_or_max)
+    d_llv = combine_terms(labels.t1, t2, labels.t3, t4, s.lam, s.sum_or_max)
     if np.isnan(d_llv):
         reasons.append(
             "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
@@ -285,7 +317,7 @@ def compare_prepared(
     reason = "; ".join(reasons)
     if reason:
         warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
-    return {
+    return _in_key_order({
         "kl": mean_kl(m1.loglik, m2.loglik),
         "d_llv": d_llv,
         "t1": labels.t1,
@@ -302,24 +334,11 @@ def compare_prepared(
         "mcca_g": mcca_g,
         **extra_measures(m1, m2),
         "warning": reason,
-    }
+    })
 
 
-def compare(
-    f1: Any,
-    g1: Any,
-    f2: Any,
-    g2: Any,
-    *,
-    num_samples: int = 200,
-    lam: float = 1e-5,
-    seed: int = 0,
-    input_set: Any = None,
-    y_pivot: int | None = None,
-    y_leave_out: int | None = None,
-    dist_type: str = "max",
-    sum_or_max: str = "max",
-) -> dict[str, Any]:
+@_takes_settings
+def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, Any]:
     """Compare models (f1, g1) and (f2, g2): KL, d_LLV and its terms, m_SVD, d_{f,g}, m_CCA.
 
     f is N x M (embeddings of the same N inputs for both models), g is K x M (unembeddings of
@@ -327,16 +346,7 @@ def compare(
     drawn from numpy.random.default_rng(seed); lam weighs the scale terms t3, t4. Given
     input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are used instead of
     searched. Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
+    The keywords and their defaults are the fields of CompareSettings.
     """
-    return compare_prepared(
-        prepare(f1, g1),
-        prepare(f2, g2),
-        num_samples=num_samples,
-        lam=lam,
-        seed=seed,
-        input_set=input_set,
-        y_pivot=y_pivot,
-        y_leave_out=y_leave_out,
-        dist_type=dist_type,
-        sum_or_max=sum_or_max,
-    )
+    options = CompareSettings(**settings)
+    return compare_with_settings(prepare(f1, g1), prepare(f2, g2), options)

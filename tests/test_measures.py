@@ -275,3 +275,51 @@ def test_settings_are_checked_whichever_entry_point(rng):
             call(dist_type="median")
         with pytest.raises(ValueError, match="both y_pivot and y_leave_out"):
             call(y_pivot=1)
+
+
+@pytest.mark.parametrize("name", [k for k in RESULT_KEYS if k != "warning"])
+def test_each_measure_alone_equals_its_value_in_the_full_result(name, rng):
+    f, g = random_model(rng, n=300, k=6, m=2)
+    f2, g2 = perturbed(rng, f, g)
+    full = compare(f, g, f2, g2, num_samples=30)
+    alone = compare(f, g, f2, g2, num_samples=30, measures=[name])
+    assert list(alone) == [name, "warning"]
+    assert alone[name] == full[name]
+
+
+def test_a_measures_subset_skips_the_work_of_the_others(rng, monkeypatch):
+    """m_CCA alone: no k-NN graph, no pivot search, no covariance of the log-likelihoods."""
+    import importlib
+
+    prepared_module = importlib.import_module("repdist.measures.prepared")
+    compare_module = importlib.import_module("repdist.measures.compare")
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("work for a measure that was not asked for")
+
+    monkeypatch.setattr(prepared_module, "knn_indices", forbidden)
+    monkeypatch.setattr(compare_module, "pivot_objective", forbidden)
+    monkeypatch.setattr(compare_module, "input_terms", forbidden)
+    f, g = random_model(rng, n=300, k=6)
+    f2, g2 = perturbed(rng, f, g)
+    r = compare(f, g, f2, g2, measures="mcca_f,kl")
+    assert list(r) == ["kl", "mcca_f", "warning"]
+    m = prepare(f, g, measures=["mcca_g"])
+    assert "g_basis" in vars(m) and not {"knn", "loglik_cov", "f_basis"} & set(vars(m))
+    with pytest.raises(AssertionError, match="not asked for"):
+        compare(f, g, f2, g2, measures=["mutual_knn_f"])
+
+
+def test_unknown_measure_is_a_clear_error(rng):
+    f, g = random_model(rng, n=100, k=5)
+    with pytest.raises(ValueError, match=r"unknown measure\(s\) \['d_lvl'\]"):
+        compare(f, g, f, g, num_samples=10, measures=["kl", "d_lvl"])
+
+
+def test_degenerate_pair_reports_only_the_asked_measures(rng):
+    f, g = random_model(rng, n=100, k=5)
+    bad = f.copy()
+    bad[0, 0] = np.inf
+    with pytest.warns(DegenerateRepresentationWarning, match="non-finite"):
+        r = compare(f, g, bad, g, num_samples=10, measures=["d_llv", "input_set"])
+    assert list(r) == ["d_llv", "input_set", "warning"] and np.isnan(r["d_llv"])

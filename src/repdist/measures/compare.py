@@ -1,28 +1,23 @@
 """compare(): every measure of the paper for one pair of models, with per-model work cached.
 
-Pipelines compare all pairs of a set of models, so the expensive per-model pieces (float64
-log-likelihoods, their covariance, orthonormal bases for CCA) live in a PreparedModel that is
-built once per model and reused for every pair it is part of.
+The per-model work lives in a PreparedModel (prepared.py), built once per model and reused for
+every pair it is part of; this module does the pair's work, only for the measures asked for.
 """
 
 from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any, TypeVar
 
 import numpy as np
 
-from .cca import mean_cca_from_bases, orthonormal_basis
+from .cca import mean_cca_from_bases
 from .extra import (
-    centred_log_probs,
-    components_for_variance,
     d_logit_from_clr,
-    knn_edge_keys,
-    knn_indices,
     linear_cka_centred,
     mutual_knn_from_keys,
     svcca_from_bases,
@@ -40,31 +35,30 @@ from .llv import (
     pivot_objective,
     pivot_terms,
 )
-from .loglik import as_float64_matrix, log_likelihoods, mean_kl
+from .loglik import mean_kl
+from .prepared import MUTUAL_KNN_K, PreparedModel, prepare
+from .selection import (
+    INPUT_SIDE,
+    LABEL_SIDE,
+    RESULT_KEYS,
+    SVD_F,
+    SVD_G,
+    keys_for,
+    select_measures,
+)
 from .svd import d_fg, label_sets, m_svd_f, m_svd_g
 
-RESULT_KEYS = (
-    "kl",
-    "d_llv",
-    "t1",
-    "t2",
-    "t3",
-    "t4",
-    "y_pivot",
-    "y_leave_out",
-    "input_set",
-    "m_svd_f",
-    "m_svd_g",
-    "d_fg",
-    "mcca_f",
-    "mcca_g",
-    "cka_f",
-    "svcca_f",
-    "mutual_knn_f",
-    "d_logit",
-    "warning",
-)
-MUTUAL_KNN_K = 10  # Platonic Representation Hypothesis, App. A
+__all__ = [
+    "MUTUAL_KNN_K",
+    "RESULT_KEYS",
+    "CompareSettings",
+    "DegenerateRepresentationWarning",
+    "PreparedModel",
+    "compare",
+    "compare_prepared",
+    "compare_with_settings",
+    "prepare",
+]
 
 
 class DegenerateRepresentationWarning(UserWarning):
@@ -76,7 +70,8 @@ class CompareSettings:
     """How a pair is compared: the keywords of `compare` and `compare_prepared`, checked once.
 
     Both functions take exactly these keywords, with these defaults; building the object is
-    where a bad value is rejected, so every code path sees validated settings.
+    where a bad value is rejected, so every code path sees validated settings. `measures`
+    (None: all of them) is kept as the frozenset of measure names it selects.
     """
 
     num_samples: int = 200
@@ -87,12 +82,19 @@ class CompareSettings:
     y_leave_out: int | None = None
     dist_type: str = "max"
     sum_or_max: str = "max"
+    measures: Iterable[str] | str | None = None
 
     def __post_init__(self) -> None:
         check_dist_type(self.dist_type)
         check_combine(self.sum_or_max)
         if (self.y_pivot is None) != (self.y_leave_out is None):
             raise ValueError("give both y_pivot and y_leave_out, or neither")
+        object.__setattr__(self, "measures", select_measures(self.measures))
+
+    @property
+    def selected(self) -> frozenset[str]:
+        assert isinstance(self.measures, frozenset)
+        return self.measures
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -109,84 +111,6 @@ def _takes_settings(func: _F) -> _F:
     ]
     func.__signature__ = sig.replace(parameters=[*positional, *keywords])  # type: ignore[attr-defined]
     return func
-
-
-@dataclass(frozen=True, eq=False)
-class PreparedModel:
-    """One model's embeddings f (N x M), unembeddings g (K x M) and everything derived from them."""
-
-    f: np.ndarray
-    g: np.ndarray
-    loglik: np.ndarray = field(repr=False)
-    loglik_centred: np.ndarray = field(repr=False)
-    loglik_cov: np.ndarray = field(repr=False)
-    f_basis: np.ndarray = field(repr=False)
-    g_basis: np.ndarray = field(repr=False)
-    knn: np.ndarray | None = field(default=None, repr=False)  # sorted k-NN edge keys of f
-    f_centred: np.ndarray | None = field(default=None, repr=False)
-    f_gram_norm: float = 0.0
-    f_svcca_kept: int = 0  # principal components explaining 99% of f's variance
-    loglik_clr: np.ndarray | None = field(default=None, repr=False)
-    problem: str = ""
-
-    @property
-    def n_inputs(self) -> int:
-        return self.f.shape[0]
-
-    @property
-    def num_labels(self) -> int:
-        return self.g.shape[0]
-
-    @property
-    def rep_dim(self) -> int:
-        return self.f.shape[1]
-
-
-def prepare(f: Any, g: Any) -> PreparedModel:
-    """Validate a model's representations and precompute its per-model quantities."""
-    f64 = as_float64_matrix(f, "f")
-    g64 = as_float64_matrix(g, "g")
-    if f64.shape[1] != g64.shape[1]:
-        raise ValueError(
-            f"f and g must share the representation dimension M, got f {f64.shape} and g {g64.shape}"
-        )
-    if f64.shape[0] < 2:
-        raise ValueError(f"need at least 2 inputs, got f of shape {f64.shape}")
-    problems = []
-    if not np.isfinite(f64).all():
-        problems.append("non-finite values in the embeddings f")
-    if not np.isfinite(g64).all():
-        problems.append("non-finite values in the unembeddings g")
-    if problems:
-        f64 = np.where(np.isfinite(f64), f64, np.nan)
-        g64 = np.where(np.isfinite(g64), g64, np.nan)
-        nan_nk = np.full((f64.shape[0], g64.shape[0]), np.nan)
-        nan_kk = np.full((g64.shape[0], g64.shape[0]), np.nan)
-        empty = np.zeros((0, 0))
-        return PreparedModel(f64, g64, nan_nk, nan_nk, nan_kk, empty, empty,
-                             problem="; ".join(problems))
-    with np.errstate(over="ignore", invalid="ignore"):
-        loglik = log_likelihoods(f64, g64)
-    if not np.isfinite(loglik).all():
-        problems.append("log-likelihoods overflow (embedding or unembedding norms too large)")
-    centred = loglik - loglik.mean(axis=0, keepdims=True)
-    cov = centred.T @ centred / (loglik.shape[0] - 1)
-    f_centred = f64 - f64.mean(axis=0, keepdims=True)
-    return PreparedModel(
-        f=f64,
-        g=g64,
-        loglik=loglik,
-        loglik_centred=centred,
-        loglik_cov=cov,
-        f_basis=orthonormal_basis(f64),
-        g_basis=orthonormal_basis(g64),
-        knn=knn_edge_keys(knn_indices(f64, MUTUAL_KNN_K)) if len(f64) > MUTUAL_KNN_K else None,
-        f_centred=f_centred,
-        f_gram_norm=float(np.linalg.norm(f_centred.T @ f_centred)),
-        f_svcca_kept=components_for_variance(f64),
-        loglik_clr=centred_log_probs(loglik),
-        problem="; ".join(problems),
-    )
 
 
 @lru_cache(maxsize=32)
@@ -208,14 +132,7 @@ def _check_pair(m1: PreparedModel, m2: PreparedModel) -> None:
     label_sets(m1.num_labels, m1.rep_dim)  # raises if K - 2 < M
 
 
-def _in_key_order(values: dict[str, Any]) -> dict[str, Any]:
-    """The result dict in RESULT_KEYS order: the one place that says what a result holds."""
-    missing = set(RESULT_KEYS) - set(values)
-    assert not missing, f"result lacks {sorted(missing)}"
-    return {key: values[key] for key in RESULT_KEYS}
-
-
-def _nan_result(m1: PreparedModel, reason: str) -> dict[str, Any]:
+def _nan_result(m1: PreparedModel, reason: str, keys: tuple[str, ...]) -> dict[str, Any]:
     """Every measure NaN (indices -1), with the reason: a model's representations are unusable."""
     n_sets = len(label_sets(m1.num_labels, m1.rep_dim))
     not_nan = {
@@ -225,22 +142,11 @@ def _nan_result(m1: PreparedModel, reason: str) -> dict[str, Any]:
         "m_svd_f": [float("nan")] * n_sets,
         "warning": reason,
     }
-    return {key: not_nan.get(key, float("nan")) for key in RESULT_KEYS}
+    return {key: not_nan.get(key, float("nan")) for key in keys}
 
 
-def extra_measures(m1: PreparedModel, m2: PreparedModel) -> dict[str, float]:
-    """The measures beyond the paper (linear CKA, SVCCA, mutual k-NN of f; d_logit)."""
-    knn = (
-        mutual_knn_from_keys(m1.knn, m2.knn, m1.n_inputs, MUTUAL_KNN_K)
-        if m1.knn is not None and m2.knn is not None
-        else float("nan")
-    )
-    return {
-        "cka_f": linear_cka_centred(m1.f_centred, m2.f_centred, m1.f_gram_norm, m2.f_gram_norm),
-        "svcca_f": svcca_from_bases(m1.f_basis, m2.f_basis, m1.f_svcca_kept, m2.f_svcca_kept),
-        "mutual_knn_f": knn,
-        "d_logit": d_logit_from_clr(m1.loglik_clr, m2.loglik_clr),
-    }
+def _any_nan(values: Iterable[Any]) -> bool:
+    return any(np.isnan(v).any() for v in values)
 
 
 @_takes_settings
@@ -254,21 +160,79 @@ def compare_with_settings(
 ) -> dict[str, Any]:
     """`compare_prepared` with its keywords already gathered in a CompareSettings."""
     _check_pair(m1, m2)
+    s, want = settings, settings.selected
+    keys = keys_for(want)
     problems = [f"model {i}: {m.problem}" for i, m in ((1, m1), (2, m2)) if m.problem]
     if problems:
         reason = "; ".join(problems)
         warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
-        return _nan_result(m1, reason)
+        return _nan_result(m1, reason, keys)
 
-    s = settings
     reasons: list[str] = []
-    n, m = m1.n_inputs, m1.rep_dim
+    values: dict[str, Any] = {}
+    if "kl" in want:
+        values["kl"] = mean_kl(m1.loglik, m2.loglik)
+    if want & LABEL_SIDE:
+        values.update(_label_side(m1, m2, s))
+    if want & INPUT_SIDE:
+        values.update(_input_side(m1, m2, s))
+    if "d_llv" in want:
+        values["d_llv"] = combine_terms(
+            values["t1"], values["t2"], values["t3"], values["t4"], s.lam, s.sum_or_max
+        )
+    if _any_nan(values[k] for k in ("d_llv", "t1", "t2", "t3", "t4") if k in want):
+        reasons.append(
+            "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
+        )
 
-    # Label side: pivot/leave-out by the covariance objective, terms recomputed exactly.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if want & SVD_F:
+            values["m_svd_f"] = m_svd_f(
+                m1.loglik_centred, m2.loglik_centred, values["y_pivot"], values["y_leave_out"],
+                m1.rep_dim, values.pop("_terms"),
+            )
+        if want & SVD_G:
+            values["m_svd_g"] = m_svd_g(m1.f, m1.g, m2.f, m2.g, values["input_set"])
+    if "d_fg" in want:
+        values["d_fg"] = d_fg(values["m_svd_f"], values["m_svd_g"])
+    if _any_nan(values[k] for k in ("m_svd_f", "m_svd_g", "d_fg") if k in want):
+        reasons.append("d_SVD undefined: a standardised log-odds column has zero variance")
+
+    for side in ("f", "g"):
+        if f"mcca_{side}" in want:
+            basis = f"{side}_basis"
+            values[f"mcca_{side}"], why = mean_cca_from_bases(
+                getattr(m1, basis), getattr(m2, basis), m1.rep_dim
+            )
+            reasons += [f"m_CCA({side}): {why}"] * bool(why)
+    values.update(extra_measures(m1, m2, want))
+
+    reason = "; ".join(reasons)
+    if reason:
+        warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
+    values["warning"] = reason
+    return _as_result(values, keys)
+
+
+def _as_result(values: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The result dict in RESULT_KEYS order, plain Python numbers and lists."""
+    out = {key: values[key] for key in keys}
+    for key in ("y_pivot", "y_leave_out"):
+        if key in out:
+            out[key] = int(out[key])
+    if "input_set" in out:
+        out["input_set"] = [int(i) for i in out["input_set"]]
+    if "m_svd_f" in out:
+        out["m_svd_f"] = [float(v) for v in out["m_svd_f"]]
+    return out
+
+
+def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dict[str, Any]:
+    """Pivot/leave-out by the covariance objective (unless given), terms recomputed exactly."""
     cache: dict[int, PivotTerms] = {}
     y_pivot, y_leave_out = s.y_pivot, s.y_leave_out
     if y_pivot is None:
-        cov_12 = m1.loglik_centred.T @ m2.loglik_centred / (n - 1)
+        cov_12 = m1.loglik_centred.T @ m2.loglik_centred / (m1.n_inputs - 1)
         objective = pivot_objective(m1.loglik_cov, m2.loglik_cov, cov_12, s.dist_type)
         y_pivot, y_leave_out = choose_pivot_and_leave_out(
             objective, m1.loglik_centred, m2.loglik_centred, s.dist_type, cache
@@ -282,8 +246,13 @@ def compare_with_settings(
     labels = label_terms(
         m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, s.dist_type, terms
     )
+    return {"y_pivot": y_pivot, "y_leave_out": y_leave_out, "t1": labels.t1, "t3": labels.t3,
+            "_terms": terms}
 
-    # Input side: the given diversity set, or the scan over seeded candidates.
+
+def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dict[str, Any]:
+    """The given diversity set, or the scan over seeded candidates: t2, t4 and the set."""
+    n, m = m1.n_inputs, m1.rep_dim
     if s.input_set is None:
         rows = _cached_candidates(n, m, int(s.num_samples), int(s.seed))
     else:
@@ -293,48 +262,33 @@ def compare_with_settings(
                 f"input_set must hold M+1 = {m + 1} indices in [0, {n}), got {s.input_set}"
             )
     scan = input_terms(m1.loglik[rows], m2.loglik[rows], s.dist_type)
-    chosen_row = rows[scan.chosen]
-    t2 = float(scan.scores[scan.chosen])
-    t4 = float(scan.t4[scan.chosen])
+    return {"input_set": rows[scan.chosen], "t2": float(scan.scores[scan.chosen]),
+            "t4": float(scan.t4[scan.chosen])}
 
-    d_llv = combine_terms(labels.t1, t2, labels.t3, t4, s.lam, s.sum_or_max)
-    if np.isnan(d_llv):
-        reasons.append(
-            "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
+
+def extra_measures(
+    m1: PreparedModel, m2: PreparedModel, want: frozenset[str] | None = None
+) -> dict[str, float]:
+    """The measures beyond the paper (linear CKA, SVCCA, mutual k-NN of f; d_logit)."""
+    want = select_measures(None) if want is None else want
+    out: dict[str, float] = {}
+    if "cka_f" in want:
+        out["cka_f"] = linear_cka_centred(
+            m1.f_centred, m2.f_centred, m1.f_gram_norm, m2.f_gram_norm
         )
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        svd_f = m_svd_f(m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, m, terms)
-        svd_g = m_svd_g(m1.f, m1.g, m2.f, m2.g, chosen_row)
-    dist_fg = d_fg(svd_f, svd_g)
-    if np.isnan(dist_fg):
-        reasons.append("d_SVD undefined: a standardised log-odds column has zero variance")
-
-    mcca_f, why_f = mean_cca_from_bases(m1.f_basis, m2.f_basis, m)
-    mcca_g, why_g = mean_cca_from_bases(m1.g_basis, m2.g_basis, m)
-    reasons += [f"m_CCA(f): {why_f}"] * bool(why_f) + [f"m_CCA(g): {why_g}"] * bool(why_g)
-
-    reason = "; ".join(reasons)
-    if reason:
-        warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
-    return _in_key_order({
-        "kl": mean_kl(m1.loglik, m2.loglik),
-        "d_llv": d_llv,
-        "t1": labels.t1,
-        "t2": t2,
-        "t3": labels.t3,
-        "t4": t4,
-        "y_pivot": int(y_pivot),
-        "y_leave_out": int(y_leave_out),
-        "input_set": [int(i) for i in chosen_row],
-        "m_svd_f": [float(v) for v in svd_f],
-        "m_svd_g": svd_g,
-        "d_fg": dist_fg,
-        "mcca_f": mcca_f,
-        "mcca_g": mcca_g,
-        **extra_measures(m1, m2),
-        "warning": reason,
-    })
+    if "svcca_f" in want:
+        out["svcca_f"] = svcca_from_bases(
+            m1.f_basis, m2.f_basis, m1.f_svcca_kept, m2.f_svcca_kept
+        )
+    if "mutual_knn_f" in want:
+        out["mutual_knn_f"] = (
+            mutual_knn_from_keys(m1.knn, m2.knn, m1.n_inputs, MUTUAL_KNN_K)
+            if m1.knn is not None and m2.knn is not None
+            else float("nan")
+        )
+    if "d_logit" in want:
+        out["d_logit"] = d_logit_from_clr(m1.loglik_clr, m2.loglik_clr)
+    return out
 
 
 @_takes_settings
@@ -345,8 +299,11 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
     the K labels, in class order). num_samples candidate diversity sets of M+1 inputs are
     drawn from numpy.random.default_rng(seed); lam weighs the scale terms t3, t4. Given
     input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are used instead of
-    searched. Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
+    searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
+    measures. Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
     The keywords and their defaults are the fields of CompareSettings.
     """
     options = CompareSettings(**settings)
-    return compare_with_settings(prepare(f1, g1), prepare(f2, g2), options)
+    return compare_with_settings(
+        prepare(f1, g1, options.selected), prepare(f2, g2, options.selected), options
+    )

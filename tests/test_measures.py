@@ -21,7 +21,9 @@ from repdist.measures import (
     log_likelihoods,
     mean_cca,
     mean_kl,
+    PreparedCache,
     prepare,
+    prepared_cache,
 )
 
 
@@ -300,6 +302,7 @@ def test_a_measures_subset_skips_the_work_of_the_others(rng, monkeypatch):
     monkeypatch.setattr(prepared_module, "knn_indices", forbidden)
     monkeypatch.setattr(compare_module, "pivot_objective", forbidden)
     monkeypatch.setattr(compare_module, "input_terms", forbidden)
+    prepared_cache.clear()  # earlier tests may have prepared these very arrays
     f, g = random_model(rng, n=300, k=6)
     f2, g2 = perturbed(rng, f, g)
     r = compare(f, g, f2, g2, measures="mcca_f,kl")
@@ -323,3 +326,49 @@ def test_degenerate_pair_reports_only_the_asked_measures(rng):
     with pytest.warns(DegenerateRepresentationWarning, match="non-finite"):
         r = compare(f, g, bad, g, num_samples=10, measures=["d_llv", "input_set"])
     assert list(r) == ["d_llv", "input_set", "warning"] and np.isnan(r["d_llv"])
+
+
+def test_plain_compare_reuses_prepared_models_of_a_repeated_pair(rng):
+    f, g = random_model(rng, n=300, k=6)
+    f2, g2 = perturbed(rng, f, g)
+    prepared_cache.clear()
+    first = compare(f, g, f2, g2, num_samples=30)
+    assert prepared_cache.info()[:3] == (0, 2, 2)  # hits, misses, models
+    again = compare(f, g, f2.copy(), g2, num_samples=30)  # equal content, another array
+    assert prepared_cache.info()[:3] == (2, 2, 2)
+    assert again == first
+
+
+def test_an_array_mutated_in_place_is_prepared_afresh(rng):
+    f, g = random_model(rng, n=300, k=6)
+    f2, g2 = perturbed(rng, f, g)
+    prepared_cache.clear()
+    before = compare(f, g, f2, g2, num_samples=30)
+    f2[:50] += 1.0  # same array object, new content
+    g2 *= 1.5
+    after = compare(f, g, f2, g2, num_samples=30)
+    assert prepared_cache.info()[:2] == (1, 3)  # (f, g) unchanged: a hit; (f2, g2) prepared anew
+    fresh = compare_prepared(prepare(f, g), prepare(f2, g2), num_samples=30)
+    assert after == fresh and after["kl"] != before["kl"]
+
+
+def test_prepared_models_own_read_only_copies(rng):
+    f, g = random_model(rng, n=100, k=5)
+    m = prepare(f, g)
+    f[0, 0] += 10.0
+    assert m.f[0, 0] == f[0, 0] - 10.0
+    assert not m.f.flags.writeable and not m.g.flags.writeable
+
+
+def test_cache_is_bounded_in_models_and_bytes(rng):
+    models = [random_model(rng, n=200, k=5) for _ in range(4)]
+    small = PreparedCache(max_models=3)
+    for f, g in models:
+        small.get(f, g)
+    assert small.info().models == 3
+    tiny = PreparedCache(max_models=10, max_bytes=1)
+    for f, g in models:
+        tiny.get(f, g)
+    assert tiny.info().models == 2  # the two most recent are kept for the pair at hand
+    small.get(*models[0])  # evicted first, so prepared again
+    assert small.info().misses == 5

@@ -3,6 +3,7 @@
 Pure functions on arrays; `compare` is the single entry point pipelines and users call.
 """
 
+from .cache import PreparedCache, prepared_cache
 from .cca import canonical_correlations, mean_cca, orthonormal_basis
 from .compare import (
     RESULT_KEYS,
@@ -29,6 +30,7 @@ __all__ = [
     "RESULT_KEYS",
     "CompareSettings",
     "DegenerateRepresentationWarning",
+    "PreparedCache",
     "PreparedModel",
     "canonical_correlations",
     "choose_pivot_and_leave_out",
@@ -49,4 +51,5 @@ __all__ = [
     "orthonormal_basis",
     "pivot_objective",
     "prepare",
+    "prepared_cache",
 ]

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .cache import prepared_cache
 from .cca import mean_cca_from_bases
 from .extra import (
     d_logit_from_clr,
@@ -301,9 +302,13 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
     input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are used instead of
     searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
     measures. Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
-    The keywords and their defaults are the fields of CompareSettings.
+    The keywords and their defaults are the fields of CompareSettings. Prepared models are
+    kept in a small LRU keyed by the arrays' content (`prepared_cache`), so a loop of
+    `compare` over pairs costs what `prepare` once per model plus `compare_prepared` does.
     """
     options = CompareSettings(**settings)
     return compare_with_settings(
-        prepare(f1, g1, options.selected), prepare(f2, g2, options.selected), options
+        prepared_cache.get(f1, g1, options.selected),
+        prepared_cache.get(f2, g2, options.selected),
+        options,
     )

@@ -113,14 +113,23 @@ def _unusable(f64: np.ndarray, g64: np.ndarray, problem: str) -> PreparedModel:
     return model
 
 
+def _own_read_only(converted: np.ndarray, given: Any) -> np.ndarray:
+    """The array itself if conversion made a fresh one, else a copy, made read-only: a caller
+    who later edits their array in place must not change a prepared model behind its back."""
+    if converted is given or converted.base is not None:
+        converted = converted.copy()
+    converted.setflags(write=False)
+    return converted
+
+
 def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None) -> PreparedModel:
     """Validate a model's representations and precompute its per-model quantities.
 
     `measures` (default: all) limits the up-front work to what those measures need; anything
-    else is computed on first use.
+    else is computed on first use. The model keeps its own read-only copy of f and g.
     """
-    f64 = as_float64_matrix(f, "f")
-    g64 = as_float64_matrix(g, "g")
+    f64 = _own_read_only(as_float64_matrix(f, "f"), f)
+    g64 = _own_read_only(as_float64_matrix(g, "g"), g)
     if f64.shape[1] != g64.shape[1]:
         raise ValueError(
             f"f and g must share the representation dimension M, got f {f64.shape} and g {g64.shape}"

@@ -18,6 +18,7 @@ from repdist.measures import (
     compare_prepared,
     input_candidates,
     input_terms,
+    label_sets,
     log_likelihoods,
     mean_cca,
     mean_kl,
@@ -285,7 +286,9 @@ def test_each_measure_alone_equals_its_value_in_the_full_result(name, rng):
     f2, g2 = perturbed(rng, f, g)
     full = compare(f, g, f2, g2, num_samples=30)
     alone = compare(f, g, f2, g2, num_samples=30, measures=[name])
-    assert list(alone) == [name, "warning"]
+    companions = {"m_svd_f": ["m_svd_label_sets", "d_fg_estimate"],
+                  "d_fg": ["m_svd_label_sets", "d_fg_estimate"]}.get(name, [])
+    assert list(alone) == [name, *companions, "warning"]
     assert alone[name] == full[name]
 
 
@@ -372,3 +375,52 @@ def test_cache_is_bounded_in_models_and_bytes(rng):
     assert tiny.info().models == 2  # the two most recent are kept for the pair at hand
     small.get(*models[0])  # evicted first, so prepared again
     assert small.info().misses == 5
+
+
+def test_m_svd_f_on_a_sample_of_label_sets_when_there_are_too_many(rng):
+    """K = 14, M = 5: C(12, 5) = 792 label sets; a limit of 100 samples 100 of them."""
+    from itertools import combinations
+
+    f, g = random_model(rng, n=700, k=14, m=5)
+    f2, g2 = perturbed(rng, f, g, noise=0.5)
+    exact = compare(f, g, f2, g2, num_samples=30, seed=3)
+    assert exact["m_svd_label_sets"] == 792 and exact["d_fg_estimate"] is False
+    assert compare(f, g, f2, g2, num_samples=30, seed=3, max_label_sets=792) == exact
+    sampled = compare(f, g, f2, g2, num_samples=30, seed=3, max_label_sets=100)
+    assert sampled["m_svd_label_sets"] == 100 == len(sampled["m_svd_f"])
+    assert sampled["d_fg_estimate"] is True
+    assert min(sampled["m_svd_f"]) >= min(exact["m_svd_f"])
+    assert sampled["d_fg"] <= exact["d_fg"]
+    # each sampled value is the exact value of its label set
+    position = {c: i for i, c in enumerate(combinations(range(12), 5))}
+    sets = label_sets(14, 5, 100, seed=3)
+    want = [exact["m_svd_f"][position[tuple(row)]] for row in sets.tolist()]
+    np.testing.assert_allclose(sampled["m_svd_f"], want, rtol=1e-12)
+    assert compare(f, g, f2, g2, num_samples=30, seed=3, max_label_sets=100) == sampled
+    for key in ("d_llv", "kl", "m_svd_g", "mcca_f"):  # the rest does not depend on the limit
+        assert sampled[key] == exact[key]
+
+
+@pytest.mark.parametrize("k,m,limit", [(14, 5, 100), (40, 3, 5_000), (30, 4, 1_000), (100, 8, 10_000)])
+def test_sampled_label_sets_are_distinct_sorted_and_seeded(k, m, limit):
+    sets = label_sets(k, m, limit, seed=11)
+    assert sets.shape == (limit, m) and sets.min() >= 0 and sets.max() < k - 2
+    assert (np.diff(sets, axis=1) > 0).all()  # each set's labels ascending
+    assert len(np.unique(sets, axis=0)) == limit  # distinct sets
+    assert (np.lexsort(sets.T[::-1]) == np.arange(limit)).all()  # rows in lexicographic order
+    np.testing.assert_array_equal(label_sets(k, m, limit, seed=11), sets)
+    assert not np.array_equal(label_sets(k, m, limit, seed=12), sets)
+
+
+def test_label_sets_below_the_limit_are_all_of_them_in_order():
+    from itertools import combinations
+
+    want = np.array(list(combinations(range(10), 3)))
+    np.testing.assert_array_equal(label_sets(12, 3), want)
+    np.testing.assert_array_equal(label_sets(12, 3, max_sets=len(want), seed=5), want)
+
+
+def test_label_set_limit_must_be_positive(rng):
+    f, g = random_model(rng, n=100, k=5)
+    with pytest.raises(ValueError, match="max_label_sets must be a positive integer"):
+        compare(f, g, f, g, num_samples=10, max_label_sets=0)

@@ -47,7 +47,7 @@ from .selection import (
     keys_for,
     select_measures,
 )
-from .svd import d_fg, label_sets, m_svd_f, m_svd_g
+from .svd import MAX_LABEL_SETS, d_fg, label_set_count, label_sets, m_svd_f, m_svd_g
 
 __all__ = [
     "MUTUAL_KNN_K",
@@ -72,7 +72,8 @@ class CompareSettings:
 
     Both functions take exactly these keywords, with these defaults; building the object is
     where a bad value is rejected, so every code path sees validated settings. `measures`
-    (None: all of them) is kept as the frozenset of measure names it selects.
+    (None: all of them) is kept as the frozenset of measure names it selects. Above
+    `max_label_sets` label sets, m_SVD_f runs on a sample of that many, drawn from `seed`.
     """
 
     num_samples: int = 200
@@ -83,6 +84,7 @@ class CompareSettings:
     y_leave_out: int | None = None
     dist_type: str = "max"
     sum_or_max: str = "max"
+    max_label_sets: int = MAX_LABEL_SETS
     measures: Iterable[str] | str | None = None
 
     def __post_init__(self) -> None:
@@ -90,6 +92,9 @@ class CompareSettings:
         check_combine(self.sum_or_max)
         if (self.y_pivot is None) != (self.y_leave_out is None):
             raise ValueError("give both y_pivot and y_leave_out, or neither")
+        limit = self.max_label_sets
+        if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1:
+            raise ValueError(f"max_label_sets must be a positive integer, got {limit!r}")
         object.__setattr__(self, "measures", select_measures(self.measures))
 
     @property
@@ -121,6 +126,20 @@ def _cached_candidates(n_inputs: int, rep_dim: int, num_samples: int, seed: int)
     return rows
 
 
+@lru_cache(maxsize=32)
+def _cached_label_sets(num_labels: int, rep_dim: int, max_sets: int, seed: int) -> np.ndarray:
+    sets = label_sets(num_labels, rep_dim, max_sets, seed)
+    sets.setflags(write=False)
+    return sets
+
+
+def _label_set_info(m1: PreparedModel, s: CompareSettings) -> dict[str, Any]:
+    """How many label sets m_SVD_f runs over, and whether they are a sample of all of them."""
+    count = label_set_count(m1.num_labels, m1.rep_dim)
+    return {"m_svd_label_sets": min(count, int(s.max_label_sets)),
+            "d_fg_estimate": count > s.max_label_sets}
+
+
 def _check_pair(m1: PreparedModel, m2: PreparedModel) -> None:
     if m1.f.shape != m2.f.shape:
         raise ValueError(
@@ -130,17 +149,20 @@ def _check_pair(m1: PreparedModel, m2: PreparedModel) -> None:
         raise ValueError(
             f"unembeddings must be of the same labels and dimension: {m1.g.shape} vs {m2.g.shape}"
         )
-    label_sets(m1.num_labels, m1.rep_dim)  # raises if K - 2 < M
+    label_set_count(m1.num_labels, m1.rep_dim)  # raises if K - 2 < M
 
 
-def _nan_result(m1: PreparedModel, reason: str, keys: tuple[str, ...]) -> dict[str, Any]:
+def _nan_result(
+    m1: PreparedModel, reason: str, keys: tuple[str, ...], s: CompareSettings
+) -> dict[str, Any]:
     """Every measure NaN (indices -1), with the reason: a model's representations are unusable."""
-    n_sets = len(label_sets(m1.num_labels, m1.rep_dim))
+    info = _label_set_info(m1, s)
     not_nan = {
         "y_pivot": -1,
         "y_leave_out": -1,
         "input_set": [-1] * (m1.rep_dim + 1),
-        "m_svd_f": [float("nan")] * n_sets,
+        "m_svd_f": [float("nan")] * info["m_svd_label_sets"],
+        **info,
         "warning": reason,
     }
     return {key: not_nan.get(key, float("nan")) for key in keys}
@@ -167,7 +189,7 @@ def compare_with_settings(
     if problems:
         reason = "; ".join(problems)
         warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
-        return _nan_result(m1, reason, keys)
+        return _nan_result(m1, reason, keys, s)
 
     reasons: list[str] = []
     values: dict[str, Any] = {}
@@ -186,11 +208,15 @@ def compare_with_settings(
             "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
         )
 
+    values.update(_label_set_info(m1, s))
     with np.errstate(invalid="ignore", divide="ignore"):
         if want & SVD_F:
+            sets = _cached_label_sets(
+                m1.num_labels, m1.rep_dim, int(s.max_label_sets), int(s.seed)
+            )
             values["m_svd_f"] = m_svd_f(
                 m1.loglik_centred, m2.loglik_centred, values["y_pivot"], values["y_leave_out"],
-                m1.rep_dim, values.pop("_terms"),
+                m1.rep_dim, values.pop("_terms"), sets,
             )
         if want & SVD_G:
             values["m_svd_g"] = m_svd_g(m1.f, m1.g, m2.f, m2.g, values["input_set"])
@@ -301,7 +327,9 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
     drawn from numpy.random.default_rng(seed); lam weighs the scale terms t3, t4. Given
     input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are used instead of
     searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
-    measures. Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
+    measures. m_SVD_f runs over all C(K-2, M) label sets, or over a sample of max_label_sets
+    of them drawn from `seed` when there are more: then `d_fg_estimate` is True and d_fg can
+    only be lower than the exact value (`m_svd_label_sets` says how many sets were used). Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
     The keywords and their defaults are the fields of CompareSettings. Prepared models are
     kept in a small LRU keyed by the arrays' content (`prepared_cache`), so a loop of
     `compare` over pairs costs what `prepare` once per model plus `compare_prepared` does.

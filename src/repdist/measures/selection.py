@@ -22,6 +22,8 @@ RESULT_KEYS = (
     "m_svd_f",
     "m_svd_g",
     "d_fg",
+    "m_svd_label_sets",
+    "d_fg_estimate",
     "mcca_f",
     "mcca_g",
     "cka_f",
@@ -31,6 +33,12 @@ RESULT_KEYS = (
     "warning",
 )
 MEASURES = tuple(key for key in RESULT_KEYS if key != "warning")
+# Keys that qualify a measure and come with it: how many label sets m_SVD_f ran over, and
+# whether that was a sample (then min m_SVD_f can only be too high, d_fg too low).
+COMPANIONS = {
+    "m_svd_f": ("m_svd_label_sets", "d_fg_estimate"),
+    "d_fg": ("m_svd_label_sets", "d_fg_estimate"),
+}
 
 # Pair-level steps and the measures that need them.
 LABEL_SIDE = frozenset({"d_llv", "t1", "t3", "y_pivot", "y_leave_out", "m_svd_f", "d_fg"})
@@ -63,7 +71,7 @@ def select_measures(measures: Iterable[str] | str | None) -> frozenset[str]:
         raise ValueError(f"unknown measure(s) {unknown}; choose from {', '.join(MEASURES)}")
     if not names:
         raise ValueError(f"no measure selected; choose from {', '.join(MEASURES)}")
-    return frozenset(names)
+    return frozenset(names).union(*(COMPANIONS.get(name, ()) for name in names))
 
 
 def keys_for(selected: frozenset[str]) -> tuple[str, ...]:

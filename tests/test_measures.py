@@ -401,7 +401,9 @@ def test_m_svd_f_on_a_sample_of_label_sets_when_there_are_too_many(rng):
         assert sampled[key] == exact[key]
 
 
-@pytest.mark.parametrize("k,m,limit", [(14, 5, 100), (40, 3, 5_000), (30, 4, 1_000), (100, 8, 10_000)])
+@pytest.mark.parametrize(
+    "k,m,limit", [(14, 5, 100), (40, 3, 5_000), (30, 4, 1_000), (100, 8, 10_000)]
+)
 def test_sampled_label_sets_are_distinct_sorted_and_seeded(k, m, limit):
     sets = label_sets(k, m, limit, seed=11)
     assert sets.shape == (limit, m) and sets.min() >= 0 and sets.max() < k - 2
@@ -424,3 +426,59 @@ def test_label_set_limit_must_be_positive(rng):
     f, g = random_model(rng, n=100, k=5)
     with pytest.raises(ValueError, match="max_label_sets must be a positive integer"):
         compare(f, g, f, g, num_samples=10, max_label_sets=0)
+
+
+def _cubic_objective(a_term, b_term, dist_type):
+    """The pivot objective as one K x K x K reduction (the original formulation): the oracle."""
+    k = a_term.shape[1]
+    labels = np.arange(k)
+    excluded = (labels[:, None, None] == labels[None, None, :]) | (
+        labels[None, :, None] == labels[None, None, :]
+    )
+    if dist_type == "max":
+        per_label = np.maximum(a_term, b_term)
+        objective = np.where(excluded, -np.inf, per_label[:, None, :]).max(axis=2)
+    else:
+        summed = np.where(excluded, 0.0, (a_term + b_term)[:, None, :])
+        objective = summed.sum(axis=2) / (2.0 * (k - 2))
+    objective[labels, labels] = np.inf
+    return objective
+
+
+@pytest.mark.parametrize("dist_type", ["max", "mean"])
+@pytest.mark.parametrize("k", [3, 4, 7, 30, 150])
+def test_pivot_objective_without_the_cubic_array_is_bitwise_the_same(k, dist_type, rng):
+    from repdist.measures.llv import _objective_from_terms
+
+    for trial in range(6):
+        a_term, b_term = rng.uniform(0, 2, (k, k)), rng.uniform(0, 2, (k, k))
+        if trial >= 1:  # NaN labels: one per row, two in a row, on the diagonal
+            a_term[rng.integers(0, k, 3), rng.integers(0, k, 3)] = np.nan
+        if trial >= 2:
+            b_term[1, [0, k - 1]] = np.nan
+            a_term[2, 2] = np.nan
+        if trial >= 3:  # ties for the largest value of a row
+            a_term[0, 1:] = 5.0
+        if trial == 5:  # rows that are all +inf (pivots not re-scored)
+            a_term[k // 2] = b_term[k // 2] = np.inf
+        want = _cubic_objective(a_term, b_term, dist_type)
+        np.testing.assert_array_equal(_objective_from_terms(a_term, b_term, dist_type), want)
+        rows = np.array([0, k - 1])
+        np.testing.assert_array_equal(
+            _objective_from_terms(a_term[rows], b_term[rows], dist_type, rows), want[rows]
+        )
+
+
+def test_mean_objective_at_many_labels_is_the_running_sum(rng, monkeypatch):
+    from repdist.measures import llv
+
+    k = 40
+    a_term, b_term = rng.uniform(0, 2, (k, k)), rng.uniform(0, 2, (k, k))
+    a_term[3, 7] = np.nan
+    a_term[5, [1, 2]] = np.nan
+    want = _cubic_objective(a_term, b_term, "mean")
+    monkeypatch.setattr(llv, "CUBIC_MEAN_MAX_LABELS", 10)
+    got = llv._objective_from_terms(a_term, b_term, "mean")
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+

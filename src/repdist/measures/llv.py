@@ -50,22 +50,81 @@ def logodds_scale(cov: np.ndarray) -> np.ndarray:
     return np.sqrt(np.clip(var, 0.0, None))
 
 
-def _objective_from_terms(a_term: np.ndarray, b_term: np.ndarray, dist_type: str) -> np.ndarray:
-    """T[a, b] from per-(pivot a, label y) terms A[a, y], B[a, y] (rows = pivots; +inf at b = a)."""
+CUBIC_MEAN_MAX_LABELS = 1024  # above, the "mean" objective uses the O(K^2) running-sum form
+OBJECTIVE_BLOCK = 1 << 22  # elements of a (pivots, K, K) block held at once (32 MiB)
+
+
+def _objective_from_terms(
+    a_term: np.ndarray, b_term: np.ndarray, dist_type: str, pivots: np.ndarray | None = None
+) -> np.ndarray:
+    """T[a, b] from per-(pivot a, label y) terms A[a, y], B[a, y] (rows = `pivots`, default all
+    K labels; +inf at b = a): the max or mean over labels y other than a and b.
+
+    Never builds the K x K x K array: "max" keeps each row's two largest values (exact, any
+    K); "mean" sums blocks of rows with the excluded labels zeroed (the same pairwise sums as
+    one K x K x K reduction) up to CUBIC_MEAN_MAX_LABELS labels, then row total minus the
+    left-out label's term. NaN in a used label makes T NaN (a degenerate label taints T).
+    """
     k = a_term.shape[1]
-    labels = np.arange(k)
-    # excluded[a, b, y]: y is the pivot or the left-out label
-    excluded = (labels[:, None, None] == labels[None, None, :]) | (
-        labels[None, :, None] == labels[None, None, :]
-    )
+    rows = np.arange(k) if pivots is None else np.asarray(pivots, dtype=np.intp)
+    at = np.arange(len(rows))
     if dist_type == "max":
-        per_label = np.maximum(a_term, b_term)  # NaN propagates: a degenerate label taints T
-        objective = np.where(excluded, -np.inf, per_label[:, None, :]).max(axis=2)
+        objective = _max_excluding(np.maximum(a_term, b_term), rows)
+    elif k <= CUBIC_MEAN_MAX_LABELS:
+        summed = a_term + b_term
+        labels = np.arange(k)
+        objective = np.empty((len(rows), k))
+        step = max(1, OBJECTIVE_BLOCK // (k * k))
+        for lo in range(0, len(rows), step):
+            piv = rows[lo : lo + step]
+            # excluded[i, b, y]: y is the pivot or the left-out label
+            excluded = (piv[:, None, None] == labels[None, None, :]) | (
+                labels[None, :, None] == labels[None, None, :]
+            )
+            block = np.where(excluded, 0.0, summed[lo : lo + step, None, :])
+            objective[lo : lo + step] = block.sum(axis=2) / (2.0 * (k - 2))
     else:
-        summed = np.where(excluded, 0.0, (a_term + b_term)[:, None, :])
-        objective = summed.sum(axis=2) / (2.0 * (k - 2))
-    objective[labels, labels] = np.inf
+        objective = _sum_excluding(a_term + b_term, rows) / (2.0 * (k - 2))
+    objective[at, rows] = np.inf
     return objective
+
+
+def _max_excluding(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """out[i, b] = max over y not in {rows[i], b} of values[i, y]; NaN if any of those is NaN."""
+    at = np.arange(len(rows))
+    filled = values.copy()
+    filled[at, rows] = -np.inf  # y = pivot is never used
+    nan = np.isnan(filled)
+    filled[nan] = -np.inf
+    first = filled.argmax(axis=1)
+    top = filled[at, first]
+    filled[at, first] = -np.inf
+    out = np.repeat(top[:, None], values.shape[1], axis=1)
+    out[at, first] = filled.max(axis=1)  # leaving out the largest: the second largest
+    return _taint_with_nan(out, nan, top)
+
+
+def _sum_excluding(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """out[i, b] = sum over y not in {rows[i], b} of values[i, y]; NaN if any of those is NaN."""
+    at = np.arange(len(rows))
+    filled = values.copy()
+    filled[at, rows] = 0.0
+    nan = np.isnan(filled)
+    filled[nan] = 0.0
+    total = filled.sum(axis=1)
+    return _taint_with_nan(total[:, None] - filled, nan, total)
+
+
+def _taint_with_nan(out: np.ndarray, nan: np.ndarray, without_nan: np.ndarray) -> np.ndarray:
+    """NaN where a used label is NaN: everywhere in a row with two NaN labels; in a row with
+    one, everywhere but at b = that label, where the row's value without it is right."""
+    count = nan.sum(axis=1)
+    tainted = count >= 1
+    first_nan = nan.argmax(axis=1)
+    out[tainted] = np.nan
+    one = np.flatnonzero(count == 1)
+    out[one, first_nan[one]] = without_nan[one]
+    return out
 
 
 def pivot_objective(
@@ -145,13 +204,16 @@ def exact_objective_rows(
     """
     cache = {} if cache is None else cache
     k = loglik_1.shape[1]
-    a_term = np.full((k, k), np.inf)
-    b_term = np.full((k, k), np.inf)
-    for a in np.unique(pivots).tolist():  # only the near-tied pivots: usually one
+    asked = np.unique(pivots)  # only the near-tied pivots: usually one
+    for a in asked.tolist():
         if a not in cache:
             cache[a] = pivot_terms(loglik_1, loglik_2, a)
-        a_term[a], b_term[a] = cache[a].a_term, cache[a].b_term
-    return _objective_from_terms(a_term, b_term, dist_type)
+    objective = np.full((k, k), np.inf)
+    if len(asked):
+        a_term = np.stack([cache[a].a_term for a in asked.tolist()])
+        b_term = np.stack([cache[a].b_term for a in asked.tolist()])
+        objective[asked] = _objective_from_terms(a_term, b_term, dist_type, asked)
+    return objective
 
 
 NEAR_TIE = 1e-6  # fast-path T values this close to the minimum are re-scored exactly

@@ -482,3 +482,32 @@ def test_mean_objective_at_many_labels_is_the_running_sum(rng, monkeypatch):
     np.testing.assert_allclose(got, want, rtol=1e-13)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
 
+
+def test_absurd_label_counts_are_refused_before_any_work(rng):
+    """K = 400,000: the K x K covariance alone would need 1.2 TiB."""
+    f, g = random_model(rng, n=50, k=400_000, m=2)
+    with pytest.raises(MemoryError, match=r"N=50 inputs, K=400000 labels, M=2.*GiB"):
+        prepare(f, g)
+    with pytest.raises(MemoryError, match=r"C\(98, 8\) = 157366449604 label sets"):
+        label_sets(100, 8)  # every label set, no limit: ~1.6e11 of them
+
+
+def test_a_pair_that_does_not_fit_is_a_memory_error_naming_its_sizes(rng, monkeypatch):
+    from repdist.measures import memory
+
+    f, g = random_model(rng, n=300, k=6)
+    m1, m2 = prepare(f, g), prepare(*perturbed(rng, f, g))
+    monkeypatch.setattr(memory, "CHECK_ABOVE", 0)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
+    with pytest.raises(MemoryError, match=r"comparing models of N=300 inputs, K=6 labels, M=2"):
+        compare_prepared(m1, m2, num_samples=20)
+    with pytest.raises(MemoryError, match="preparing a model of N=300 inputs"):
+        prepare(f, g)
+
+
+def test_many_labels_and_dimensions_finish_quickly_on_sampled_label_sets(rng):
+    """K = 100, M = 8: C(98, 8) ~ 1.6e11 label sets would never finish; 10,000 are sampled."""
+    f, g = random_model(rng, n=2000, k=100, m=8)
+    r = compare(f, g, *perturbed(rng, f, g), num_samples=100)
+    assert r["m_svd_label_sets"] == 10_000 and r["d_fg_estimate"] is True
+    assert np.isfinite(r["d_fg"]) and np.isfinite(r["d_llv"])

@@ -37,6 +37,7 @@ from .llv import (
     pivot_terms,
 )
 from .loglik import mean_kl
+from .memory import pair_bytes, require
 from .prepared import MUTUAL_KNN_K, PreparedModel, prepare
 from .selection import (
     INPUT_SIDE,
@@ -47,7 +48,7 @@ from .selection import (
     keys_for,
     select_measures,
 )
-from .svd import MAX_LABEL_SETS, d_fg, label_set_count, label_sets, m_svd_f, m_svd_g
+from .svd import MAX_LABEL_SETS, SET_CHUNK, d_fg, label_set_count, label_sets, m_svd_f, m_svd_g
 
 __all__ = [
     "MUTUAL_KNN_K",
@@ -191,6 +192,10 @@ def compare_with_settings(
         warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
         return _nan_result(m1, reason, keys, s)
 
+    n, k, m = m1.n_inputs, m1.num_labels, m1.rep_dim
+    n_sets = min(label_set_count(k, m), int(s.max_label_sets))
+    require(pair_bytes(n, k, m, bool(want & LABEL_SIDE), n_sets, SET_CHUNK),
+            f"comparing models of N={n} inputs, K={k} labels, M={m} ({n_sets} label sets)")
     reasons: list[str] = []
     values: dict[str, Any] = {}
     if "kl" in want:
@@ -329,7 +334,8 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
     searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
     measures. m_SVD_f runs over all C(K-2, M) label sets, or over a sample of max_label_sets
     of them drawn from `seed` when there are more: then `d_fg_estimate` is True and d_fg can
-    only be lower than the exact value (`m_svd_label_sets` says how many sets were used). Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
+    only be lower than the exact value (`m_svd_label_sets` says how many sets were used).
+    Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
     The keywords and their defaults are the fields of CompareSettings. Prepared models are
     kept in a small LRU keyed by the arrays' content (`prepared_cache`), so a loop of
     `compare` over pairs costs what `prepare` once per model plus `compare_prepared` does.

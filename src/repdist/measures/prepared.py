@@ -19,6 +19,7 @@ import numpy as np
 from .cca import orthonormal_basis
 from .extra import centred_log_probs, components_for_variance, knn_edge_keys, knn_indices
 from .loglik import as_float64_matrix, log_likelihoods
+from .memory import prepare_bytes, require
 from .selection import model_parts, select_measures
 
 MUTUAL_KNN_K = 10  # Platonic Representation Hypothesis, App. A
@@ -132,10 +133,15 @@ def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None) -> Prep
     g64 = _own_read_only(as_float64_matrix(g, "g"), g)
     if f64.shape[1] != g64.shape[1]:
         raise ValueError(
-            f"f and g must share the representation dimension M, got f {f64.shape} and g {g64.shape}"
+            "f and g must share the representation dimension M, "
+            f"got f {f64.shape} and g {g64.shape}"
         )
     if f64.shape[0] < 2:
         raise ValueError(f"need at least 2 inputs, got f of shape {f64.shape}")
+    (n, m), k = f64.shape, g64.shape[0]
+    parts = model_parts(select_measures(measures))
+    require(prepare_bytes(n, k, m, parts),
+            f"preparing a model of N={n} inputs, K={k} labels, M={m}")
     problems = []
     if not np.isfinite(f64).all():
         problems.append("non-finite values in the embeddings f")

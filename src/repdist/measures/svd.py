@@ -13,6 +13,7 @@ from math import comb
 import numpy as np
 
 from .llv import PivotTerms, pivot_terms
+from .memory import label_sets_bytes, require
 
 
 def standardise_columns(z: np.ndarray) -> np.ndarray:
@@ -58,6 +59,8 @@ def label_sets(
     if max_sets is not None and max_sets < 1:
         raise ValueError(f"max_sets must be >= 1, got {max_sets}")
     if max_sets is None or count <= max_sets:
+        require(label_sets_bytes(count, rep_dim),
+                f"listing all C({num_labels - 2}, {rep_dim}) = {count} label sets")
         return np.array(list(combinations(range(num_labels - 2), rep_dim)), dtype=np.intp)
     return _sample_label_sets(num_labels - 2, rep_dim, count, max_sets, seed)
 

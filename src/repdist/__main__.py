@@ -1,5 +1,6 @@
 """Command line: `python -m repdist info FILE...` prints what produced a result file;
-`python -m repdist diff DIR_A DIR_B` checks that two result folders hold the same data.
+`python -m repdist diff DIR_A DIR_B` checks that two result folders hold the same data;
+`python -m repdist compare MODEL... -o pairs.parquet` measures every pair of models.
 
 Parquet files carry their provenance (config hash, package/torch/numpy versions, git commit,
 experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline; CSV,
@@ -13,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, compare_cli
 from .io import read_parquet_metadata, read_table_metadata
 
 
@@ -58,9 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     p_diff = sub.add_parser("diff", help="compare the data (parquet, CSV, LaTeX) of two result folders")
     p_diff.add_argument("a", type=Path)
     p_diff.add_argument("b", type=Path)
+    compare_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "diff":
         return diff(args.a, args.b)
+    if args.command == "compare":
+        return compare_cli.run(args)
     for path in args.paths:
         if not path.exists():
             print(f"repdist info: {path}: no such file", file=sys.stderr)

@@ -511,3 +511,46 @@ def test_many_labels_and_dimensions_finish_quickly_on_sampled_label_sets(rng):
     r = compare(f, g, *perturbed(rng, f, g), num_samples=100)
     assert r["m_svd_label_sets"] == 10_000 and r["d_fg_estimate"] is True
     assert np.isfinite(r["d_fg"]) and np.isfinite(r["d_llv"])
+
+
+def test_exact_rows_without_a_cache_are_the_cached_numbers(rng):
+    from repdist.measures.llv import exact_objective_rows
+
+    f, g = random_model(rng, n=400, k=9, m=3)
+    g[4] = g[6]  # tied unembeddings: a zero log-odds scale, NaN terms
+    f2, g2 = perturbed(rng, f, g, noise=0.3)
+    g2[4] = g2[6]
+    ll_1, ll_2 = log_likelihoods(f, g), log_likelihoods(f2, g2)
+    for dist_type in ("max", "mean"):
+        pivots = np.array([0, 4, 6, 8])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the tied labels' 0/0
+            cached = exact_objective_rows(ll_1, ll_2, pivots, dist_type, cache={})
+            light = exact_objective_rows(ll_1, ll_2, pivots, dist_type)
+        np.testing.assert_array_equal(light, cached)
+        assert np.isnan(cached[4]).any() and np.isfinite(cached[0, 1:]).all()
+
+
+def test_many_near_tied_pivots_are_rescored_one_at_a_time(rng, monkeypatch):
+    """All K pivots near-tied (models 1e-9 apart): the same choice as scoring every row at
+    once; identical models stop at the first row with T = 0."""
+    from repdist.measures import llv
+
+    f, g = random_model(rng, n=500, k=12, m=3)
+    ll_1 = log_likelihoods(f, g)
+    ll_2 = log_likelihoods(f + 1e-9 * rng.normal(size=f.shape), g)
+    c1, c2 = ll_1 - ll_1.mean(0), ll_2 - ll_2.mean(0)
+    fast = llv.pivot_objective(np.cov(c1.T), np.cov(c2.T), c1.T @ c2 / (len(c1) - 1))
+    every_row = llv.exact_objective_rows(ll_1, ll_2, np.arange(12), "max", cache={})
+    lowest = every_row.min()
+    want = divmod(int(np.argmax(every_row.ravel() <= lowest * (1 + llv.TIE_RTOL))), 12)
+    calls = []
+    real = llv._exact_ab_terms
+    monkeypatch.setattr(llv, "_exact_ab_terms", lambda *a: calls.append(a[2]) or real(*a))
+    cache = {}
+    assert llv.choose_pivot_and_leave_out(fast, ll_1, ll_2, "max", cache) == want
+    assert calls == list(range(12)) and cache == {}  # every pivot, none kept
+    calls.clear()
+    same = llv.pivot_objective(np.cov(c1.T), np.cov(c1.T), c1.T @ c1 / (len(c1) - 1))
+    assert llv.choose_pivot_and_leave_out(same, ll_1, ll_1.copy(), "max", {}) == (0, 1)
+    assert calls == [0]

@@ -266,6 +266,7 @@ def test_compare_functions_show_the_documented_keywords(func):
     params = inspect.signature(func).parameters
     shown = {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY}
     assert {n: shown.get(n, "absent") for n in DOCUMENTED_KEYWORDS} == DOCUMENTED_KEYWORDS
+    assert shown["max_label_sets"] == 10_000 and shown["measures"] is None  # the new ones
 
 
 def test_settings_are_checked_whichever_entry_point(rng):

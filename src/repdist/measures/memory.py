@@ -3,7 +3,7 @@
 A comparison far beyond what fits should stop at once with a MemoryError that names the sizes,
 not grind into swap or be killed by the kernel's OOM killer with no message. The estimates
 count the float64 arrays each step holds at its peak (measured with tracemalloc: a prepare
-holds ~3 N x K arrays, a pair's pivot search ~6 more at N = 20,000-100,000, K = 10-600), with
+holds ~3 N x K arrays, a pair ~6 more at N = 5,000-50,000, K = 10-600), with
 some margin; they are only used to refuse what cannot work, never to size anything.
 """
 

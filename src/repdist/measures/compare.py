@@ -208,7 +208,7 @@ def compare_with_settings(
         values["d_llv"] = combine_terms(
             values["t1"], values["t2"], values["t3"], values["t4"], s.lam, s.sum_or_max
         )
-    if _any_nan(values[k] for k in ("d_llv", "t1", "t2", "t3", "t4") if k in want):
+    if _any_nan(values[key] for key in ("d_llv", "t1", "t2", "t3", "t4") if key in want):
         reasons.append(
             "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
         )
@@ -227,7 +227,7 @@ def compare_with_settings(
             values["m_svd_g"] = m_svd_g(m1.f, m1.g, m2.f, m2.g, values["input_set"])
     if "d_fg" in want:
         values["d_fg"] = d_fg(values["m_svd_f"], values["m_svd_g"])
-    if _any_nan(values[k] for k in ("m_svd_f", "m_svd_g", "d_fg") if k in want):
+    if _any_nan(values[key] for key in ("m_svd_f", "m_svd_g", "d_fg") if key in want):
         reasons.append("d_SVD undefined: a standardised log-odds column has zero variance")
 
     for side in ("f", "g"):

@@ -1,7 +1,10 @@
 """Benchmark of the measures: all pairs of a set of models, as the pipelines compute them.
 
 Cases (issue #2): 190 pairs of 20 models at K=18, M=2, N=2000, num_samples=200; 45 pairs of
-10 models at K=10, M=2, N=10,000. Timed end to end: per-model preparation plus every pair.
+10 models at K=10, M=2, N=10,000. Timed end to end: per-model preparation plus every pair,
+both as pipelines do it (`prepare` once per model, `compare_prepared` per pair) and as a user's
+plain loop of `compare(f_i, g_i, f_j, g_j)` does it (the content-keyed cache of prepared models
+is what makes the two cost the same; it is cleared before each timed loop).
 With --reference-pairs R it also times R pairs of the literal loop transcription of the spec
 (tests/reference.py: per-class loops, pivot loops, sklearn PLSSVD per label set) for scale.
 
@@ -20,7 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from repdist.measures import compare_prepared, input_candidates, prepare
+from repdist.measures import (
+    compare,
+    compare_prepared,
+    input_candidates,
+    prepare,
+    prepared_cache,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,6 +56,15 @@ def all_pairs(models, num_samples: int) -> float:
     prepared = [prepare(f, g) for f, g in models]
     for i, j in itertools.combinations(range(len(prepared)), 2):
         compare_prepared(prepared[i], prepared[j], num_samples=num_samples, seed=0)
+    return time.perf_counter() - start
+
+
+def plain_loop(models, num_samples: int) -> float:
+    """All pairs through plain `compare` calls on the arrays, starting from an empty cache."""
+    prepared_cache.clear()
+    start = time.perf_counter()
+    for i, j in itertools.combinations(range(len(models)), 2):
+        compare(*models[i], *models[j], num_samples=num_samples, seed=0)
     return time.perf_counter() - start
 
 
@@ -85,13 +103,18 @@ def main() -> None:
         models = model_family(case["n_models"], case["n_inputs"], case["num_labels"], 2)
         n_pairs = case["n_models"] * (case["n_models"] - 1) // 2
         all_pairs(models[:3], args.num_samples)  # warm-up (imports, BLAS threads)
-        times = [all_pairs(models, args.num_samples) for _ in range(args.repeats)]
+        times, plain = [], []
+        for _ in range(args.repeats):  # interleaved, so load from elsewhere hits both alike
+            times.append(all_pairs(models, args.num_samples))
+            plain.append(plain_loop(models, args.num_samples))
         row = {
             **case,
             "pairs": n_pairs,
             "median_s": statistics.median(times),
             "min_s": min(times),
             "max_s": max(times),
+            "plain_loop_median_s": statistics.median(plain),
+            "plain_loop_min_s": min(plain),
         }
         if args.reference_pairs:
             per_pair = reference_pairs(models, args.num_samples, args.reference_pairs)
@@ -99,7 +122,9 @@ def main() -> None:
             row["reference_pairs_timed"] = args.reference_pairs
         results.append(row)
         line = (f"{case['name']}: {n_pairs} pairs in {row['median_s']:.3f} s median "
-                f"(min {row['min_s']:.3f}, max {row['max_s']:.3f}; {args.repeats} repeats)")
+                f"(min {row['min_s']:.3f}, max {row['max_s']:.3f}; {args.repeats} repeats) with "
+                f"prepare once per model; plain compare() loop {row['plain_loop_median_s']:.3f} s "
+                f"median (min {row['plain_loop_min_s']:.3f})")
         if args.reference_pairs:
             line += (f"; literal reference {row['reference_s_per_pair']:.3f} s/pair over "
                      f"{args.reference_pairs} pairs")

@@ -18,10 +18,13 @@ from repdist.measures import (
     compare_prepared,
     input_candidates,
     input_terms,
+    label_sets,
     log_likelihoods,
     mean_cca,
     mean_kl,
+    PreparedCache,
     prepare,
+    prepared_cache,
 )
 
 
@@ -249,3 +252,306 @@ def test_degenerate_model_is_flagged_in_the_pairs_table(tmp_path, rng):
     broken = pairs[pairs.seed_b == 2]
     assert len(broken) == 2 and broken["d_llv"].isna().all()
     assert broken["warning"].str.contains("zero").all()
+
+
+DOCUMENTED_KEYWORDS = {"num_samples": 200, "lam": 1e-5, "seed": 0, "input_set": None,
+                       "y_pivot": None, "y_leave_out": None, "dist_type": "max",
+                       "sum_or_max": "max"}
+
+
+@pytest.mark.parametrize("func", [compare, compare_prepared])
+def test_compare_functions_show_the_documented_keywords(func):
+    import inspect
+
+    params = inspect.signature(func).parameters
+    shown = {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY}
+    assert {n: shown.get(n, "absent") for n in DOCUMENTED_KEYWORDS} == DOCUMENTED_KEYWORDS
+    assert shown["max_label_sets"] == 10_000 and shown["measures"] is None  # the new ones
+
+
+def test_settings_are_checked_whichever_entry_point(rng):
+    f, g = random_model(rng, n=100, k=5)
+    m = prepare(f, g)
+    with pytest.raises(TypeError, match="num_sample"):
+        compare(f, g, f, g, num_sample=10)
+    for call in (lambda **kw: compare(f, g, f, g, **kw), lambda **kw: compare_prepared(m, m, **kw)):
+        with pytest.raises(ValueError, match="dist_type"):
+            call(dist_type="median")
+        with pytest.raises(ValueError, match="both y_pivot and y_leave_out"):
+            call(y_pivot=1)
+
+
+@pytest.mark.parametrize("name", [k for k in RESULT_KEYS if k != "warning"])
+def test_each_measure_alone_equals_its_value_in_the_full_result(name, rng):
+    f, g = random_model(rng, n=300, k=6, m=2)
+    f2, g2 = perturbed(rng, f, g)
+    full = compare(f, g, f2, g2, num_samples=30)
+    alone = compare(f, g, f2, g2, num_samples=30, measures=[name])
+    companions = {"m_svd_f": ["m_svd_label_sets", "d_fg_estimate"],
+                  "d_fg": ["m_svd_label_sets", "d_fg_estimate"]}.get(name, [])
+    assert list(alone) == [name, *companions, "warning"]
+    assert alone[name] == full[name]
+
+
+def test_a_measures_subset_skips_the_work_of_the_others(rng, monkeypatch):
+    """m_CCA alone: no k-NN graph, no pivot search, no covariance of the log-likelihoods."""
+    import importlib
+
+    prepared_module = importlib.import_module("repdist.measures.prepared")
+    compare_module = importlib.import_module("repdist.measures.compare")
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("work for a measure that was not asked for")
+
+    monkeypatch.setattr(prepared_module, "knn_indices", forbidden)
+    monkeypatch.setattr(compare_module, "pivot_objective", forbidden)
+    monkeypatch.setattr(compare_module, "input_terms", forbidden)
+    prepared_cache.clear()  # earlier tests may have prepared these very arrays
+    f, g = random_model(rng, n=300, k=6)
+    f2, g2 = perturbed(rng, f, g)
+    r = compare(f, g, f2, g2, measures="mcca_f,kl")
+    assert list(r) == ["kl", "mcca_f", "warning"]
+    m = prepare(f, g, measures=["mcca_g"])
+    assert "g_basis" in vars(m) and not {"knn", "loglik_cov", "f_basis"} & set(vars(m))
+    with pytest.raises(AssertionError, match="not asked for"):
+        compare(f, g, f2, g2, measures=["mutual_knn_f"])
+
+
+def test_unknown_measure_is_a_clear_error(rng):
+    f, g = random_model(rng, n=100, k=5)
+    with pytest.raises(ValueError, match=r"unknown measure\(s\) \['d_lvl'\]"):
+        compare(f, g, f, g, num_samples=10, measures=["kl", "d_lvl"])
+
+
+def test_degenerate_pair_reports_only_the_asked_measures(rng):
+    f, g = random_model(rng, n=100, k=5)
+    bad = f.copy()
+    bad[0, 0] = np.inf
+    with pytest.warns(DegenerateRepresentationWarning, match="non-finite"):
+        r = compare(f, g, bad, g, num_samples=10, measures=["d_llv", "input_set"])
+    assert list(r) == ["d_llv", "input_set", "warning"] and np.isnan(r["d_llv"])
+
+
+def test_plain_compare_reuses_prepared_models_of_a_repeated_pair(rng):
+    f, g = random_model(rng, n=300, k=6)
+    f2, g2 = perturbed(rng, f, g)
+    prepared_cache.clear()
+    first = compare(f, g, f2, g2, num_samples=30)
+    assert prepared_cache.info()[:3] == (0, 2, 2)  # hits, misses, models
+    again = compare(f, g, f2.copy(), g2, num_samples=30)  # equal content, another array
+    assert prepared_cache.info()[:3] == (2, 2, 2)
+    assert again == first
+
+
+def test_an_array_mutated_in_place_is_prepared_afresh(rng):
+    f, g = random_model(rng, n=300, k=6)
+    f2, g2 = perturbed(rng, f, g)
+    prepared_cache.clear()
+    before = compare(f, g, f2, g2, num_samples=30)
+    f2[:50] += 1.0  # same array object, new content
+    g2 *= 1.5
+    after = compare(f, g, f2, g2, num_samples=30)
+    assert prepared_cache.info()[:2] == (1, 3)  # (f, g) unchanged: a hit; (f2, g2) prepared anew
+    fresh = compare_prepared(prepare(f, g), prepare(f2, g2), num_samples=30)
+    assert after == fresh and after["kl"] != before["kl"]
+
+
+def test_prepared_models_own_read_only_copies(rng):
+    f, g = random_model(rng, n=100, k=5)
+    m = prepare(f, g)
+    f[0, 0] += 10.0
+    assert m.f[0, 0] == f[0, 0] - 10.0
+    assert not m.f.flags.writeable and not m.g.flags.writeable
+
+
+def test_cache_is_bounded_in_models_and_bytes(rng):
+    models = [random_model(rng, n=200, k=5) for _ in range(4)]
+    small = PreparedCache(max_models=3)
+    for f, g in models:
+        small.get(f, g)
+    assert small.info().models == 3
+    tiny = PreparedCache(max_models=10, max_bytes=1)
+    for f, g in models:
+        tiny.get(f, g)
+    assert tiny.info().models == 2  # the two most recent are kept for the pair at hand
+    small.get(*models[0])  # evicted first, so prepared again
+    assert small.info().misses == 5
+
+
+def test_m_svd_f_on_a_sample_of_label_sets_when_there_are_too_many(rng):
+    """K = 14, M = 5: C(12, 5) = 792 label sets; a limit of 100 samples 100 of them."""
+    from itertools import combinations
+
+    f, g = random_model(rng, n=700, k=14, m=5)
+    f2, g2 = perturbed(rng, f, g, noise=0.5)
+    exact = compare(f, g, f2, g2, num_samples=30, seed=3)
+    assert exact["m_svd_label_sets"] == 792 and exact["d_fg_estimate"] is False
+    assert compare(f, g, f2, g2, num_samples=30, seed=3, max_label_sets=792) == exact
+    sampled = compare(f, g, f2, g2, num_samples=30, seed=3, max_label_sets=100)
+    assert sampled["m_svd_label_sets"] == 100 == len(sampled["m_svd_f"])
+    assert sampled["d_fg_estimate"] is True
+    assert min(sampled["m_svd_f"]) >= min(exact["m_svd_f"])
+    assert sampled["d_fg"] <= exact["d_fg"]
+    # each sampled value is the exact value of its label set
+    position = {c: i for i, c in enumerate(combinations(range(12), 5))}
+    sets = label_sets(14, 5, 100, seed=3)
+    want = [exact["m_svd_f"][position[tuple(row)]] for row in sets.tolist()]
+    np.testing.assert_allclose(sampled["m_svd_f"], want, rtol=1e-12)
+    assert compare(f, g, f2, g2, num_samples=30, seed=3, max_label_sets=100) == sampled
+    for key in ("d_llv", "kl", "m_svd_g", "mcca_f"):  # the rest does not depend on the limit
+        assert sampled[key] == exact[key]
+
+
+@pytest.mark.parametrize(
+    "k,m,limit", [(14, 5, 100), (40, 3, 5_000), (30, 4, 1_000), (100, 8, 10_000)]
+)
+def test_sampled_label_sets_are_distinct_sorted_and_seeded(k, m, limit):
+    sets = label_sets(k, m, limit, seed=11)
+    assert sets.shape == (limit, m) and sets.min() >= 0 and sets.max() < k - 2
+    assert (np.diff(sets, axis=1) > 0).all()  # each set's labels ascending
+    assert len(np.unique(sets, axis=0)) == limit  # distinct sets
+    assert (np.lexsort(sets.T[::-1]) == np.arange(limit)).all()  # rows in lexicographic order
+    np.testing.assert_array_equal(label_sets(k, m, limit, seed=11), sets)
+    assert not np.array_equal(label_sets(k, m, limit, seed=12), sets)
+
+
+def test_label_sets_below_the_limit_are_all_of_them_in_order():
+    from itertools import combinations
+
+    want = np.array(list(combinations(range(10), 3)))
+    np.testing.assert_array_equal(label_sets(12, 3), want)
+    np.testing.assert_array_equal(label_sets(12, 3, max_sets=len(want), seed=5), want)
+
+
+def test_label_set_limit_must_be_positive(rng):
+    f, g = random_model(rng, n=100, k=5)
+    with pytest.raises(ValueError, match="max_label_sets must be a positive integer"):
+        compare(f, g, f, g, num_samples=10, max_label_sets=0)
+
+
+def _cubic_objective(a_term, b_term, dist_type):
+    """The pivot objective as one K x K x K reduction (the original formulation): the oracle."""
+    k = a_term.shape[1]
+    labels = np.arange(k)
+    excluded = (labels[:, None, None] == labels[None, None, :]) | (
+        labels[None, :, None] == labels[None, None, :]
+    )
+    if dist_type == "max":
+        per_label = np.maximum(a_term, b_term)
+        objective = np.where(excluded, -np.inf, per_label[:, None, :]).max(axis=2)
+    else:
+        summed = np.where(excluded, 0.0, (a_term + b_term)[:, None, :])
+        objective = summed.sum(axis=2) / (2.0 * (k - 2))
+    objective[labels, labels] = np.inf
+    return objective
+
+
+@pytest.mark.parametrize("dist_type", ["max", "mean"])
+@pytest.mark.parametrize("k", [3, 4, 7, 30, 150])
+def test_pivot_objective_without_the_cubic_array_is_bitwise_the_same(k, dist_type, rng):
+    from repdist.measures.llv import _objective_from_terms
+
+    for trial in range(6):
+        a_term, b_term = rng.uniform(0, 2, (k, k)), rng.uniform(0, 2, (k, k))
+        if trial >= 1:  # NaN labels: one per row, two in a row, on the diagonal
+            a_term[rng.integers(0, k, 3), rng.integers(0, k, 3)] = np.nan
+        if trial >= 2:
+            b_term[1, [0, k - 1]] = np.nan
+            a_term[2, 2] = np.nan
+        if trial >= 3:  # ties for the largest value of a row
+            a_term[0, 1:] = 5.0
+        if trial == 5:  # rows that are all +inf (pivots not re-scored)
+            a_term[k // 2] = b_term[k // 2] = np.inf
+        want = _cubic_objective(a_term, b_term, dist_type)
+        np.testing.assert_array_equal(_objective_from_terms(a_term, b_term, dist_type), want)
+        rows = np.array([0, k - 1])
+        np.testing.assert_array_equal(
+            _objective_from_terms(a_term[rows], b_term[rows], dist_type, rows), want[rows]
+        )
+
+
+def test_mean_objective_at_many_labels_is_the_running_sum(rng, monkeypatch):
+    from repdist.measures import llv
+
+    k = 40
+    a_term, b_term = rng.uniform(0, 2, (k, k)), rng.uniform(0, 2, (k, k))
+    a_term[3, 7] = np.nan
+    a_term[5, [1, 2]] = np.nan
+    want = _cubic_objective(a_term, b_term, "mean")
+    monkeypatch.setattr(llv, "CUBIC_MEAN_MAX_LABELS", 10)
+    got = llv._objective_from_terms(a_term, b_term, "mean")
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
+def test_absurd_label_counts_are_refused_before_any_work(rng):
+    """K = 400,000: the K x K covariance alone would need 1.2 TiB."""
+    f, g = random_model(rng, n=50, k=400_000, m=2)
+    with pytest.raises(MemoryError, match=r"N=50 inputs, K=400000 labels, M=2.*GiB"):
+        prepare(f, g)
+    with pytest.raises(MemoryError, match=r"C\(98, 8\) = 157366449604 label sets"):
+        label_sets(100, 8)  # every label set, no limit: ~1.6e11 of them
+
+
+def test_a_pair_that_does_not_fit_is_a_memory_error_naming_its_sizes(rng, monkeypatch):
+    from repdist.measures import memory
+
+    f, g = random_model(rng, n=300, k=6)
+    m1, m2 = prepare(f, g), prepare(*perturbed(rng, f, g))
+    monkeypatch.setattr(memory, "CHECK_ABOVE", 0)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1000)
+    with pytest.raises(MemoryError, match=r"comparing models of N=300 inputs, K=6 labels, M=2"):
+        compare_prepared(m1, m2, num_samples=20)
+    with pytest.raises(MemoryError, match="preparing a model of N=300 inputs"):
+        prepare(f, g)
+
+
+def test_many_labels_and_dimensions_finish_quickly_on_sampled_label_sets(rng):
+    """K = 100, M = 8: C(98, 8) ~ 1.6e11 label sets would never finish; 10,000 are sampled."""
+    f, g = random_model(rng, n=2000, k=100, m=8)
+    r = compare(f, g, *perturbed(rng, f, g), num_samples=100)
+    assert r["m_svd_label_sets"] == 10_000 and r["d_fg_estimate"] is True
+    assert np.isfinite(r["d_fg"]) and np.isfinite(r["d_llv"])
+
+
+def test_exact_rows_without_a_cache_are_the_cached_numbers(rng):
+    from repdist.measures.llv import exact_objective_rows
+
+    f, g = random_model(rng, n=400, k=9, m=3)
+    g[4] = g[6]  # tied unembeddings: a zero log-odds scale, NaN terms
+    f2, g2 = perturbed(rng, f, g, noise=0.3)
+    g2[4] = g2[6]
+    ll_1, ll_2 = log_likelihoods(f, g), log_likelihoods(f2, g2)
+    for dist_type in ("max", "mean"):
+        pivots = np.array([0, 4, 6, 8])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the tied labels' 0/0
+            cached = exact_objective_rows(ll_1, ll_2, pivots, dist_type, cache={})
+            light = exact_objective_rows(ll_1, ll_2, pivots, dist_type)
+        np.testing.assert_array_equal(light, cached)
+        assert np.isnan(cached[4]).any() and np.isfinite(cached[0, 1:]).all()
+
+
+def test_many_near_tied_pivots_are_rescored_one_at_a_time(rng, monkeypatch):
+    """All K pivots near-tied (models 1e-9 apart): the same choice as scoring every row at
+    once; identical models stop at the first row with T = 0."""
+    from repdist.measures import llv
+
+    f, g = random_model(rng, n=500, k=12, m=3)
+    ll_1 = log_likelihoods(f, g)
+    ll_2 = log_likelihoods(f + 1e-9 * rng.normal(size=f.shape), g)
+    c1, c2 = ll_1 - ll_1.mean(0), ll_2 - ll_2.mean(0)
+    fast = llv.pivot_objective(np.cov(c1.T), np.cov(c2.T), c1.T @ c2 / (len(c1) - 1))
+    every_row = llv.exact_objective_rows(ll_1, ll_2, np.arange(12), "max", cache={})
+    lowest = every_row.min()
+    want = divmod(int(np.argmax(every_row.ravel() <= lowest * (1 + llv.TIE_RTOL))), 12)
+    calls = []
+    real = llv._exact_ab_terms
+    monkeypatch.setattr(llv, "_exact_ab_terms", lambda *a: calls.append(a[2]) or real(*a))
+    cache = {}
+    assert llv.choose_pivot_and_leave_out(fast, ll_1, ll_2, "max", cache) == want
+    assert calls == list(range(12)) and cache == {}  # every pivot, none kept
+    calls.clear()
+    same = llv.pivot_objective(np.cov(c1.T), np.cov(c1.T), c1.T @ c1 / (len(c1) - 1))
+    assert llv.choose_pivot_and_leave_out(same, ll_1, ll_1.copy(), "max", {}) == (0, 1)
+    assert calls == [0]

@@ -1,6 +1,7 @@
 """Command line: `python -m repdist info FILE...` prints what produced a result file;
 `python -m repdist diff DIR_A DIR_B` checks that two result folders hold the same data;
-`python -m repdist progress [RESULTS]` shows how far a run (in progress or done) has got.
+`python -m repdist progress [RESULTS]` shows how far a run (in progress or done) has got;
+`python -m repdist compare MODEL... -o pairs.parquet` measures every pair of models.
 
 Parquet files carry their provenance (config hash, package/torch/numpy versions, git commit,
 experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline; LaTeX
@@ -15,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, compare_cli
 from .io import read_parquet_metadata, read_table_metadata
 
 
@@ -63,9 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     p_diff.add_argument("b", type=Path)
     p_progress = sub.add_parser("progress", help="the state of a run's training jobs")
     p_progress.add_argument("results", nargs="?", type=Path, default=Path("results"))
+    compare_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "diff":
         return diff(args.a, args.b)
+    if args.command == "compare":
+        return compare_cli.run(args)
     if args.command == "progress":
         from .run_progress import report
 

@@ -3,13 +3,16 @@
 Pure functions on arrays; `compare` is the single entry point pipelines and users call.
 """
 
+from .cache import PreparedCache, prepared_cache
 from .cca import canonical_correlations, mean_cca, orthonormal_basis
 from .compare import (
     RESULT_KEYS,
+    CompareSettings,
     DegenerateRepresentationWarning,
     PreparedModel,
     compare,
     compare_prepared,
+    compare_with_settings,
     prepare,
 )
 from .llv import (
@@ -25,13 +28,16 @@ from .svd import d_fg, label_sets, m_svd_f, m_svd_g
 
 __all__ = [
     "RESULT_KEYS",
+    "CompareSettings",
     "DegenerateRepresentationWarning",
+    "PreparedCache",
     "PreparedModel",
     "canonical_correlations",
     "choose_pivot_and_leave_out",
     "combine_terms",
     "compare",
     "compare_prepared",
+    "compare_with_settings",
     "d_fg",
     "input_candidates",
     "input_terms",
@@ -45,4 +51,5 @@ __all__ = [
     "orthonormal_basis",
     "pivot_objective",
     "prepare",
+    "prepared_cache",
 ]

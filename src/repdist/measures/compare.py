@@ -1,26 +1,24 @@
 """compare(): every measure of the paper for one pair of models, with per-model work cached.
 
-Pipelines compare all pairs of a set of models, so the expensive per-model pieces (float64
-log-likelihoods, their covariance, orthonormal bases for CCA) live in a PreparedModel that is
-built once per model and reused for every pair it is part of.
+The per-model work lives in a PreparedModel (prepared.py), built once per model and reused for
+every pair it is part of; this module does the pair's work, only for the measures asked for.
 """
 
 from __future__ import annotations
 
+import inspect
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from .cca import mean_cca_from_bases, orthonormal_basis
+from .cache import prepared_cache
+from .cca import mean_cca_from_bases
 from .extra import (
-    centred_log_probs,
-    components_for_variance,
     d_logit_from_clr,
-    knn_edge_keys,
-    knn_indices,
     linear_cka_centred,
     mutual_knn_from_keys,
     svcca_from_bases,
@@ -38,113 +36,88 @@ from .llv import (
     pivot_objective,
     pivot_terms,
 )
-from .loglik import as_float64_matrix, log_likelihoods, mean_kl
-from .svd import d_fg, label_sets, m_svd_f, m_svd_g
-
-RESULT_KEYS = (
-    "kl",
-    "d_llv",
-    "t1",
-    "t2",
-    "t3",
-    "t4",
-    "y_pivot",
-    "y_leave_out",
-    "input_set",
-    "m_svd_f",
-    "m_svd_g",
-    "d_fg",
-    "mcca_f",
-    "mcca_g",
-    "cka_f",
-    "svcca_f",
-    "mutual_knn_f",
-    "d_logit",
-    "warning",
+from .loglik import mean_kl
+from .memory import pair_bytes, require
+from .prepared import MUTUAL_KNN_K, PreparedModel, prepare
+from .selection import (
+    INPUT_SIDE,
+    LABEL_SIDE,
+    RESULT_KEYS,
+    SVD_F,
+    SVD_G,
+    keys_for,
+    select_measures,
 )
-MUTUAL_KNN_K = 10  # Platonic Representation Hypothesis, App. A
+from .svd import MAX_LABEL_SETS, SET_CHUNK, d_fg, label_set_count, label_sets, m_svd_f, m_svd_g
+
+__all__ = [
+    "MUTUAL_KNN_K",
+    "RESULT_KEYS",
+    "CompareSettings",
+    "DegenerateRepresentationWarning",
+    "PreparedModel",
+    "compare",
+    "compare_prepared",
+    "compare_with_settings",
+    "prepare",
+]
 
 
 class DegenerateRepresentationWarning(UserWarning):
     """A measure is undefined for this pair (collapsed embedding, tied unembeddings, NaN/inf)."""
 
 
-@dataclass(frozen=True, eq=False)
-class PreparedModel:
-    """One model's embeddings f (N x M), unembeddings g (K x M) and everything derived from them."""
+@dataclass(frozen=True)
+class CompareSettings:
+    """How a pair is compared: the keywords of `compare` and `compare_prepared`, checked once.
 
-    f: np.ndarray
-    g: np.ndarray
-    loglik: np.ndarray = field(repr=False)
-    loglik_centred: np.ndarray = field(repr=False)
-    loglik_cov: np.ndarray = field(repr=False)
-    f_basis: np.ndarray = field(repr=False)
-    g_basis: np.ndarray = field(repr=False)
-    knn: np.ndarray | None = field(default=None, repr=False)  # sorted k-NN edge keys of f
-    f_centred: np.ndarray | None = field(default=None, repr=False)
-    f_gram_norm: float = 0.0
-    f_svcca_kept: int = 0  # principal components explaining 99% of f's variance
-    loglik_clr: np.ndarray | None = field(default=None, repr=False)
-    problem: str = ""
+    Both functions take exactly these keywords, with these defaults; building the object is
+    where a bad value is rejected, so every code path sees validated settings. `measures`
+    (None: all of them) is kept as the frozenset of measure names it selects. Above
+    `max_label_sets` label sets, m_SVD_f runs on a sample of that many, drawn from `seed`.
+    """
+
+    num_samples: int = 200
+    lam: float = 1e-5
+    seed: int = 0
+    input_set: Any = None
+    y_pivot: int | None = None
+    y_leave_out: int | None = None
+    dist_type: str = "max"
+    sum_or_max: str = "max"
+    max_label_sets: int = MAX_LABEL_SETS
+    measures: Iterable[str] | str | None = None
+
+    def __post_init__(self) -> None:
+        check_dist_type(self.dist_type)
+        check_combine(self.sum_or_max)
+        if (self.y_pivot is None) != (self.y_leave_out is None):
+            raise ValueError("give both y_pivot and y_leave_out, or neither")
+        limit = self.max_label_sets
+        if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1:
+            raise ValueError(f"max_label_sets must be a positive integer, got {limit!r}")
+        object.__setattr__(self, "measures", select_measures(self.measures))
 
     @property
-    def n_inputs(self) -> int:
-        return self.f.shape[0]
-
-    @property
-    def num_labels(self) -> int:
-        return self.g.shape[0]
-
-    @property
-    def rep_dim(self) -> int:
-        return self.f.shape[1]
+    def selected(self) -> frozenset[str]:
+        assert isinstance(self.measures, frozenset)
+        return self.measures
 
 
-def prepare(f: Any, g: Any) -> PreparedModel:
-    """Validate a model's representations and precompute its per-model quantities."""
-    f64 = as_float64_matrix(f, "f")
-    g64 = as_float64_matrix(g, "g")
-    if f64.shape[1] != g64.shape[1]:
-        raise ValueError(
-            f"f and g must share the representation dimension M, got f {f64.shape} and g {g64.shape}"
-        )
-    if f64.shape[0] < 2:
-        raise ValueError(f"need at least 2 inputs, got f of shape {f64.shape}")
-    problems = []
-    if not np.isfinite(f64).all():
-        problems.append("non-finite values in the embeddings f")
-    if not np.isfinite(g64).all():
-        problems.append("non-finite values in the unembeddings g")
-    if problems:
-        f64 = np.where(np.isfinite(f64), f64, np.nan)
-        g64 = np.where(np.isfinite(g64), g64, np.nan)
-        nan_nk = np.full((f64.shape[0], g64.shape[0]), np.nan)
-        nan_kk = np.full((g64.shape[0], g64.shape[0]), np.nan)
-        empty = np.zeros((0, 0))
-        return PreparedModel(f64, g64, nan_nk, nan_nk, nan_kk, empty, empty,
-                             problem="; ".join(problems))
-    with np.errstate(over="ignore", invalid="ignore"):
-        loglik = log_likelihoods(f64, g64)
-    if not np.isfinite(loglik).all():
-        problems.append("log-likelihoods overflow (embedding or unembedding norms too large)")
-    centred = loglik - loglik.mean(axis=0, keepdims=True)
-    cov = centred.T @ centred / (loglik.shape[0] - 1)
-    f_centred = f64 - f64.mean(axis=0, keepdims=True)
-    return PreparedModel(
-        f=f64,
-        g=g64,
-        loglik=loglik,
-        loglik_centred=centred,
-        loglik_cov=cov,
-        f_basis=orthonormal_basis(f64),
-        g_basis=orthonormal_basis(g64),
-        knn=knn_edge_keys(knn_indices(f64, MUTUAL_KNN_K)) if len(f64) > MUTUAL_KNN_K else None,
-        f_centred=f_centred,
-        f_gram_norm=float(np.linalg.norm(f_centred.T @ f_centred)),
-        f_svcca_kept=components_for_variance(f64),
-        loglik_clr=centred_log_probs(loglik),
-        problem="; ".join(problems),
-    )
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _takes_settings(func: _F) -> _F:
+    """Show CompareSettings' fields as the keyword-only parameters of `func` (help, inspect)."""
+    sig = inspect.signature(func)
+    positional = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    keywords = [
+        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                          annotation=f.type)
+        for f in fields(CompareSettings)
+    ]
+    func.__signature__ = sig.replace(parameters=[*positional, *keywords])  # type: ignore[attr-defined]
+    return func
 
 
 @lru_cache(maxsize=32)
@@ -152,6 +125,20 @@ def _cached_candidates(n_inputs: int, rep_dim: int, num_samples: int, seed: int)
     rows = input_candidates(n_inputs, rep_dim, num_samples, seed)
     rows.setflags(write=False)
     return rows
+
+
+@lru_cache(maxsize=32)
+def _cached_label_sets(num_labels: int, rep_dim: int, max_sets: int, seed: int) -> np.ndarray:
+    sets = label_sets(num_labels, rep_dim, max_sets, seed)
+    sets.setflags(write=False)
+    return sets
+
+
+def _label_set_info(m1: PreparedModel, s: CompareSettings) -> dict[str, Any]:
+    """How many label sets m_SVD_f runs over, and whether they are a sample of all of them."""
+    count = label_set_count(m1.num_labels, m1.rep_dim)
+    return {"m_svd_label_sets": min(count, int(s.max_label_sets)),
+            "d_fg_estimate": count > s.max_label_sets}
 
 
 def _check_pair(m1: PreparedModel, m2: PreparedModel) -> None:
@@ -163,85 +150,124 @@ def _check_pair(m1: PreparedModel, m2: PreparedModel) -> None:
         raise ValueError(
             f"unembeddings must be of the same labels and dimension: {m1.g.shape} vs {m2.g.shape}"
         )
-    label_sets(m1.num_labels, m1.rep_dim)  # raises if K - 2 < M
+    label_set_count(m1.num_labels, m1.rep_dim)  # raises if K - 2 < M
 
 
-def _nan_result(m1: PreparedModel, reason: str) -> dict[str, Any]:
-    n_sets = len(label_sets(m1.num_labels, m1.rep_dim))
-    nan = float("nan")
-    return {
-        "kl": nan,
-        "d_llv": nan,
-        "t1": nan,
-        "t2": nan,
-        "t3": nan,
-        "t4": nan,
+def _nan_result(
+    m1: PreparedModel, reason: str, keys: tuple[str, ...], s: CompareSettings
+) -> dict[str, Any]:
+    """Every measure NaN (indices -1), with the reason: a model's representations are unusable."""
+    info = _label_set_info(m1, s)
+    not_nan = {
         "y_pivot": -1,
         "y_leave_out": -1,
         "input_set": [-1] * (m1.rep_dim + 1),
-        "m_svd_f": [nan] * n_sets,
-        "m_svd_g": nan,
-        "d_fg": nan,
-        "mcca_f": nan,
-        "mcca_g": nan,
-        "cka_f": nan,
-        "svcca_f": nan,
-        "mutual_knn_f": nan,
-        "d_logit": nan,
+        "m_svd_f": [float("nan")] * info["m_svd_label_sets"],
+        **info,
         "warning": reason,
     }
+    return {key: not_nan.get(key, float("nan")) for key in keys}
 
 
-def extra_measures(m1: PreparedModel, m2: PreparedModel) -> dict[str, float]:
-    """The measures beyond the paper (linear CKA, SVCCA, mutual k-NN of f; d_logit)."""
-    knn = (
-        mutual_knn_from_keys(m1.knn, m2.knn, m1.n_inputs, MUTUAL_KNN_K)
-        if m1.knn is not None and m2.knn is not None
-        else float("nan")
-    )
-    return {
-        "cka_f": linear_cka_centred(m1.f_centred, m2.f_centred, m1.f_gram_norm, m2.f_gram_norm),
-        "svcca_f": svcca_from_bases(m1.f_basis, m2.f_basis, m1.f_svcca_kept, m2.f_svcca_kept),
-        "mutual_knn_f": knn,
-        "d_logit": d_logit_from_clr(m1.loglik_clr, m2.loglik_clr),
-    }
+def _any_nan(values: Iterable[Any]) -> bool:
+    return any(np.isnan(v).any() for v in values)
 
 
-def compare_prepared(
-    m1: PreparedModel,
-    m2: PreparedModel,
-    *,
-    num_samples: int = 200,
-    lam: float = 1e-5,
-    seed: int = 0,
-    input_set: Any = None,
-    y_pivot: int | None = None,
-    y_leave_out: int | None = None,
-    dist_type: str = "max",
-    sum_or_max: str = "max",
-) -> dict[str, Any]:
+@_takes_settings
+def compare_prepared(m1: PreparedModel, m2: PreparedModel, **settings: Any) -> dict[str, Any]:
     """All measures between two prepared models; see `compare` for the meaning of the arguments."""
-    check_dist_type(dist_type)
-    check_combine(sum_or_max)
+    return compare_with_settings(m1, m2, CompareSettings(**settings))
+
+
+def compare_with_settings(
+    m1: PreparedModel, m2: PreparedModel, settings: CompareSettings
+) -> dict[str, Any]:
+    """`compare_prepared` with its keywords already gathered in a CompareSettings."""
     _check_pair(m1, m2)
-    if (y_pivot is None) != (y_leave_out is None):
-        raise ValueError("give both y_pivot and y_leave_out, or neither")
+    s, want = settings, settings.selected
+    keys = keys_for(want)
     problems = [f"model {i}: {m.problem}" for i, m in ((1, m1), (2, m2)) if m.problem]
     if problems:
         reason = "; ".join(problems)
         warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
-        return _nan_result(m1, reason)
+        return _nan_result(m1, reason, keys, s)
 
+    n, k, m = m1.n_inputs, m1.num_labels, m1.rep_dim
+    n_sets = min(label_set_count(k, m), int(s.max_label_sets))
+    require(pair_bytes(n, k, m, bool(want & LABEL_SIDE), n_sets, SET_CHUNK),
+            f"comparing models of N={n} inputs, K={k} labels, M={m} ({n_sets} label sets)")
     reasons: list[str] = []
-    n, m = m1.n_inputs, m1.rep_dim
+    values: dict[str, Any] = {}
+    if "kl" in want:
+        values["kl"] = mean_kl(m1.loglik, m2.loglik)
+    if want & LABEL_SIDE:
+        values.update(_label_side(m1, m2, s))
+    if want & INPUT_SIDE:
+        values.update(_input_side(m1, m2, s))
+    if "d_llv" in want:
+        values["d_llv"] = combine_terms(
+            values["t1"], values["t2"], values["t3"], values["t4"], s.lam, s.sum_or_max
+        )
+    if _any_nan(values[key] for key in ("d_llv", "t1", "t2", "t3", "t4") if key in want):
+        reasons.append(
+            "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
+        )
 
-    # Label side: pivot/leave-out by the covariance objective, terms recomputed exactly.
+    values.update(_label_set_info(m1, s))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if want & SVD_F:
+            sets = _cached_label_sets(
+                m1.num_labels, m1.rep_dim, int(s.max_label_sets), int(s.seed)
+            )
+            values["m_svd_f"] = m_svd_f(
+                m1.loglik_centred, m2.loglik_centred, values["y_pivot"], values["y_leave_out"],
+                m1.rep_dim, values.pop("_terms"), sets,
+            )
+        if want & SVD_G:
+            values["m_svd_g"] = m_svd_g(m1.f, m1.g, m2.f, m2.g, values["input_set"])
+    if "d_fg" in want:
+        values["d_fg"] = d_fg(values["m_svd_f"], values["m_svd_g"])
+    if _any_nan(values[key] for key in ("m_svd_f", "m_svd_g", "d_fg") if key in want):
+        reasons.append("d_SVD undefined: a standardised log-odds column has zero variance")
+
+    for side in ("f", "g"):
+        if f"mcca_{side}" in want:
+            basis = f"{side}_basis"
+            values[f"mcca_{side}"], why = mean_cca_from_bases(
+                getattr(m1, basis), getattr(m2, basis), m1.rep_dim
+            )
+            reasons += [f"m_CCA({side}): {why}"] * bool(why)
+    values.update(extra_measures(m1, m2, want))
+
+    reason = "; ".join(reasons)
+    if reason:
+        warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
+    values["warning"] = reason
+    return _as_result(values, keys)
+
+
+def _as_result(values: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The result dict in RESULT_KEYS order, plain Python numbers and lists."""
+    out = {key: values[key] for key in keys}
+    for key in ("y_pivot", "y_leave_out"):
+        if key in out:
+            out[key] = int(out[key])
+    if "input_set" in out:
+        out["input_set"] = [int(i) for i in out["input_set"]]
+    if "m_svd_f" in out:
+        out["m_svd_f"] = [float(v) for v in out["m_svd_f"]]
+    return out
+
+
+def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dict[str, Any]:
+    """Pivot/leave-out by the covariance objective (unless given), terms recomputed exactly."""
     cache: dict[int, PivotTerms] = {}
+    y_pivot, y_leave_out = s.y_pivot, s.y_leave_out
     if y_pivot is None:
-        cov_12 = m1.loglik_centred.T @ m2.loglik_centred / (n - 1)
-        objective = pivot_objective(m1.loglik_cov, m2.loglik_cov, cov_12, dist_type)
+        cov_12 = m1.loglik_centred.T @ m2.loglik_centred / (m1.n_inputs - 1)
+        objective = pivot_objective(m1.loglik_cov, m2.loglik_cov, cov_12, s.dist_type)
         y_pivot, y_leave_out = choose_pivot_and_leave_out(
-            objective, m1.loglik_centred, m2.loglik_centred, dist_type, cache
+            objective, m1.loglik_centred, m2.loglik_centred, s.dist_type, cache
         )
     assert y_leave_out is not None
     y_pivot, y_leave_out = int(y_pivot), int(y_leave_out)
@@ -250,93 +276,73 @@ def compare_prepared(
         cache[y_pivot] = pivot_terms(m1.loglik_centred, m2.loglik_centred, y_pivot)
     terms = cache[y_pivot]
     labels = label_terms(
-        m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, dist_type, terms
+        m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, s.dist_type, terms
     )
+    return {"y_pivot": y_pivot, "y_leave_out": y_leave_out, "t1": labels.t1, "t3": labels.t3,
+            "_terms": terms}
 
-    # Input side: the given diversity set, or the scan over seeded candidates.
-    if input_set is None:
-        rows = _cached_candidates(n, m, int(num_samples), int(seed))
+
+def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dict[str, Any]:
+    """The given diversity set, or the scan over seeded candidates: t2, t4 and the set."""
+    n, m = m1.n_inputs, m1.rep_dim
+    if s.input_set is None:
+        rows = _cached_candidates(n, m, int(s.num_samples), int(s.seed))
     else:
-        rows = np.asarray(input_set, dtype=np.intp).reshape(1, -1)
+        rows = np.asarray(s.input_set, dtype=np.intp).reshape(1, -1)
         if rows.shape[1] != m + 1 or rows.min() < 0 or rows.max() >= n:
-            raise ValueError(f"input_set must hold M+1 = {m + 1} indices in [0, {n}), got {input_set}")
-    scan = input_terms(m1.loglik[rows], m2.loglik[rows], dist_type)
-    chosen_row = rows[scan.chosen]
-    t2 = float(scan.scores[scan.chosen])
-    t4 = float(scan.t4[scan.chosen])
+            raise ValueError(
+                f"input_set must hold M+1 = {m + 1} indices in [0, {n}), got {s.input_set}"
+            )
+    scan = input_terms(m1.loglik[rows], m2.loglik[rows], s.dist_type)
+    return {"input_set": rows[scan.chosen], "t2": float(scan.scores[scan.chosen]),
+            "t4": float(scan.t4[scan.chosen])}
 
-    d_llv = combine_terms(labels.t1, t2, labels.t3, t4, lam, sum_or_max)
-    if np.isnan(d_llv):
-        reasons.append(
-            "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
+
+def extra_measures(
+    m1: PreparedModel, m2: PreparedModel, want: frozenset[str] | None = None
+) -> dict[str, float]:
+    """The measures beyond the paper (linear CKA, SVCCA, mutual k-NN of f; d_logit)."""
+    want = select_measures(None) if want is None else want
+    out: dict[str, float] = {}
+    if "cka_f" in want:
+        out["cka_f"] = linear_cka_centred(
+            m1.f_centred, m2.f_centred, m1.f_gram_norm, m2.f_gram_norm
         )
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        svd_f = m_svd_f(m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, m, terms)
-        svd_g = m_svd_g(m1.f, m1.g, m2.f, m2.g, chosen_row)
-    dist_fg = d_fg(svd_f, svd_g)
-    if np.isnan(dist_fg):
-        reasons.append("d_SVD undefined: a standardised log-odds column has zero variance")
-
-    mcca_f, why_f = mean_cca_from_bases(m1.f_basis, m2.f_basis, m)
-    mcca_g, why_g = mean_cca_from_bases(m1.g_basis, m2.g_basis, m)
-    reasons += [f"m_CCA(f): {why_f}"] * bool(why_f) + [f"m_CCA(g): {why_g}"] * bool(why_g)
-
-    reason = "; ".join(reasons)
-    if reason:
-        warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
-    return {
-        "kl": mean_kl(m1.loglik, m2.loglik),
-        "d_llv": d_llv,
-        "t1": labels.t1,
-        "t2": t2,
-        "t3": labels.t3,
-        "t4": t4,
-        "y_pivot": int(y_pivot),
-        "y_leave_out": int(y_leave_out),
-        "input_set": [int(i) for i in chosen_row],
-        "m_svd_f": [float(v) for v in svd_f],
-        "m_svd_g": svd_g,
-        "d_fg": dist_fg,
-        "mcca_f": mcca_f,
-        "mcca_g": mcca_g,
-        **extra_measures(m1, m2),
-        "warning": reason,
-    }
+    if "svcca_f" in want:
+        out["svcca_f"] = svcca_from_bases(
+            m1.f_basis, m2.f_basis, m1.f_svcca_kept, m2.f_svcca_kept
+        )
+    if "mutual_knn_f" in want:
+        out["mutual_knn_f"] = (
+            mutual_knn_from_keys(m1.knn, m2.knn, m1.n_inputs, MUTUAL_KNN_K)
+            if m1.knn is not None and m2.knn is not None
+            else float("nan")
+        )
+    if "d_logit" in want:
+        out["d_logit"] = d_logit_from_clr(m1.loglik_clr, m2.loglik_clr)
+    return out
 
 
-def compare(
-    f1: Any,
-    g1: Any,
-    f2: Any,
-    g2: Any,
-    *,
-    num_samples: int = 200,
-    lam: float = 1e-5,
-    seed: int = 0,
-    input_set: Any = None,
-    y_pivot: int | None = None,
-    y_leave_out: int | None = None,
-    dist_type: str = "max",
-    sum_or_max: str = "max",
-) -> dict[str, Any]:
+@_takes_settings
+def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, Any]:
     """Compare models (f1, g1) and (f2, g2): KL, d_LLV and its terms, m_SVD, d_{f,g}, m_CCA.
 
     f is N x M (embeddings of the same N inputs for both models), g is K x M (unembeddings of
     the K labels, in class order). num_samples candidate diversity sets of M+1 inputs are
     drawn from numpy.random.default_rng(seed); lam weighs the scale terms t3, t4. Given
     input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are used instead of
-    searched. Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
+    searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
+    measures. m_SVD_f runs over all C(K-2, M) label sets, or over a sample of max_label_sets
+    of them drawn from `seed` when there are more: then `d_fg_estimate` is True and d_fg can
+    only be lower than the exact value (`m_svd_label_sets` says how many sets were used).
+    Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
+    The keywords and their defaults are the fields of CompareSettings. Prepared models are
+    kept in a small LRU keyed by the arrays' content (`prepared_cache`), so a loop of
+    `compare` over pairs costs what `prepare` once per model plus `compare_prepared` does.
     """
-    return compare_prepared(
-        prepare(f1, g1),
-        prepare(f2, g2),
-        num_samples=num_samples,
-        lam=lam,
-        seed=seed,
-        input_set=input_set,
-        y_pivot=y_pivot,
-        y_leave_out=y_leave_out,
-        dist_type=dist_type,
-        sum_or_max=sum_or_max,
+    options = CompareSettings(**settings)
+    return compare_with_settings(
+        prepared_cache.get(f1, g1, options.selected),
+        prepared_cache.get(f2, g2, options.selected),
+        options,
     )

@@ -13,6 +13,7 @@ their precision does not depend on cancellation in the covariance expansion.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,22 +51,81 @@ def logodds_scale(cov: np.ndarray) -> np.ndarray:
     return np.sqrt(np.clip(var, 0.0, None))
 
 
-def _objective_from_terms(a_term: np.ndarray, b_term: np.ndarray, dist_type: str) -> np.ndarray:
-    """T[a, b] from per-(pivot a, label y) terms A[a, y], B[a, y] (rows = pivots; +inf at b = a)."""
+CUBIC_MEAN_MAX_LABELS = 1024  # above, the "mean" objective uses the O(K^2) running-sum form
+OBJECTIVE_BLOCK = 1 << 22  # elements of a (pivots, K, K) block held at once (32 MiB)
+
+
+def _objective_from_terms(
+    a_term: np.ndarray, b_term: np.ndarray, dist_type: str, pivots: np.ndarray | None = None
+) -> np.ndarray:
+    """T[a, b] from per-(pivot a, label y) terms A[a, y], B[a, y] (rows = `pivots`, default all
+    K labels; +inf at b = a): the max or mean over labels y other than a and b.
+
+    Never builds the K x K x K array: "max" keeps each row's two largest values (exact, any
+    K); "mean" sums blocks of rows with the excluded labels zeroed (the same pairwise sums as
+    one K x K x K reduction) up to CUBIC_MEAN_MAX_LABELS labels, then row total minus the
+    left-out label's term. NaN in a used label makes T NaN (a degenerate label taints T).
+    """
     k = a_term.shape[1]
-    labels = np.arange(k)
-    # excluded[a, b, y]: y is the pivot or the left-out label
-    excluded = (labels[:, None, None] == labels[None, None, :]) | (
-        labels[None, :, None] == labels[None, None, :]
-    )
+    rows = np.arange(k) if pivots is None else np.asarray(pivots, dtype=np.intp)
+    at = np.arange(len(rows))
     if dist_type == "max":
-        per_label = np.maximum(a_term, b_term)  # NaN propagates: a degenerate label taints T
-        objective = np.where(excluded, -np.inf, per_label[:, None, :]).max(axis=2)
+        objective = _max_excluding(np.maximum(a_term, b_term), rows)
+    elif k <= CUBIC_MEAN_MAX_LABELS:
+        summed = a_term + b_term
+        labels = np.arange(k)
+        objective = np.empty((len(rows), k))
+        step = max(1, OBJECTIVE_BLOCK // (k * k))
+        for lo in range(0, len(rows), step):
+            piv = rows[lo : lo + step]
+            # excluded[i, b, y]: y is the pivot or the left-out label
+            excluded = (piv[:, None, None] == labels[None, None, :]) | (
+                labels[None, :, None] == labels[None, None, :]
+            )
+            block = np.where(excluded, 0.0, summed[lo : lo + step, None, :])
+            objective[lo : lo + step] = block.sum(axis=2) / (2.0 * (k - 2))
     else:
-        summed = np.where(excluded, 0.0, (a_term + b_term)[:, None, :])
-        objective = summed.sum(axis=2) / (2.0 * (k - 2))
-    objective[labels, labels] = np.inf
+        objective = _sum_excluding(a_term + b_term, rows) / (2.0 * (k - 2))
+    objective[at, rows] = np.inf
     return objective
+
+
+def _max_excluding(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """out[i, b] = max over y not in {rows[i], b} of values[i, y]; NaN if any of those is NaN."""
+    at = np.arange(len(rows))
+    filled = values.copy()
+    filled[at, rows] = -np.inf  # y = pivot is never used
+    nan = np.isnan(filled)
+    filled[nan] = -np.inf
+    first = filled.argmax(axis=1)
+    top = filled[at, first]
+    filled[at, first] = -np.inf
+    out = np.repeat(top[:, None], values.shape[1], axis=1)
+    out[at, first] = filled.max(axis=1)  # leaving out the largest: the second largest
+    return _taint_with_nan(out, nan, top)
+
+
+def _sum_excluding(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """out[i, b] = sum over y not in {rows[i], b} of values[i, y]; NaN if any of those is NaN."""
+    at = np.arange(len(rows))
+    filled = values.copy()
+    filled[at, rows] = 0.0
+    nan = np.isnan(filled)
+    filled[nan] = 0.0
+    total = filled.sum(axis=1)
+    return _taint_with_nan(total[:, None] - filled, nan, total)
+
+
+def _taint_with_nan(out: np.ndarray, nan: np.ndarray, without_nan: np.ndarray) -> np.ndarray:
+    """NaN where a used label is NaN: everywhere in a row with two NaN labels; in a row with
+    one, everywhere but at b = that label, where the row's value without it is right."""
+    count = nan.sum(axis=1)
+    tainted = count >= 1
+    first_nan = nan.argmax(axis=1)
+    out[tainted] = np.nan
+    one = np.flatnonzero(count == 1)
+    out[one, first_nan[one]] = without_nan[one]
+    return out
 
 
 def pivot_objective(
@@ -122,13 +182,50 @@ def pivot_terms(loglik_1: np.ndarray, loglik_2: np.ndarray, pivot: int) -> Pivot
     odds_1 = centred_1 - centred_1[:, [pivot]]
     odds_2 = centred_2 - centred_2[:, [pivot]]
     s1, s2 = _sd_columns(odds_1), _sd_columns(odds_2)
+    inv_1, inv_2 = _inverse_scales(s1, s2)
+    a_term, b_term = _ab_terms(centred_1, centred_2, pivot, inv_1, inv_2)
+    return PivotTerms(pivot, s1, s2, a_term, b_term, odds_1 * inv_1, odds_2 * inv_2)
+
+
+def _inverse_scales(s1: np.ndarray, s2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     degenerate = (s1 == 0) | (s2 == 0)  # includes y = pivot
     with np.errstate(divide="ignore", invalid="ignore"):
-        inv_1 = np.where(degenerate, np.nan, 1.0 / s1)
-        inv_2 = np.where(degenerate, np.nan, 1.0 / s2)
-        a_term = _sd_columns(centred_1 * inv_1 - centred_2 * inv_2)
-        b_term = _sd_columns(centred_1[:, [pivot]] * inv_1 - centred_2[:, [pivot]] * inv_2)
-    return PivotTerms(pivot, s1, s2, a_term, b_term, odds_1 * inv_1, odds_2 * inv_2)
+        return np.where(degenerate, np.nan, 1.0 / s1), np.where(degenerate, np.nan, 1.0 / s2)
+
+
+def _ab_terms(
+    centred_1: np.ndarray,
+    centred_2: np.ndarray,
+    pivot: int,
+    inv_1: np.ndarray,
+    inv_2: np.ndarray,
+    scratch: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A(y) = sd(ell_1(y)/s1 - ell_2(y)/s2), B(y) = the same for the pivot's column; written
+    into `scratch` (two N x K buffers) when given, else into new arrays: the same numbers."""
+    if scratch is None:
+        scratch = (np.empty_like(centred_1), np.empty_like(centred_2))
+    x, y = scratch
+    with np.errstate(invalid="ignore"):
+        np.multiply(centred_1, inv_1, out=x)
+        np.subtract(x, np.multiply(centred_2, inv_2, out=y), out=x)
+        a_term = _sd_columns(x)
+        np.multiply(centred_1[:, [pivot]], inv_1, out=x)
+        np.subtract(x, np.multiply(centred_2[:, [pivot]], inv_2, out=y), out=x)
+        b_term = _sd_columns(x)
+    return a_term, b_term
+
+
+def _exact_ab_terms(
+    centred_1: np.ndarray, centred_2: np.ndarray, pivot: int, scratch: tuple[np.ndarray, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """pivot_terms' A and B alone, from centred log-likelihoods, in two reused N x K buffers:
+    what re-scoring many near-tied pivots needs, at about half the memory traffic."""
+    x, y = scratch
+    np.subtract(centred_1, centred_1[:, [pivot]], out=x)
+    np.subtract(centred_2, centred_2[:, [pivot]], out=y)
+    inv_1, inv_2 = _inverse_scales(_sd_columns(x), _sd_columns(y))
+    return _ab_terms(centred_1, centred_2, pivot, inv_1, inv_2, (x, y))
 
 
 def exact_objective_rows(
@@ -141,17 +238,27 @@ def exact_objective_rows(
     """T[a, b] computed directly from N x K log-likelihoods, for the given pivot rows only.
 
     Rows of pivots not asked for are +inf. O(N K) per pivot; `cache` keeps each pivot's terms
-    for reuse (the chosen pivot's terms also give t1, t3 and m_SVD_f).
+    for reuse (the chosen pivot's terms also give t1, t3 and m_SVD_f). Without a cache only
+    each pivot's A and B are computed, in two reused buffers (the same numbers).
     """
-    cache = {} if cache is None else cache
     k = loglik_1.shape[1]
-    a_term = np.full((k, k), np.inf)
-    b_term = np.full((k, k), np.inf)
-    for a in np.unique(pivots).tolist():  # only the near-tied pivots: usually one
+    asked = np.unique(pivots)  # only the near-tied pivots: usually one
+    a_term = np.empty((len(asked), k))
+    b_term = np.empty((len(asked), k))
+    if cache is None and len(asked):
+        centred = (loglik_1 - loglik_1.mean(axis=0), loglik_2 - loglik_2.mean(axis=0))
+        scratch = (np.empty_like(centred[0]), np.empty_like(centred[1]))
+    for i, a in enumerate(asked.tolist()):
+        if cache is None:
+            a_term[i], b_term[i] = _exact_ab_terms(*centred, a, scratch)
+            continue
         if a not in cache:
             cache[a] = pivot_terms(loglik_1, loglik_2, a)
-        a_term[a], b_term[a] = cache[a].a_term, cache[a].b_term
-    return _objective_from_terms(a_term, b_term, dist_type)
+        a_term[i], b_term[i] = cache[a].a_term, cache[a].b_term
+    objective = np.full((k, k), np.inf)
+    if len(asked):
+        objective[asked] = _objective_from_terms(a_term, b_term, dist_type, asked)
+    return objective
 
 
 NEAR_TIE = 1e-6  # fast-path T values this close to the minimum are re-scored exactly
@@ -169,7 +276,12 @@ def choose_pivot_and_leave_out(
 
     With the log-likelihoods given, every pair within NEAR_TIE of the fast-path minimum is
     re-scored exactly first, so exact ties (identical models: T = 0 everywhere) go to the
-    smallest (a, b) rather than to whichever pair rounding favoured.
+    smallest (a, b) rather than to whichever pair rounding favoured. Pivots are re-scored in
+    ascending order, one at a time (a pivot's exact terms hold two N x K arrays: keeping all
+    K of them would need 2 N K^2 floats, 16 GB at N = 100,000, K = 100), and the scan stops at
+    the first pivot with an exact T of 0, the least T can be (it is made of standard
+    deviations), as no later pivot can win a tie against it. `cache` receives the exact terms
+    when a single pivot was re-scored.
     """
     flat = _nan_to_inf(objective).ravel()
     lowest = flat.min()
@@ -178,15 +290,40 @@ def choose_pivot_and_leave_out(
     k = objective.shape[0]
     if loglik_1 is not None and loglik_2 is not None:
         near = flat <= lowest + NEAR_TIE * (1.0 + abs(lowest))
-        pivots = np.flatnonzero(near) // k
-        exact = exact_objective_rows(loglik_1, loglik_2, pivots, dist_type, cache)
-        flat = np.where(near, _nan_to_inf(exact).ravel(), np.inf)
+        pivots = np.unique(np.flatnonzero(near) // k)
+        exact = np.full(k * k, np.inf)
+        for a, values in _exact_rows(loglik_1, loglik_2, pivots, dist_type, cache):
+            row = slice(a * k, (a + 1) * k)
+            exact[row] = np.where(near[row], _nan_to_inf(values), np.inf)
+            if k > 2 and exact[row].min() == 0.0:
+                break
+        flat = exact
         lowest = flat.min()
         if not np.isfinite(lowest):
             return 0, 1
     tied = flat <= lowest + TIE_RTOL * abs(lowest)
     idx = int(np.argmax(tied))  # first in row-major order: smallest a, then smallest b
     return idx // k, idx % k
+
+
+def _exact_rows(
+    loglik_1: np.ndarray,
+    loglik_2: np.ndarray,
+    pivots: np.ndarray,
+    dist_type: str,
+    cache: dict[int, PivotTerms] | None,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """(a, exact row T[a, :]) for each pivot in order; one pivot goes through the cache, many
+    share one centring and two scratch buffers (and leave nothing behind)."""
+    if len(pivots) == 1:
+        a = int(pivots[0])
+        yield a, exact_objective_rows(loglik_1, loglik_2, pivots, dist_type, cache)[a]
+        return
+    centred = (loglik_1 - loglik_1.mean(axis=0), loglik_2 - loglik_2.mean(axis=0))
+    scratch = (np.empty_like(centred[0]), np.empty_like(centred[1]))
+    for a in pivots.tolist():
+        a_term, b_term = _exact_ab_terms(*centred, a, scratch)
+        yield a, _objective_from_terms(a_term[None], b_term[None], dist_type, np.array([a]))[0]
 
 
 @dataclass(frozen=True)

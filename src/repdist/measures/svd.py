@@ -8,10 +8,12 @@ computed in closed form: mean singular value of Z1~^T Z2~ / (n - 1).
 from __future__ import annotations
 
 from itertools import combinations
+from math import comb
 
 import numpy as np
 
 from .llv import PivotTerms, pivot_terms
+from .memory import label_sets_bytes, require
 
 
 def standardise_columns(z: np.ndarray) -> np.ndarray:
@@ -30,14 +32,67 @@ def mean_singular_values(matrices: np.ndarray) -> np.ndarray:
     return np.where(bad, np.nan, sv.mean(axis=-1))
 
 
-def label_sets(num_labels: int, rep_dim: int) -> np.ndarray:
-    """Every M-subset of range(K-2), in itertools.combinations order, as an (n_sets, M) array."""
+SET_CHUNK = 65_536  # label sets whose M x M blocks are held at once
+MAX_LABEL_SETS = 10_000  # above this many label sets, m_SVD_f runs on a seeded sample of them
+LABEL_SET_STREAM = 0x5E75  # seeds the label-set sample apart from the input candidates
+ENUMERATE_FACTOR = 20  # with at most this many times the sample's size, draw from the full list
+
+
+def label_set_count(num_labels: int, rep_dim: int) -> int:
+    """C(K-2, M): how many label sets m_SVD_f runs over (raises if K - 2 < M)."""
     if num_labels - 2 < rep_dim:
         raise ValueError(
             f"m_SVD needs K-2 >= M labels besides the pivot and the left-out label, "
             f"got K={num_labels}, M={rep_dim}"
         )
-    return np.array(list(combinations(range(num_labels - 2), rep_dim)), dtype=np.intp)
+    return comb(num_labels - 2, rep_dim)
+
+
+def label_sets(
+    num_labels: int, rep_dim: int, max_sets: int | None = None, seed: int = 0
+) -> np.ndarray:
+    """M-subsets of range(K-2) as an (n_sets, M) array: all of them, in itertools.combinations
+    order, when there are at most max_sets (None: no limit); else max_sets distinct subsets
+    drawn from `seed`, in the same (lexicographic) order, so results do not depend on the draw
+    order. C(98, 8) is about 1.6e11: enumerating that would never finish."""
+    count = label_set_count(num_labels, rep_dim)
+    if max_sets is not None and max_sets < 1:
+        raise ValueError(f"max_sets must be >= 1, got {max_sets}")
+    if max_sets is None or count <= max_sets:
+        require(label_sets_bytes(count, rep_dim),
+                f"listing all C({num_labels - 2}, {rep_dim}) = {count} label sets")
+        return np.array(list(combinations(range(num_labels - 2), rep_dim)), dtype=np.intp)
+    return _sample_label_sets(num_labels - 2, rep_dim, count, max_sets, seed)
+
+
+def _sample_label_sets(n: int, m: int, count: int, n_sets: int, seed: int) -> np.ndarray:
+    """n_sets distinct, uniformly drawn M-subsets of range(n), rows sorted lexicographically."""
+    rng = np.random.default_rng([LABEL_SET_STREAM, seed])
+    if count <= ENUMERATE_FACTOR * n_sets:
+        picked = np.sort(rng.choice(count, n_sets, replace=False))
+        everything = combinations(range(n), m)
+        rows, wanted = [], iter(picked.tolist())
+        nxt = next(wanted)
+        for i, combo in enumerate(everything):
+            if i == nxt:
+                rows.append(combo)
+                nxt = next(wanted, -1)
+                if nxt < 0:
+                    break
+        return np.array(rows, dtype=np.intp)
+    # Rejection: draw subsets, keep the first n_sets distinct ones in draw order (a uniform
+    # sample without replacement); duplicates are rare since count > ENUMERATE_FACTOR * n_sets.
+    batch = max(1, min(2 * n_sets, 4_000_000 // n))
+    drawn = np.empty((0, m), dtype=np.intp)
+    while True:
+        keys = rng.random((batch, n))
+        new = np.sort(np.argpartition(keys, m, axis=1)[:, :m], axis=1).astype(np.intp)
+        drawn = np.concatenate([drawn, new])
+        _, first = np.unique(drawn, axis=0, return_index=True)
+        if len(first) >= n_sets:
+            keep = drawn[np.sort(first)[:n_sets]]
+            return keep[np.lexsort(keep.T[::-1])]
+        drawn = drawn[np.sort(first)]
 
 
 def m_svd_f(
@@ -47,23 +102,30 @@ def m_svd_f(
     y_leave_out: int,
     rep_dim: int,
     terms: PivotTerms | None = None,
+    sets: np.ndarray | None = None,
 ) -> np.ndarray:
     """m_SVD of the embeddings for every label set (spec §4.4), from N x K log-likelihoods.
 
     Column y of Z_m is the log-odds ell_m(y) - ell_m(pivot) = (g_m(y) - g_m(pivot))^T f_m(x);
     standardising all K-2 columns once and slicing per label set is the same as standardising
     per set, so one (K-2) x (K-2) cross-correlation matrix serves every set. `terms` (the
-    pivot's label-side terms) already holds the standardised columns.
+    pivot's label-side terms) already holds the standardised columns. `sets` (default: all of
+    them, `label_sets(K, M)`) are rows of M indices into the K-2 labels left.
     """
     k = loglik_1.shape[1]
-    sets = label_sets(k, rep_dim)
+    sets = label_sets(k, rep_dim) if sets is None else sets
     if terms is None or terms.pivot != y_pivot:
         terms = pivot_terms(loglik_1, loglik_2, y_pivot)
     rest = np.array([y for y in range(k) if y not in (y_pivot, y_leave_out)])
     z1, z2 = terms.logodds_1[:, rest], terms.logodds_2[:, rest]
     cross = z1.T @ z2 / (z1.shape[0] - 1)
-    blocks = cross[sets[:, :, None], sets[:, None, :]]
-    return mean_singular_values(blocks)
+    out = np.empty(len(sets))
+    for start in range(0, len(sets), SET_CHUNK):  # bounded memory for any number of sets
+        chunk = sets[start : start + SET_CHUNK]
+        out[start : start + SET_CHUNK] = mean_singular_values(
+            cross[chunk[:, :, None], chunk[:, None, :]]
+        )
+    return out
 
 
 def m_svd_g(

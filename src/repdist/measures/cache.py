@@ -1,0 +1,105 @@
+"""A small LRU cache of PreparedModels keyed by the content of (f, g), for `compare` in loops.
+
+Users who loop `compare(f_i, g_i, f_j, g_j)` over all pairs would otherwise rebuild each
+model's log-likelihoods, bases and k-NN graph once per pair. The key is a SHA-256 of the
+arrays' bytes plus dtype and shape (about 1 GB/s, so ~6 ms for a 100,000 x 8 float64 f): an
+array mutated in place hashes differently and is prepared afresh, never served stale, and the
+cached model holds its own read-only copy of the arrays. Bounded in models and in bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .prepared import PreparedModel, prepare
+
+MAX_MODELS = 32
+MAX_BYTES = 1 << 30  # 1 GiB of prepared models; the two most recent are always kept
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    models: int
+    nbytes: int
+
+
+def _as_numpy(a: Any) -> np.ndarray:
+    if hasattr(a, "detach"):  # torch.Tensor without importing torch
+        a = a.detach().cpu().numpy()
+    return np.ascontiguousarray(a)
+
+
+def content_key(*arrays: Any) -> tuple[Any, ...] | None:
+    """(dtype, shape, SHA-256 of the bytes) of each array; None if one cannot be hashed."""
+    key: list[Any] = []
+    for a in arrays:
+        arr = _as_numpy(a)
+        if arr.dtype.hasobject:
+            return None
+        digest = hashlib.sha256(memoryview(arr).cast("B")).digest()[:16]
+        key.append((arr.dtype.str, arr.shape, digest))
+    return tuple(key)
+
+
+def model_nbytes(model: PreparedModel) -> int:
+    """Bytes held by a prepared model's arrays (those computed so far)."""
+    return sum(v.nbytes for v in vars(model).values() if isinstance(v, np.ndarray))
+
+
+class PreparedCache:
+    """LRU of PreparedModels by content key; thread-safe; `max_models = 0` disables it."""
+
+    def __init__(self, max_models: int = MAX_MODELS, max_bytes: int = MAX_BYTES) -> None:
+        self.max_models = max_models
+        self.max_bytes = max_bytes
+        self._models: OrderedDict[tuple[Any, ...], PreparedModel] = OrderedDict()
+        self._lock = threading.Lock()
+        self._hits = 0
+        self._misses = 0
+
+    def get(self, f: Any, g: Any, measures: Iterable[str] | str | None = None) -> PreparedModel:
+        """The prepared model of (f, g), from the cache when the same content was seen."""
+        key = content_key(f, g) if self.max_models > 0 else None
+        if key is not None:
+            with self._lock:
+                model = self._models.get(key)
+                if model is not None:
+                    self._models.move_to_end(key)
+                    self._hits += 1
+            if model is not None:
+                return model.warm(measures)
+        model = prepare(f, g, measures)
+        with self._lock:
+            self._misses += 1
+            if key is not None:
+                self._models[key] = model
+                self._evict()
+        return model
+
+    def _evict(self) -> None:
+        while len(self._models) > self.max_models:
+            self._models.popitem(last=False)
+        total = sum(model_nbytes(m) for m in self._models.values())
+        while len(self._models) > 2 and total > self.max_bytes:
+            _, dropped = self._models.popitem(last=False)
+            total -= model_nbytes(dropped)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._models.clear()
+            self._hits = self._misses = 0
+
+    def info(self) -> CacheInfo:
+        with self._lock:
+            nbytes = sum(model_nbytes(m) for m in self._models.values())
+            return CacheInfo(self._hits, self._misses, len(self._models), nbytes)
+
+
+prepared_cache = PreparedCache()

@@ -1,0 +1,84 @@
+"""Memory the measures need, estimated from N, K, M, checked against what the machine has.
+
+A comparison far beyond what fits should stop at once with a MemoryError that names the sizes,
+not grind into swap or be killed by the kernel's OOM killer with no message. The estimates
+count the float64 arrays each step holds at its peak (measured with tracemalloc: a prepare
+holds ~3 N x K arrays, a pair ~6 more at N = 5,000-50,000, K = 10-600), with
+some margin; they are only used to refuse what cannot work, never to size anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from pathlib import Path
+
+CHECK_ABOVE = 256 << 20  # below this many bytes, do not even look
+KNN_COLUMNS = 11  # k + 1 neighbours per input while querying the k-d tree
+GIB = 1 << 30
+
+
+def available_bytes() -> int | None:
+    """Memory this process can still get: MemAvailable, lowered by a cgroup (container) limit;
+    None where neither can be read (then nothing is refused)."""
+    limits = []
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                limits.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        cgroup = Path("/sys/fs/cgroup")
+        limit = (cgroup / "memory.max").read_text().strip()
+        if limit != "max":
+            limits.append(int(limit) - int((cgroup / "memory.current").read_text()))
+    except (OSError, ValueError):
+        pass
+    if not limits:
+        try:
+            limits.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (OSError, ValueError, AttributeError):
+            return None
+    return max(0, min(limits))
+
+
+def require(nbytes: int, what: str) -> None:
+    """Raise MemoryError naming `what` (the step and its sizes) if nbytes will not fit."""
+    if nbytes < CHECK_ABOVE:
+        return
+    free = available_bytes()
+    if free is not None and nbytes > free:
+        raise MemoryError(
+            f"{what} needs about {nbytes / GIB:.1f} GiB of memory, but only "
+            f"{free / GIB:.1f} GiB is available: use fewer inputs or labels, or a bigger machine"
+        )
+
+
+def prepare_bytes(n: int, k: int, m: int, parts: Collection[str]) -> int:
+    """Peak bytes of `prepare` for N inputs, K labels, dimension M and these model parts."""
+    nk_arrays = 3 + ("loglik_centred" in parts) + ("loglik_clr" in parts)
+    total = 8 * (nk_arrays * n * k + 4 * n * m)
+    if "loglik_cov" in parts:
+        total += 8 * k * k
+    if "knn" in parts:
+        total += 8 * n * KNN_COLUMNS * 5  # distances, indices, the kept ones, keys, their sort
+    return total
+
+
+def pair_bytes(
+    n: int, k: int, m: int, label_side: bool, n_sets: int, set_chunk: int = 65_536
+) -> int:
+    """Peak bytes of one pair's measures (beyond the two prepared models): KL and d_logit
+    temporaries; with the label side, the pivot terms (N x K), the K x K objective and its
+    blocks (bool + float64 of OBJECTIVE_BLOCK elements), and m_SVD_f's label-set blocks."""
+    total = 8 * 3 * n * k
+    if label_side:
+        total += 8 * (6 * n * k + 16 * k * k) + 9 * (1 << 22)
+        total += 8 * n_sets * (m + 2) + 8 * 3 * min(n_sets, set_chunk) * m * m
+    return total
+
+
+def label_sets_bytes(count: int, m: int) -> int:
+    """Bytes of listing all `count` label sets of size M (tuples, then an array)."""
+    return count * (72 + 16 * m)

@@ -1,0 +1,84 @@
+"""Which measures a comparison reports, and which pieces of work each of them needs.
+
+A caller that wants only, say, m_CCA should not pay for the k-NN graph or the pivot search:
+`compare(..., measures=["mcca_f"])` reports those keys and computes only what they depend on.
+The result keys are listed once, here; everything else derives from RESULT_KEYS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+RESULT_KEYS = (
+    "kl",
+    "d_llv",
+    "t1",
+    "t2",
+    "t3",
+    "t4",
+    "y_pivot",
+    "y_leave_out",
+    "input_set",
+    "m_svd_f",
+    "m_svd_g",
+    "d_fg",
+    "m_svd_label_sets",
+    "d_fg_estimate",
+    "mcca_f",
+    "mcca_g",
+    "cka_f",
+    "svcca_f",
+    "mutual_knn_f",
+    "d_logit",
+    "warning",
+)
+MEASURES = tuple(key for key in RESULT_KEYS if key != "warning")
+# Keys that qualify a measure and come with it: how many label sets m_SVD_f ran over, and
+# whether that was a sample (then min m_SVD_f can only be too high, d_fg too low).
+COMPANIONS = {
+    "m_svd_f": ("m_svd_label_sets", "d_fg_estimate"),
+    "d_fg": ("m_svd_label_sets", "d_fg_estimate"),
+}
+
+# Pair-level steps and the measures that need them.
+LABEL_SIDE = frozenset({"d_llv", "t1", "t3", "y_pivot", "y_leave_out", "m_svd_f", "d_fg"})
+INPUT_SIDE = frozenset({"d_llv", "t2", "t4", "input_set", "m_svd_g", "d_fg"})
+SVD_F = frozenset({"m_svd_f", "d_fg"})
+SVD_G = frozenset({"m_svd_g", "d_fg"})
+
+# Per-model quantities (attributes of PreparedModel) and the measures that need them.
+MODEL_PARTS: dict[str, frozenset[str]] = {
+    "loglik_centred": LABEL_SIDE,
+    "loglik_cov": LABEL_SIDE,
+    "f_basis": frozenset({"mcca_f", "svcca_f"}),
+    "g_basis": frozenset({"mcca_g"}),
+    "f_svcca_kept": frozenset({"svcca_f"}),
+    "knn": frozenset({"mutual_knn_f"}),
+    "f_centred": frozenset({"cka_f"}),
+    "f_gram_norm": frozenset({"cka_f"}),
+    "loglik_clr": frozenset({"d_logit"}),
+}
+
+
+def select_measures(measures: Iterable[str] | str | None) -> frozenset[str]:
+    """The set of measures asked for: None means all; a string is a comma-separated list."""
+    if measures is None:
+        return frozenset(MEASURES)
+    names = measures.split(",") if isinstance(measures, str) else list(measures)
+    names = [name.strip() for name in names if name.strip()]
+    unknown = sorted(set(names) - set(MEASURES))
+    if unknown:
+        raise ValueError(f"unknown measure(s) {unknown}; choose from {', '.join(MEASURES)}")
+    if not names:
+        raise ValueError(f"no measure selected; choose from {', '.join(MEASURES)}")
+    return frozenset(names).union(*(COMPANIONS.get(name, ()) for name in names))
+
+
+def keys_for(selected: frozenset[str]) -> tuple[str, ...]:
+    """The result keys of a comparison of these measures, in RESULT_KEYS order."""
+    return tuple(key for key in RESULT_KEYS if key in selected or key == "warning")
+
+
+def model_parts(selected: frozenset[str]) -> tuple[str, ...]:
+    """The per-model quantities these measures need (what `prepare` computes up front)."""
+    return tuple(part for part, users in MODEL_PARTS.items() if users & selected)

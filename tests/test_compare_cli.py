@@ -1,0 +1,328 @@
+"""`repdist compare`: models from folders, .npz and .pt files; the pairs table; bad input."""
+
+import itertools
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import perturbed, random_model
+
+from repdist.__main__ import main
+from repdist.io import read_csv, read_parquet_metadata, write_parquet
+from repdist.measures import compare
+from repdist.representations import embeddings_frame, unembeddings_frame
+
+N, K, M = 300, 6, 2
+FAST = ["--num-samples", "20"]
+
+
+def save_npz(path, f, g):
+    np.savez(path, f=f, g=g)
+    return path
+
+
+def save_pt(path, f, g):
+    torch = pytest.importorskip("torch")
+    torch.save({"f": torch.tensor(f), "g": torch.tensor(g)}, path)
+    return path
+
+
+def save_folder(path, f, g):
+    path.mkdir()
+    n = len(f)
+    write_parquet(path / "embeddings.parquet", embeddings_frame(f, np.zeros(n), np.zeros(n)), {})
+    write_parquet(path / "unembeddings.parquet", unembeddings_frame(g), {})
+    return path
+
+
+@pytest.fixture
+def family(rng):
+    """Four related models: (f, g) arrays."""
+    f, g = random_model(rng, n=N, k=K, m=M)
+    return [(f, g)] + [perturbed(rng, f, g, noise=0.2 * (i + 1)) for i in range(3)]
+
+
+@pytest.fixture
+def model_paths(tmp_path, family):
+    """The family in all three formats: a.npz, b.pt, c/ (parquet folder), d.npz."""
+    savers = [(save_npz, "a.npz"), (save_pt, "b.pt"), (save_folder, "c"), (save_npz, "d.npz")]
+    return [
+        save(tmp_path / name, f, g) for (save, name), (f, g) in zip(savers, family, strict=True)
+    ]
+
+
+def run(*args):
+    return main(["compare", *map(str, args)])
+
+
+def assert_same_value(got, want, key):
+    if isinstance(want, float) and np.isnan(want):
+        assert np.isnan(got), key
+    elif isinstance(want, (list, np.ndarray)):
+        assert list(got) == list(want), key
+    else:
+        assert got == want, key
+
+
+def test_every_format_gives_the_library_result(tmp_path, family, model_paths, capsys):
+    out = tmp_path / "pairs.parquet"
+    assert run(*model_paths, "-o", out, *FAST, "--seed", "3") == 0
+    table = pd.read_parquet(out)
+    assert list(table.model_a) == ["a", "a", "a", "b", "b", "c"]
+    assert list(table.model_b) == ["b", "c", "d", "c", "d", "d"]
+    for row, (i, j) in zip(table.itertuples(), itertools.combinations(range(4), 2), strict=True):
+        want = compare(*family[i], *family[j], num_samples=20, seed=3)
+        for key, value in want.items():
+            if key == "m_svd_f":
+                assert row.m_svd_f_min == min(value)
+            else:
+                assert_same_value(getattr(row, key), value, key)
+    printed = capsys.readouterr().out
+    assert "4 models, 6 pairs" in printed
+    d_llv = table.d_llv
+    assert (
+        f"d_llv   mean {d_llv.mean():.6g}  min {d_llv.min():.6g}  max {d_llv.max():.6g}" in printed
+    )
+
+
+def test_jobs_in_processes_give_the_same_table(tmp_path, model_paths):
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    assert run(*model_paths, "-o", one, *FAST) == 0
+    assert run(*model_paths, "-o", two, *FAST, "--jobs", "2") == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(one), pd.read_parquet(two), check_exact=True)
+
+
+def test_a_measures_subset_gives_only_those_columns_and_skips_the_rest(
+    tmp_path, model_paths, monkeypatch
+):
+    import importlib
+
+    prepared_module = importlib.import_module("repdist.measures.prepared")
+    full, part = tmp_path / "full.parquet", tmp_path / "part.parquet"
+    assert run(*model_paths, "-o", full, *FAST) == 0
+
+    def no_knn(*args, **kwargs):
+        raise AssertionError("k-NN graph built though mutual_knn_f was not asked for")
+
+    monkeypatch.setattr(prepared_module, "knn_indices", no_knn)
+    assert run(*model_paths, "-o", part, *FAST, "--measures", "d_llv, m_svd_f_min,mcca_f") == 0
+    table = pd.read_parquet(part)
+    assert list(table.columns) == [
+        "model_a",
+        "model_b",
+        "d_llv",
+        "m_svd_f_min",
+        "m_svd_label_sets",
+        "d_fg_estimate",
+        "mcca_f",
+        "warning",
+    ]
+    pd.testing.assert_frame_equal(table, pd.read_parquet(full)[table.columns], check_exact=True)
+
+
+def test_csv_and_parquet_outputs_hold_the_same_table_with_provenance(tmp_path, model_paths, capsys):
+    as_csv, as_parquet = tmp_path / "pairs.csv", tmp_path / "pairs.parquet"
+    assert run(*model_paths, "-o", as_csv, *FAST, "--lam", "0.01") == 0
+    assert run(*model_paths, "-o", as_parquet, *FAST, "--lam", "0.01") == 0
+    parquet = pd.read_parquet(as_parquet)
+    plain_csv = pd.read_csv(as_csv, skiprows=1)  # line 1: the provenance comment
+    pd.testing.assert_frame_equal(read_csv(as_csv), plain_csv)
+    numbers = [c for c in parquet.columns if parquet[c].dtype.kind in "fiub"]
+    pd.testing.assert_frame_equal(plain_csv[numbers], parquet[numbers], rtol=1e-15)
+    exact = pd.read_csv(as_csv, skiprows=1, float_precision="round_trip")  # 17 digits written
+    pd.testing.assert_frame_equal(exact[numbers], parquet[numbers], check_exact=True)
+    assert plain_csv.input_set.tolist() == [str(s.tolist()) for s in parquet.input_set]
+    meta = read_parquet_metadata(as_parquet)
+    assert meta["tool"] == "repdist compare"
+    assert meta["settings"]["lam"] == 0.01 and meta["settings"]["num_samples"] == 20
+    assert [m["path"] for m in meta["models"]] == [str(p) for p in model_paths]
+    assert {"package_version", "numpy_version", "git_commit"} <= set(meta)
+    capsys.readouterr()
+    assert main(["info", str(as_csv)]) == 0
+    assert "tool: repdist compare" in capsys.readouterr().out
+
+
+def test_sampled_label_sets_through_the_cli(tmp_path, rng, capsys):
+    """K = 14, M = 5: C(12, 5) = 792 label sets; --max-label-sets 100 samples 100 of them."""
+    f, g = random_model(rng, n=700, k=14, m=5)
+    f2, g2 = perturbed(rng, f, g, noise=0.5)
+    a, b = save_npz(tmp_path / "a.npz", f, g), save_npz(tmp_path / "b.npz", f2, g2)
+    out = tmp_path / "pairs.parquet"
+    assert run(a, b, "-o", out, *FAST, "--max-label-sets", "100") == 0
+    row = pd.read_parquet(out).iloc[0]
+    want = compare(f, g, f2, g2, num_samples=20, max_label_sets=100)
+    assert row.m_svd_label_sets == 100 and bool(row.d_fg_estimate)
+    assert row.d_fg == want["d_fg"] and row.m_svd_f_min == min(want["m_svd_f"])
+    assert "d_fg is an estimate" in capsys.readouterr().out
+
+
+def test_colliding_names_are_told_apart_by_their_folders(tmp_path, family):
+    paths = []
+    for seed in (0, 1):
+        (tmp_path / f"seed{seed}").mkdir()
+        paths.append(save_npz(tmp_path / f"seed{seed}" / "model.npz", *family[seed]))
+    out = tmp_path / "pairs.csv"
+    assert run(*paths, "-o", out, *FAST) == 0
+    row = read_csv(out).iloc[0]
+    assert (row.model_a, row.model_b) == ("seed0/model", "seed1/model")
+
+
+def test_progress_is_reported_on_stderr_for_long_runs(tmp_path, model_paths, monkeypatch, capsys):
+    from repdist import compare_cli
+
+    monkeypatch.setattr(compare_cli, "PROGRESS_EVERY_S", 0.0)
+    assert run(*model_paths, "-o", tmp_path / "p.parquet", *FAST) == 0
+    err = capsys.readouterr().err
+    assert "repdist compare: 1/6 pairs (17%)" in err and "6/6 pairs" in err
+
+
+def _bad_cases(tmp_path, family):
+    """Per kind of bad input, a function that writes its files and returns (models, expected
+    message fragments); files are written only for the case at hand (several use b.npz)."""
+    (f, g), (f2, g2) = family[:2]
+    good = save_npz(tmp_path / "good.npz", f, g)
+    nan_f = f2.copy()
+    nan_f[5, 1] = np.nan
+    inf_g = g2.copy()
+    inf_g[2, 0] = -np.inf
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    half = tmp_path / "half"
+    half.mkdir()
+    write_parquet(half / "embeddings.parquet", embeddings_frame(f2, np.zeros(N), np.zeros(N)), {})
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"not a zip file")
+    np.savez(tmp_path / "no_g.npz", f=f2, h=g2)
+    np.savez(tmp_path / "small_k.npz", f=f2, g=g2[:3])
+    return {
+        "fewer N": lambda: (
+            [good, save_npz(tmp_path / "b.npz", f2[:-1], g2)],
+            ["b.npz", f"{N - 1} x {M}", f"{N} x {M}", "good.npz"],
+        ),
+        "other M": lambda: (
+            [good, save_npz(tmp_path / "b.npz", np.hstack([f2, f2]), np.hstack([g2, g2]))],
+            ["b.npz", f"{N} x {2 * M}", f"{N} x {M}"],
+        ),
+        "other K": lambda: (
+            [good, save_npz(tmp_path / "b.npz", f2, np.vstack([g2, g2[:1]]))],
+            ["b.npz", f"K={K + 1}", f"K={K}"],
+        ),
+        "K below M + 2": lambda: (
+            [save_npz(tmp_path / "a.npz", f[:, :1].repeat(3, 1), g[:4, :1].repeat(3, 1)), good],
+            ["a.npz", "K=4", "M + 2 = 5"],
+        ),
+        "f and g of different M": lambda: (
+            [good, save_npz(tmp_path / "b.npz", f2, g2[:, :1])],
+            ["b.npz", f"M={M}", "g has 1"],
+        ),
+        "NaN in f": lambda: (
+            [good, save_npz(tmp_path / "b.npz", nan_f, g2)],
+            ["b.npz", "f has 1 NaN or infinite", "row 5, column 1"],
+        ),
+        "inf in g": lambda: (
+            [save_npz(tmp_path / "b.npz", f2, inf_g), good],
+            ["b.npz", "g has 1 NaN or infinite", "row 2, column 0"],
+        ),
+        "missing file": lambda: ([good, tmp_path / "gone.npz"], ["gone.npz", "no such file"]),
+        "unreadable file": lambda: ([good, garbage], ["garbage.npz", "cannot read"]),
+        "empty folder": lambda: (
+            [good, empty],
+            ["empty", "no embeddings.parquet and no unembeddings"],
+        ),
+        "folder without unembeddings": lambda: ([good, half], ["half", "no unembeddings.parquet"]),
+        "npz without g": lambda: (
+            [good, tmp_path / "no_g.npz"],
+            ["no_g.npz", "no array 'g'", "f, h"],
+        ),
+        "unknown format": lambda: (
+            [good, tmp_path / "empty.txt"],
+            ["empty.txt", "unknown model format"],
+        ),
+        "one model": lambda: ([good], ["at least two models", "got 1"]),
+        "too few labels for both": lambda: (
+            [tmp_path / "small_k.npz", tmp_path / "small_k.npz"],
+            ["small_k.npz", "K=3", "M + 2 = 4"],
+        ),
+        "too few inputs for num_samples": lambda: (
+            [good, save_npz(tmp_path / "b.npz", f2, g2)],
+            ["num_samples*(M+1) = 200*3 = 600", f"N = {N}"],
+        ),
+    }
+
+
+BAD = [
+    "fewer N",
+    "other M",
+    "other K",
+    "K below M + 2",
+    "f and g of different M",
+    "NaN in f",
+    "inf in g",
+    "missing file",
+    "unreadable file",
+    "empty folder",
+    "folder without unembeddings",
+    "npz without g",
+    "unknown format",
+    "one model",
+    "too few labels for both",
+    "too few inputs for num_samples",
+]
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_input_is_a_clear_error_and_writes_nothing(case, tmp_path, family, capsys):
+    (tmp_path / "empty.txt").write_text("")
+    models, fragments = _bad_cases(tmp_path, family)[case]()
+    out = tmp_path / "out" / "pairs.parquet"
+    samples = [] if case == "too few inputs for num_samples" else FAST
+    assert run(*models, "-o", out, *samples) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("repdist compare: error: ")
+    for fragment in fragments:
+        assert fragment in err, (fragment, err)
+    assert not out.exists()
+    assert not (out.parent.exists() and list(out.parent.iterdir()))  # no temporary left
+
+
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (["-o", "pairs.txt"], "must end in .parquet or .csv, got '.txt'"),
+        (["-o", "pairs.csv", "--measures", "kl,dllv"], "unknown measure(s) ['dllv']"),
+        (["-o", "pairs.csv", "--max-label-sets", "0"], "max_label_sets must be a positive integer"),
+        (["-o", "pairs.csv", "--jobs", "0"], "--jobs must be at least 1"),
+    ],
+)
+def test_bad_options_are_refused_before_reading_models(
+    args, fragment, tmp_path, capsys, monkeypatch
+):
+    from repdist import compare_cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(compare_cli, "load_model", lambda p: pytest.fail("read a model"))
+    assert main(["compare", "a.npz", "b.npz", *args]) == 2
+    assert fragment in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command_line_exits_2_on_bad_input_and_0_on_good(tmp_path, model_paths):
+    out = tmp_path / "pairs.parquet"
+    cmd = [sys.executable, "-m", "repdist", "compare", "-o", str(out), *FAST]
+    bad = subprocess.run([*cmd, str(model_paths[0])], capture_output=True, text=True)
+    assert bad.returncode == 2 and "at least two models" in bad.stderr and not out.exists()
+    good = subprocess.run([*cmd, *map(str, model_paths[:2])], capture_output=True, text=True)
+    assert good.returncode == 0, good.stderr
+    assert "2 models, 1 pairs" in good.stdout and len(pd.read_parquet(out)) == 1
+
+
+def test_an_existing_output_survives_a_failed_run(tmp_path, family, model_paths):
+    out = tmp_path / "pairs.csv"
+    assert run(*model_paths[:2], "-o", out, *FAST) == 0
+    before = out.read_bytes()
+    assert run(*model_paths[:2], "-o", out) == 2  # num_samples 200 needs 600 inputs
+    assert out.read_bytes() == before
+    assert json.loads(out.read_text().splitlines()[0].split(": ", 1)[1])["settings"]

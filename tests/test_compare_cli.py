@@ -128,11 +128,12 @@ def test_csv_and_parquet_outputs_hold_the_same_table_with_provenance(tmp_path, m
     assert run(*model_paths, "-o", as_csv, *FAST, "--lam", "0.01") == 0
     assert run(*model_paths, "-o", as_parquet, *FAST, "--lam", "0.01") == 0
     parquet = pd.read_parquet(as_parquet)
-    plain_csv = pd.read_csv(as_csv, skiprows=1)  # line 1: the provenance comment
+    plain_csv = pd.read_csv(as_csv)  # a plain CSV: provenance in pairs.csv.provenance.json
+    assert as_csv.read_text().startswith("model_a,model_b,")
     pd.testing.assert_frame_equal(read_csv(as_csv), plain_csv)
     numbers = [c for c in parquet.columns if parquet[c].dtype.kind in "fiub"]
     pd.testing.assert_frame_equal(plain_csv[numbers], parquet[numbers], rtol=1e-15)
-    exact = pd.read_csv(as_csv, skiprows=1, float_precision="round_trip")  # 17 digits written
+    exact = pd.read_csv(as_csv, float_precision="round_trip")  # 17 digits written
     pd.testing.assert_frame_equal(exact[numbers], parquet[numbers], check_exact=True)
     assert plain_csv.input_set.tolist() == [str(s.tolist()) for s in parquet.input_set]
     meta = read_parquet_metadata(as_parquet)
@@ -325,4 +326,5 @@ def test_an_existing_output_survives_a_failed_run(tmp_path, family, model_paths)
     before = out.read_bytes()
     assert run(*model_paths[:2], "-o", out) == 2  # num_samples 200 needs 600 inputs
     assert out.read_bytes() == before
-    assert json.loads(out.read_text().splitlines()[0].split(": ", 1)[1])["settings"]
+    sidecar = out.with_name(out.name + ".provenance.json")
+    assert json.loads(sidecar.read_text())["settings"]["num_samples"] == 20

@@ -181,6 +181,7 @@ def test_authors_models_need_our_models_beside_theirs_names_the_key():
         check_config(cfg)
     cfg = load()
     cfg["synthetic"]["class_counts"] = [6, 10, 18]
+    cfg["synthetic"]["width_figures"] = [[6], [10], [18]]
     with pytest.raises(ConfigError, match="authors_models.class_counts"):
         check_config(cfg)
     cfg["authors_models"]["enabled"] = False

@@ -20,7 +20,7 @@ SNAKEMAKE := $(BIN)/snakemake
 
 PROFILE ?= profiles/workstation
 
-.PHONY: help venv lock test test-slurm quick run run-synthetic report report-quick lint bench clean-quick
+.PHONY: help venv lock test test-slurm quick run run-synthetic authors bound-beyond-m2 report report-quick lint bench bench-gpu clean-quick
 
 help:
 	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
@@ -30,11 +30,15 @@ help:
 	@echo "make test-slurm - the quick DAG through a real SLURM cluster on localhost vs a local run (root)"
 	@echo "make quick   - the whole DAG at toy scale into results/quick (offline, a few minutes)"
 	@echo "make run     - the whole DAG at paper scale into results/ (CORES=$(CORES))"
-	@echo "make run-synthetic - only the experiments that need no CIFAR-10 (tables, synthetic)"
-	@echo "make report  - results/report.html (snakemake --report) of the paper-scale run"
+	@echo "make run-synthetic - everything that needs neither CIFAR-10 nor a download (config.synthetic.yaml)"
+	@echo "             (CONFIG=overlay.yaml adds an overlay to run and run-synthetic)"
+	@echo "make authors - download the authors' checkpoints (then run-synthetic includes them)"
+	@echo "make bound-beyond-m2 - the bound at M = 3, 5 (beyond the paper; part of make run)"
+	@echo "make report  - results/report.html of the last paper-scale run (run or run-synthetic)"
 	@echo "make report-quick - results/quick/report.html of the toy-scale run"
 	@echo "make lint    - snakemake --lint"
 	@echo "make bench   - measures benchmark (benchmarks/measures.py)"
+	@echo "make bench-gpu - paper-scale GPU timings into results/benchmarks/gpu_paper.json (needs a GPU)"
 
 venv: $(VENV)/.installed
 
@@ -68,14 +72,26 @@ test-slurm: venv
 quick: venv
 	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) --configfile config.quick.yaml
 
+# Each run target records its config overlays, so that `make report` describes that run.
+RUN_RECORD := results/.run-configfiles
+record = mkdir -p results && echo "$(1)" > $(RUN_RECORD)
+
 run: venv
-	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES)
+	@$(call record,$(if $(CONFIG),--configfile $(CONFIG)))
+	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG))
 
 run-synthetic: venv
-	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) constructed_all synthetic_all
+	@$(call record,--configfile config.synthetic.yaml $(CONFIG))
+	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) --configfile config.synthetic.yaml $(CONFIG)
+
+authors: venv
+	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) authors_download
+
+bound-beyond-m2: venv
+	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG)) bound_beyond_m2
 
 report: venv
-	$(SNAKEMAKE) --cores 1 --report results/report.html
+	$(SNAKEMAKE) --cores 1 $$(cat $(RUN_RECORD) 2>/dev/null) --report results/report.html
 
 report-quick: venv
 	$(SNAKEMAKE) --cores 1 --configfile config.quick.yaml --report results/quick/report.html
@@ -85,6 +101,9 @@ lint: venv
 
 bench: venv
 	$(BIN)/python benchmarks/measures.py
+
+bench-gpu: venv
+	$(BIN)/python benchmarks/gpu_paper.py --json results/benchmarks/gpu_paper.json
 
 clean-quick:
 	rm -rf results/quick

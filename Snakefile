@@ -34,6 +34,10 @@ check_config(config)
 OUT = config["outdir"]
 
 
+# The report's front page: what the run holds and which branches it left out.
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/constructed.smk"
 include: "rules/synthetic.smk"
@@ -41,6 +45,7 @@ include: "rules/cifar.smk"
 include: "rules/beyond.smk"
 include: "rules/authors.smk"
 include: "rules/bound.smk"
+include: "rules/models.smk"
 
 
 # Target rules only collect files: on a cluster they run on the login node, not as jobs.
@@ -52,6 +57,7 @@ localrules:
     beyond_all,
     authors_all,
     bound_beyond_m2,
+    models_all,
 
 
 onstart:
@@ -79,3 +85,4 @@ rule all:
         rules.beyond_all.input,
         rules.authors_all.input if AUTHORS_ON else [],
         rules.bound_beyond_m2.input if BB["enabled"] else [],
+        rules.models_all.input,

@@ -57,3 +57,21 @@ def test_job_log_flushes_and_says_so(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "subnormal floats flushed to zero: mxcsr" in (tmp_path / "job.log").read_text()
+
+
+def test_gpu_benchmark_runs_end_to_end_in_its_cpu_smoke_mode(tmp_path):
+    """`make bench-gpu` needs a GPU; its --smoke mode runs every part tiny on the CPU, so the
+    script is known to work where no GPU is lent."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "gpu.json"
+    res = subprocess.run([sys.executable, str(root / "benchmarks/gpu_paper.py"), "--smoke",
+                          "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["smoke"] and set(result["cifar"]) == {"one_model", "stacked_10", "original_way"}
+    assert all(r["steps_per_s"] > 0 for r in result["cifar"].values())
+    assert result["synthetic_grid"]["extrapolated"] and len(result["synthetic_grid"]["jobs"]) == 2
+    assert result["whole_dag"]["measured"] is False

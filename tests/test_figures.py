@@ -75,3 +75,67 @@ def test_cifar_loss_figure_counts_nan_pairs():
     pairs = pd.DataFrame({"mcca_f_test": [0.5, np.nan, 0.7], "test_loss_diff": [0.1, 0.2, np.nan]})
     text = all_text(loss_diff_figure({2: pairs}, standin=True))
     assert "2 undefined left out" in text
+
+
+def scatter_points(ax) -> np.ndarray:
+    """Every scatter point drawn on an axes, as an (n, 2) array."""
+    pts = [c.get_offsets() for c in ax.collections if hasattr(c, "get_offsets")
+           and len(c.get_offsets())]
+    return np.concatenate(pts) if pts else np.zeros((0, 2))
+
+
+def test_bound_figure_draws_exactly_the_pairs_in_range_and_the_bound_line():
+    table = pd.DataFrame({"d_llv": [0.01, 0.02, 0.2, 0.3], "d_fg": [0.01, 0.5, 0.1, 0.2]})
+    fig = bound_figure(table, rep_dim=2, title="t")
+    ax = fig.axes[0]
+    np.testing.assert_allclose(scatter_points(ax), [[0.01, 0.01], [0.02, 0.5], [0.2, 0.1]])
+    (line,) = ax.get_lines()
+    x, y = line.get_data()
+    np.testing.assert_allclose(y, 4 * x)  # 2M d_LLV with M = 2
+    assert "1 above the bound" in all_text(fig)
+    assert ax.get_xlabel() == r"$d^{\lambda}_{\mathrm{LLV}}$"
+
+
+def test_width_figure_draws_the_summary_means_per_width():
+    pairs = synthetic_pairs()
+    summary = width_summary(pairs, threshold=0.9, min_seeds=5)
+    fig = width_figure({4: summary, 6: summary}, threshold=0.9, min_seeds=5)
+    left, right = fig.axes
+    lines = left.get_lines()
+    assert [ln.get_label() for ln in lines] == ["4 classes", "6 classes"]
+    np.testing.assert_allclose(lines[0].get_xdata(), [16, 32])
+    np.testing.assert_allclose(lines[0].get_ydata(), summary["d_llv_mean"])
+    np.testing.assert_allclose(right.get_lines()[0].get_ydata(), summary["d_fg_mean"])
+
+
+def test_data_figure_draws_every_training_point_coloured_by_class():
+    from repdist.data.radial import make_radial
+    from repdist.figures.synthetic import data_figure
+
+    data = make_radial(500, 6, 0)
+    ax = data_figure(data).axes[0]
+    np.testing.assert_allclose(scatter_points(ax), data.x, rtol=1e-6)
+    np.testing.assert_array_equal(ax.collections[0].get_array(), data.labels)
+
+
+def test_loss_diff_figure_draws_one_point_per_pair_per_dimension():
+    pairs = {m: pd.DataFrame({"mcca_f_test": [0.4, 0.6, 0.8], "test_loss_diff": [0.1, 0.2, 0.3],
+                              "test_loss_eval_diff": [0.3, 0.2, 0.1]}) for m in (2, 3, 5)}
+    fig = loss_diff_figure(pairs, standin=False, loss_column="test_loss_eval_diff")
+    assert [ax.get_title() for ax in fig.axes] == ["2", "3", "5"]
+    for ax in fig.axes:
+        np.testing.assert_allclose(scatter_points(ax), [[0.4, 0.3], [0.6, 0.2], [0.8, 0.1]])
+    assert fig.axes[0].get_ylabel() == "test loss difference (eval mode)"
+
+
+def test_models_measures_figure_puts_each_pair_in_its_cells():
+    from repdist.figures.models import measures_figure
+
+    pairs = pd.DataFrame({"model_a": ["a", "a", "b"], "model_b": ["b", "c", "c"],
+                          "d_llv": [0.1, 0.2, 0.3], "mcca_f": [0.9, 0.8, 0.7]})
+    fig = measures_figure(pairs, ["a", "b", "c"], "t")
+    image = fig.axes[0].get_images()[0].get_array()
+    assert image[0, 1] == image[1, 0] == 0.1 and image[1, 2] == 0.3
+    assert np.ma.is_masked(image[0, 0]) or np.isnan(image[0, 0])  # no self-pairs
+    titles = [ax.get_title() for ax in fig.axes if ax.get_images()]
+    assert titles == [r"$d^{\lambda}_{\mathrm{LLV}}$", r"$m_{\mathrm{CCA}}$"]

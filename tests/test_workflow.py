@@ -15,6 +15,18 @@ BIN = Path(sys.executable).parent
 SNAKEMAKE = str(BIN / "snakemake")
 
 
+def assert_image(path):
+    """A real figure: a PDF with its header, or a PNG that decodes to a non-blank image."""
+    if path.suffix == ".pdf":
+        assert path.read_bytes()[:5] == b"%PDF-", path
+        return
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(path)
+    assert pixels.ndim == 3 and min(pixels.shape[:2]) > 200, (path, pixels.shape)
+    assert pixels[..., :3].std() > 0.01, f"{path} is blank"
+
+
 def run(*args, cwd=ROOT, timeout=600):
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
@@ -49,8 +61,7 @@ def test_quick_dag_builds_table_and_figures(quick_run):
     assert (quick_run / "tables" / "kl_table.tex").read_text().count(r"\\") == len(table) + 1
     for k in (4, 5, 6, 10, 18):
         for ext in ("pdf", "png"):
-            path = quick_run / "figures" / f"constructed_bound_K{k}.{ext}"
-            assert path.stat().st_size > 1000, path
+            assert_image(quick_run / "figures" / f"constructed_bound_K{k}.{ext}")
         sweep = read_csv(quick_run / "constructed" / f"bound_K{k}.csv")
         valid = sweep[sweep["d_llv"] < 0.25]
         assert (valid["d_fg"] <= valid["bound"]).all()
@@ -107,12 +118,16 @@ def test_quick_dag_synthetic_outputs_and_schemas(quick_run):
     assert list(unemb.columns) == ["label", "g_0", "g_1"] and len(unemb) == 4
     metrics = json.loads((config_dir / "seed1" / "metrics.json").read_text())
     assert metrics["steps"] == 300 and len(metrics["train_loss"]) == 7
+    # protocol paper: whole epochs (2 of 157 batches), test passes after steps 0, 100, 200, 300
+    assert metrics["protocol"] == "paper" and metrics["steps_total"] == 314
+    assert metrics["test_loss_steps"] == [0, 100, 200, 300]
+    assert metrics["final_test_loss"] == metrics["test_loss"][-1]
     assert {"final_test_loss", "test_accuracy", "wall_time_s", "test_loss"} <= set(metrics)
     assert (quick_run / "synthetic" / "K6" / "w16_g20_f20" / "pairs.parquet").exists()
     for stem in ("synthetic_data_K4", "synthetic_data_K6", "d_llv_vs_width_K4_6",
                  "d_llv_vs_d_fg_trained_synthetic"):
         for ext in ("pdf", "png"):
-            assert (quick_run / "figures" / f"{stem}.{ext}").stat().st_size > 1000, stem
+            assert_image(quick_run / "figures" / f"{stem}.{ext}")
     assert not list(quick_run.rglob("checkpoint.pt"))  # spent checkpoints are removed
 
 
@@ -131,22 +146,106 @@ def test_quick_dag_cifar_branch_on_standin_data(quick_run):
     assert len(pd.read_parquet(seed_dir / "embeddings_test.parquet")) == 1000
     metrics = json.loads((seed_dir / "metrics.json").read_text())
     assert {"final_train_loss", "final_test_loss", "steps_per_s"} <= set(metrics)
-    for stem in ("cifar10_reps_seed0", "cifar10_embedding_comparison_0_1", "loss_diff_vs_mcca"):
-        assert (quick_run / "figures" / f"{stem}.png").stat().st_size > 1000, stem
+    assert (pairs["test_loss_eval_diff"] >= 0).all()
+    assert not pairs["test_loss_diff"].equals(pairs["test_loss_eval_diff"])  # train vs eval mode
+    assert metrics["protocol"] == "paper" and metrics["bn_momentum"] == pytest.approx(1 - 0.9**11)
+    for stem in ("cifar10_reps_seed0", "cifar10_embedding_comparison_0_1", "loss_diff_vs_mcca",
+                 "loss_diff_vs_mcca_eval"):
+        assert_image(quick_run / "figures" / f"{stem}.png")
 
 
 def test_quick_dag_beyond_the_paper_outputs(quick_run):
     comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
     assert {"claim", "ours", "paper", "tolerance", "verdict"} <= set(comparison.columns)
-    assert set(comparison["verdict"]) <= {"pass", "FAIL", "informational"}
+    assert set(comparison["verdict"]) <= {"pass", "FAIL", "informational", "explained"}
     assert comparison["claim"].str.contains("Table 1").sum() == 5
     assert "pass" in (quick_run / "tables" / "paper_comparison.md").read_text()
     extended = read_csv(quick_run / "tables" / "kl_table_extended.csv")
     assert {"d_logit", "cka_f", "svcca_f", "mutual_knn_f"} <= set(extended.columns)
     workshop = read_csv(quick_run / "tables" / "workshop_example.csv")
-    assert len(workshop) == 8 and workshop["ours"].notna().all()
+    assert len(workshop) == 10 and workshop["ours"].notna().all()
+    explained = comparison[comparison["verdict"] == "explained"]
+    assert len(explained) == 2 and explained["claim"].str.contains("broadcast").all()
     snapshots = pd.read_parquet(quick_run / "dynamics" / "snapshots.parquet")
     assert sorted(snapshots["step"].unique()) == [0, 25, 50, 100, 150, 200, 250, 300]
     for stem in ("training_dynamics", "workshop_example", "measures_vs_width_K4",
                  "measures_vs_width_K6"):
-        assert (quick_run / "figures" / f"{stem}.png").stat().st_size > 1000, stem
+        assert_image(quick_run / "figures" / f"{stem}.png")
+
+
+def test_every_quick_csv_opens_as_a_plain_csv(quick_run):
+    """A user's `pd.read_csv` (or a spreadsheet) sees the header first; the provenance is in
+    the sidecar."""
+    csvs = sorted(quick_run.rglob("*.csv"))
+    csvs = [p for p in csvs if "benchmarks" not in p.parts]
+    assert len(csvs) >= 14  # 5 constructed sweeps + 9 tables
+    for path in csvs:
+        first = path.read_text().splitlines()[0]
+        frame = pd.read_csv(path)
+        assert first == ",".join(frame.columns) and not first.startswith("#"), path
+        sidecar = path.with_name(path.name + ".provenance.json")
+        assert json.loads(sidecar.read_text())["protocol"] == "paper", sidecar
+
+
+def test_quick_dag_authors_branch_on_standin_checkpoints(quick_run):
+    from repdist.experiments.retrace import OURS_VS_AUTHORS_COLUMNS
+
+    table = read_csv(quick_run / "tables" / "ours_vs_authors.csv")
+    assert list(table.columns) == OURS_VS_AUTHORS_COLUMNS
+    assert len(table) == 2 * 2 * 3  # K 4, 6 x widths 16, 32 x seeds 0-2
+    assert (table["d_llv"] > 0).all()  # the stand-ins are not our models
+    init = read_csv(quick_run / "tables" / "authors_initialisation.csv")
+    assert len(init) == 12 and init["bit_exact"].all()  # stand-in untrained = our init
+    assert "Our seed s vs the authors' seed s" in (quick_run / "tables" /
+                                                     "ours_vs_authors.md").read_text()
+    pairs = pd.read_parquet(quick_run / "authors" / "synthetic" / "K4" / "w16_g0_f0" /
+                            "pairs.parquet")
+    assert len(pairs) == 3 and pairs["d_llv"].notna().all()
+    comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
+    retrace = comparison[comparison["claim"].str.contains("stand-in checkpoints")]
+    assert len(retrace) >= 7 and (retrace["verdict"] == "informational").all()
+    for stem in ("d_llv_vs_width_K4_6_authors", "d_llv_vs_d_fg_trained_synthetic_authors"):
+        assert_image(quick_run / "figures" / f"{stem}.png")
+
+
+def test_quick_dag_bound_beyond_m2_and_models_group(quick_run):
+    tightness = read_csv(quick_run / "tables" / "bound_tightness.csv")
+    assert tightness["M"].tolist() == [2, 3] and (tightness["violations"] == 0).all()
+    assert tightness["pairs"].tolist() == [4 * 3, 3]
+    pairs = pd.read_parquet(quick_run / "bound_beyond_m2" / "M3" / "K6" / "w16_g0_f0" /
+                            "pairs.parquet")
+    assert len(pairs) == 3 and len(pd.read_parquet(
+        quick_run / "bound_beyond_m2" / "M3" / "K6" / "w16_g0_f0" / "seed0" /
+        "embeddings.parquet").filter(like="f_").columns) == 3
+    group = pd.read_parquet(quick_run / "models" / "quick_synthetic_K4" / "pairs.parquet")
+    assert len(group) == 6 and group["model_a"].iloc[0] == "w16_g0_f0/seed0"
+    ours = pd.read_parquet(quick_run / "synthetic" / "K4" / "w16_g0_f0" / "pairs.parquet")
+    assert group["d_llv"].iloc[0] == pytest.approx(ours["d_llv"].iloc[0], rel=1e-12)
+    for stem in ("d_llv_vs_d_fg_trained_M3", "models_quick_synthetic_K4_bound",
+                 "models_quick_synthetic_K4_measures"):
+        assert_image(quick_run / "figures" / f"{stem}.png")
+
+
+def test_report_of_a_synthetic_only_run_names_the_missing_branches(quick_run, tmp_path):
+    """`make report` after a run without CIFAR-10 (as make run-synthetic): the report builds
+    from what that run made, and its front page says what was left out."""
+    overlay = tmp_path / "no_cifar.yaml"
+    overlay.write_text("cifar10: {enabled: false}\nbound_beyond_m2: {enabled: false}\n")
+    report = tmp_path / "report.html"
+    res = run(SNAKEMAKE, "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
+              str(quick_run.parents[1]), "--configfile", str(ROOT / "config.quick.yaml"),
+              str(overlay), "--report", str(report), timeout=600)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    html = report.read_text()
+    assert "Not in this report" in html and "cifar10.enabled: false" in html
+    assert "bound_beyond_m2.enabled: false" in html
+    assert "d_llv_vs_width_K4_6.png" in html and "loss_diff_vs_mcca.png" not in html
+
+
+def test_repdist_progress_on_the_finished_quick_run(quick_run):
+    from repdist.run_progress import report
+
+    text = report(quick_run)
+    assert "training jobs:" in text and "finished" in text
+    assert "synthetic_train" in text and "cifar10_train" in text and "bound_beyond_train" in text
+    assert "0 failed" not in text and "failed" not in text.split("\n")[2]

@@ -74,20 +74,28 @@ def run(args: argparse.Namespace) -> int:
     """The `compare` subcommand; returns the exit status."""
     try:
         output, settings = _check_arguments(args)
-        paths = [Path(p) for p in args.models]
-        models = [load_model(p) for p in paths]
-        check_models(models)
-        names = model_names(paths)
         start = time.perf_counter()
-        prepared = [prepare(m.f, m.g, settings.selected) for m in models]
-        rows = list(_pair_rows(prepared, names, settings, args.jobs))
-        frame = _table(rows, settings)
-        _write(output, frame, settings, models, names)
+        frame, meta = compare_models(args.models, settings, args.jobs)
+        write_table(output, frame, meta)
     except (ModelInputError, ValueError, MemoryError) as err:
         print(f"repdist compare: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _summary(frame, len(models), output, time.perf_counter() - start)
+    _summary(frame, len(meta["models"]), output, time.perf_counter() - start)
     return 0
+
+
+def compare_models(
+    paths: Sequence[str | Path], settings: CompareSettings, jobs: int = 1
+) -> tuple[Any, dict[str, Any]]:
+    """Read, check and compare every pair of the models at `paths`: the pairs table and its
+    provenance. What `repdist compare` and the DAG's `models:` groups both run."""
+    paths = [Path(p) for p in paths]
+    models = [load_model(p) for p in paths]
+    check_models(models)
+    names = model_names(paths)
+    prepared = [prepare(m.f, m.g, settings.selected) for m in models]
+    frame = _table(list(_pair_rows(prepared, names, settings, jobs)), settings)
+    return frame, _provenance(settings, models, names)
 
 
 def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
@@ -205,23 +213,28 @@ def _table(rows: list[dict[str, Any]], settings: CompareSettings) -> Any:
     return pd.DataFrame(rows, columns=table_columns(settings))
 
 
-def _write(
-    output: Path, frame: Any, settings: CompareSettings, models: Sequence[LoadedModel],
-    names: list[str],
-) -> None:
-    from .io import provenance, write_csv, write_parquet
+def _provenance(settings: CompareSettings, models: Sequence[LoadedModel],
+                names: list[str]) -> dict[str, Any]:
+    from .io import provenance
 
     options = asdict(settings)
     options["measures"] = sorted(settings.selected)
     for unused in ("input_set", "y_pivot", "y_leave_out"):
         options.pop(unused)
-    meta = provenance(
+    return provenance(
         None,
         tool="repdist compare",
         settings=options,
         models=[{"name": name, "path": str(m.path), "resolved_path": str(m.path.resolve()),
                  "shape": m.shape_text} for name, m in zip(names, models, strict=True)],
     )
+
+
+def write_table(output: str | Path, frame: Any, meta: dict[str, Any]) -> None:
+    """The pairs table as .parquet or .csv (by the name's suffix), atomically, with provenance."""
+    from .io import write_csv, write_parquet
+
+    output = Path(output)
     if output.suffix == ".parquet":
         write_parquet(output, frame, meta)
     else:

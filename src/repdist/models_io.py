@@ -92,7 +92,8 @@ def _read_torch(path: Path) -> tuple[Any, Any]:
     try:
         import torch
     except ImportError as err:
-        raise ModelInputError(f"{path}: reading .pt files needs torch (pip install torch)") from err
+        raise ModelInputError(f"{path}: reading .pt files needs torch (pip install torch); "
+                              "without it, save f and g in an .npz") from err
     data = torch.load(path, weights_only=True, map_location="cpu")
     if not isinstance(data, Mapping):
         raise ModelInputError(
@@ -104,11 +105,19 @@ def _read_torch(path: Path) -> tuple[Any, Any]:
 
 
 def _from_tensor(value: Any) -> Any:
-    if hasattr(value, "detach"):  # any dtype (bfloat16 too) as float64 on the CPU
-        import torch
-
-        return value.detach().to("cpu", torch.float64).numpy()
+    """A tensor of any dtype (bfloat16 too) as float64 on the CPU (only called after
+    _read_torch has imported torch)."""
+    if hasattr(value, "detach"):
+        return value.detach().to("cpu", _torch_float64()).numpy()
     return value
+
+
+def _torch_float64() -> Any:
+    try:
+        import torch
+    except ImportError as err:  # unreachable after _read_torch; keeps torch optional here
+        raise ModelInputError("reading .pt files needs torch (pip install torch)") from err
+    return torch.float64
 
 
 def _pick(path: Path, arrays: Mapping[str, Any]) -> tuple[Any, Any]:

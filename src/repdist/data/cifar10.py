@@ -238,11 +238,18 @@ def write_standin(
     coarse = rng.uniform(40, 215, size=(10, 3, 4, 4))
     templates = coarse.repeat(8, axis=2).repeat(8, axis=3)  # (10, 3, 32, 32) blocky patterns
 
-    def images(n: int) -> tuple[np.ndarray, list[int]]:
+    def images(n: int, chunk: int = 2000) -> tuple[np.ndarray, list[int]]:
+        """n images, made `chunk` at a time (a full-size 50,000-image stand-in would need 1.2 GB
+        of float64 noise at once)."""
         labels = np.arange(n) % 10
         rng.shuffle(labels)
-        noisy = templates[labels] + rng.normal(0, 45, size=(n, 3, 32, 32))
-        return np.clip(noisy, 0, 255).astype(np.uint8).reshape(n, -1), labels.tolist()
+        out = np.empty((n, 3 * 32 * 32), dtype=np.uint8)
+        for start in range(0, n, chunk):
+            part = labels[start : start + chunk]
+            noisy = templates[part] + rng.normal(0, 45, size=(len(part), 3, 32, 32))
+            out[start : start + len(part)] = np.clip(noisy, 0, 255).astype(np.uint8).reshape(
+                len(part), -1)
+        return out, labels.tolist()
 
     per_batch = np.array_split(np.arange(n_train), len(TRAIN_BATCHES))
     for i, (name, idx) in enumerate(zip(TRAIN_BATCHES, per_batch, strict=True)):

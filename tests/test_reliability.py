@@ -18,7 +18,7 @@ SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 TARGET = "results/quick/synthetic/K4/w16_g0_f0/pairs.parquet"
 
 
-def write_config(path: Path, steps: int, cifar: bool = False) -> Path:
+def write_config(path: Path, steps: int, cifar: bool = False, lr: float = 1e-4) -> Path:
     """A one-configuration overlay of config.quick.yaml: synthetic K=4 w16, or one CIFAR model."""
     cfg = {
         "synthetic": {
@@ -26,12 +26,14 @@ def write_config(path: Path, steps: int, cifar: bool = False) -> Path:
             "n_seeds": 2,
             "variants": [{"fix_g": 0, "fix_f": 0, "widths": [16]}],
             "training": {"steps": steps, "checkpoint_every": 200, "log_every": 100,
-                         "eval_every": 500},
+                         "eval_every": 500, "lr": lr},
             "width_figures": [[4]],
             "bound_widths": [16],
             "min_seeds": 2,
         },
         "cifar10": {"enabled": False},
+        "authors_models": {"enabled": False},
+        "bound_beyond_m2": {"enabled": False},
     }
     if cifar:
         cfg["cifar10"] = {"enabled": True, "standin": True, "rep_dims": [2], "n_seeds": 2,
@@ -115,8 +117,76 @@ def test_sigkilled_training_job_resumes_to_the_same_model(tmp_path, case):
     assert not ckpt.exists()
 
 
+def kill_after_first_checkpoint(workdir: Path, config: Path, case: dict) -> int:
+    """Start the case's target, SIGKILL its training job once a checkpoint exists; return the
+    checkpoint's step."""
+    proc = snakemake(workdir, config, case["target"])
+    ckpt = workdir / case["checkpoint"]
+    deadline = time.time() + 300
+    while not ckpt.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert ckpt.exists(), "no checkpoint was written"
+    time.sleep(0.3)
+    pids = job_pids(workdir, case["script"])
+    assert pids, "the training job was not running"
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    proc.wait(timeout=120)
+    return torch.load(ckpt, weights_only=False)["step"]
+
+
+def test_a_checkpoint_of_another_lr_is_set_aside_not_resumed(tmp_path):
+    """Kill a training job after its first checkpoint, change lr in the config, rerun: the job
+    sets the old checkpoint aside (renamed, one log line naming the change) and starts fresh;
+    its models equal a fresh run's at the new lr, bitwise. While the killed run's job was
+    going, `repdist progress` reported it."""
+    old = write_config(tmp_path / "old.yaml", steps=4000)
+    new = write_config(tmp_path / "new.yaml", steps=4000, lr=3e-4)
+    fresh, changed = tmp_path / "fresh", tmp_path / "changed"
+    proc = snakemake(fresh, new, SYNTHETIC["target"])
+    assert proc.wait(timeout=600) == 0, proc.stdout.read()
+
+    step = kill_after_first_checkpoint(changed, old, SYNTHETIC)
+    assert 0 < step < 4000
+    proc = snakemake(changed, new, SYNTHETIC["target"])
+    assert proc.wait(timeout=600) == 0, proc.stdout.read()
+    log = (changed / SYNTHETIC["log"]).read_text()
+    assert "checkpoint set aside: lr 0.0001 -> 0.0003" in log and "resuming" not in log
+    aside = list((changed / SYNTHETIC["checkpoint"]).parent.glob("checkpoint.set-aside-*.pt"))
+    assert len(aside) == 1 and torch.load(aside[0], weights_only=False)["step"] == step
+    for rel in SYNTHETIC["models"]:
+        a = torch.load(fresh / rel, weights_only=True)
+        b = torch.load(changed / rel, weights_only=True)
+        assert all(torch.equal(a[k], b[k]) for k in a), rel
+    metrics = (changed / SYNTHETIC["models"][0]).with_name("metrics.json").read_text()
+    assert '"steps_total": 4082' in metrics  # 26 whole epochs of 157 batches
+
+
+def test_repdist_progress_reports_a_run_in_progress(tmp_path):
+    """While a training job runs: its step, total, loss and ETA; after a kill, its checkpoint."""
+    from repdist.run_progress import report
+
+    config = write_config(tmp_path / "cfg.yaml", steps=4000)
+    work = tmp_path / "run"
+    proc = snakemake(work, config, SYNTHETIC["target"])
+    log = work / SYNTHETIC["log"]
+    deadline = time.time() + 300
+    while time.time() < deadline and not (log.exists() and "progress: step" in log.read_text()):
+        time.sleep(0.1)
+    text = report(work / "results" / "quick")
+    for pid in job_pids(work, SYNTHETIC["script"]):
+        os.kill(pid, signal.SIGKILL)
+    proc.wait(timeout=120)
+    print(text)
+    assert "training jobs: 1 running" in text
+    line = next(ln for ln in text.splitlines() if "K4_w16_g0_f0" in ln)
+    assert "running" in line and "/4082" in line and "ETA" in line and "loss" in line
+    assert "Snakemake:" in text
+
+
 def test_two_quick_runs_give_identical_data(tmp_path, quick_outputs):
-    """The whole quick DAG twice from scratch: every parquet table and CSV table is equal."""
+    """The whole quick DAG twice from scratch: every parquet table and CSV table is equal
+    (`repdist diff`, what the SLURM check uses too)."""
     second = tmp_path / "second"
     res = subprocess.run(
         [SNAKEMAKE, "--cores", "2", "-s", str(ROOT / "Snakefile"), "--directory", str(second),
@@ -124,15 +194,9 @@ def test_two_quick_runs_give_identical_data(tmp_path, quick_outputs):
         capture_output=True, text=True, timeout=1200,
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    first_root, second_root = quick_outputs, second / "results" / "quick"
-    files = sorted(p.relative_to(first_root) for p in first_root.rglob("*")
-                   if p.suffix in (".parquet", ".csv") and "benchmarks" not in p.parts)
-    assert len(files) > 30
-    for rel in files:
-        if rel.suffix == ".parquet":
-            pd.testing.assert_frame_equal(pd.read_parquet(first_root / rel),
-                                          pd.read_parquet(second_root / rel), obj=str(rel))
-        else:
-            assert (first_root / rel).read_text() == (second_root / rel).read_text(), rel
-    tex = Path("tables/kl_table.tex")
-    assert (first_root / tex).read_text() == (second_root / tex).read_text()
+    from repdist.run_diff import diff_runs
+
+    compared, problems = diff_runs(quick_outputs, second / "results" / "quick")
+    assert not problems, problems
+    assert len(compared) > 40
+    assert {Path("tables/kl_table.tex"), Path("tables/kl_table.csv")} <= set(compared)

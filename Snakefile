@@ -21,6 +21,7 @@ sys.path.insert(0, SRC)
 
 from repdist.config_checks import (  # noqa: E402
     check_authors_available,
+    check_authors_cifar_available,
     check_cifar_available,
     check_config,
 )
@@ -56,6 +57,7 @@ localrules:
     cifar10_all,
     beyond_all,
     authors_all,
+    authors_cifar_all,
     bound_beyond_m2,
     models_all,
 
@@ -68,6 +70,8 @@ onstart:
         check_cifar_available(config)
     if "authors_download" in needed:
         check_authors_available(config)
+    if "authors_cifar_download" in needed:
+        check_authors_cifar_available(config)
     if AUT["enabled"] == "auto" and not AUTHORS_ON:
         logger.info(
             "The authors' models are left out: no copy in "
@@ -84,5 +88,6 @@ rule all:
         rules.cifar10_all.input if CIF["enabled"] else [],
         rules.beyond_all.input,
         rules.authors_all.input if AUTHORS_ON else [],
+        rules.authors_cifar_all.input if AUT_CIFAR_ON else [],
         rules.bound_beyond_m2.input if BB["enabled"] else [],
         rules.models_all.input,

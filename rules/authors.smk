@@ -193,3 +193,108 @@ rule authors_all:
             out("figures/d_llv_vs_d_fg_trained_synthetic_authors.{ext}"),
             ext=["pdf", "png"],
         ),
+
+
+rule authors_cifar_download:
+    output:
+        authors_cifar_checkpoints(f"{AUT['resources']}/cifar10"),
+    log:
+        out("logs/authors_cifar_download.log"),
+    conda:
+        "../envs/torch.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=60,
+    params:
+        record=AUT["cifar_record"],
+    script:
+        "../workflow/scripts/authors_cifar_download.py"
+
+
+rule authors_cifar_standin:
+    output:
+        authors_cifar_checkpoints(f"{AUT_STANDIN}/cifar10"),
+    log:
+        out("logs/authors_cifar_standin.log"),
+    conda:
+        "../envs/torch.yaml"
+    params:
+        seeds=CIF_SEEDS,
+        base_width=CIF["base_width"],
+    script:
+        "../workflow/scripts/authors_cifar_standin.py"
+
+
+rule authors_cifar_extract:
+    input:
+        checkpoints=authors_cifar_checkpoints(),
+        data=cifar_data_files(),
+    output:
+        embeddings_test=authors_cifar_files("embeddings_test.parquet"),
+        embeddings_train=authors_cifar_files("embeddings_train.parquet"),
+        unembeddings=authors_cifar_files("unembeddings.parquet"),
+        metrics=authors_cifar_files("metrics.json"),
+    log:
+        out("logs/authors_cifar_extract.log"),
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=int(CIF_GPU),
+        mem_mb=8000,
+        runtime=60,
+    params:
+        folder=lambda wc, input: str(Path(input.data[0]).parent),
+        eval_batch_size=CIF["eval_batch_size"],
+        run_config=lambda wc: {"authors_models": AUT, "seed": config["seed"]},
+    script:
+        "../workflow/scripts/authors_cifar_extract.py"
+
+
+rule authors_cifar_pairs:
+    input:
+        embeddings_test=authors_cifar_files("embeddings_test.parquet"),
+        embeddings_train=authors_cifar_files("embeddings_train.parquet"),
+        unembeddings=authors_cifar_files("unembeddings.parquet"),
+        metrics=authors_cifar_files("metrics.json"),
+    output:
+        out("authors/cifar10/fd2/pairs.parquet"),
+    log:
+        out("logs/authors_cifar_pairs.log"),
+    conda:
+        "../envs/measures.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=10,
+    params:
+        seeds=CIF_SEEDS,
+        measures=pair_measures(),
+    script:
+        "../workflow/scripts/cifar10_pairs.py"
+
+
+rule ours_vs_authors_cifar:
+    input:
+        unpack(ours_vs_authors_cifar_inputs),
+    output:
+        csv=report(
+            out("tables/ours_vs_authors_cifar.csv"),
+            caption="../report/ours_vs_authors_cifar.rst",
+            category="The authors' models",
+        ),
+        md=out("tables/ours_vs_authors_cifar.md"),
+    log:
+        out("logs/ours_vs_authors_cifar.log"),
+    conda:
+        "../envs/measures.yaml"
+    params:
+        seeds=CIF_SEEDS,
+        measures=pair_measures(),
+    script:
+        "../workflow/scripts/ours_vs_authors_cifar.py"
+
+
+rule authors_cifar_all:
+    input:
+        rules.ours_vs_authors_cifar.output,
+        out("authors/cifar10/fd2/pairs.parquet"),

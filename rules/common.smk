@@ -1,6 +1,6 @@
 # Helpers shared by all workflow files (output paths, per-experiment settings).
 from repdist.authors import CHECKSUMS as AUTHORS_CHECKSUMS
-from repdist.authors import read_checksums, synthetic_name
+from repdist.authors import cifar_name, read_checksums, synthetic_name
 from repdist.devices import uses_gpu
 
 
@@ -352,4 +352,33 @@ def model_group_inputs(wildcards):
             files.append(path)
         else:
             files += [f"{path}/embeddings.parquet", f"{path}/unembeddings.parquet"]
+    return files
+
+
+# the authors' CIFAR-10 fd2 checkpoints: with CIFAR-10 and M = 2 in this run
+AUT_CIFAR_ON = AUTHORS_ON and CIF["enabled"] and 2 in CIF["rep_dims"]
+AUT_CIFAR_DIR = "authors/cifar10/fd2/seed{S}"
+
+
+def authors_cifar_folder():
+    if AUT["standin"]:
+        return f"{AUT_STANDIN}/cifar10"
+    return AUT["cifar_root"] or f"{AUT['resources']}/cifar10"
+
+
+def authors_cifar_checkpoints(folder=None):
+    return [f"{folder or authors_cifar_folder()}/{cifar_name(s)}" for s in CIF_SEEDS]
+
+
+def authors_cifar_files(name):
+    return [out(f"{AUT_CIFAR_DIR.format(S=s)}/{name}") for s in CIF_SEEDS]
+
+
+def ours_vs_authors_cifar_inputs(wildcards):
+    files = {}
+    for name in ("embeddings_test.parquet", "unembeddings.parquet", "metrics.json"):
+        files[f"ours_{name}"] = cifar_seed_files(name, 2)
+        files[f"authors_{name}"] = authors_cifar_files(name)
+    files["ours_pairs"] = out("cifar10/fd2/pairs.parquet")
+    files["authors_pairs"] = out("authors/cifar10/fd2/pairs.parquet")
     return files

@@ -184,3 +184,56 @@ def test_extraction_and_ours_vs_authors(authors_folder, tmp_path):
     assert "3 of 3 models within d_LLV 0.03" in text and "| 4 | 16 | 0 |" in text
     with pytest.raises(AuthorsCheckpointError, match="does not match"):
         extract_synthetic(trained[:1], {trained[0].name: "0" * 64}, outs[:1], 400, 1, {})
+
+
+@pytest.fixture
+def zenodo(tmp_path):
+    """A real HTTP server on localhost serving a Zenodo-style record (REST JSON with files[].key,
+    checksum "md5:...", links.self) and the files it lists."""
+    import http.server
+    import json
+    import threading
+    from functools import partial
+
+    from repdist.authors import cifar_name, md5sum
+    from repdist.experiments.authors import write_cifar_standin
+
+    site = tmp_path / "site"
+    (site / "files").mkdir(parents=True)
+    paths = write_cifar_standin(site / "files", [0, 1], base_width=4)
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    files = [{"key": p.name, "checksum": f"md5:{md5sum(p)}",
+              "links": {"self": f"{base}/files/{p.name}"}} for p in paths]
+    (site / "record.json").write_text(json.dumps({"files": files}))
+    yield f"{base}/record.json", [str(cifar_name(s)) for s in (0, 1)], site
+    server.shutdown()
+
+
+def test_cifar_checkpoints_from_a_zenodo_record_are_checked_and_read(zenodo, tmp_path):
+    from repdist.authors import load_cifar_model
+    from repdist.experiments.authors import fetch_cifar
+
+    record, names, site = zenodo
+    fetch_cifar(record, names, tmp_path / "got")
+    for name in names:
+        assert (tmp_path / "got" / name).read_bytes() == (site / "files" / name).read_bytes()
+        model = load_cifar_model(tmp_path / "got" / name)
+        assert model.f_net.conv1.weight.shape[0] == 4 and not model.training
+    with pytest.raises(AuthorsCheckpointError, match="the record has no"):
+        fetch_cifar(record, ["2025-04-22trained_cifar10_missing"], tmp_path / "none")
+    (site / "files" / names[1]).write_bytes(b"corrupted")  # served bytes no longer match
+    with pytest.raises(AuthorsCheckpointError, match="does not match the record's"):
+        fetch_cifar(record, names[1:], tmp_path / "bad")
+    assert not (tmp_path / "bad" / names[1]).exists()  # nothing half-written
+
+
+def test_cifar_checkpoint_of_another_shape_is_refused(tmp_path):
+    from repdist.authors import cifar_name, load_cifar_model
+
+    path = tmp_path / str(cifar_name(0))
+    torch.save({"f_net.conv1.weight": torch.zeros(4, 3, 3, 3)}, path)
+    with pytest.raises(AuthorsCheckpointError, match="differ from the ResNet-18"):
+        load_cifar_model(path)

@@ -208,6 +208,21 @@ def test_quick_dag_authors_branch_on_standin_checkpoints(quick_run):
         assert_image(quick_run / "figures" / f"{stem}.png")
 
 
+def test_quick_dag_authors_cifar_branch_on_standin_checkpoints(quick_run):
+    from repdist.experiments.retrace import OURS_VS_AUTHORS_COLUMNS
+
+    table = read_csv(quick_run / "tables" / "ours_vs_authors_cifar.csv")
+    assert list(table.columns) == OURS_VS_AUTHORS_COLUMNS
+    assert len(table) == 3 and (table["d_llv"] > 0).all()  # seeds 0-2; stand-ins differ
+    pairs = pd.read_parquet(quick_run / "authors" / "cifar10" / "fd2" / "pairs.parquet")
+    assert len(pairs) == 3 and pairs["d_llv"].notna().all()
+    metrics = json.loads((quick_run / "authors" / "cifar10" / "fd2" / "seed1" /
+                          "metrics.json").read_text())
+    assert metrics["seed"] == 1 and metrics["M"] == 2 and "eval mode" in metrics["loss_note"]
+    assert "Our seed s vs the authors' seed s" in (quick_run / "tables" /
+                                                     "ours_vs_authors_cifar.md").read_text()
+
+
 def test_quick_dag_bound_beyond_m2_and_models_group(quick_run):
     tightness = read_csv(quick_run / "tables" / "bound_tightness.csv")
     assert tightness["M"].tolist() == [2, 3] and (tightness["violations"] == 0).all()

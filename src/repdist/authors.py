@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -200,3 +200,60 @@ def load_synthetic_model(path: str | os.PathLike[str]) -> ModelClass:
             f"{path}: keys {sorted(set(state) ^ expected)} differ from the SmallMLP model's")
     model.load_state_dict(state)
     return model.eval()
+
+
+def load_cifar_model(path: str | os.PathLike[str]) -> ModelClass:
+    """One of the authors' ResNetCIFAR10 checkpoints as our (ResNet-18 f, MLP g) ModelClass,
+    in eval mode; the ResNet's width is read from the weights (64 for theirs)."""
+    from .models.resnet import build_cifar_model
+
+    name = parse_name(path)
+    if name.model_type != "ResNetCIFAR10":
+        raise AuthorsCheckpointError(f"{path}: a {name.model_type}, not a ResNetCIFAR10")
+    state = load_state_dict(path)
+    if "f_net.conv1.weight" not in state:
+        raise AuthorsCheckpointError(f"{path}: no f_net.conv1.weight: not a ResNet-18 state dict")
+    base_width = int(state["f_net.conv1.weight"].shape[0])
+    model = build_cifar_model(0, name.rep_dim, name.num_classes, name.width, base_width)
+    expected = set(model.state_dict())
+    if set(state) != expected:
+        raise AuthorsCheckpointError(
+            f"{path}: keys {sorted(set(state) ^ expected)[:6]} differ from the ResNet-18 model's")
+    model.load_state_dict(state)
+    return model.eval()
+
+
+def md5sum(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
+    digest = hashlib.md5()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def zenodo_files(record_url: str, names: Sequence[str], timeout: float = 60.0) -> dict[str, dict]:
+    """name -> {"url", "checksum"} for each wanted file of a Zenodo record (its REST API JSON:
+    files[].key, files[].checksum "md5:...", files[].links.self); a clear error names the files
+    the record lacks and the ones it has."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(record_url, timeout=timeout) as response:
+        record = json.load(response)
+    files = {f["key"]: {"url": f["links"]["self"], "checksum": f["checksum"]}
+             for f in record.get("files", [])}
+    missing = [n for n in names if n not in files]
+    if missing:
+        raise AuthorsCheckpointError(
+            f"{record_url}: the record has no {missing[:3]}{' ...' if len(missing) > 3 else ''}; "
+            f"it holds {sorted(files)[:5]}: set authors_models.cifar_root to a folder with the "
+            "checkpoints instead")
+    return {n: files[n] for n in names}
+
+
+def verify_zenodo_checksum(path: str | os.PathLike[str], checksum: str) -> None:
+    algorithm, _, want = checksum.partition(":")
+    got = md5sum(path) if algorithm == "md5" else sha256sum(path)
+    if algorithm not in ("md5", "sha256") or got != want:
+        raise AuthorsCheckpointError(f"{path}: {algorithm} {got} does not match the record's "
+                                     f"{want}; the download is corrupt")

@@ -237,3 +237,21 @@ def check_authors_available(
         "checkpoints/), or leave them out (authors_models.enabled: false); `make run-synthetic` "
         "runs without them",
     )
+
+
+def check_authors_cifar_available(
+    config: Mapping[str, Any], probe: Callable[[str], str | None] | None = None
+) -> None:
+    """Raise ConfigError when the authors' CIFAR checkpoints would need a download that cannot
+    happen: called once the DAG is known to contain that download."""
+    from .data.cifar10 import download_unreachable
+
+    aut = config["authors_models"]
+    why = (probe or download_unreachable)(aut["cifar_record"])
+    _need(
+        why is None,
+        "authors_models.cifar_root",
+        f"the authors' CIFAR-10 checkpoints cannot be downloaded from {aut['cifar_record']}: "
+        f"{why}. Set authors_models.cifar_root to a folder holding them, or leave the authors' "
+        "models out (authors_models.enabled: false)",
+    )

@@ -136,3 +136,89 @@ def fetch(url_base: str, names: Sequence[str], folder: str | Path,
                     open(tmp, "wb") as fh:
                 shutil.copyfileobj(r, fh)
             verify(tmp, checksums, name)  # a bad download never takes the file's name
+
+
+def extract_cifar(
+    checkpoints: Sequence[str | Path],
+    data: Any,
+    outputs: Sequence[Mapping[str, str | Path]],
+    eval_batch_size: int,
+    provenance_meta: Mapping[str, Any],
+) -> list[dict[str, Any]]:
+    """The authors' ResNetCIFAR10 checkpoints, each written as our CIFAR models' files:
+    eval-mode embeddings of the test and train images, unembeddings, and metrics (loss and
+    accuracy measured here in eval mode: their train-mode losses were not shipped)."""
+    from ..authors import load_cifar_model
+    from ..data.cifar10 import normalise
+    from ..devices import resolve_device
+
+    device = resolve_device("auto", "cifar10.device")
+    codes = torch.from_numpy(label_codes(np.arange(10), 10)).to(device)
+    rows = []
+    for path, out in zip(checkpoints, outputs, strict=True):
+        name = parse_name(path)
+        model = load_cifar_model(path).to(device)
+        with torch.no_grad():
+            g = model.unembed(codes).double().cpu().numpy()
+        meta = {"experiment": "authors_cifar10", "source": Path(path).name,
+                "sha256": sha256sum(path), "standin_data": data.standin, "K": 10,
+                "M": name.rep_dim, "width": name.width, "steps": name.steps,
+                **provenance_meta, "seed": name.seed}
+        metrics: dict[str, Any] = {}
+        for split, images, labels in (("test", data.test_images, data.test_labels),
+                                      ("train", data.train_images, data.train_labels)):
+            x = normalise(images)
+            parts = []
+            with torch.no_grad():
+                for i in range(0, len(x), eval_batch_size):
+                    batch = torch.from_numpy(x[i:i + eval_batch_size]).to(device)
+                    parts.append(model.embed(batch).double().cpu().numpy())
+            f = np.concatenate(parts)
+            logits = f @ g.T
+            log_probs = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+            preds = log_probs.argmax(axis=1)
+            write_parquet(out[f"embeddings_{split}"], embeddings_frame(f, labels, preds),
+                          {**meta, "split": split})
+            metrics[f"final_{split}_loss_eval"] = float(
+                -log_probs[np.arange(len(labels)), labels].mean())
+            metrics[f"{split}_accuracy"] = float((preds == labels).mean())
+        write_parquet(out["unembeddings"], unembeddings_frame(g), {**meta, "split": "labels"})
+        metrics["final_test_loss"] = metrics["final_test_loss_eval"]
+        metrics["loss_note"] = ("measured here in eval mode; the authors' train-mode test "
+                                "losses were not shipped with their checkpoints")
+        write_json(out["metrics"], {**metrics, **meta})
+        rows.append({**metrics, **meta})
+    return rows
+
+
+def fetch_cifar(record_url: str, names: Sequence[str], folder: str | Path,
+                timeout: float = 600.0) -> None:
+    """The authors' CIFAR checkpoints from their Zenodo record, each checked against the
+    record's checksum, written atomically."""
+    import shutil
+    import urllib.request
+
+    from ..authors import verify_zenodo_checksum, zenodo_files
+
+    folder = Path(folder)
+    for name, info in zenodo_files(record_url, names).items():
+        target = folder / name
+        with atomic_path(target) as tmp:
+            with urllib.request.urlopen(info["url"], timeout=timeout) as r, open(tmp, "wb") as fh:
+                shutil.copyfileobj(r, fh)
+            verify_zenodo_checksum(tmp, info["checksum"])
+
+
+def write_cifar_standin(folder: str | Path, seeds: Sequence[int], base_width: int) -> list[Path]:
+    """ResNetCIFAR10 checkpoints in the authors' format and naming, made here (our
+    initialisation at `base_width`): for offline tests of the authors' CIFAR branch."""
+    from ..authors import cifar_name
+    from ..models.resnet import build_cifar_model
+
+    paths = []
+    for seed in seeds:
+        model = build_cifar_model(seed + 1000, 2, 10, 128, base_width)  # not our seed's init
+        path = Path(folder) / str(cifar_name(seed))
+        write_atomically(path, {n: t.detach().clone() for n, t in model.state_dict().items()})
+        paths.append(path)
+    return paths

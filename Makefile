@@ -88,7 +88,7 @@ authors: venv
 	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) authors_download
 
 bound-beyond-m2: venv
-	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG)) bound_beyond_m2
+	$(SNAKEMAKE) bound_beyond_m2 --profile $(PROFILE) --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG))
 
 report: venv
 	$(SNAKEMAKE) --cores 1 $$(cat $(RUN_RECORD) 2>/dev/null) --report results/report.html

@@ -195,7 +195,8 @@ def zenodo(tmp_path):
     import threading
     from functools import partial
 
-    from repdist.authors import cifar_name, md5sum
+    from repdist.authors import cifar_name
+    from repdist.data.cifar10 import md5sum
     from repdist.experiments.authors import write_cifar_standin
 
     site = tmp_path / "site"
@@ -237,3 +238,20 @@ def test_cifar_checkpoint_of_another_shape_is_refused(tmp_path):
     torch.save({"f_net.conv1.weight": torch.zeros(4, 3, 3, 3)}, path)
     with pytest.raises(AuthorsCheckpointError, match="differ from the ResNet-18"):
         load_cifar_model(path)
+
+
+@pytest.mark.parametrize(("d_llv", "verdict"), [
+    ([0.003, 0.005, 0.013, 0.017, 0.003, 0.004, 0.043, 0.022, 0.003, 0.012], "pass"),
+    ([0.003, 0.005, 0.013, 0.017, 0.05, 0.04, 0.043, 0.022, 0.3, 0.012], "FAIL"),
+])
+def test_only_the_retrace_goal_has_a_verdict(d_llv, verdict):
+    from repdist.experiments.paper_comparison import retrace_checks
+    from repdist.experiments.retrace import OURS_VS_AUTHORS_COLUMNS
+
+    table = pd.DataFrame({c: 0.0 for c in OURS_VS_AUTHORS_COLUMNS}, index=range(10))
+    table["K"], table["width"], table["seed"] = [4] * 5 + [6] * 5, 16, list(range(5)) * 2
+    table["d_llv"], table["warning"] = d_llv, ""
+    checks = retrace_checks(table)
+    assert [c.verdict for c in checks[:12]] == ["informational"] * 12  # 10 seeds, 2 summaries
+    assert checks[-1].verdict == verdict
+    assert retrace_checks(table, standin=True)[-1].verdict == "informational"

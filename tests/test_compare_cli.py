@@ -171,6 +171,20 @@ def test_colliding_names_are_told_apart_by_their_folders(tmp_path, family):
     assert (row.model_a, row.model_b) == ("seed0/model", "seed1/model")
 
 
+def test_names_are_lengthened_alike_for_every_model(tmp_path):
+    from repdist.models_io import model_names
+
+    folders = [tmp_path / w / f"seed{s}" for w, s in
+               (("w16", 0), ("w16", 1), ("w32", 0), ("w32", 1), ("w32", 2))]
+    for folder in folders:
+        folder.mkdir(parents=True)
+    assert model_names(folders) == ["w16/seed0", "w16/seed1", "w32/seed0", "w32/seed1",
+                                    "w32/seed2"]
+    assert model_names(folders[::2]) == ["w16/seed0", "w32/seed0", "w32/seed2"]
+    assert model_names([folders[0], folders[1]]) == ["seed0", "seed1"]
+    assert model_names([folders[0], folders[0]]) == ["seed0", "seed0#2"]
+
+
 def test_progress_is_reported_on_stderr_for_long_runs(tmp_path, model_paths, monkeypatch, capsys):
     from repdist import compare_cli
 

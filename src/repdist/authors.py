@@ -120,12 +120,10 @@ def parse_name(name: str) -> CheckpointName:
     )
 
 
-def sha256sum(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+def sha256sum(path: str | os.PathLike[str]) -> str:
+    from .io import file_digest
+
+    return file_digest(path, "sha256")
 
 
 def state_digest(state: Mapping[str, torch.Tensor]) -> str:  # noqa: F821
@@ -193,13 +191,7 @@ def load_synthetic_model(path: str | os.PathLike[str]) -> ModelClass:
         raise AuthorsCheckpointError(f"{path}: a {name.model_type}, not a SmallMLP")
     model = build_synthetic_model(0, name.num_classes, name.width, name.rep_dim, name.fix_g,
                                   name.fix_f)
-    state = load_state_dict(path)
-    expected = set(model.state_dict())
-    if set(state) != expected:
-        raise AuthorsCheckpointError(
-            f"{path}: keys {sorted(set(state) ^ expected)} differ from the SmallMLP model's")
-    model.load_state_dict(state)
-    return model.eval()
+    return _loaded(model, load_state_dict(path), path, "SmallMLP")
 
 
 def load_cifar_model(path: str | os.PathLike[str]) -> ModelClass:
@@ -215,20 +207,18 @@ def load_cifar_model(path: str | os.PathLike[str]) -> ModelClass:
         raise AuthorsCheckpointError(f"{path}: no f_net.conv1.weight: not a ResNet-18 state dict")
     base_width = int(state["f_net.conv1.weight"].shape[0])
     model = build_cifar_model(0, name.rep_dim, name.num_classes, name.width, base_width)
+    return _loaded(model, state, path, "ResNet-18")
+
+
+def _loaded(model: ModelClass, state: Mapping[str, torch.Tensor],
+            path: str | os.PathLike[str], what: str) -> ModelClass:
+    """`model` holding `state`, in eval mode; a clear error when their keys differ."""
     expected = set(model.state_dict())
     if set(state) != expected:
         raise AuthorsCheckpointError(
-            f"{path}: keys {sorted(set(state) ^ expected)[:6]} differ from the ResNet-18 model's")
+            f"{path}: keys {sorted(set(state) ^ expected)[:6]} differ from the {what} model's")
     model.load_state_dict(state)
     return model.eval()
-
-
-def md5sum(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    digest = hashlib.md5()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def zenodo_files(record_url: str, names: Sequence[str], timeout: float = 60.0) -> dict[str, dict]:
@@ -252,8 +242,10 @@ def zenodo_files(record_url: str, names: Sequence[str], timeout: float = 60.0) -
 
 
 def verify_zenodo_checksum(path: str | os.PathLike[str], checksum: str) -> None:
+    from .io import file_digest
+
     algorithm, _, want = checksum.partition(":")
-    got = md5sum(path) if algorithm == "md5" else sha256sum(path)
-    if algorithm not in ("md5", "sha256") or got != want:
+    got = file_digest(path, algorithm) if algorithm in ("md5", "sha256") else None
+    if got != want:
         raise AuthorsCheckpointError(f"{path}: {algorithm} {got} does not match the record's "
                                      f"{want}; the download is corrupt")

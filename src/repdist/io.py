@@ -22,6 +22,12 @@ import numpy as np
 PROVENANCE_KEY = b"repdist"
 
 
+def file_digest(path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
+    """The hex digest of a file's bytes (read in chunks: checkpoints and archives are large)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, algorithm).hexdigest()
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside `path`; on success rename it to `path`, on error delete it."""

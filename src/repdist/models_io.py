@@ -187,18 +187,18 @@ def _check_one(model: LoadedModel) -> None:
 
 
 def model_names(paths: Sequence[Path]) -> list[str]:
-    """A short, unique name per model: the file's stem or the folder's name, lengthened by
-    parent folders while two collide (seed0/model.npz vs seed1/model.npz), else numbered."""
+    """A short, unique name per model: the file's stem or the folder's name, every name
+    lengthened by the same number of parent folders while two collide (seed0/model.npz vs
+    seed1/model.npz; w16/seed0 and w32/seed2, never w16/seed0 beside a bare seed2), else
+    numbered."""
     parts = [Path(p).resolve().parts for p in paths]
     stems = [Path(p).stem if Path(p).is_file() else Path(p).resolve().name for p in paths]
     names = list(stems)
     depth = 1
-    while len(set(names)) < len(names) and depth < max(map(len, parts)):
-        counts = {name: names.count(name) for name in names}
-        names = [
-            "/".join([*part[-1 - depth:-1], stem]) if counts[name] > 1 else name
-            for name, part, stem in zip(names, parts, stems, strict=True)
-        ]
+    distinct = len(set(parts))  # the same path given twice is numbered below, not lengthened
+    while len(set(names)) < distinct and depth < max(map(len, parts)):
+        names = ["/".join([*part[max(0, len(part) - 1 - depth):-1], stem])
+                 for part, stem in zip(parts, stems, strict=True)]
         depth += 1
     if len(set(names)) < len(names):  # the same path given twice
         seen: dict[str, int] = {}

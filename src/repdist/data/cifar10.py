@@ -8,7 +8,6 @@ this format so the whole CIFAR branch runs offline in tests and `make quick`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import shutil
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import atomic_path
+from ..io import atomic_path, file_digest
 
 URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 MD5 = "c58f30108f718f92721af3b95e74349a"
@@ -53,12 +52,8 @@ class CIFAR10:
     standin: bool
 
 
-def md5sum(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    digest = hashlib.md5()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+def md5sum(path: str | os.PathLike[str]) -> str:
+    return file_digest(path, "md5")
 
 
 def verify_archive(path: str | os.PathLike[str], md5: str = MD5) -> None:

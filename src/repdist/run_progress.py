@@ -72,18 +72,26 @@ def checkpoints(results: Path) -> list[tuple[Path, dict]]:
     return found
 
 
-def snakemake_state(results: Path) -> tuple[str, str] | None:
-    """(the last "N of M steps (P%) done" of the newest Snakemake log, its path), searching
-    `results` and its parents for the workflow's .snakemake folder."""
+def newest_snakemake_log(results: Path) -> Path | None:
+    """The newest Snakemake log of the workflow that writes `results`, searching `results` and
+    its parents for the workflow's .snakemake folder."""
     for folder in (results.resolve(), *results.resolve().parents):
         logs = sorted((folder / ".snakemake" / "log").glob("*.snakemake.log"),
                       key=lambda p: p.stat().st_mtime)
         if logs:
-            matches = SNAKEMAKE_DONE.findall(logs[-1].read_text(errors="replace"))
-            done = (f"{matches[-1][0]} of {matches[-1][1]} jobs ({matches[-1][2]}%) done"
-                    if matches else "no job finished yet")
-            return done, str(logs[-1])
+            return logs[-1]
     return None
+
+
+def snakemake_state(results: Path) -> tuple[str, str] | None:
+    """(the last "N of M steps (P%) done" of the newest Snakemake log, its path)."""
+    log = newest_snakemake_log(results)
+    if log is None:
+        return None
+    matches = SNAKEMAKE_DONE.findall(log.read_text(errors="replace"))
+    done = (f"{matches[-1][0]} of {matches[-1][1]} jobs ({matches[-1][2]}%) done"
+            if matches else "no job finished yet")
+    return done, str(log)
 
 
 def report(results: str | Path) -> str:

@@ -1,5 +1,6 @@
 """Send a Snakemake job's output, warnings and tracebacks to its `log:` file, and set up the
-job's process the same way for every job (subnormal floats flushed, see `repdist.cpu`)."""
+job's process the same way for every job (subnormal floats flushed, see `repdist.cpu`; the
+machine it runs on logged, see `repdist.machine`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .cpu import flush_subnormals
+from .machine import MACHINE_PREFIX, describe
 
 
 @contextlib.contextmanager
@@ -32,6 +34,7 @@ def job_log(path: str | os.PathLike[str]) -> Iterator[logging.Logger]:
         logger.setLevel(logging.INFO)
         logging.captureWarnings(True)
         logging.getLogger("py.warnings").addHandler(handler)
+        logger.info("%s%s", MACHINE_PREFIX, describe())
         logger.info("subnormal floats flushed to zero: %s", flushed or "no (unsupported here)")
         start = time.time()
         try:

@@ -1,0 +1,43 @@
+"""What machine a job ran on, in one line for its log.
+
+The same code trains at speeds that differ by a third between two virtual machines with the
+same name and core count (their host CPUs differ), so a job's time means little without the CPU
+it ran on. Every job logs this line; `repdist job-times` gathers them beside the job times.
+No torch: `job_log` runs it in every job, light ones included.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from pathlib import Path
+
+MACHINE_PREFIX = "machine: "
+
+
+def cpu_model(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> str:
+    """The CPU's model name (Linux: /proc/cpuinfo's first "model name"), else what the
+    platform reports, else "unknown CPU"."""
+    try:
+        for line in Path(cpuinfo).read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and value.strip():
+                return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (a SLURM or cgroup limit included, where the OS says)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def describe() -> str:
+    """One line: CPU model, usable CPUs, OS and architecture, host."""
+    return (f"{cpu_model()}, {usable_cpus()} usable CPU(s), {platform.system()} "
+            f"{platform.machine()}, host {socket.gethostname()}")

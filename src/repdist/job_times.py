@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .machine import MACHINE_PREFIX
-from .run_progress import newest_snakemake_log, snakemake_state
+from .run_progress import jobs_done, newest_snakemake_log
 
 WIDTH = re.compile(r"(?:^|_)w(\d+)(?:_|$)")
 PER_CLASS_COUNT = re.compile(r"_K\d+$")  # flat benchmark files named per K (one rule)
@@ -72,11 +72,12 @@ def machines(results: Path) -> Counter[str]:
     """How many job logs under results/logs name each machine."""
     seen: Counter[str] = Counter()
     for log in (results / "logs").rglob("*.log"):
-        for line in log.read_text(errors="replace").splitlines():
-            _, found, machine = line.partition(f"INFO {MACHINE_PREFIX}")
-            if found:
-                seen[machine.strip()] += 1
-                break
+        with open(log, errors="replace") as fh:  # the line comes first: read no further
+            for line in fh:
+                _, found, machine = line.partition(f"INFO {MACHINE_PREFIX}")
+                if found:
+                    seen[machine.strip()] += 1
+                    break
     return seen
 
 
@@ -140,10 +141,10 @@ def report(results: str | Path) -> str:
         lines += [f"  {n:4d} job(s): {name}" for name, n in seen.most_common()]
     else:
         lines.append("machines: no job log names one (runs before this version did not log it)")
-    state = snakemake_state(results)
     log = newest_snakemake_log(results)
-    if state and log:
-        elapsed = ELAPSED.findall(log.read_text(errors="replace"))
+    if log is not None:
+        text = log.read_text(errors="replace")
+        elapsed = ELAPSED.findall(text)
         wall = f", elapsed {elapsed[-1]}" if elapsed else ", still running or stopped"
-        lines.append(f"Snakemake (newest log): {state[0]}{wall}")
+        lines.append(f"Snakemake (newest log): {jobs_done(text)}{wall}")
     return "\n".join(lines)

@@ -83,15 +83,19 @@ def newest_snakemake_log(results: Path) -> Path | None:
     return None
 
 
+def jobs_done(log_text: str) -> str:
+    """The last "N of M steps (P%) done" of a Snakemake log's text, as jobs done."""
+    matches = SNAKEMAKE_DONE.findall(log_text)
+    return (f"{matches[-1][0]} of {matches[-1][1]} jobs ({matches[-1][2]}%) done"
+            if matches else "no job finished yet")
+
+
 def snakemake_state(results: Path) -> tuple[str, str] | None:
-    """(the last "N of M steps (P%) done" of the newest Snakemake log, its path)."""
+    """(the jobs done by the newest Snakemake log, its path)."""
     log = newest_snakemake_log(results)
     if log is None:
         return None
-    matches = SNAKEMAKE_DONE.findall(log.read_text(errors="replace"))
-    done = (f"{matches[-1][0]} of {matches[-1][1]} jobs ({matches[-1][2]}%) done"
-            if matches else "no job finished yet")
-    return done, str(log)
+    return jobs_done(log.read_text(errors="replace")), str(log)
 
 
 def report(results: str | Path) -> str:

@@ -19,13 +19,8 @@ configfile: Path(workflow.basedir) / "config.yaml"
 SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
-from repdist.config_checks import (  # noqa: E402
-    check_authors_available,
-    check_authors_cifar_available,
-    check_cifar_available,
-    check_config,
-)
-from repdist.workflow_env import prepend_pythonpath  # noqa: E402
+from repdist.pipeline.config_checks import check_config  # noqa: E402
+from repdist.pipeline.environment import prepend_pythonpath  # noqa: E402
 
 prepend_pythonpath(SRC)
 
@@ -35,6 +30,19 @@ check_config(config)
 OUT = config["outdir"]
 
 
+# Every numeric wildcard once: classes K, width W, fixed lengths G and F, dimension M, seed S,
+# the compared seeds a and b. A rule may narrow one further (e.g. the stacked widths).
+wildcard_constraints:
+    K=r"\d+",
+    W=r"\d+",
+    G=r"\d+",
+    F=r"\d+",
+    M=r"\d+",
+    S=r"\d+",
+    a=r"\d+",
+    b=r"\d+",
+
+
 # The report's front page: what the run holds and which branches it left out.
 report: "report/workflow.rst"
 
@@ -42,10 +50,11 @@ report: "report/workflow.rst"
 include: "rules/common.smk"
 include: "rules/constructed.smk"
 include: "rules/synthetic.smk"
-include: "rules/cifar.smk"
+include: "rules/cifar10.smk"
 include: "rules/beyond.smk"
 include: "rules/authors.smk"
-include: "rules/bound.smk"
+include: "rules/authors_cifar.smk"
+include: "rules/bound_beyond_m2.smk"
 include: "rules/models.smk"
 
 
@@ -63,31 +72,10 @@ localrules:
 
 
 onstart:
-    # Once the DAG is known and before any job starts: a needed download that cannot happen
-    # (offline, no copy) stops the run here, naming the key to set.
-    needed = {job.rule.name for job in workflow.dag.needrun_jobs()}
-    if "cifar10_download" in needed:
-        check_cifar_available(config)
-    if "authors_download" in needed:
-        check_authors_available(config)
-    if "authors_cifar_download" in needed:
-        check_authors_cifar_available(config)
-    if AUT["enabled"] == "auto" and not AUTHORS_ON:
-        logger.info(
-            "The authors' models are left out: no copy in "
-            f"{AUT['resources']} and authors_models.root is not set (`make authors` downloads "
-            "them; `make run` includes them)."
-        )
+    check_downloads({job.rule.name for job in workflow.dag.needrun_jobs()})
 
 
 rule all:
     default_target: True
     input:
-        rules.constructed_all.input,
-        rules.synthetic_all.input,
-        rules.cifar10_all.input if CIF["enabled"] else [],
-        rules.beyond_all.input,
-        rules.authors_all.input if AUTHORS_ON else [],
-        rules.authors_cifar_all.input if AUT_CIFAR_ON else [],
-        rules.bound_beyond_m2.input if BB["enabled"] else [],
-        rules.models_all.input,
+        branch_targets(),

@@ -32,13 +32,15 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from repdist.cpu import flush_subnormals  # noqa: E402
+from repdist.pipeline.subnormals import flush_subnormals  # noqa: E402
 from repdist.data.cifar10 import load_cifar10, normalise, write_standin  # noqa: E402
 from repdist.data.radial import label_codes, make_radial  # noqa: E402
 from repdist.models.mlp import build_synthetic_model  # noqa: E402
 from repdist.models.resnet import build_cifar_model, effective_bn_momentum  # noqa: E402
 from repdist.models.stacked import StackedModelClass  # noqa: E402
-from repdist.training.loop import TrainConfig, make_adam, train  # noqa: E402
+from repdist.training.loop import RunOptions, TrainData, make_adam, train  # noqa: E402
+
+from paper_config import train_config  # noqa: E402
 from repdist.training.protocol import batches_per_epoch  # noqa: E402
 
 K_CIFAR = 10
@@ -55,7 +57,9 @@ def sync(device: torch.device) -> None:
 
 def cifar_rate(data, device, seeds, steps, base_width, channels_last=True, bf16=False,
                compile_f=False) -> float:
-    """Training steps/s of `seeds` ResNet-18s stacked (1 = one model alone) on `device`."""
+    """Training steps/s of `seeds` ResNet-18s stacked (1 = one model alone) on `device`.
+    channels_last only on CUDA, as the pipeline (on some CPUs its convolution backward crawls)."""
+    channels_last = channels_last and device.type == "cuda"
     stack = StackedModelClass([build_cifar_model(s, 2, K_CIFAR, 128, base_width,
                                                  effective_bn_momentum(K_CIFAR))
                                for s in range(seeds)])
@@ -65,14 +69,14 @@ def cifar_rate(data, device, seeds, steps, base_width, channels_last=True, bf16=
         stack.f_net.body = torch.compile(stack.f_net.body)
     codes = label_codes(np.arange(K_CIFAR), K_CIFAR)
     x, tx = normalise(data.train_images), normalise(data.test_images[:64])
-    cfg = TrainConfig(steps=steps, batch_size=32, eval_every=10**9, log_every=10**9,
+    cfg = train_config(steps=steps, batch_size=32, eval_every=10**9, log_every=10**9,
                       protocol="clean")
-    warm = TrainConfig(steps=min(20, steps), batch_size=32, eval_every=10**9, protocol="clean")
-    train(stack, x, data.train_labels, tx, data.test_labels[:64], codes, warm, device=device,
-          eval_batch_size=64, channels_last=channels_last)  # cudnn autotuning, compile
+    warm = train_config(steps=min(20, steps), batch_size=32, eval_every=10**9, protocol="clean")
+    train(stack, TrainData(x, data.train_labels, tx, data.test_labels[:64], codes),
+        warm, RunOptions(device=device, eval_batch_size=64, channels_last=channels_last))  # cudnn autotuning, compile
     sync(device)
-    _, finals = train(stack, x, data.train_labels, tx, data.test_labels[:64], codes, cfg,
-                      device=device, eval_batch_size=64, channels_last=channels_last)
+    _, finals = train(stack, TrainData(x, data.train_labels, tx, data.test_labels[:64], codes),
+        cfg, RunOptions(device=device, eval_batch_size=64, channels_last=channels_last))
     return steps / finals["wall_time_s"]
 
 
@@ -123,9 +127,9 @@ def grid_time(device, steps, smoke) -> tuple[float, list[dict]]:
         codes = label_codes(np.arange(k), k)
         stack = StackedModelClass([build_synthetic_model(s, k, width, 2, g, f)
                                    for g, f in variants for s in range(seeds)])
-        cfg = TrainConfig(steps=steps, eval_every=10**9, log_every=10**9, protocol="clean")
-        _, finals = train(stack, data[0].x, data[0].labels, data[1].x, data[1].labels, codes,
-                          cfg, device=device)
+        cfg = train_config(steps=steps, eval_every=10**9, log_every=10**9, protocol="clean")
+        _, finals = train(stack, TrainData(data[0].x, data[0].labels, data[1].x, data[1].labels, codes),
+            cfg, RunOptions(device=device))
         seconds = finals["wall_time_s"] * SYNTHETIC_STEPS / steps
         total += seconds
         rows.append({"K": k, "width": width, "models": len(variants) * seeds,

@@ -24,13 +24,15 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from repdist.authors import CHECKSUMS, load_synthetic_model, read_checksums, synthetic_name, verify  # noqa: E402,E501
-from repdist.cpu import flush_subnormals  # noqa: E402
+from repdist.models.authors import CHECKSUMS, load_synthetic_model, read_checksums, synthetic_name, verify  # noqa: E402,E501
+from repdist.pipeline.subnormals import flush_subnormals  # noqa: E402
 from repdist.data.radial import label_codes, make_radial  # noqa: E402
 from repdist.measures import compare  # noqa: E402
 from repdist.models.mlp import build_synthetic_model  # noqa: E402
 from repdist.models.stacked import StackedModelClass  # noqa: E402
-from repdist.training.loop import TrainConfig, train  # noqa: E402
+from repdist.training.loop import TrainData, train  # noqa: E402
+
+from paper_config import train_config  # noqa: E402
 
 TOLERANCE = 0.03
 
@@ -62,8 +64,8 @@ def main() -> None:
         stack = StackedModelClass([build_synthetic_model(s, k, args.width, 2, 0, 0)
                                    for s in args.seeds])
         start = time.perf_counter()
-        _, finals = train(stack, train_d.x, train_d.labels, test_d.x, test_d.labels, codes,
-                          TrainConfig(protocol=args.protocol))
+        _, finals = train(stack, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
+            train_config(protocol=args.protocol))
         x, c = torch.from_numpy(test_d.x), torch.from_numpy(codes)
         ours = [reps(stack, x, c)]
         f_all, g_all = ours[0]

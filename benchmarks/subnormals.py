@@ -29,11 +29,12 @@ sys.path.insert(0, str(ROOT / "src"))
 def train_one(mode: str, k: int, width: int, seeds: int, out: Path) -> None:
     import torch
 
-    from repdist.cpu import flush_subnormals, subnormals_flushed
+    from repdist.pipeline.subnormals import flush_subnormals, subnormals_flushed
     from repdist.data.radial import label_codes, make_radial
     from repdist.models.mlp import build_synthetic_model
     from repdist.models.stacked import StackedModelClass
-    from repdist.training.loop import TrainConfig, train
+    from repdist.training.loop import RunOptions, TrainData, train
+    from paper_config import train_config
 
     if mode == "flush":
         flush_subnormals()
@@ -42,7 +43,7 @@ def train_one(mode: str, k: int, width: int, seeds: int, out: Path) -> None:
     train_d, test_d = make_radial(20_000, k, 0), make_radial(2_000, k, 1)
     codes = label_codes(np.arange(k), k)
     stack = StackedModelClass([build_synthetic_model(s, k, width, 2, 0, 0) for s in range(seeds)])
-    cfg = TrainConfig()
+    cfg = train_config()
     total = cfg.steps_for(len(train_d.x))
     stamps = {}
 
@@ -51,7 +52,8 @@ def train_one(mode: str, k: int, width: int, seeds: int, out: Path) -> None:
             stamps[done] = time.perf_counter()
 
     start = time.perf_counter()
-    train(stack, train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg, on_step=on_step)
+    train(stack, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
+        cfg, RunOptions(on_step=on_step))
     with torch.no_grad():
         f = stack.embed(torch.from_numpy(test_d.x)).double().numpy()
         g = stack.unembed(torch.from_numpy(codes)).double().numpy()

@@ -18,14 +18,16 @@ import torch
 from repdist.data.radial import label_codes, make_radial
 from repdist.models.mlp import build_synthetic_model
 from repdist.models.stacked import StackedModelClass
-from repdist.training.loop import TrainConfig, train
+from repdist.training.loop import TrainData, train
+
+from paper_config import train_config
 
 
 def model_steps_per_s(models, data, steps: int) -> float:
     train_d, test_d, codes = data
-    cfg = TrainConfig(steps=steps, eval_every=10**9)
+    cfg = train_config(steps=steps, eval_every=10**9)
     start = time.perf_counter()
-    train(models, train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg)
+    train(models, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes), cfg)
     n = models.num_models if isinstance(models, StackedModelClass) else 1
     # the paper protocol runs whole epochs: count the steps it ran, not the nominal ones
     return n * cfg.steps_for(len(train_d.x)) / (time.perf_counter() - start)

@@ -1,20 +1,16 @@
-# Beyond the paper: the workshop paper's hand-built example (seed 000, §4 and App. D).
+# Beyond the paper: the workshop paper's hand-built example (seed 000, §4 and App. D), the
+# paper comparison, and similarity between seeds during training.
 
 
 rule workshop_example:
     output:
+        **figure("workshop_example", "workshop_example", "Beyond the paper"),
         csv=report(
             out("tables/workshop_example.csv"),
             caption="../report/workshop_example.rst",
             category="Beyond the paper",
         ),
         tex=out("tables/workshop_example.tex"),
-        pdf=out("figures/workshop_example.pdf"),
-        png=report(
-            out("figures/workshop_example.png"),
-            caption="../report/workshop_example.rst",
-            category="Beyond the paper",
-        ),
     log:
         out("logs/workshop_example.log"),
     conda:
@@ -28,18 +24,20 @@ rule workshop_example:
 rule paper_comparison:
     input:
         kl_table=out("tables/kl_table.csv"),
-        constructed=expand(out("constructed/bound_K{K}.csv"), K=CONSTRUCTED_K),
-        widths=expand(
-            out("tables/d_llv_vs_width_K{group}.csv"),
-            group=["_".join(map(str, g)) for g in SYN["width_figures"]],
-        ),
+        constructed=[out(f"constructed/bound_K{k}.csv") for k in CONSTRUCTED_K],
+        widths=[
+            out(f"tables/d_llv_vs_width_K{'_'.join(map(str, g))}.csv")
+            for g in SYNTHETIC["width_figures"]
+        ],
         trained=bound_figure_pairs(),
         workshop=out("tables/workshop_example.csv"),
         authors=[out("tables/ours_vs_authors.csv")] if AUTHORS_ON else [],
-        tightness=[out("tables/bound_tightness.csv")] if BB["enabled"] else [],
+        tightness=(
+            [out("tables/bound_tightness.csv")] if BOUND_BEYOND["enabled"] else []
+        ),
         cifar=(
             [out("cifar10/fd2/pairs.parquet")]
-            if CIF["enabled"] and 2 in CIF["rep_dims"]
+            if CIFAR["enabled"] and 2 in CIFAR["rep_dims"]
             else []
         ),
     output:
@@ -55,24 +53,19 @@ rule paper_comparison:
         "../envs/measures.yaml"
     params:
         constructed_k=CONSTRUCTED_K,
-        comparison_seeds=CIF["comparison_seeds"],
-        standin=CIF["standin"],
-        authors_standin=AUT["standin"],
+        comparison_seeds=CIFAR["comparison_seeds"],
+        standin=CIFAR["standin"],
+        authors_standin=AUTHORS["standin"],
     script:
         "../workflow/scripts/paper_comparison.py"
 
 
 rule training_dynamics:
     output:
+        **figure("training_dynamics", "training_dynamics", "Beyond the paper"),
         table=out("dynamics/snapshots.parquet"),
-        pdf=out("figures/training_dynamics.pdf"),
-        png=report(
-            out("figures/training_dynamics.png"),
-            caption="../report/training_dynamics.rst",
-            category="Beyond the paper",
-        ),
     log:
-        out("logs/training_dynamics.log"),
+        training_log("training_dynamics"),
     benchmark:
         out("benchmarks/training_dynamics.tsv")
     conda:
@@ -102,9 +95,5 @@ rule beyond_all:
     input:
         rules.workshop_example.output,
         rules.paper_comparison.output,
-        expand(
-            out("figures/measures_vs_width_K{K}.{ext}"),
-            K=SYN["class_counts"],
-            ext=["pdf", "png"],
-        ),
-        expand(out("figures/training_dynamics.{ext}"), ext=["pdf", "png"]),
+        [figure_files(f"measures_vs_width_K{k}") for k in SYNTHETIC["class_counts"]],
+        figure_files("training_dynamics"),

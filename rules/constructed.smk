@@ -1,4 +1,5 @@
 # Experiments on hand-built models (no training): paper Table 1 and Fig. 16 (left).
+include: "helpers/constructed.smk"
 
 
 rule kl_table:
@@ -27,11 +28,7 @@ rule kl_table:
         mem_mb=1000,
         runtime=10,
     params:
-        cfg=lambda wc: {
-            **{k: v for k, v in config["kl_table"].items()},
-            **measure_settings(),
-            "seed": config["seed"],
-        },
+        cfg={**config["kl_table"], **measure_settings(), "seed": config["seed"]},
     script:
         "../workflow/scripts/kl_table.py"
 
@@ -43,8 +40,6 @@ rule constructed_bound_sweep:
         out("logs/constructed_bound_sweep_K{K}.log"),
     benchmark:
         out("benchmarks/constructed_bound_sweep_K{K}.tsv")
-    wildcard_constraints:
-        K=r"\d+",
     conda:
         "../envs/measures.yaml"
     threads: 1
@@ -67,32 +62,26 @@ rule constructed_bound_figure:
     input:
         out("constructed/bound_K{K}.csv"),
     output:
-        pdf=out("figures/constructed_bound_K{K}.pdf"),
-        png=report(
-            out("figures/constructed_bound_K{K}.png"),
-            caption="../report/constructed_bound.rst",
-            category="Constructed models",
+        **figure(
+            "constructed_bound_K{K}",
+            "constructed_bound",
+            "Constructed models",
             subcategory="Fig. 16 (left): bound on constructed models",
             labels={"K": "{K}"},
         ),
     log:
         out("logs/constructed_bound_figure_K{K}.log"),
-    wildcard_constraints:
-        K=r"\d+",
     conda:
         "../envs/figures.yaml"
+    params:
+        rep_dim=2,
+        title=lambda wc: f"Constructed models, K = {wc.K}",
+        marker_size=12,
     script:
-        "../workflow/scripts/constructed_bound_figure.py"
+        "../workflow/scripts/bound_figure.py"
 
 
 rule constructed_all:
     input:
-        out("tables/kl_table.csv"),
-        out("tables/kl_table.tex"),
-        out("tables/kl_table_extended.csv"),
-        out("tables/kl_table_extended.tex"),
-        expand(
-            out("figures/constructed_bound_K{K}.{ext}"),
-            K=CONSTRUCTED_K,
-            ext=["pdf", "png"],
-        ),
+        rules.kl_table.output,
+        [figure_files(f"constructed_bound_K{k}") for k in CONSTRUCTED_K],

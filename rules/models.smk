@@ -1,6 +1,7 @@
 # Beyond the paper: the `models:` groups of the config, models this pipeline did not train,
 # compared pair by pair with every measure (what `repdist compare` does), with a bound figure
 # and a measures figure per group.
+include: "helpers/models.smk"
 
 
 rule models_pairs:
@@ -21,25 +22,25 @@ rule models_pairs:
         paths=lambda wc: model_group_paths(wc.group),
         measures=pair_measures(),
     script:
-        "../workflow/scripts/models_pairs.py"
+        "../workflow/scripts/model_group_pairs.py"
 
 
 rule models_figures:
     input:
         out("models/{group}/pairs.parquet"),
     output:
-        bound_pdf=out("figures/models_{group}_bound.pdf"),
-        bound_png=report(
-            out("figures/models_{group}_bound.png"),
-            caption="../report/models_bound.rst",
-            category="Your models",
+        **figure(
+            "models_{group}_bound",
+            "models_bound",
+            "Your models",
+            prefix="bound_",
             labels={"group": "{group}", "figure": "bound"},
         ),
-        measures_pdf=out("figures/models_{group}_measures.pdf"),
-        measures_png=report(
-            out("figures/models_{group}_measures.png"),
-            caption="../report/models_measures.rst",
-            category="Your models",
+        **figure(
+            "models_{group}_measures",
+            "models_measures",
+            "Your models",
+            prefix="measures_",
             labels={"group": "{group}", "figure": "measures"},
         ),
     log:
@@ -47,15 +48,14 @@ rule models_figures:
     conda:
         "../envs/figures.yaml"
     script:
-        "../workflow/scripts/models_figures.py"
+        "../workflow/scripts/model_group_figures.py"
 
 
 rule models_all:
     input:
         expand(out("models/{group}/pairs.parquet"), group=sorted(MODEL_GROUPS)),
-        expand(
-            out("figures/models_{group}_{kind}.{ext}"),
-            group=sorted(MODEL_GROUPS),
-            kind=["bound", "measures"],
-            ext=["pdf", "png"],
-        ),
+        [
+            figure_files(f"models_{group}_{kind}")
+            for group in sorted(MODEL_GROUPS)
+            for kind in ("bound", "measures")
+        ],

@@ -4,8 +4,47 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+# The paper's constants live in config.yaml only: tests take them from there, as the rules do.
+PAPER_CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+
+
+def train_config(section: str = "synthetic", **overrides):
+    """A TrainConfig of config.yaml's `section`, with overrides."""
+    from repdist.training.settings import train_config as from_config
+
+    return from_config(PAPER_CONFIG, section, **overrides)
+
+
+def train_data(train_d, test_d, codes):
+    """TrainData from two radial data sets and the label codes."""
+    from repdist.training.loop import TrainData
+
+    return TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes)
+
+
+def measure_settings() -> dict:
+    return {k: PAPER_CONFIG["measures"][k] for k in ("lam", "dist_type", "sum_or_max")}
+
+
+def kl_table_config(**overrides):
+    """The KL table's settings as the rule builds them, with overrides."""
+    from repdist.experiments.kl_table import KLTableConfig
+
+    return KLTableConfig(**{**PAPER_CONFIG["kl_table"], **measure_settings(),
+                            "seed": PAPER_CONFIG["seed"], **overrides})
+
+
+def constructed_bound_config(num_classes, noise_level, **overrides):
+    """One constructed classifier's sweep settings as the rule builds them, with overrides."""
+    from repdist.experiments.constructed_bound import ConstructedBoundConfig
+
+    shared = {k: v for k, v in PAPER_CONFIG["constructed"].items() if k != "classifiers"}
+    return ConstructedBoundConfig(num_classes=num_classes, noise_level=noise_level,
+                                  **{**shared, **measure_settings(),
+                                     "seed": PAPER_CONFIG["seed"], **overrides})
 
 
 def random_model(rng, n=300, k=6, m=2, f_scale=2.0, g_scale=1.5):
@@ -22,9 +61,9 @@ def perturbed(rng, f, g, noise=0.3):
 @pytest.fixture(autouse=True, scope="session")
 def _flush_subnormals_as_jobs_do():
     """Tests compute as the pipeline's jobs do: every job flushes subnormal floats to zero
-    (repdist.runlog.job_log; why: repdist.cpu). Without it, tiny test networks spend most of
+    (repdist.pipeline.joblog.job_log; why: repdist.pipeline.subnormals). Without it, tiny test networks spend most of
     their time on the CPU's subnormal slow path (a CIFAR toy run: 12 s instead of 0.8 s)."""
-    from repdist.cpu import flush_subnormals
+    from repdist.pipeline.subnormals import flush_subnormals
 
     flush_subnormals()
 

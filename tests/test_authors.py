@@ -10,22 +10,24 @@ import pandas as pd
 import pytest
 import torch
 
-from repdist.authors import (
+from repdist.models.authors import (
     AuthorsCheckpointError,
     checkpoint_name,
     load_state_dict,
     load_synthetic_model,
     parse_name,
     read_checksums,
-    sha256sum,
     state_digest,
     synthetic_name,
     verify,
     write_checksums,
 )
-from repdist.authors import CHECKSUMS
+from repdist.models.authors import CHECKSUMS
+from repdist.experiments.outputs import SeedFiles
+from repdist.io import file_digest as sha256sum
+from repdist.io.download import ChecksumError, DownloadError
 from repdist.experiments.authors import extract_synthetic, initialisation_table
-from repdist.experiments.retrace import ours_vs_authors, ours_vs_authors_markdown
+from repdist.experiments.ours_vs_authors import ours_vs_authors, ours_vs_authors_markdown
 from repdist.models.mlp import build_synthetic_model
 
 # sha256 (state_digest) of the authors' untrained 4-class checkpoints (2025-04-22, commit
@@ -109,7 +111,7 @@ def test_unreadable_and_mismatched_files_are_refused(tmp_path):
         load_synthetic_model(path)
     with pytest.raises(AuthorsCheckpointError, match="not in the checksum list"):
         verify(path, {})
-    with pytest.raises(AuthorsCheckpointError, match="does not match the published"):
+    with pytest.raises(ChecksumError, match="does not match the published"):
         verify(path, {path.name: "0" * 64})
     verify(path, {path.name: sha256sum(path)})
 
@@ -163,7 +165,8 @@ def test_extraction_and_ours_vs_authors(authors_folder, tmp_path):
     trained = [authors_folder / str(synthetic_name(4, s, 16)) for s in range(3)]
     outs = [{k: tmp_path / f"s{s}" / f"{k}.{'json' if k == 'metrics' else 'parquet'}"
              for k in ("embeddings", "unembeddings", "metrics")} for s in range(3)]
-    rows = extract_synthetic(trained, sums, outs, 400, 1, {"config_hash": "x"})
+    files = [SeedFiles({"test": o["embeddings"]}, o["unembeddings"], o["metrics"]) for o in outs]
+    rows = extract_synthetic(trained, sums, files, 400, 1, {"config_hash": "x"})
     assert [r["seed"] for r in rows] == [0, 1, 2]
     emb = pd.read_parquet(outs[0]["embeddings"])
     assert list(emb.columns) == ["index", "label", "pred", "f_0", "f_1"] and len(emb) == 400
@@ -182,8 +185,8 @@ def test_extraction_and_ours_vs_authors(authors_folder, tmp_path):
     assert (far["d_llv"] > 0.01).all()
     text = ours_vs_authors_markdown(table)
     assert "3 of 3 models within d_LLV 0.03" in text and "| 4 | 16 | 0 |" in text
-    with pytest.raises(AuthorsCheckpointError, match="does not match"):
-        extract_synthetic(trained[:1], {trained[0].name: "0" * 64}, outs[:1], 400, 1, {})
+    with pytest.raises(ChecksumError, match="does not match"):
+        extract_synthetic(trained[:1], {trained[0].name: "0" * 64}, files[:1], 400, 1, {})
 
 
 @pytest.fixture
@@ -195,8 +198,8 @@ def zenodo(tmp_path):
     import threading
     from functools import partial
 
-    from repdist.authors import cifar_name
-    from repdist.data.cifar10 import md5sum
+    from repdist.models.authors import cifar_name
+    from repdist.io import file_digest
     from repdist.experiments.authors import write_cifar_standin
 
     site = tmp_path / "site"
@@ -206,7 +209,7 @@ def zenodo(tmp_path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    files = [{"key": p.name, "checksum": f"md5:{md5sum(p)}",
+    files = [{"key": p.name, "checksum": f"md5:{file_digest(p, 'md5')}",
               "links": {"self": f"{base}/files/{p.name}"}} for p in paths]
     (site / "record.json").write_text(json.dumps({"files": files}))
     yield f"{base}/record.json", [str(cifar_name(s)) for s in (0, 1)], site
@@ -214,7 +217,7 @@ def zenodo(tmp_path):
 
 
 def test_cifar_checkpoints_from_a_zenodo_record_are_checked_and_read(zenodo, tmp_path):
-    from repdist.authors import load_cifar_model
+    from repdist.models.authors import load_cifar_model
     from repdist.experiments.authors import fetch_cifar
 
     record, names, site = zenodo
@@ -223,16 +226,16 @@ def test_cifar_checkpoints_from_a_zenodo_record_are_checked_and_read(zenodo, tmp
         assert (tmp_path / "got" / name).read_bytes() == (site / "files" / name).read_bytes()
         model = load_cifar_model(tmp_path / "got" / name)
         assert model.f_net.conv1.weight.shape[0] == 4 and not model.training
-    with pytest.raises(AuthorsCheckpointError, match="the record has no"):
+    with pytest.raises(DownloadError, match="the record has no.*authors_models.cifar_root"):
         fetch_cifar(record, ["2025-04-22trained_cifar10_missing"], tmp_path / "none")
     (site / "files" / names[1]).write_bytes(b"corrupted")  # served bytes no longer match
-    with pytest.raises(AuthorsCheckpointError, match="does not match the record's"):
+    with pytest.raises(ChecksumError, match="does not match the record's"):
         fetch_cifar(record, names[1:], tmp_path / "bad")
     assert not (tmp_path / "bad" / names[1]).exists()  # nothing half-written
 
 
 def test_cifar_checkpoint_of_another_shape_is_refused(tmp_path):
-    from repdist.authors import cifar_name, load_cifar_model
+    from repdist.models.authors import cifar_name, load_cifar_model
 
     path = tmp_path / str(cifar_name(0))
     torch.save({"f_net.conv1.weight": torch.zeros(4, 3, 3, 3)}, path)
@@ -246,7 +249,7 @@ def test_cifar_checkpoint_of_another_shape_is_refused(tmp_path):
 ])
 def test_only_the_retrace_goal_has_a_verdict(d_llv, verdict):
     from repdist.experiments.paper_comparison import retrace_checks
-    from repdist.experiments.retrace import OURS_VS_AUTHORS_COLUMNS
+    from repdist.experiments.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
 
     table = pd.DataFrame({c: 0.0 for c in OURS_VS_AUTHORS_COLUMNS}, index=range(10))
     table["K"], table["width"], table["seed"] = [4] * 5 + [6] * 5, 16, list(range(5)) * 2

@@ -5,6 +5,8 @@ import time
 
 import numpy as np
 import pytest
+
+from repdist.io.download import ChecksumError
 import torch
 
 from repdist.data import cifar10
@@ -18,7 +20,9 @@ from repdist.data.cifar10 import (
 )
 from repdist.data.radial import label_codes
 from repdist.models.resnet import ResNet18, build_cifar_model, effective_bn_momentum
-from repdist.training.loop import TrainConfig, train
+from repdist.training.loop import RunOptions, TrainData, train
+
+from conftest import train_config
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +78,7 @@ def test_fetch_verifies_and_extracts_an_archive(tmp_path):
 def test_fetch_rejects_a_wrong_checksum(tmp_path):
     source = tmp_path / "cifar-10-python.tar.gz"
     write_standin_archive(source, n_train=50, n_test=20)
-    with pytest.raises(CIFAR10Error, match="MD5"):
+    with pytest.raises(ChecksumError, match="md5 .* does not match the published"):
         fetch_cifar10(tmp_path / "resources", url=source.as_uri())  # the real MD5 won't match
     assert not (tmp_path / "resources" / "cifar-10-batches-py").exists()
 
@@ -105,23 +109,22 @@ def test_cifar_trainer_resumes_bitwise_with_batchnorm(standin, tmp_path, crash_a
     data = load_cifar10(standin)
     x, tx = normalise(data.train_images), normalise(data.test_images)
     codes = label_codes(np.arange(10), 10)
-    cfg = TrainConfig(steps=30, batch_size=16, eval_every=10, log_every=5, checkpoint_every=10)
+    cfg = train_config(steps=30, batch_size=16, eval_every=10, log_every=5, checkpoint_every=10)
 
     def fresh():
         return build_cifar_model(0, 2, base_width=4, g_width=16)
 
     whole = fresh()
-    log_whole, _ = train(whole, x, data.train_labels, tx, data.test_labels, codes, cfg,
-                         eval_batch_size=25)
+    log_whole, _ = train(whole, TrainData(x, data.train_labels, tx, data.test_labels, codes),
+        cfg, RunOptions(eval_batch_size=25))
     ckpt = tmp_path / "ckpt.pt"
     restore = crash_after(25)
     with pytest.raises(KeyboardInterrupt):
-        train(fresh(), x, data.train_labels, tx, data.test_labels, codes, cfg, ckpt,
-              eval_batch_size=25)
+        train(fresh(), TrainData(x, data.train_labels, tx, data.test_labels, codes), cfg, RunOptions(checkpoint=ckpt, eval_batch_size=25))
     restore()
     resumed = fresh()
-    log_resumed, finals = train(resumed, x, data.train_labels, tx, data.test_labels, codes, cfg,
-                                ckpt, eval_batch_size=25)
+    log_resumed, finals = train(resumed, TrainData(x, data.train_labels, tx, data.test_labels, codes),
+        cfg, RunOptions(checkpoint=ckpt, eval_batch_size=25))
     assert finals["steps_run"] < cfg.steps
     for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
                             strict=True):
@@ -135,20 +138,20 @@ def _cifar_stack_vs_alone(standin, dtype, steps, base_width=4, batch_size=16, se
     data = load_cifar10(standin)
     x, tx = normalise(data.train_images), normalise(data.test_images)
     codes = label_codes(np.arange(10), 10)
-    cfg = TrainConfig(steps=steps, batch_size=batch_size, eval_every=10, log_every=5)
+    cfg = train_config(steps=steps, batch_size=batch_size, eval_every=10, log_every=5)
 
     def build(seed):
         return build_cifar_model(seed, 2, base_width=base_width, g_width=16,
                                  bn_momentum=effective_bn_momentum(10)).to(dtype)
 
     stack = StackedModelClass([build(s) for s in seeds])
-    log, finals = train(stack, x, data.train_labels, tx, data.test_labels, codes, cfg,
-                        eval_batch_size=25)
+    log, finals = train(stack, TrainData(x, data.train_labels, tx, data.test_labels, codes),
+        cfg, RunOptions(eval_batch_size=25))
     alone = []
     for seed in seeds:
         model = build(seed)
-        _, finals_1 = train(model, x, data.train_labels, tx, data.test_labels, codes, cfg,
-                            eval_batch_size=25)
+        _, finals_1 = train(model, TrainData(x, data.train_labels, tx, data.test_labels, codes),
+            cfg, RunOptions(eval_batch_size=25))
         alone.append((model, finals_1))
     return stack, finals, alone
 

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from conftest import perturbed, random_model
 
-from repdist.__main__ import main
+from repdist.cli import main
 from repdist.io import read_csv, read_parquet_metadata, write_parquet
 from repdist.measures import compare
-from repdist.representations import embeddings_frame, unembeddings_frame
+from repdist.io.representations import embeddings_frame, unembeddings_frame
 
 N, K, M = 300, 6, 2
 FAST = ["--num-samples", "20"]
@@ -172,7 +172,7 @@ def test_colliding_names_are_told_apart_by_their_folders(tmp_path, family):
 
 
 def test_names_are_lengthened_alike_for_every_model(tmp_path):
-    from repdist.models_io import model_names
+    from repdist.io.representations import model_names
 
     folders = [tmp_path / w / f"seed{s}" for w, s in
                (("w16", 0), ("w16", 1), ("w32", 0), ("w32", 1), ("w32", 2))]
@@ -186,9 +186,9 @@ def test_names_are_lengthened_alike_for_every_model(tmp_path):
 
 
 def test_progress_is_reported_on_stderr_for_long_runs(tmp_path, model_paths, monkeypatch, capsys):
-    from repdist import compare_cli
+    from repdist.measures import pairs
 
-    monkeypatch.setattr(compare_cli, "PROGRESS_EVERY_S", 0.0)
+    monkeypatch.setattr(pairs, "PROGRESS_EVERY_S", 0.0)
     assert run(*model_paths, "-o", tmp_path / "p.parquet", *FAST) == 0
     err = capsys.readouterr().err
     assert "repdist compare: 1/6 pairs (17%)" in err and "6/6 pairs" in err
@@ -315,10 +315,10 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(case, tmp_path, family, c
 def test_bad_options_are_refused_before_reading_models(
     args, fragment, tmp_path, capsys, monkeypatch
 ):
-    from repdist import compare_cli
+    from repdist.experiments import models
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(compare_cli, "load_model", lambda p: pytest.fail("read a model"))
+    monkeypatch.setattr(models, "load_model", lambda p: pytest.fail("read a model"))
     assert main(["compare", "a.npz", "b.npz", *args]) == 2
     assert fragment in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []

@@ -3,19 +3,21 @@
 import numpy as np
 import pytest
 
-from repdist.constructions import evenly_spaced_classifier, kl_table_pair
-from repdist.experiments.constructed_bound import ConstructedBoundConfig, constructed_bound_sweep
-from repdist.experiments.kl_table import KLTableConfig, kl_table, kl_table_latex
+from repdist.experiments.constructed_bound import constructed_bound_sweep
+from repdist.experiments.kl_table import kl_table, kl_table_latex
+from repdist.models.constructed import evenly_spaced_classifier, kl_table_pair
+
+from conftest import PAPER_CONFIG, constructed_bound_config, kl_table_config
 
 
 @pytest.fixture(scope="module")
 def table():
-    return kl_table(KLTableConfig())
+    return kl_table(kl_table_config())
 
 
 def test_kl_table_kl_goes_to_zero_while_representations_stay_dissimilar(table):
     assert list(table["rho"]) == list(range(1, 21))
-    # Spec §5.3 reference row rho = 1: KL 0.7876, d_LLV 1.3178, m_CCA 0.0005, max d_SVD 0.9997
+    # Paper Table 1 (and the original code's output), row rho = 1: KL 0.7876, d_LLV 1.3178, m_CCA 0.0005, max d_SVD 0.9997
     first = table.iloc[0]
     assert first["kl"] == pytest.approx(0.7876, abs=0.005)
     assert table["kl"].iloc[-1] < 1e-4  # rho = 20: 0.0000 in the paper
@@ -26,7 +28,9 @@ def test_kl_table_kl_goes_to_zero_while_representations_stay_dissimilar(table):
 
 
 def test_kl_table_predictions_agree_but_embeddings_are_permuted():
-    pair = kl_table_pair(np.random.default_rng(0), rho=20.0)
+    kl = PAPER_CONFIG["kl_table"]
+    pair = kl_table_pair(np.random.default_rng(0), 20.0, kl["num_classes"], kl["n_per_class"],
+                         kl["min_f_length"], tuple(kl["permutation"]))
     pred_1 = np.argmax(pair.f1 @ pair.g1.T, axis=1)
     pred_2 = np.argmax(pair.f2 @ pair.g2.T, axis=1)
     assert (pred_1 == pred_2).all()
@@ -45,9 +49,9 @@ def test_kl_table_latex_is_booktabs_with_paper_notation(table):
 
 
 def test_kl_table_is_seeded():
-    cfg = KLTableConfig(rhos=(1, 5), n_per_class=100, num_samples=30, seed=3)
+    cfg = kl_table_config(rhos=(1, 5), n_per_class=100, num_samples=30, seed=3)
     assert kl_table(cfg).equals(kl_table(cfg))
-    other = kl_table(KLTableConfig(rhos=(1, 5), n_per_class=100, num_samples=30, seed=4))
+    other = kl_table(kl_table_config(rhos=(1, 5), n_per_class=100, num_samples=30, seed=4))
     assert not kl_table(cfg).equals(other)
 
 
@@ -64,7 +68,7 @@ def test_evenly_spaced_classifier_geometry():
 def test_constructed_models_respect_the_bound(k, noise):
     """Theorem: d_LLV < 1/(2M) implies d_{f,g} <= 2 M d_LLV."""
     sweep = constructed_bound_sweep(
-        ConstructedBoundConfig(k, noise, n_per_class=200, num_levels=60, num_samples=100)
+        constructed_bound_config(k, noise, n_per_class=200, num_levels=60, num_samples=100)
     )
     valid = sweep[sweep["d_llv"] < 0.25]
     assert len(valid) > 20

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from repdist.devices import DeviceError, cuda_present, resolve_device, uses_gpu
+from repdist.training.devices import DeviceError, cuda_present, resolve_device, uses_gpu
 
 
 def test_gpu_tags(monkeypatch):
@@ -31,7 +31,7 @@ def test_flushing_subnormals_in_a_fresh_process():
     in torch."""
     code = (
         "import threading, numpy as np, torch\n"
-        "from repdist.cpu import flush_subnormals, subnormals_flushed\n"
+        "from repdist.pipeline.subnormals import flush_subnormals, subnormals_flushed\n"
         "assert not subnormals_flushed()\n"
         "how = flush_subnormals()\n"
         "seen = []\n"
@@ -49,8 +49,8 @@ def test_flushing_subnormals_in_a_fresh_process():
 
 def test_job_log_flushes_and_says_so(tmp_path):
     code = (
-        "from repdist.runlog import job_log\n"
-        "from repdist.cpu import subnormals_flushed\n"
+        "from repdist.pipeline.joblog import job_log\n"
+        "from repdist.pipeline.subnormals import subnormals_flushed\n"
         f"with job_log({str(tmp_path / 'job.log')!r}):\n"
         "    assert subnormals_flushed()\n"
     )

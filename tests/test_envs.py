@@ -24,12 +24,20 @@ PIN = re.compile(r"^[A-Za-z0-9_.-]+=\d+(\.\d+)+$")
 
 
 def rule_blocks() -> dict[str, tuple[Path, str]]:
-    """rule name -> (rule file, text of the rule) for every rule in rules/*.smk and Snakefile."""
-    blocks = {}
+    """rule name -> (rule file, text of the rule) for every rule in rules/*.smk and Snakefile;
+    a rule made by `use rule A as B with:` has its own directives first, then A's."""
+    blocks, derived = {}, []
     for path in [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]:
-        parts = re.split(r"^rule (\w+):\n", path.read_text(), flags=re.M)
-        for name, body in zip(parts[1::2], parts[2::2]):
-            blocks[name] = (path, body.split("\n\n\n")[0])
+        parts = re.split(r"^(?:rule (\w+)|use rule (\w+) as (\w+) with):\n", path.read_text(),
+                         flags=re.M)
+        for name, base, new, body in zip(parts[1::4], parts[2::4], parts[3::4], parts[4::4]):
+            body = body.split("\n\n\n")[0]
+            if name:
+                blocks[name] = (path, body)
+            else:
+                derived.append((new, base, path, body))
+    for new, base, path, body in derived:
+        blocks[new] = (path, body + "\n" + blocks[base][1])
     return blocks
 
 
@@ -153,7 +161,7 @@ def test_env_provides_exactly_what_its_scripts_import(env_file):
 
 def test_import_scan_follows_repdist_modules_and_function_level_imports():
     """The scanner must see through `from repdist.x import y` to what x imports."""
-    pairs_script = ROOT / "workflow/scripts/synthetic_pairs.py"
+    pairs_script = ROOT / "workflow/scripts/seed_pairs.py"
     found = third_party_imports(pairs_script)
     assert {"numpy", "pandas", "pyarrow"} <= found
     assert "scipy" in found  # mutual k-NN (repdist.measures.extra) uses scipy's cKDTree

@@ -8,7 +8,8 @@ import pytest
 from repdist.figures.bound import bound_figure
 from repdist.figures.cifar import loss_diff_figure
 from repdist.figures.style import plt
-from repdist.figures.synthetic import measures_vs_width_figure, width_figure, width_summary
+from repdist.experiments.widths import measures_by_width, width_summary
+from repdist.figures.synthetic import MEASURE_PANELS, measures_vs_width_figure, width_figure
 
 
 def all_text(fig) -> str:
@@ -67,7 +68,11 @@ def test_width_figure_counts_nan_pairs_per_class_count():
 
 def test_measures_figure_counts_nan_pairs():
     pairs = synthetic_pairs(nan_rows=(1, 2))
-    text = all_text(measures_vs_width_figure(pairs, num_classes=4))
+    columns = [c for c, _ in MEASURE_PANELS if c in pairs.columns]
+    nan_pairs = int(pairs[columns].isna().any(axis=1).sum())
+    assert nan_pairs == 2
+    summary = measures_by_width(pairs, columns)
+    text = all_text(measures_vs_width_figure(summary, 4, len(pairs), nan_pairs))
     assert "2 pairs with an undefined measure left out" in text
 
 

@@ -36,7 +36,7 @@ def test_provenance_names_versions():
 def test_parquet_metadata_round_trip_and_cli(tmp_path, capsys):
     import pandas as pd
 
-    from repdist.__main__ import main
+    from repdist.cli import main
     from repdist.io import read_parquet_metadata, write_parquet
 
     path = tmp_path / "pairs.parquet"
@@ -128,7 +128,7 @@ def test_tables_carry_provenance_csv_in_a_sidecar(tmp_path, capsys):
     spreadsheets and R read it) with its provenance in <name>.csv.provenance.json."""
     import pandas as pd
 
-    from repdist.__main__ import main
+    from repdist.cli import main
     from repdist.io import (
         read_csv,
         read_table_metadata,

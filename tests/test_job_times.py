@@ -7,10 +7,10 @@ import logging
 
 import pytest
 
-from repdist.__main__ import main
-from repdist.job_times import benchmarks, groups, machines, report
-from repdist.machine import MACHINE_PREFIX, cpu_model, describe
-from repdist.runlog import job_log
+from repdist.cli import main
+from repdist.cli.job_times import benchmarks, groups, machines, report
+from repdist.pipeline.machine import MACHINE_PREFIX, cpu_model, describe
+from repdist.pipeline.joblog import job_log
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 

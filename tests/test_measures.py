@@ -233,7 +233,7 @@ def test_healthy_pairs_raise_no_warning(rng):
 def test_degenerate_model_is_flagged_in_the_pairs_table(tmp_path, rng):
     """A collapsed seed gives NaN measures with a reason in `warning`; healthy pairs stay clean."""
     from repdist.experiments.pairs import compare_seeds
-    from repdist.representations import embeddings_frame, unembeddings_frame
+    from repdist.io.representations import embeddings_frame, unembeddings_frame
 
     emb, unemb, metrics = [], [], []
     for s in range(3):

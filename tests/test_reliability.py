@@ -64,14 +64,14 @@ def job_pids(workdir: Path, script: str) -> list[int]:
 
 
 SYNTHETIC = dict(
-    steps=4000, cifar=False, target=TARGET, script="synthetic_train.py",
+    steps=4000, cifar=False, target=TARGET, script="train_mlps.py",
     checkpoint="results/quick/synthetic/K4/w16_g0_f0/checkpoint.pt",
     log="results/quick/logs/synthetic_train/K4_w16_g0_f0.log",
     models=[f"results/quick/synthetic/K4/w16_g0_f0/seed{s}/model.pt" for s in (0, 1)],
 )
 CIFAR = dict(
     steps=400, cifar=True, target="results/quick/cifar10/fd2/seed0/model.pt",
-    script="cifar10_train.py", checkpoint="results/quick/cifar10/fd2/seed0/checkpoint.pt",
+    script="train_resnets.py", checkpoint="results/quick/cifar10/fd2/seed0/checkpoint.pt",
     log="results/quick/logs/cifar10_train/fd2_seed0.log",
     models=["results/quick/cifar10/fd2/seed0/model.pt"],
 )
@@ -164,7 +164,7 @@ def test_a_checkpoint_of_another_lr_is_set_aside_not_resumed(tmp_path):
 
 def test_repdist_progress_reports_a_run_in_progress(tmp_path):
     """While a training job runs: its step, total, loss and ETA; after a kill, its checkpoint."""
-    from repdist.run_progress import report
+    from repdist.cli.progress import report
 
     config = write_config(tmp_path / "cfg.yaml", steps=4000)
     work = tmp_path / "run"
@@ -194,7 +194,7 @@ def test_two_quick_runs_give_identical_data(tmp_path, quick_outputs):
         capture_output=True, text=True, timeout=1200,
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    from repdist.run_diff import diff_runs
+    from repdist.cli.diff import diff_runs
 
     compared, problems = diff_runs(quick_outputs, second / "results" / "quick")
     assert not problems, problems

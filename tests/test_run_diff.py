@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from repdist.__main__ import main
+from repdist.cli import main
 from repdist.io import write_csv, write_parquet, write_table_text
 
 

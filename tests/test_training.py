@@ -13,7 +13,9 @@ import math
 from torch.utils.data import DataLoader
 
 from repdist.training.batches import dataloader_batches, numpy_batches
-from repdist.training.loop import TrainConfig, train
+from repdist.training.loop import RunOptions, TrainData, train
+
+from conftest import train_config
 
 K = 4
 
@@ -45,11 +47,11 @@ def test_clean_batch_order_has_exactly_the_nominal_steps():
 def test_paper_protocol_runs_whole_epochs():
     """The original's epoch rounding: 96 epochs of 157 batches = 15,072 synthetic steps, 13 of
     1,563 = 20,319 CIFAR steps; the clean protocol runs the nominal count."""
-    assert TrainConfig(steps=15_000, batch_size=128).steps_for(20_000) == 15_072
-    assert TrainConfig(steps=20_000, batch_size=32).steps_for(50_000) == 20_319
-    assert TrainConfig(steps=15_000, protocol="clean").steps_for(20_000) == 15_000
+    assert train_config(steps=15_000, batch_size=128).steps_for(20_000) == 15_072
+    assert train_config(steps=20_000, batch_size=32).steps_for(50_000) == 20_319
+    assert train_config(steps=15_000, protocol="clean").steps_for(20_000) == 15_000
     with pytest.raises(ValueError, match="protocol must be one of"):
-        TrainConfig(protocol="papper").steps_for(10)
+        train_config(protocol="papper").steps_for(10)
 
 
 def _original_loader_order(n, batch_size, steps, eval_every, num_workers=0):
@@ -90,17 +92,18 @@ def test_paper_batch_order_is_the_original_dataloader_order(n, batch_size, steps
 def _stack_and_alone(data, fix, dtype, steps=200, protocol="clean"):
     """`fix`: one (fix_g, fix_f) for every seed, or a list of them, one per model."""
     train_d, test_d, codes = data
-    cfg = TrainConfig(steps=steps, batch_size=64, eval_every=100, log_every=50, protocol=protocol)
+    cfg = train_config(steps=steps, batch_size=64, eval_every=100, log_every=50, protocol=protocol)
     seeds = [0, 1, 2]
     fixes = fix if isinstance(fix, list) else [fix] * len(seeds)
     stack = StackedModelClass([build_synthetic_model(s, K, 16, 2, *f).to(dtype)
                                for s, f in zip(seeds, fixes, strict=True)])
-    log, finals = train(stack, train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg)
+    log, finals = train(stack, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
+        cfg)
     alone = []
     for s, f in zip(seeds, fixes, strict=True):
         model = build_synthetic_model(s, K, 16, 2, *f).to(dtype)
-        log_1, finals_1 = train(model, train_d.x, train_d.labels, test_d.x, test_d.labels, codes,
-                                cfg)
+        log_1, finals_1 = train(model, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
+            cfg)
         alone.append((model, log_1, finals_1))
     return stack, log, finals, alone
 
@@ -144,8 +147,8 @@ def test_stacked_training_in_float32_matches_up_to_rounding(data):
 def test_training_lowers_the_loss(data):
     train_d, test_d, codes = data
     stack = StackedModelClass([build_synthetic_model(s, K, 32, 2, 0, 0) for s in (0, 1)])
-    log, finals = train(stack, train_d.x, train_d.labels, test_d.x, test_d.labels, codes,
-                        TrainConfig(steps=300, batch_size=64, lr=1e-3, eval_every=100,
+    log, finals = train(stack, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
+        train_config(steps=300, batch_size=64, lr=1e-3, eval_every=100,
                                     protocol="clean"))
     assert all(a > b for a, b in zip(log.test_loss[0], finals["test_loss"], strict=True))
     assert min(finals["test_accuracy"]) > 0.5  # 4 classes: chance is 0.25
@@ -154,25 +157,26 @@ def test_training_lowers_the_loss(data):
 @pytest.mark.parametrize("protocol", ["paper", "clean"])
 def test_resume_from_checkpoint_is_bitwise_identical(data, tmp_path, crash_after, protocol):
     train_d, test_d, codes = data
-    cfg = TrainConfig(steps=250, batch_size=64, eval_every=100, log_every=50, checkpoint_every=100,
+    cfg = train_config(steps=250, batch_size=64, eval_every=100, log_every=50, checkpoint_every=100,
                       protocol=protocol)
 
     def fresh():
         return StackedModelClass([build_synthetic_model(s, K, 16, 2, 0, 0) for s in (0, 1)])
 
     whole = fresh()
-    log_whole, _ = train(whole, train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg)
+    log_whole, _ = train(whole, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
+        cfg)
 
     ckpt = tmp_path / "checkpoint.pt"
     restore = crash_after(230)
     with pytest.raises(KeyboardInterrupt):
-        train(fresh(), train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg, ckpt)
+        train(fresh(), TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes), cfg, RunOptions(checkpoint=ckpt))
     restore()
     assert torch.load(ckpt, weights_only=False)["step"] == 200
 
     resumed = fresh()
-    log_resumed, _ = train(resumed, train_d.x, train_d.labels, test_d.x, test_d.labels, codes,
-                           cfg, ckpt)
+    log_resumed, _ = train(resumed, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
+        cfg, RunOptions(checkpoint=ckpt))
     for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
                             strict=True):
         assert torch.equal(p, q), name
@@ -190,10 +194,9 @@ def test_paper_loss_log_is_the_original_window(data):
     for protocol in ("paper", "clean"):
         logs = {}
         for every in (1, 4):
-            cfg = TrainConfig(steps=40, batch_size=256, eval_every=1000, log_every=every,
+            cfg = train_config(steps=40, batch_size=256, eval_every=1000, log_every=every,
                               protocol=protocol)
-            log, _ = train(_tiny(), train_d.x, train_d.labels, test_d.x, test_d.labels, codes,
-                           cfg)
+            log, _ = train(_tiny(), TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes), cfg)
             logs[every] = dict(zip(log.train_steps, np.array(log.train_loss), strict=True))
         per_step = logs[1]
         if protocol == "paper":  # label i = loss of step i; windows end at their label
@@ -215,9 +218,10 @@ def test_paper_test_loss_is_the_mean_of_batch_means_after_the_update(data):
     from repdist.training.loop import per_model_nll
 
     train_d, test_d, codes = data
-    cfg = TrainConfig(steps=64, batch_size=128, eval_every=32, log_every=32)
+    cfg = train_config(steps=64, batch_size=128, eval_every=32, log_every=32)
     model = _tiny()
-    log, finals = train(model, train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg)
+    log, finals = train(model, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
+        cfg)
     assert log.test_steps == [0, 32] and finals["test_loss"] == log.test_loss[-1]
     x, y = torch.from_numpy(test_d.x), torch.from_numpy(test_d.labels)
     c = torch.from_numpy(codes)
@@ -227,10 +231,10 @@ def test_paper_test_loss_is_the_mean_of_batch_means_after_the_update(data):
     np.testing.assert_allclose(finals["test_loss_eval"], whole.numpy(), rtol=1e-6)
     # the model after 64 steps is not the model at step 32: recompute at the last test pass
     assert finals["test_loss"] != pytest.approx(finals["test_loss_eval"], rel=1e-9)
-    cfg_end = TrainConfig(steps=64, batch_size=128, eval_every=63, log_every=32)
+    cfg_end = train_config(steps=64, batch_size=128, eval_every=63, log_every=32)
     model = _tiny()
-    log, finals = train(model, train_d.x, train_d.labels, test_d.x, test_d.labels, codes,
-                        cfg_end)
+    log, finals = train(model, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
+        cfg_end)
     assert log.test_steps[-1] == 63  # the last step, after its update: the final model
     with torch.no_grad():
         means = torch.stack([per_model_nll(model.log_probs(x[i:i + 128], c), y[i:i + 128])
@@ -245,24 +249,25 @@ def test_checkpoint_of_another_configuration_is_set_aside(data, tmp_path, crash_
     at the new lr bitwise."""
     train_d, test_d, codes = data
     args = (train_d.x, train_d.labels, test_d.x, test_d.labels, codes)
-    old = TrainConfig(steps=120, batch_size=64, eval_every=50, log_every=20, checkpoint_every=40,
+    old = train_config(steps=120, batch_size=64, eval_every=50, log_every=20, checkpoint_every=40,
                       lr=1e-4)
-    new = TrainConfig(**{**old.__dict__, "lr": 3e-4})
+    new = train_config(**{**old.__dict__, "lr": 3e-4})
     ckpt = tmp_path / "checkpoint.pt"
     restore = crash_after(50)
     with pytest.raises(KeyboardInterrupt):
-        train(_tiny(), *args, old, ckpt, identity={"model": "tiny"})
+        train(_tiny(), TrainData(*args), old, RunOptions(checkpoint=ckpt, identity={"model": "tiny"}))
     restore()
     assert ckpt.exists() and torch.load(ckpt, weights_only=False)["step"] == 40
     resumed = _tiny()
     with caplog.at_level("INFO", logger="repdist"):
-        _, finals = train(resumed, *args, new, ckpt, identity={"model": "tiny"})
+        _, finals = train(resumed, TrainData(*args),
+            new, RunOptions(checkpoint=ckpt, identity={"model": "tiny"}))
     assert "checkpoint set aside: lr 0.0001 -> 0.0003" in caplog.text
     assert "resuming" not in caplog.text and finals["steps_run"] == finals["steps_total"]
     aside = list(tmp_path.glob("checkpoint.set-aside-*.pt"))
     assert len(aside) == 1 and torch.load(aside[0], weights_only=False)["step"] == 40
     fresh = _tiny()
-    train(fresh, *args, new, identity={"model": "tiny"})
+    train(fresh, TrainData(*args), new, RunOptions(identity={"model": "tiny"}))
     for (name, p), q in zip(fresh.state_dict().items(), resumed.state_dict().values(),
                             strict=True):
         assert torch.equal(p, q), name
@@ -271,17 +276,17 @@ def test_checkpoint_of_another_configuration_is_set_aside(data, tmp_path, crash_
 def test_fewer_steps_than_the_checkpoint_start_fresh(data, tmp_path, crash_after, caplog):
     train_d, test_d, codes = data
     args = (train_d.x, train_d.labels, test_d.x, test_d.labels, codes)
-    long = TrainConfig(steps=120, batch_size=64, eval_every=50, log_every=20, checkpoint_every=40,
+    long = train_config(steps=120, batch_size=64, eval_every=50, log_every=20, checkpoint_every=40,
                        protocol="clean")
     ckpt = tmp_path / "checkpoint.pt"
     restore = crash_after(90)
     with pytest.raises(KeyboardInterrupt):
-        train(_tiny(), *args, long, ckpt)
+        train(_tiny(), TrainData(*args), long, RunOptions(checkpoint=ckpt))
     restore()
     assert torch.load(ckpt, weights_only=False)["step"] == 80
-    short = TrainConfig(**{**long.__dict__, "steps": 60})
+    short = train_config(**{**long.__dict__, "steps": 60})
     with caplog.at_level("INFO", logger="repdist"):
-        _, finals = train(_tiny(), *args, short, ckpt)
+        _, finals = train(_tiny(), TrainData(*args), short, RunOptions(checkpoint=ckpt))
     assert "checkpoint set aside: steps 120 -> 60" in caplog.text
     assert finals["steps_run"] == 60  # a fresh start: never a negative count
 
@@ -290,9 +295,9 @@ def test_a_checkpoint_without_configuration_is_set_aside(data, tmp_path, caplog)
     train_d, test_d, codes = data
     ckpt = tmp_path / "checkpoint.pt"
     torch.save({"step": 10, "model": {}, "optimizer": {}, "log": {}, "running": None}, ckpt)
-    cfg = TrainConfig(steps=20, batch_size=256, eval_every=100, log_every=10)
+    cfg = train_config(steps=20, batch_size=256, eval_every=100, log_every=10)
     with caplog.at_level("INFO", logger="repdist"):
-        train(_tiny(), train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg, ckpt)
+        train(_tiny(), TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes), cfg, RunOptions(checkpoint=ckpt))
     assert "it records no configuration" in caplog.text
     assert not ckpt.exists() and len(list(tmp_path.glob("checkpoint.set-aside-*"))) == 1
 
@@ -303,9 +308,9 @@ def test_training_logs_progress_lines(data, caplog, monkeypatch):
     from repdist.training.progress import parse_line
 
     train_d, test_d, codes = data
-    cfg = TrainConfig(steps=64, batch_size=128, eval_every=100, log_every=16)
+    cfg = train_config(steps=64, batch_size=128, eval_every=100, log_every=16)
     with caplog.at_level("INFO", logger="repdist"):
-        log, _ = train(_tiny(), train_d.x, train_d.labels, test_d.x, test_d.labels, codes, cfg)
+        log, _ = train(_tiny(), TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes), cfg)
     states = [parse_line(r.getMessage()) for r in caplog.records]
     states = [s for s in states if s is not None]
     assert [s.step for s in states] == [1, 17, 33, 49, 64]  # after steps 0, 16, 32, 48; the end

@@ -188,7 +188,7 @@ def test_every_quick_csv_opens_as_a_plain_csv(quick_run):
 
 
 def test_quick_dag_authors_branch_on_standin_checkpoints(quick_run):
-    from repdist.experiments.retrace import OURS_VS_AUTHORS_COLUMNS
+    from repdist.experiments.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
 
     table = read_csv(quick_run / "tables" / "ours_vs_authors.csv")
     assert list(table.columns) == OURS_VS_AUTHORS_COLUMNS
@@ -209,7 +209,7 @@ def test_quick_dag_authors_branch_on_standin_checkpoints(quick_run):
 
 
 def test_quick_dag_authors_cifar_branch_on_standin_checkpoints(quick_run):
-    from repdist.experiments.retrace import OURS_VS_AUTHORS_COLUMNS
+    from repdist.experiments.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
 
     table = read_csv(quick_run / "tables" / "ours_vs_authors_cifar.csv")
     assert list(table.columns) == OURS_VS_AUTHORS_COLUMNS
@@ -285,7 +285,7 @@ def test_report_of_a_synthetic_only_run_names_the_missing_branches(quick_run, tm
 
 
 def test_repdist_progress_on_the_finished_quick_run(quick_run):
-    from repdist.run_progress import report
+    from repdist.cli.progress import report
 
     text = report(quick_run)
     assert "training jobs:" in text and "finished" in text
@@ -295,8 +295,8 @@ def test_repdist_progress_on_the_finished_quick_run(quick_run):
 
 def test_repdist_job_times_on_the_finished_quick_run(quick_run):
     """Real Snakemake benchmark files and job logs: every file counted, every job's machine."""
-    from repdist.job_times import benchmarks, machines, report
-    from repdist.machine import describe
+    from repdist.cli.job_times import benchmarks, machines, report
+    from repdist.pipeline.machine import describe
 
     files = sorted((quick_run / "benchmarks").rglob("*.tsv"))
     jobs = benchmarks(quick_run)

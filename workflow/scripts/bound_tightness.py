@@ -4,7 +4,7 @@ import pandas as pd
 
 from repdist.experiments.bound import bound_tightness
 from repdist.io import read_parquet_metadata, table_provenance, write_csv
-from repdist.runlog import job_log
+from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]) as log:

@@ -2,7 +2,7 @@
 
 from repdist.experiments.constructed_bound import ConstructedBoundConfig, constructed_bound_sweep
 from repdist.io import table_provenance, write_csv
-from repdist.runlog import job_log
+from repdist.pipeline.joblog import job_log
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821 (snakemake is injected)
     cfg = ConstructedBoundConfig(**snakemake.params.cfg)  # noqa: F821

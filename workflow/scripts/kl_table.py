@@ -8,7 +8,7 @@ from repdist.experiments.kl_table import (
     paper_columns,
 )
 from repdist.io import table_provenance, write_csv, write_table_text
-from repdist.runlog import job_log
+from repdist.pipeline.joblog import job_log
 
 with job_log(snakemake.log[0]) as log:  # noqa: F821 (snakemake is injected)
     cfg = KLTableConfig(**snakemake.params.cfg)  # noqa: F821

@@ -15,7 +15,7 @@ from repdist.experiments.paper_comparison import (
     workshop_checks,
 )
 from repdist.io import read_csv, table_provenance, write_csv, write_table_text
-from repdist.runlog import job_log
+from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]) as log:

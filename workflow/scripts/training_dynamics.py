@@ -7,7 +7,7 @@ from repdist.experiments.synthetic import SyntheticModelConfig
 from repdist.figures.dynamics import dynamics_figure
 from repdist.figures.style import save_figure
 from repdist.io import write_parquet
-from repdist.runlog import job_log
+from repdist.pipeline.joblog import job_log
 from repdist.training.loop import TrainConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

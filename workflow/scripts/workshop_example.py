@@ -7,7 +7,7 @@ from repdist.figures.style import save_figure
 from repdist.figures.workshop import workshop_figure
 from repdist.io import table_provenance, write_csv, write_table_text
 from repdist.measures import mean_cca
-from repdist.runlog import job_log
+from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]) as log:

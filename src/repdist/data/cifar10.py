@@ -1,4 +1,4 @@
-"""CIFAR-10 in its python-pickle format (`cifar-10-batches-py/`): download, verify, load, stand-in.
+"""CIFAR-10 in its python-pickle format (`cifar-10-batches-py/`): fetch, load, stand-in.
 
 No torchvision needed: the batches are pickled dicts with a uint8 `data` array (N x 3072, RGB
 planes) and `labels`. Pixels are scaled to [-1, 1] (mean 0.5, std 0.5 per channel), no
@@ -11,19 +11,17 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
-import socket
 import struct
 import tarfile
 import tempfile
 import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..io import atomic_path, file_digest
+from ..io.download import download, verify_checksum
 
 URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 MD5 = "c58f30108f718f92721af3b95e74349a"
@@ -52,55 +50,9 @@ class CIFAR10:
     standin: bool
 
 
-def md5sum(path: str | os.PathLike[str]) -> str:
-    return file_digest(path, "md5")
-
-
-def verify_archive(path: str | os.PathLike[str], md5: str = MD5) -> None:
-    got = md5sum(path)
-    if got != md5:
-        raise CIFAR10Error(
-            f"{path}: MD5 {got} does not match the published {md5}; the download is corrupt "
-            "or not CIFAR-10 — delete it and run again"
-        )
-
-
 def missing_files(folder: str | os.PathLike[str]) -> list[str]:
     folder = Path(folder)
     return [n for n in (*TRAIN_BATCHES, TEST_BATCH, META) if not (folder / n).is_file()]
-
-
-def download_unreachable(url: str, timeout: float = 3.0) -> str | None:
-    """Why `url` cannot be fetched from here, or None when its host (or the configured proxy)
-    accepts a connection: an offline machine is detected in seconds, before any job starts,
-    instead of by a failing download job."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme == "file":
-        return None if Path(urllib.request.url2pathname(parts.path)).exists() else f"{url}: no such file"
-    proxy = urllib.request.getproxies().get(parts.scheme)
-    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
-        parts = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
-    host = parts.hostname or ""
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return None
-    except OSError as err:
-        return f"cannot connect to {host}:{port} ({err})"
-
-
-def _download(url: str, target: Path, timeout: float) -> None:
-    """Fetch `url` to `target` (atomically): torchvision's downloader where it imports, else urllib."""
-    try:
-        from torchvision.datasets.utils import download_url  # type: ignore[import-not-found]
-    except Exception:  # torchvision absent or broken (e.g. a CPU torch without its ops)
-        download_url = None
-    with atomic_path(target) as tmp:
-        if download_url is not None:
-            download_url(url, str(tmp.parent), filename=tmp.name)
-        else:
-            with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as fh:
-                shutil.copyfileobj(resp, fh)
 
 
 def fetch_cifar10(
@@ -118,7 +70,7 @@ def fetch_cifar10(
     archive = resources / ARCHIVE
     if not archive.exists():
         try:
-            _download(url, archive, timeout)
+            download(url, archive, timeout=timeout)
         except (urllib.error.URLError, OSError, TimeoutError) as err:
             raise CIFAR10Error(
                 f"CIFAR-10 is not in {folder} and could not be downloaded from {url} ({err}). "
@@ -126,7 +78,7 @@ def fetch_cifar10(
                 "`cifar10.root` in config.yaml to an existing cifar-10-batches-py folder; "
                 "the synthetic experiments run without it: `snakemake synthetic_all`"
             ) from err
-    verify_archive(archive, md5)
+    verify_checksum(archive, f"md5:{md5}")  # an archive put there by hand is checked too
     resources.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=resources, prefix=".extract-") as tmp:
         with tarfile.open(archive, "r:gz") as tar:
@@ -268,4 +220,4 @@ def write_standin_archive(path: str | os.PathLike[str], **kwargs) -> str:
         write_standin(Path(tmp) / FOLDER, **kwargs)
         with atomic_path(path) as out, tarfile.open(out, "w:gz") as tar:
             tar.add(Path(tmp) / FOLDER, arcname=FOLDER)
-    return md5sum(path)
+    return file_digest(path, "md5")

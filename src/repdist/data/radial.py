@@ -1,8 +1,9 @@
-"""The synthetic 2-D "radial classification" data set (spec Part B §1.1), vectorised.
+"""The synthetic 2-D "radial classification" data set (the original's
+`src/data/radial_classification.py`), vectorised.
 
 Inputs are N(0, 3^2) points; the label is the angular wedge of the point after reflecting
 points below the x-axis through the origin, so opposite sectors share a class. Labels equal
-the original's per-point loop exactly (spec: 0 mismatches on every train/test set used).
+the original's per-point loop exactly (0 mismatches on every train/test set used).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""CIFAR-10 experiments (spec Part B §1.2, §2.3, §3.3, §5.5, §5.6): ResNet-18 embeddings of 2, 3
-or 5 dimensions; the seeds of a job trained together as one stacked network (each with its own
+"""CIFAR-10 experiments (paper §5, Fig. 3 left, Fig. 5, App. F.4-F.5; the original's
+`src/training/train.py` with `configs/cifar10_*`): ResNet-18 embeddings of 2, 3 or 5 dimensions; the seeds of a job trained together as one stacked network (each with its own
 weights and BatchNorm statistics), representations extracted once, every pair compared."""
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import torch
 
 from ..data.cifar10 import CIFAR10, normalise
 from ..data.radial import label_codes
-from ..devices import resolve_device
-from ..io import provenance, write_json, write_parquet
+from ..training.devices import resolve_device
+from ..io import provenance
+from ..models.extract import extract
 from ..models.resnet import build_cifar_model, effective_bn_momentum
 from ..models.stacked import StackedModelClass
-from ..representations import embeddings_frame, unembeddings_frame
-from ..training.checkpoint import write_atomically
-from ..training.loop import TrainConfig, train
+from ..training.loop import RunOptions, TrainConfig, TrainData, TrainLog, train
+from .outputs import SeedFiles, SeedRepresentations, write_seed
+from .synthetic import seed_metrics
 
 NUM_CLASSES = 10
 DEFAULT_BN_MOMENTUM = 0.1  # PyTorch's
@@ -29,20 +30,22 @@ DEFAULT_BN_MOMENTUM = 0.1  # PyTorch's
 
 @dataclass(frozen=True)
 class CifarModelConfig:
+    """One CIFAR-10 job's models; every value comes from config.yaml's `cifar10`."""
+
     rep_dim: int
     seeds: Sequence[int]
-    base_width: int = 64
-    g_width: int = 128
-    bn_momentum: float | str = "protocol"  # "protocol", "original" (1 - 0.9^(K+1)) or a number
-    device: str = "auto"  # auto | cpu | cuda
-    bf16: bool = False  # CUDA only: bfloat16 autocast for f
-    channels_last: bool = True  # CUDA only
-    eval_batch_size: int = 500
+    base_width: int
+    g_width: int
+    bn_momentum: float | str  # "protocol", "original" (1 - 0.9^(K+1)) or a number
+    device: str  # auto | cpu | cuda
+    bf16: bool  # CUDA only: bfloat16 autocast for f
+    channels_last: bool  # CUDA only
+    eval_batch_size: int
 
 
 def resolve_bn_momentum(value: float | str, protocol: str) -> float:
     """The BatchNorm momentum of f evaluated once per step. The original evaluated f K+1 = 11
-    times per step in train mode, an effective momentum of 1 - 0.9^11 = 0.686 (spec §3.3): the
+    times per step in train mode, an effective momentum of 1 - 0.9^11 = 0.686: the
     paper protocol's; the clean protocol uses PyTorch's 0.1."""
     if value == "protocol":
         value = "original" if protocol == "paper" else DEFAULT_BN_MOMENTUM
@@ -56,30 +59,12 @@ def training_device(requested: str) -> torch.device:
     device = resolve_device(requested, "cifar10.device")
     if requested == "auto" and device.type == "cpu":
         warnings.warn(
-            "no CUDA device: training ResNet-18 on the CPU (about 4 s per step at full width "
-            "on 2 cores); use a GPU node for the paper scale",
+            "no CUDA device: training ResNet-18 on the CPU, far slower than on a GPU (README "
+            "'Speed'); use a GPU node for the paper scale",
             RuntimeWarning,
             stacklevel=2,
         )
     return device
-
-
-@torch.no_grad()
-def embed_all(model: StackedModelClass, images: torch.Tensor, batch_size: int) -> np.ndarray:
-    """(S, N, M) float64 eval-mode embeddings of every image for every seed of the stack."""
-    model.eval()
-    parts = [model.embed(images[i : i + batch_size]).double().cpu()
-             for i in range(0, len(images), batch_size)]
-    return torch.cat(parts, dim=1).numpy()
-
-
-@dataclass(frozen=True)
-class CifarPaths:
-    model: Path
-    metrics: Path
-    embeddings_test: Path
-    embeddings_train: Path
-    unembeddings: Path
 
 
 LOSS_NOTE = {
@@ -93,96 +78,87 @@ LOSS_NOTE = {
 }
 
 
-def train_cifar_models(
-    cfg: CifarModelConfig,
-    train_cfg: TrainConfig,
-    data: CIFAR10,
-    paths: Sequence[CifarPaths],
-    run_config: Mapping[str, Any],
-    checkpoint: str | Path | None = None,
-) -> list[dict[str, Any]]:
-    """Train the (ResNet-18 f, MLP g) models of cfg.seeds as one stack, then write each seed's
-    model, metrics and representations as if trained alone; return each seed's metrics."""
-    if len(paths) != len(cfg.seeds):
-        raise ValueError(f"{len(paths)} output sets for {len(cfg.seeds)} seeds")
-    device = training_device(cfg.device)
-    on_cuda = device.type == "cuda"
-    momentum = resolve_bn_momentum(cfg.bn_momentum, train_cfg.protocol)
+def cifar_stack(cfg: CifarModelConfig, protocol: str, on_cuda: bool) -> StackedModelClass:
+    """The (ResNet-18 f, MLP g) models of cfg.seeds as one stack, each initialised as the
+    original's seed s."""
+    momentum = resolve_bn_momentum(cfg.bn_momentum, protocol)
     stack = StackedModelClass([
         build_cifar_model(seed, cfg.rep_dim, NUM_CLASSES, cfg.g_width, cfg.base_width, momentum)
         for seed in cfg.seeds
     ])
     if cfg.bf16 and on_cuda:
         stack.f_net.autocast_dtype = torch.bfloat16
+    return stack
+
+
+def cifar_identity(cfg: CifarModelConfig, data: CIFAR10, momentum: float,
+                   on_cuda: bool) -> dict[str, Any]:
+    """What a CIFAR job's checkpoint must match besides the training settings."""
+    return {"model": {"rep_dim": cfg.rep_dim, "seeds": list(cfg.seeds),
+                      "base_width": cfg.base_width, "g_width": cfg.g_width,
+                      "bn_momentum": momentum, "bf16": cfg.bf16 and on_cuda},
+            "data": {"n_train": len(data.train_labels), "n_test": len(data.test_labels),
+                     "standin": data.standin}}
+
+
+def train_cifar_models(
+    cfg: CifarModelConfig,
+    train_cfg: TrainConfig,
+    data: CIFAR10,
+    files: Sequence[SeedFiles],
+    run_config: Mapping[str, Any],
+    checkpoint: str | Path | None = None,
+) -> list[dict[str, Any]]:
+    """Train the models of cfg.seeds as one stack, then write each seed's model, metrics and
+    representations (test and train images) as if trained alone; return each seed's metrics."""
+    if len(files) != len(cfg.seeds):
+        raise ValueError(f"{len(files)} output sets for {len(cfg.seeds)} seeds")
+    device = training_device(cfg.device)
+    on_cuda = device.type == "cuda"
+    stack = cifar_stack(cfg, train_cfg.protocol, on_cuda)
+    momentum = resolve_bn_momentum(cfg.bn_momentum, train_cfg.protocol)
     codes = label_codes(np.arange(NUM_CLASSES), NUM_CLASSES)
-    train_x, test_x = normalise(data.train_images), normalise(data.test_images)
-    identity = {"model": {"rep_dim": cfg.rep_dim, "seeds": list(cfg.seeds),
-                          "base_width": cfg.base_width, "g_width": cfg.g_width,
-                          "bn_momentum": momentum, "bf16": cfg.bf16 and on_cuda},
-                "data": {"n_train": len(train_x), "n_test": len(test_x),
-                         "standin": data.standin}}
-    channels_last = cfg.channels_last and on_cuda
-    log, finals = train(
-        stack, train_x, data.train_labels, test_x, data.test_labels, codes, train_cfg,
-        checkpoint=checkpoint, device=device, eval_batch_size=cfg.eval_batch_size,
-        channels_last=channels_last, final_train_eval=True, identity=identity,
-    )
-    stack.eval()
-    with torch.no_grad():
-        g_all = stack.unembed(torch.from_numpy(codes).to(device)).double().cpu().numpy()
-    memory = torch.channels_last if channels_last else torch.contiguous_format
-
-    def as_input(a: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(a).to(device).contiguous(memory_format=memory)
-
-    f_all = {split: embed_all(stack, as_input(images), cfg.eval_batch_size)
-             for split, images in (("test", test_x), ("train", train_x))}
-    labels = {"test": data.test_labels, "train": data.train_labels}
+    splits = {"test": (normalise(data.test_images), data.test_labels),
+              "train": (normalise(data.train_images), data.train_labels)}
+    train_data = TrainData(splits["train"][0], data.train_labels, splits["test"][0],
+                           data.test_labels, codes)
+    options = RunOptions(checkpoint=checkpoint, device=device,
+                         eval_batch_size=cfg.eval_batch_size,
+                         channels_last=cfg.channels_last and on_cuda, final_train_eval=True,
+                         identity=cifar_identity(cfg, data, momentum, on_cuda))
+    log, finals = train(stack, train_data, train_cfg, options)
+    f_all = {}
+    for split, (images, _) in splits.items():
+        f_all[split], g_all = extract(stack, images, codes, cfg.eval_batch_size,
+                                      options.channels_last)
     stack.cpu()
-    shared = {
-        "experiment": "cifar10",
-        "standin_data": data.standin,
-        "K": NUM_CLASSES,
-        "M": cfg.rep_dim,
-        "width": cfg.g_width,
-        "base_width": cfg.base_width,
-        "bn_momentum": momentum,
-        "fix_g": 0.0,
-        "fix_f": 0.0,
-        "steps": train_cfg.steps,
-        "steps_total": finals["steps_total"],
-        "protocol": train_cfg.protocol,
-        "device": device.type,
-        **provenance(run_config),
-    }
-    paper = train_cfg.rules.train_mode_test_loss
+    shared = {"experiment": "cifar10", "standin_data": data.standin, "K": NUM_CLASSES,
+              "M": cfg.rep_dim, "width": cfg.g_width, "base_width": cfg.base_width,
+              "bn_momentum": momentum, "fix_g": 0.0, "fix_f": 0.0, "steps": train_cfg.steps,
+              "steps_total": finals["steps_total"], "protocol": train_cfg.protocol,
+              "device": device.type, **provenance(run_config)}
     all_metrics = []
-    for i, (seed, p) in enumerate(zip(cfg.seeds, paths, strict=True)):
+    for i, (seed, out) in enumerate(zip(cfg.seeds, files, strict=True)):
         meta = {**shared, "seed": int(seed)}
-        for split, path in (("test", p.embeddings_test), ("train", p.embeddings_train)):
-            f = f_all[split][i]
-            preds = np.argmax(f @ g_all[i].T, axis=1)
-            write_parquet(path, embeddings_frame(f, labels[split], preds), {**meta, "split": split})
-        write_parquet(p.unembeddings, unembeddings_frame(g_all[i]), {**meta, "split": "labels"})
-        metrics = {
-            "train_loss_steps": log.train_steps,
-            "train_loss": [v[i] for v in log.train_loss],
-            "test_loss_steps": log.test_steps,
-            "test_loss": [v[i] for v in log.test_loss],
-            "final_test_loss": finals["test_loss"][i],
-            "final_test_loss_eval": finals["test_loss_eval"][i],
-            "final_train_loss": (log.train_loss[-1][i] if paper else finals["train_loss_eval"][i]),
-            "final_train_loss_eval": finals["train_loss_eval"][i],
-            "test_accuracy": finals["test_accuracy"][i],
-            "train_accuracy": finals["train_accuracy"][i],
-            "wall_time_s": finals["wall_time_s"],
-            "wall_time_note": f"one job trained {len(cfg.seeds)} model(s) together",
-            "steps_run": finals["steps_run"],
-            "steps_per_s": finals["steps_run"] / max(finals["wall_time_s"], 1e-9),
-            "loss_note": LOSS_NOTE[train_cfg.protocol],
-            **meta,
-        }
-        write_json(p.metrics, metrics)
-        write_atomically(p.model, stack.state_dict_of(i))
-        all_metrics.append(metrics)
+        reps = SeedRepresentations(g_all[i], {s: f_all[s][i] for s in splits},
+                                   {s: labels for s, (_, labels) in splits.items()})
+        metrics = cifar_seed_metrics(log, finals, i, train_cfg, len(cfg.seeds))
+        write_seed(out, reps, meta, metrics, stack.state_dict_of(i))
+        all_metrics.append({**metrics, **meta})
     return all_metrics
+
+
+def cifar_seed_metrics(log: TrainLog, finals: Mapping[str, Any], i: int,
+                       train_cfg: TrainConfig, n_models: int) -> dict[str, Any]:
+    """Seed i's curves, final losses (the protocol's and eval mode) and accuracies."""
+    paper = train_cfg.rules.train_mode_test_loss
+    return {
+        **seed_metrics(log, finals, i),
+        "final_train_loss": (log.train_loss[-1][i] if paper else finals["train_loss_eval"][i]),
+        "final_train_loss_eval": finals["train_loss_eval"][i],
+        "train_accuracy": finals["train_accuracy"][i],
+        "wall_time_note": f"one job trained {n_models} model(s) together",
+        "steps_run": finals["steps_run"],
+        "steps_per_s": finals["steps_run"] / max(finals["wall_time_s"], 1e-9),
+        "loss_note": LOSS_NOTE[train_cfg.protocol],
+    }

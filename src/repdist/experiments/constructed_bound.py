@@ -1,6 +1,7 @@
 """Paper Fig. 16 (left): d_LLV vs d_{f,g} for an evenly spaced classifier and noisy copies of it.
 
-Spec Part B §5.4: f2 = f1 + (i+1) * noise_level * N(0, I) for i = 0..num_levels-1, same g.
+As the original's `experiments/making_constructed_models.py`: f2 = f1 + (i+1) * noise_level *
+N(0, I) for i = 0..num_levels-1, same g.
 As in the original, the diversity input set is frozen after the first level while the pivot
 and left-out labels are re-chosen at every level.
 """
@@ -12,23 +13,26 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..constructions import evenly_spaced_classifier
+from ..models.constructed import evenly_spaced_classifier
 from ..measures import compare_prepared, prepare
 
 
 @dataclass(frozen=True)
 class ConstructedBoundConfig:
+    """One classifier of config.yaml's `constructed`, its shared settings, the d_LLV settings
+    of `measures` and the root seed."""
+
     num_classes: int
     noise_level: float
-    n_per_class: int = 500
-    num_levels: int = 250
-    num_samples: int = 300
-    lam: float = 1e-5
-    f_length: float = 5.0
-    g_length: float = 20.0
-    dist_type: str = "max"
-    sum_or_max: str = "max"
-    seed: int = 0
+    n_per_class: int
+    num_levels: int
+    num_samples: int
+    lam: float
+    f_length: float
+    g_length: float
+    dist_type: str
+    sum_or_max: str
+    seed: int
 
 
 def constructed_bound_sweep(cfg: ConstructedBoundConfig) -> pd.DataFrame:

@@ -3,7 +3,6 @@ the models' parquet files. No torch here: the pairs rules run in the measures en
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,9 +11,10 @@ import numpy as np
 import pandas as pd
 
 from ..io import read_parquet_metadata
-from ..measures import compare_prepared, prepare
+from ..io.representations import columns_of, load_representations
+from ..measures import CompareSettings, prepare
 from ..measures.cca import mean_cca_from_bases, orthonormal_basis
-from ..representations import columns_of
+from ..measures.pairs import all_pairs, compare_pairs
 
 DISTRIBUTION_COLUMNS = ["kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out",
                         "input_set", "m_svd_f_min", "m_svd_g", "d_fg"]
@@ -39,12 +39,6 @@ PAIR_COLUMNS = [
 ]
 
 
-def load_representations(embeddings: str | Path, unembeddings: str | Path):
-    f = columns_of(pd.read_parquet(embeddings), "f_")
-    g = columns_of(pd.read_parquet(unembeddings), "g_")
-    return f, g
-
-
 def compare_seeds(
     seeds: Sequence[int],
     embeddings: Sequence[str | Path],
@@ -55,23 +49,14 @@ def compare_seeds(
     """Every unordered pair of seeds (a < b in the given order): one row of PAIR_COLUMNS each."""
     prepared = [prepare(*load_representations(e, u)) for e, u in zip(embeddings, unembeddings,
                                                                       strict=True)]
-    rows = []
-    for i, j in itertools.combinations(range(len(seeds)), 2):
-        r = compare_prepared(prepared[i], prepared[j], **measure_kwargs)
-        rows.append(
-            {
-                "seed_a": int(seeds[i]),
-                "seed_b": int(seeds[j]),
-                **distribution_fields(r),
-                "mcca_f": r["mcca_f"],
-                "mcca_g": r["mcca_g"],
-                "test_loss_diff": abs(metrics[i]["final_test_loss"] - metrics[j]["final_test_loss"]),
-                "acc_a": metrics[i]["test_accuracy"],
-                "acc_b": metrics[j]["test_accuracy"],
-                **extra_fields(r),
-                "warning": r["warning"],
-            }
-        )
+    pairs = all_pairs(len(seeds))
+    results = compare_pairs(prepared, CompareSettings(**measure_kwargs), pairs)
+    rows = [{"seed_a": int(seeds[i]), "seed_b": int(seeds[j]), **distribution_fields(r),
+             "mcca_f": r["mcca_f"], "mcca_g": r["mcca_g"],
+             "test_loss_diff": abs(metrics[i]["final_test_loss"] - metrics[j]["final_test_loss"]),
+             "acc_a": metrics[i]["test_accuracy"], "acc_b": metrics[j]["test_accuracy"],
+             **extra_fields(r), "warning": r["warning"]}
+            for (i, j), r in zip(pairs, results, strict=True)]
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
@@ -99,33 +84,26 @@ def compare_cifar_seeds(
     """All 45 (for 10 seeds) pairs: the measures on the test split, m_CCA also on the train split.
     test_loss_*: the protocol's final test losses (the paper's: train-mode BatchNorm, as its Fig. 5
     used); test_loss_eval_*: eval mode on the whole test set after training."""
-    gs = [columns_of(pd.read_parquet(u), "g_") for u in unembeddings]
-    prepared = [prepare(columns_of(pd.read_parquet(e), "f_"), g)
-                for e, g in zip(embeddings_test, gs, strict=True)]
+    prepared = [prepare(*load_representations(e, u))
+                for e, u in zip(embeddings_test, unembeddings, strict=True)]
     train_bases = [orthonormal_basis(columns_of(pd.read_parquet(e), "f_"))
                    for e in embeddings_train]
-    rows = []
-    for i, j in itertools.combinations(range(len(seeds)), 2):
-        r = compare_prepared(prepared[i], prepared[j], **measure_kwargs)
-        mcca_train, _ = mean_cca_from_bases(train_bases[i], train_bases[j], prepared[i].rep_dim)
-        loss_a, loss_b = metrics[i]["final_test_loss"], metrics[j]["final_test_loss"]
-        eval_a, eval_b = metrics[i]["final_test_loss_eval"], metrics[j]["final_test_loss_eval"]
-        rows.append(
-            {
-                "seed_a": int(seeds[i]),
-                "seed_b": int(seeds[j]),
-                **distribution_fields(r),
-                "mcca_f_test": r["mcca_f"],
-                "mcca_f_train": mcca_train,
-                "mcca_g": r["mcca_g"],
-                "test_loss_a": loss_a,
-                "test_loss_b": loss_b,
-                "test_loss_diff": abs(loss_a - loss_b),
-                "test_loss_eval_a": eval_a,
-                "test_loss_eval_b": eval_b,
-                "test_loss_eval_diff": abs(eval_a - eval_b),
-                **extra_fields(r),
-                "warning": r["warning"],
-            }
-        )
-    return pd.DataFrame(rows, columns=CIFAR_PAIR_COLUMNS)
+    pairs = all_pairs(len(seeds))
+    results = compare_pairs(prepared, CompareSettings(**measure_kwargs), pairs)
+    return pd.DataFrame([_cifar_row(seeds, metrics, train_bases, prepared[0].rep_dim, i, j, r)
+                         for (i, j), r in zip(pairs, results, strict=True)],
+                        columns=CIFAR_PAIR_COLUMNS)
+
+
+def _cifar_row(seeds: Sequence[int], metrics: Sequence[Mapping[str, Any]],
+               train_bases: Sequence[np.ndarray], rep_dim: int, i: int, j: int,
+               r: Mapping[str, Any]) -> dict[str, Any]:
+    mcca_train, _ = mean_cca_from_bases(train_bases[i], train_bases[j], rep_dim)
+    loss_a, loss_b = metrics[i]["final_test_loss"], metrics[j]["final_test_loss"]
+    eval_a, eval_b = metrics[i]["final_test_loss_eval"], metrics[j]["final_test_loss_eval"]
+    return {"seed_a": int(seeds[i]), "seed_b": int(seeds[j]), **distribution_fields(r),
+            "mcca_f_test": r["mcca_f"], "mcca_f_train": mcca_train, "mcca_g": r["mcca_g"],
+            "test_loss_a": loss_a, "test_loss_b": loss_b, "test_loss_diff": abs(loss_a - loss_b),
+            "test_loss_eval_a": eval_a, "test_loss_eval_b": eval_b,
+            "test_loss_eval_diff": abs(eval_a - eval_b), **extra_fields(r),
+            "warning": r["warning"]}

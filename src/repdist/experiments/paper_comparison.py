@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .retrace import RETRACE_TOLERANCE
+from .ours_vs_authors import RETRACE_TOLERANCE
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""Synthetic experiments (spec Part B §1.1, §3, §5.1): train a configuration's seeds together,
-write each model and its representations, then compare every pair of seeds."""
+"""Synthetic experiments (paper §5 and App. F.7; the original's `src/training/train.py` on the
+radial data): train a configuration's seeds together, write each model and its representations
+as if trained alone."""
 
 from __future__ import annotations
 
@@ -12,26 +13,28 @@ import numpy as np
 import torch
 
 from ..data.radial import label_codes, make_radial
-from ..io import provenance, write_json, write_parquet
+from ..io import provenance
+from ..models.extract import extract
 from ..models.mlp import build_synthetic_model
 from ..models.stacked import StackedModelClass
-from ..representations import embeddings_frame, unembeddings_frame
-from ..training.checkpoint import write_atomically
-from ..training.loop import TrainConfig, train
+from ..training.loop import RunOptions, TrainConfig, TrainData, TrainLog, train
+from .outputs import SeedFiles, SeedRepresentations, write_seed
 
 
 @dataclass(frozen=True)
 class SyntheticModelConfig:
+    """One synthetic configuration's models; every value comes from config.yaml's `synthetic`."""
+
     num_classes: int
     width: int
     fix_g: float
     fix_f: float
     seeds: Sequence[int]
-    rep_dim: int = 2
-    n_train: int = 20_000
-    n_test: int = 2_000
-    train_data_seed: int = 0
-    test_data_seed: int = 1
+    rep_dim: int
+    n_train: int
+    n_test: int
+    train_data_seed: int
+    test_data_seed: int
 
 
 FINAL_LOSS_NOTE = {
@@ -43,12 +46,21 @@ FINAL_LOSS_NOTE = {
 }
 
 
-@dataclass(frozen=True)
-class SeedPaths:
-    model: Path
-    metrics: Path
-    embeddings: Path
-    unembeddings: Path
+def synthetic_data(cfg: SyntheticModelConfig) -> TrainData:
+    """The radial training and test sets of a configuration, and its label codes."""
+    k = cfg.num_classes
+    train_d = make_radial(cfg.n_train, k, cfg.train_data_seed)
+    test_d = make_radial(cfg.n_test, k, cfg.test_data_seed)
+    return TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels,
+                     label_codes(np.arange(k), k))
+
+
+def synthetic_stack(cfgs: Sequence[SyntheticModelConfig]) -> StackedModelClass:
+    """Every seed of every configuration, each initialised as the original's seed s."""
+    return StackedModelClass([
+        build_synthetic_model(seed, c.num_classes, c.width, c.rep_dim, c.fix_g, c.fix_f)
+        for c in cfgs for seed in c.seeds
+    ])
 
 
 def stack_identity(model_cfgs: Sequence[SyntheticModelConfig]) -> dict[str, Any]:
@@ -60,10 +72,22 @@ def stack_identity(model_cfgs: Sequence[SyntheticModelConfig]) -> dict[str, Any]
     return {"model": shared, "members": members}
 
 
+def _check_stackable(model_cfgs: Sequence[SyntheticModelConfig],
+                     files: Sequence[Sequence[SeedFiles]]) -> None:
+    if len(files) != len(model_cfgs):
+        raise ValueError(f"{len(files)} sets of output paths for {len(model_cfgs)} configurations")
+    for cfg, cfg_files in zip(model_cfgs, files, strict=True):
+        if len(cfg_files) != len(cfg.seeds):
+            raise ValueError(f"{len(cfg_files)} output sets for {len(cfg.seeds)} seeds")
+    shared = {replace(c, fix_g=0.0, fix_f=0.0, seeds=()) for c in model_cfgs}
+    if len(shared) != 1:
+        raise ValueError("configurations trained together may differ only in fix_g and fix_f")
+
+
 def train_configurations(
     model_cfgs: Sequence[SyntheticModelConfig],
     train_cfg: TrainConfig,
-    paths: Sequence[Sequence[SeedPaths]],
+    files: Sequence[Sequence[SeedFiles]],
     run_config: Mapping[str, Any],
     checkpoint: str | Path | None = None,
     device: str | torch.device = "cpu",
@@ -72,70 +96,38 @@ def train_configurations(
     fix_f) in one stacked model, then write every seed's files as if trained alone.
 
     Narrow nets spend a step mostly in per-op overhead, which one stack of all variants pays
-    once (at width 16, 80 models step in ~0.6 ms per 20, against ~1.1 ms in stacks of 20).
+    once instead of once per variant.
     """
-    if len(paths) != len(model_cfgs):
-        raise ValueError(f"{len(paths)} sets of output paths for {len(model_cfgs)} configurations")
-    for cfg, cfg_paths in zip(model_cfgs, paths, strict=True):
-        if len(cfg_paths) != len(cfg.seeds):
-            raise ValueError(f"{len(cfg_paths)} output sets for {len(cfg.seeds)} seeds")
-    shared = {replace(c, fix_g=0.0, fix_f=0.0, seeds=()) for c in model_cfgs}
-    if len(shared) != 1:
-        raise ValueError("configurations trained together may differ only in fix_g and fix_f")
-    base = model_cfgs[0]
-    k = base.num_classes
-    train_data = make_radial(base.n_train, k, base.train_data_seed)
-    test_data = make_radial(base.n_test, k, base.test_data_seed)
-    codes = label_codes(np.arange(k), k)
-    members = [(cfg, seed, p) for cfg, cfg_paths in zip(model_cfgs, paths, strict=True)
-               for seed, p in zip(cfg.seeds, cfg_paths, strict=True)]
-    stack = StackedModelClass([
-        build_synthetic_model(seed, k, cfg.width, cfg.rep_dim, cfg.fix_g, cfg.fix_f)
-        for cfg, seed, _ in members
-    ])
-    log, finals = train(
-        stack, train_data.x, train_data.labels, test_data.x, test_data.labels, codes, train_cfg,
-        checkpoint=checkpoint, device=device, identity=stack_identity(model_cfgs),
-    )
-    stack.eval()
-    with torch.no_grad():
-        on = next(stack.parameters()).device
-        f_all = stack.embed(torch.from_numpy(test_data.x).to(on)).double().cpu().numpy()
-        g_all = stack.unembed(torch.from_numpy(codes).to(on)).double().cpu().numpy()  # (S, K, M)
-        stack.cpu()
-    provenance_meta = provenance(run_config)
-    for i, (cfg, seed, p) in enumerate(members):
-        meta = {
-            "experiment": "synthetic",
-            "K": k,
-            "M": cfg.rep_dim,
-            "width": cfg.width,
-            "fix_g": cfg.fix_g,
-            "fix_f": cfg.fix_f,
-            "steps": train_cfg.steps,
-            "steps_total": finals["steps_total"],
-            "protocol": train_cfg.protocol,
-            "split": "test",
-            **provenance_meta,
-            "seed": int(seed),
-        }
-        preds = np.argmax(f_all[i] @ g_all[i].T, axis=1)
-        write_parquet(p.embeddings, embeddings_frame(f_all[i], test_data.labels, preds), meta)
-        write_parquet(p.unembeddings, unembeddings_frame(g_all[i]), meta)
-        write_json(
-            p.metrics,
-            {
-                "train_loss_steps": log.train_steps,
-                "train_loss": [v[i] for v in log.train_loss],
-                "test_loss_steps": log.test_steps,
-                "test_loss": [v[i] for v in log.test_loss],
-                "final_test_loss": finals["test_loss"][i],
-                "final_test_loss_eval": finals["test_loss_eval"][i],
-                "test_accuracy": finals["test_accuracy"][i],
-                "loss_note": FINAL_LOSS_NOTE[train_cfg.protocol],
-                "wall_time_s": finals["wall_time_s"],
-                "wall_time_note": f"one job trained {len(members)} models together",
-                **meta,
-            },
-        )
-        write_atomically(p.model, stack.state_dict_of(i))
+    _check_stackable(model_cfgs, files)
+    data = synthetic_data(model_cfgs[0])
+    stack = synthetic_stack(model_cfgs)
+    log, finals = train(stack, data, train_cfg, RunOptions(
+        checkpoint=checkpoint, device=device, identity=stack_identity(model_cfgs)))
+    f_all, g_all = extract(stack, data.test_x, data.codes)
+    stack.cpu()
+    shared = provenance(run_config)
+    members = [(cfg, seed, out) for cfg, cfg_files in zip(model_cfgs, files, strict=True)
+               for seed, out in zip(cfg.seeds, cfg_files, strict=True)]
+    for i, (cfg, seed, out) in enumerate(members):
+        meta = {"experiment": "synthetic", "K": cfg.num_classes, "M": cfg.rep_dim,
+                "width": cfg.width, "fix_g": cfg.fix_g, "fix_f": cfg.fix_f,
+                "steps": train_cfg.steps, "steps_total": finals["steps_total"],
+                "protocol": train_cfg.protocol, **shared, "seed": int(seed)}
+        reps = SeedRepresentations(g_all[i], {"test": f_all[i]}, {"test": data.test_labels})
+        metrics = {**seed_metrics(log, finals, i), "loss_note": FINAL_LOSS_NOTE[train_cfg.protocol],
+                   "wall_time_note": f"one job trained {len(members)} models together"}
+        write_seed(out, reps, meta, metrics, stack.state_dict_of(i))
+
+
+def seed_metrics(log: TrainLog, finals: Mapping[str, Any], i: int) -> dict[str, Any]:
+    """Model i's curves and final values from a stack's training log and finals."""
+    return {
+        "train_loss_steps": log.train_steps,
+        "train_loss": [v[i] for v in log.train_loss],
+        "test_loss_steps": log.test_steps,
+        "test_loss": [v[i] for v in log.test_loss],
+        "final_test_loss": finals["test_loss"][i],
+        "final_test_loss_eval": finals["test_loss_eval"][i],
+        "test_accuracy": finals["test_accuracy"][i],
+        "wall_time_s": finals["wall_time_s"],
+    }

@@ -1,51 +1,15 @@
-"""The workshop paper's hand-built example (seed 000, §4 and App. D): two 4-label models in 2-D
-with near-zero loss and nearly equal likelihoods for the correct labels, whose embeddings are
-far from linearly related.
-
-Model ': unembeddings of length 1100 at angles 0, pi/16, 2pi/16, 3pi/16; 1000 embeddings per
-label at the label's angle + U(-pi/128, pi/128), length |N(0,1)| + 1.
-Model *: unembeddings of length 100 at 0, 2pi/6, pi, 3pi/2; the same angular offsets times 16
-(U(-pi/8, pi/8)) around its own label directions, the same lengths.
-"""
+"""The workshop paper's hand-built example (seed 000, §4 and App. D; the models themselves are
+`models.constructed.workshop_models`): its numbers recomputed next to the paper's."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..constructions import polar
+from ..models.constructed import WorkshopModels, workshop_models
 from ..measures import log_likelihoods, mean_cca
 
-N_PER_LABEL = 1000
 BROADCAST_PREFIX = "as the workshop code broadcast it: "
-PRIME_ANGLES = np.array([0.0, 1.0, 2.0, 3.0]) * np.pi / 16
-STAR_ANGLES = np.array([0.0, 2 * np.pi / 6, np.pi, 3 * np.pi / 2])
-
-
-@dataclass(frozen=True)
-class WorkshopModels:
-    f_prime: np.ndarray
-    g_prime: np.ndarray
-    f_star: np.ndarray
-    g_star: np.ndarray
-    labels: np.ndarray
-
-
-def workshop_models(rng: np.random.Generator, n_per_label: int = N_PER_LABEL) -> WorkshopModels:
-    offsets = rng.uniform(-np.pi / 128, np.pi / 128, size=(4, n_per_label))
-    lengths = np.abs(rng.standard_normal((4, n_per_label))) + 1.0
-    labels = np.repeat(np.arange(4), n_per_label)
-    f_prime = polar(lengths, PRIME_ANGLES[:, None] + offsets).reshape(-1, 2)
-    f_star = polar(lengths, STAR_ANGLES[:, None] + 16 * offsets).reshape(-1, 2)
-    return WorkshopModels(
-        f_prime=f_prime,
-        g_prime=polar(np.full(4, 1100.0), PRIME_ANGLES),
-        f_star=f_star,
-        g_star=polar(np.full(4, 100.0), STAR_ANGLES),
-        labels=labels,
-    )
 
 
 def noise_baseline(rng: np.random.Generator, f: np.ndarray, variance_factor: float) -> float:

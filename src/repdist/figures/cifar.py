@@ -41,14 +41,20 @@ def reps_figure(
     return fig
 
 
-def comparison_figure(
-    f_a: np.ndarray, preds_a: np.ndarray, f_b: np.ndarray, preds_b: np.ndarray,
-    class_names: Sequence[str], mcca: float, seeds: tuple[int, int], standin: bool,
-) -> plt.Figure:
-    """Two seeds' test embeddings side by side; each coloured by its own predictions."""
+def seed_comparison(
+    a: pd.DataFrame, b: pd.DataFrame, class_names: Sequence[str], seeds: tuple[int, int],
+    standin: bool,
+) -> tuple[plt.Figure, float]:
+    """Fig. 3 (left): two seeds' test embeddings side by side, each coloured by its own
+    predictions, the m_CCA of the two in the title; returns the figure and that m_CCA."""
+    from ..io.representations import columns_of
+    from ..measures import mean_cca
+
+    f_a, f_b = columns_of(a, "f_"), columns_of(b, "f_")
+    mcca = mean_cca(f_a, f_b)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.4, 4.6), sharey=True)
-    left.scatter(f_a[:, 0], f_a[:, 1], c=_colours(preds_a), s=5)
-    right.scatter(f_b[:, 0], f_b[:, 1], c=_colours(preds_b), s=5)
+    left.scatter(f_a[:, 0], f_a[:, 1], c=_colours(a["pred"].to_numpy()), s=5)
+    right.scatter(f_b[:, 0], f_b[:, 1], c=_colours(b["pred"].to_numpy()), s=5)
     left.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}(\cdot)$ (seed {seeds[0]})")
     right.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}'(\cdot)$ (seed {seeds[1]})")
     for ax in (left, right):
@@ -59,28 +65,13 @@ def comparison_figure(
     fig.suptitle(rf"$m_{{\mathrm{{CCA}}}}$ = {mcca:.3f} on the test set{_data_note(standin)}",
                  fontsize=12)
     fig.tight_layout()
-    return fig
+    return fig, mcca
 
 
 LOSS_LABELS = {
     "test_loss_diff": "test loss difference",
     "test_loss_eval_diff": "test loss difference (eval mode)",
 }
-
-
-def seed_comparison(
-    a: pd.DataFrame, b: pd.DataFrame, class_names: Sequence[str], seeds: tuple[int, int],
-    standin: bool,
-) -> tuple[plt.Figure, float]:
-    """Fig. 3 (left) from two seeds' test-embedding tables, and the m_CCA in its title."""
-    from ..measures import mean_cca
-    from ..representations import columns_of
-
-    f_a, f_b = columns_of(a, "f_"), columns_of(b, "f_")
-    mcca = mean_cca(f_a, f_b)
-    fig = comparison_figure(f_a, a["pred"].to_numpy(), f_b, b["pred"].to_numpy(), class_names,
-                            mcca, seeds, standin)
-    return fig, mcca
 
 
 def loss_diff_figure(pairs_by_dim: Mapping[int, pd.DataFrame], standin: bool,

@@ -3,7 +3,6 @@ bound d_{f,g} <= 2M d_LLV, and every measure as a model-by-model matrix."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,12 +12,6 @@ import pandas as pd
 from .bound import bound_figure
 from .style import PAPER_BLUE, plt
 from .synthetic import MEASURE_PANELS
-
-
-def rep_dim_of(meta: Mapping[str, Any]) -> int:
-    """M of a `repdist compare` table, from its provenance (every model has the same M)."""
-    shape = meta["models"][0]["shape"]
-    return int(re.search(r"M=(\d+)", shape).group(1))
 
 
 def pair_matrix(pairs: pd.DataFrame, column: str, names: list[str]) -> np.ndarray:
@@ -54,7 +47,7 @@ def measures_figure(pairs: pd.DataFrame, names: list[str], title: str) -> plt.Fi
 def group_figures(pairs: pd.DataFrame, meta: Mapping[str, Any],
                   group: str) -> tuple[plt.Figure, plt.Figure]:
     names = [m["name"] for m in meta["models"]]
-    m = rep_dim_of(meta)
+    m = int(meta["M"])  # every model of a group has the same M (experiments.models)
     bound = bound_figure(pairs, m, f"Models '{group}' ({len(names)} models, M = {m})", 20)
     title = f"Models '{group}': every measure for every pair ({len(pairs)} pairs)"
     return bound, measures_figure(pairs, names, title)

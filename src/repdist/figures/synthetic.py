@@ -1,10 +1,9 @@
 """Figures of the synthetic experiments: the data (Fig. 4) and d_LLV / d_{f,g} vs width (Fig. 3
-right, App. F.7)."""
+right, App. F.7), drawn from the width tables of `experiments.widths`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -21,57 +20,6 @@ def data_figure(data: RadialData) -> plt.Figure:
     ax.set_title(f"Radial data, {data.num_classes} classes, {len(data.x):,} training points")
     ax.set_aspect("equal")
     return fig
-
-
-def width_summary(pairs: pd.DataFrame, threshold: float, min_seeds: int) -> pd.DataFrame:
-    """Per width: mean and population sd of d_LLV and d_{f,g} over pairs of high-accuracy seeds.
-
-    A seed is high-accuracy if its test accuracy > threshold; a width is kept only if it has at
-    least `min_seeds` such seeds (spec §6.4). Pairs with a NaN measure are left out and counted.
-    """
-    rows = []
-    for width, group in pairs.groupby("width"):
-        acc = pd.concat(
-            [group[["seed_a", "acc_a"]].set_axis(["seed", "acc"], axis=1),
-             group[["seed_b", "acc_b"]].set_axis(["seed", "acc"], axis=1)]
-        ).drop_duplicates("seed")
-        good = set(acc.loc[acc["acc"] > threshold, "seed"])
-        if len(good) < min_seeds:
-            continue
-        kept = group[group["seed_a"].isin(good) & group["seed_b"].isin(good)]
-        valid = kept.dropna(subset=["d_llv", "d_fg"])
-        rows.append(
-            {
-                "width": width,
-                "seeds": len(good),
-                "pairs": len(valid),
-                "nan_pairs": len(kept) - len(valid),
-                "d_llv_mean": valid["d_llv"].mean(),
-                "d_llv_std": valid["d_llv"].std(ddof=0),
-                "d_fg_mean": valid["d_fg"].mean(),
-                "d_fg_std": valid["d_fg"].std(ddof=0),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def width_summaries(paths: Sequence[str | Path], threshold: float,
-                    min_seeds: int) -> dict[int, pd.DataFrame]:
-    """Pairs tables of one class-count group (read with their K and width metadata) -> the
-    per-width summary of each class count (`width_summary`), in class-count order."""
-    from ..io import read_parquet_metadata
-
-    by_k: dict[int, list[pd.DataFrame]] = {}
-    for path in paths:
-        meta = read_parquet_metadata(path)
-        by_k.setdefault(int(meta["K"]), []).append(pd.read_parquet(path).assign(width=meta["width"]))
-    return {k: width_summary(pd.concat(tables), threshold, min_seeds)
-            for k, tables in sorted(by_k.items())}
-
-
-def width_table(summaries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
-    """The summaries as one table with a num_classes column."""
-    return pd.concat([s.assign(num_classes=k) for k, s in summaries.items()], ignore_index=True)
 
 
 def width_figure(
@@ -116,16 +64,10 @@ MEASURE_PANELS = (
 )
 
 
-def measures_by_width(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Mean and population sd of every measure per width (all pairs; NaN pairs left out)."""
-    cols = [c for c, _ in MEASURE_PANELS if c in pairs.columns]
-    grouped = pairs.groupby("width")[cols]
-    return grouped.mean().join(grouped.std(ddof=0), lsuffix="_mean", rsuffix="_std")
-
-
-def measures_vs_width_figure(pairs: pd.DataFrame, num_classes: int) -> plt.Figure:
-    """One panel per measure: mean +- sd over all seed pairs against width."""
-    summary = measures_by_width(pairs)
+def measures_vs_width_figure(summary: pd.DataFrame, num_classes: int, n_pairs: int,
+                             nan_pairs: int) -> plt.Figure:
+    """One panel per measure: mean +- sd over all seed pairs against width (a
+    `experiments.widths.measures_by_width` table)."""
     panels = [(c, label) for c, label in MEASURE_PANELS if f"{c}_mean" in summary.columns]
     fig, axes = plt.subplots(2, 4, figsize=(16, 7), sharex=True)
     for ax, (col, label) in zip(axes.ravel(), panels, strict=False):
@@ -136,9 +78,8 @@ def measures_vs_width_figure(pairs: pd.DataFrame, num_classes: int) -> plt.Figur
         ax.set_xscale("log", base=2)
     for ax in axes[-1]:
         ax.set_xlabel("width")
-    nan_pairs = int(pairs[[c for c, _ in panels]].isna().any(axis=1).sum())
     note = f"; {nan_pairs} pairs with an undefined measure left out of it" if nan_pairs else ""
     fig.suptitle(f"All measures vs width, K = {num_classes}, unnormalised models, all "
-                 f"{len(pairs)} seed pairs{note}", fontsize=12)
+                 f"{n_pairs} seed pairs{note}", fontsize=12)
     fig.tight_layout()
     return fig

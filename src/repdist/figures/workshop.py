@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..experiments.workshop_example import WorkshopModels
+from ..models.constructed import WorkshopModels
 from .style import plt
 
 

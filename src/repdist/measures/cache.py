@@ -2,7 +2,7 @@
 
 Users who loop `compare(f_i, g_i, f_j, g_j)` over all pairs would otherwise rebuild each
 model's log-likelihoods, bases and k-NN graph once per pair. The key is a SHA-256 of the
-arrays' bytes plus dtype and shape (about 1 GB/s, so ~6 ms for a 100,000 x 8 float64 f): an
+arrays' bytes plus dtype and shape (cheap beside a prepare: benchmarks/measures.py): an
 array mutated in place hashes differently and is prepared afresh, never served stale, and the
 cached model holds its own read-only copy of the arrays. Bounded in models and in bytes.
 """

@@ -197,6 +197,29 @@ def compare_with_settings(
     require(pair_bytes(n, k, m, bool(want & LABEL_SIDE), n_sets, SET_CHUNK),
             f"comparing models of N={n} inputs, K={k} labels, M={m} ({n_sets} label sets)")
     reasons: list[str] = []
+    values = _distribution_measures(m1, m2, s, reasons)
+    values.update(_label_set_info(m1, s))
+    _svd_measures(m1, m2, s, values, reasons)
+    for side in ("f", "g"):
+        if f"mcca_{side}" in want:
+            basis = f"{side}_basis"
+            values[f"mcca_{side}"], why = mean_cca_from_bases(
+                getattr(m1, basis), getattr(m2, basis), m1.rep_dim
+            )
+            reasons += [f"m_CCA({side}): {why}"] * bool(why)
+    values.update(extra_measures(m1, m2, want))
+
+    reason = "; ".join(reasons)
+    if reason:
+        warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
+    values["warning"] = reason
+    return _as_result(values, keys)
+
+
+def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
+                           reasons: list[str]) -> dict[str, Any]:
+    """KL, and d_LLV with its terms and the labels and inputs it chose (paper Def. 4.4)."""
+    want = s.selected
     values: dict[str, Any] = {}
     if "kl" in want:
         values["kl"] = mean_kl(m1.loglik, m2.loglik)
@@ -212,8 +235,14 @@ def compare_with_settings(
         reasons.append(
             "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
         )
+    return values
 
-    values.update(_label_set_info(m1, s))
+
+def _svd_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
+                  values: dict[str, Any], reasons: list[str]) -> None:
+    """m_SVD of f over the label sets, of g on the chosen inputs, and d_{f,g} (paper Def. 4.5),
+    added to `values` (which holds the pivot, left-out label and input set they use)."""
+    want = s.selected
     with np.errstate(invalid="ignore", divide="ignore"):
         if want & SVD_F:
             sets = _cached_label_sets(
@@ -229,21 +258,6 @@ def compare_with_settings(
         values["d_fg"] = d_fg(values["m_svd_f"], values["m_svd_g"])
     if _any_nan(values[key] for key in ("m_svd_f", "m_svd_g", "d_fg") if key in want):
         reasons.append("d_SVD undefined: a standardised log-odds column has zero variance")
-
-    for side in ("f", "g"):
-        if f"mcca_{side}" in want:
-            basis = f"{side}_basis"
-            values[f"mcca_{side}"], why = mean_cca_from_bases(
-                getattr(m1, basis), getattr(m2, basis), m1.rep_dim
-            )
-            reasons += [f"m_CCA({side}): {why}"] * bool(why)
-    values.update(extra_measures(m1, m2, want))
-
-    reason = "; ".join(reasons)
-    if reason:
-        warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
-    values["warning"] = reason
-    return _as_result(values, keys)
 
 
 def _as_result(values: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:

@@ -5,7 +5,7 @@
 - mutual k-nearest neighbours (Huh et al. 2024, the Platonic Representation Hypothesis): mean
   overlap of the k-NN sets under the inner product of L2-normalised features, self excluded,
   as the authors' code; computed blockwise so N = 50,000 never needs an N x N matrix;
-- d_logit (Nielsen et al., follow-up paper; spec Part C): with centred log-probabilities
+- d_logit (Nielsen et al., "Logit Distance Bounds Representational Similarity", 2026): with centred log-probabilities
   l~_y(x) = log p(y|x) - mean_y' log p(y'|x), d_logit^2 = E_x sum_y (l~_y(x) - l~'_y(x))^2.
 """
 
@@ -84,7 +84,7 @@ def knn_indices(x: np.ndarray, k: int = 10, block: int = KNN_BLOCK_ROWS) -> np.n
         from scipy.spatial import cKDTree
 
         # Queries in the tree's own point order visit the same leaves one after another: the
-        # same answers (each query is independent), ~2.5x faster at N = 100,000, M = 8.
+        # same answers (each query is independent), faster on large N (benchmarks/measures_scale.py).
         tree = cKDTree(unit)
         order = tree.indices
         idx = np.empty((n, k + 1), dtype=np.intp)

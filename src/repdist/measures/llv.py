@@ -1,4 +1,5 @@
-"""The log-likelihood variance distance d^lambda_LLV (paper Def. 4.4; spec Part B §4.3).
+"""The log-likelihood variance distance d^lambda_LLV (paper Def. 4.4; the original's
+`src/dissimilarity_measures/distribution_distance.py::d_prob`).
 
 Label side (terms t1, t3): variances over inputs of log-likelihoods standardised by each
 model's own log-odds scale, for a pivot label a and a left-out label b chosen to minimise t1.
@@ -156,7 +157,7 @@ def pivot_objective(
 class PivotTerms:
     """Everything the label side needs for one pivot a, computed directly from log-likelihoods.
 
-    scale_m[y] = sd_x(ell_m(y) - ell_m(a)); a_term[y], b_term[y] = A(y), B(y) of spec §4.3;
+    scale_m[y] = sd_x(ell_m(y) - ell_m(a)); a_term[y], b_term[y] = A(y), B(y) of the original's d_prob;
     logodds_m = the standardised log-odds columns (N x K) that m_SVD_f correlates. Column a
     is NaN throughout (no log-odds against itself).
     """
@@ -384,7 +385,7 @@ def input_terms(
 ) -> InputTerms:
     """Score candidate diversity sets given their log-likelihoods, shape (S, M+1, K) per model.
 
-    Scan rule of the original (spec §4.3): keep the first row, replace it by any later row
+    Scan rule of the original's d_prob: keep the first row, replace it by any later row
     whose score is strictly below the running threshold (initially 1.0). The result is the
     first row attaining the minimum score if that minimum is below the threshold, else row 0.
     """

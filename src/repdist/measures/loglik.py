@@ -1,7 +1,8 @@
 """Log-likelihoods of the model class p(y|x) = softmax_y(f(x)^T g(y)) and the mean KL between two models.
 
 Everything is float64 with a max-shifted logsumexp: the original code stored log-likelihoods
-in float32, which gives negative KL for near-identical models (spec Part B §10.1 item 11).
+in float32, which gives negative KL for near-identical models (the original's
+`src/dissimilarity_measures/`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The PLS-SVD similarity m_SVD and the representational dissimilarity d_{f,g} (paper Def. 4.5).
 
 sklearn's PLSSVD on standardised variables returns score covariances equal to the singular
-values of the cross-correlation matrix (spec Part B §4.4, verified to 1e-15), so m_SVD is
+values of the cross-correlation matrix (paper Def. 4.5; the original's
+`src/dissimilarity_measures/representation_measures.py`, verified to 1e-15), so m_SVD is
 computed in closed form: mean singular value of Z1~^T Z2~ / (n - 1).
 """
 
@@ -104,7 +105,7 @@ def m_svd_f(
     terms: PivotTerms | None = None,
     sets: np.ndarray | None = None,
 ) -> np.ndarray:
-    """m_SVD of the embeddings for every label set (spec §4.4), from N x K log-likelihoods.
+    """m_SVD of the embeddings for every label set (paper Def. 4.5), from N x K log-likelihoods.
 
     Column y of Z_m is the log-odds ell_m(y) - ell_m(pivot) = (g_m(y) - g_m(pivot))^T f_m(x);
     standardising all K-2 columns once and slicing per label set is the same as standardising
@@ -135,7 +136,7 @@ def m_svd_g(
     g_2: np.ndarray,
     input_set: np.ndarray,
 ) -> float:
-    """m_SVD of the unembeddings on one diversity set (x0; x1..xM) of inputs (spec §4.4).
+    """m_SVD of the unembeddings on one diversity set (x0; x1..xM) of inputs (paper Def. 4.5).
 
     W_m[k, j] = (f_m(x_j) - f_m(x_0))^T g_m(y_k), standardised over the K labels.
     """

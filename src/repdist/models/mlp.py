@@ -1,4 +1,4 @@
-"""SmallMLP (spec Part B §2.2) and the model class p(y|x) = softmax(f(x)^T g(y)).
+"""SmallMLP (the original's `src/models/small_mlp.py`) and the model class p(y|x) = softmax(f(x)^T g(y)).
 
 f and g are both SmallMLPs: in -> w -> w -> w -> M, LeakyReLU(0.01) after the hidden layers,
 bias on hidden layers only. State-dict keys match the original (`f_net.l1.weight`, ...), so
@@ -43,7 +43,7 @@ def fix_length(v: torch.Tensor, length: float | torch.Tensor, dim: int = -1) -> 
 def _clamped_norm(v: torch.Tensor, dim: int) -> torch.Tensor:
     """max(||v||, NORM_EPS) along `dim`, as sqrt(max(sum v^2, NORM_EPS^2)): the same value and
     gradient (zero where clamped) as clamping `v.norm`, whose backward over a middle dim of a
-    stack's (S, M, B) output takes ~1 ms a step, a third of a narrow stack's step."""
+    stack's (S, M, B) output is slow enough to dominate a narrow stack's step."""
     return torch.sqrt(torch.clamp((v * v).sum(dim=dim, keepdim=True), min=NORM_EPS**2))
 
 

@@ -1,4 +1,4 @@
-"""ResNet-18, CIFAR variant (spec Part B §2.3): 3x3 stem, no max-pool, four stages of two
+"""ResNet-18, CIFAR variant (the original's `src/file_handling/save_load_model.py`): 3x3 stem, no max-pool, four stages of two
 BasicBlocks (64/128/256/512 channels at base width 64), 4x4 average pool, Linear(8*base -> M)
 with bias. `base_width` shrinks the network for toy runs on a CPU; 64 is the paper.
 """
@@ -13,7 +13,7 @@ from .mlp import ModelClass, SmallMLP
 
 def effective_bn_momentum(num_classes: int) -> float:
     """The original ran f K+1 times per step, updating BN running stats K+1 times with the same
-    batch statistics: effective momentum 1 - 0.9^(K+1) (0.6862 for K = 10; spec §3.3)."""
+    batch statistics: effective momentum 1 - 0.9^(K+1) (0.6862 for K = 10; its `src/training/train.py`)."""
     return 1.0 - 0.9 ** (num_classes + 1)
 
 

@@ -27,8 +27,8 @@ class StackedMLPFunction(torch.autograd.Function):
     Hidden layers: leaky_relu(h @ weight + bias), the activation applied in place on the product
     (its output's sign tells where the input was negative, the slope being positive). The output
     layer is transposed: out^T = weight @ h^T, (S, M, B), because with M = 2 outputs h @ weight^T
-    is an N = 2 matmul that MKL runs at ~4 GFLOP/s, while the transposed product (and its weight
-    gradient grad^T @ h) runs 2-6x faster. One node instead of four saves their per-node overhead.
+    is an N = 2 matmul that MKL runs far below its peak, while the transposed product (and its
+    weight gradient grad^T @ h) runs faster (benchmarks/synthetic_training.py). One node instead of four saves their per-node overhead.
     Transposes go to bmm as views (MKL reads them transposed, faster than copying first).
     """
 
@@ -58,7 +58,7 @@ class StackedMLPFunction(torch.autograd.Function):
 def _class_log_probs(g: torch.Tensor, f_t: torch.Tensor) -> torch.Tensor:
     """(S, K, B) float64 log-softmax over classes of the float32 logits g @ f_t, for g (S, K, M)
     and f_t (S, M, B): the one definition the training loss and evaluation share. Classes along
-    dim 1, where torch's log-softmax over a few classes runs ~5x faster than along the last."""
+    dim 1, where torch's log-softmax over a few classes runs faster than along the last."""
     return torch.log_softmax(torch.bmm(g, f_t).double(), dim=1)
 
 

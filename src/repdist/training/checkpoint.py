@@ -17,11 +17,12 @@ import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from ..io import atomic_path, config_hash, write_json
+
+if TYPE_CHECKING:  # torch is imported where a checkpoint is read or written: the sidecar
+    import torch  # readers (`repdist progress`) run without it
 
 LOG = logging.getLogger("repdist")
 
@@ -79,6 +80,8 @@ def load_resumable(
 ) -> dict[str, Any] | None:
     """The checkpoint at `path` if it was made by this configuration and is not past the end;
     otherwise None, the old file renamed aside and the reason logged."""
+    import torch
+
     if path is None or not Path(path).exists():
         return None
     path = Path(path)
@@ -106,6 +109,8 @@ def save_checkpoint(
     **state: Any,
 ) -> None:
     """Write the checkpoint atomically (with its configuration), then its JSON sidecar."""
+    import torch
+
     ident = _normalised(identity)
     payload = {"identity": ident, "identity_hash": config_hash(ident), "step": step, **state}
     with atomic_path(path) as tmp:
@@ -132,5 +137,7 @@ def read_sidecar(path: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 def write_atomically(path: str | os.PathLike[str], obj: Any) -> None:
     """torch.save through a temporary file (a model file appears complete or not at all)."""
+    import torch
+
     with atomic_path(path) as tmp:
         torch.save(obj, tmp)

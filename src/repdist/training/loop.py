@@ -24,33 +24,10 @@ from .batches import dataloader_batches, numpy_batches
 from .checkpoint import load_resumable, save_checkpoint
 from .memory import keep_freed_memory
 from .progress import ProgressLog
-from .protocol import Protocol, batches_per_epoch, protocol, steps_to_run
+from .protocol import Protocol, batches_per_epoch
+from .settings import TrainConfig
 
 LOG = logging.getLogger("repdist")
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    steps: int = 15_000  # nominal; the paper protocol runs whole epochs covering them
-    batch_size: int = 128
-    lr: float = 1e-4
-    data_seed: int = 0
-    log_every: int = 500
-    eval_every: int = 2_000
-    checkpoint_every: int = 0  # 0: no checkpoints
-    protocol: str = "paper"
-
-    @property
-    def rules(self) -> Protocol:
-        return protocol(self.protocol)
-
-    def steps_for(self, n_train: int) -> int:
-        """Steps actually run on n_train examples (15,072 for the paper's synthetic runs)."""
-        return steps_to_run(self.steps, n_train, self.batch_size, self.rules)
-
-    def identity(self) -> dict[str, Any]:
-        """What changes the trained models (checkpoint spacing does not)."""
-        return {k: v for k, v in asdict(self).items() if k != "checkpoint_every"}
 
 
 @dataclass
@@ -133,7 +110,8 @@ def train_mode_test_loss(
 
 
 def make_adam(model: torch.nn.Module, lr: float) -> torch.optim.Adam:
-    """Adam with the fused kernel where torch has one (CPU since 2.4: ~6x faster than foreach)."""
+    """Adam with the fused kernel where torch has one (on the CPU since torch 2.4; faster than the
+    foreach kernel)."""
     try:
         return torch.optim.Adam(model.parameters(), lr=lr, fused=True)
     except (RuntimeError, TypeError):
@@ -144,125 +122,180 @@ def _as_list(t: torch.Tensor | np.ndarray) -> list[float]:
     return [float(v) for v in np.atleast_1d(np.asarray(t))]
 
 
-def train(
-    model: torch.nn.Module,
-    train_x: np.ndarray,
-    train_labels: np.ndarray,
-    test_x: np.ndarray,
-    test_labels: np.ndarray,
-    codes: np.ndarray,
-    cfg: TrainConfig,
-    checkpoint: str | Path | None = None,
-    device: str | torch.device = "cpu",
-    eval_batch_size: int | None = None,
-    channels_last: bool = False,
-    final_train_eval: bool = False,
-    on_step: Callable[[int], None] | None = None,
-    identity: Mapping[str, Any] | None = None,
-) -> tuple[TrainLog, dict[str, Any]]:
+@dataclass(frozen=True)
+class TrainData:
+    """A run's data as numpy arrays: inputs and labels of both splits, and `codes`, the
+    K x (K-1) truncated one-hot code of every class (the inputs of g)."""
+
+    train_x: np.ndarray
+    train_labels: np.ndarray
+    test_x: np.ndarray
+    test_labels: np.ndarray
+    codes: np.ndarray
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How one run executes, beyond what it trains: the checkpoint file (None: none), device,
+    eval-mode batch size (None: all at once), channels-last images (CUDA), an eval-mode pass
+    over the training set at the end, `on_step(done)` (called with 0 before training and after
+    every step), and `identity`, what the checkpoint must match besides the training settings."""
+
+    checkpoint: str | Path | None = None
+    device: str | torch.device = "cpu"
+    eval_batch_size: int | None = None
+    channels_last: bool = False
+    final_train_eval: bool = False
+    on_step: Callable[[int], None] | None = None
+    identity: Mapping[str, Any] | None = None
+
+
+@dataclass
+class _Run:
+    """The state of a run in progress: tensors on the device, optimiser, curves, loss sum."""
+
+    model: torch.nn.Module
+    x: torch.Tensor
+    y: torch.Tensor
+    tx: torch.Tensor
+    ty: torch.Tensor
+    codes: torch.Tensor
+    optimizer: torch.optim.Optimizer
+    total: int
+    identity: dict[str, Any]
+    log: TrainLog = field(default_factory=TrainLog)
+    running: torch.Tensor | None = None
+    start_step: int = 0
+
+
+def train(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
+          options: RunOptions = RunOptions()) -> tuple[TrainLog, dict[str, Any]]:
     """Train `model` (a ModelClass or a StackedModelClass) in place; return curves and finals.
 
-    `codes` is the K x (K-1) truncated one-hot code of every class (the inputs of g). Data is
-    moved to `device` once; eval-mode evaluation runs `eval_batch_size` inputs at a time (None:
-    all). `identity` describes the run for its checkpoint (the training settings are added);
-    a checkpoint of another configuration is set aside, not resumed. `on_step(done)` is called
-    before training (done = 0) and after every optimisation step.
-    """
-    device = torch.device(device)
+    Data is moved to the device once; a checkpoint of another configuration is set aside, not
+    resumed (training.checkpoint)."""
     keep_freed_memory()  # no page faults on every step's fresh buffers (see training.memory)
-    float_dtype = next(model.parameters()).dtype  # float32, or float64 for exactness tests
-    rules = cfg.rules
+    run = _setup(model, data, cfg, options)
+    _resume(run, options)
+    model.train()
+    if options.on_step is not None and run.start_step == 0:
+        options.on_step(0)
+    started = time.time()
+    _loop(run, cfg, options)
+    return run.log, _finals(run, cfg, options, time.time() - started)
+
+
+def _setup(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
+           options: RunOptions) -> _Run:
+    """Tensors on the device in the model's float type (float64 for exactness tests)."""
+    device = torch.device(options.device)
+    float_dtype = next(model.parameters()).dtype
 
     def on_device(a: np.ndarray, dtype) -> torch.Tensor:
         t = torch.from_numpy(np.ascontiguousarray(a, dtype=dtype)).to(device)
         if t.is_floating_point():
             t = t.to(float_dtype)
-        if channels_last and t.dim() == 4:
+        if options.channels_last and t.dim() == 4:
             t = t.contiguous(memory_format=torch.channels_last)
         return t
 
-    x, tx = on_device(train_x, np.float32), on_device(test_x, np.float32)
-    y, ty = on_device(train_labels, np.int64), on_device(test_labels, np.int64)
-    all_codes = on_device(codes, np.float32)
+    x, tx = on_device(data.train_x, np.float32), on_device(data.test_x, np.float32)
+    y, ty = on_device(data.train_labels, np.int64), on_device(data.test_labels, np.int64)
+    codes = on_device(data.codes, np.float32)
     model.to(device)
-    if channels_last:
+    if options.channels_last:
         model.to(memory_format=torch.channels_last)
-    optimizer = make_adam(model, cfg.lr)
-    total = cfg.steps_for(len(x))
-    run_identity = {**(identity or {}), "training": cfg.identity()}
-    log = TrainLog()
-    running: torch.Tensor | None = None
-    start_step = 0
-    state = load_resumable(checkpoint, run_identity, total, map_location=device)
-    if state is not None:
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        log = TrainLog(**state["log"])
-        running = state["running"]
-        start_step = int(state["step"])
-        LOG.info("resuming from step %d of %d (%s)", start_step, total, checkpoint)
-    model.train()
-    if on_step is not None and start_step == 0:
-        on_step(0)
+    identity = {**(options.identity or {}), "training": cfg.identity()}
+    return _Run(model, x, y, tx, ty, codes, make_adam(model, cfg.lr), cfg.steps_for(len(x)),
+                identity)
 
-    def record_test_loss(step: int) -> None:
-        if rules.train_mode_test_loss:
-            loss = train_mode_test_loss(model, tx, ty, all_codes, cfg.batch_size)
-        else:
-            loss, _ = evaluate(model, tx, ty, all_codes, eval_batch_size)
-        log.test_steps.append(step)
-        log.test_loss.append(_as_list(loss))
 
-    progress = ProgressLog(total, start_step)
-    started = time.time()
-    for step, idx_np in enumerate(batch_order(cfg, len(x))):
-        if step < start_step:
+def _resume(run: _Run, options: RunOptions) -> None:
+    """Continue from the checkpoint when it is this configuration's."""
+    state = load_resumable(options.checkpoint, run.identity, run.total,
+                           map_location=run.x.device)
+    if state is None:
+        return
+    run.model.load_state_dict(state["model"])
+    run.optimizer.load_state_dict(state["optimizer"])
+    run.log = TrainLog(**state["log"])
+    run.running = state["running"]
+    run.start_step = int(state["step"])
+    LOG.info("resuming from step %d of %d (%s)", run.start_step, run.total, options.checkpoint)
+
+
+def _loop(run: _Run, cfg: TrainConfig, options: RunOptions) -> None:
+    """The optimisation steps, with the protocol's test passes, loss log and checkpoints."""
+    rules, progress = cfg.rules, ProgressLog(run.total, run.start_step)
+    for step, idx_np in enumerate(batch_order(cfg, len(run.x))):
+        if step < run.start_step:
             continue  # replay the batch order up to the checkpoint
         evaluate_now = step % cfg.eval_every == 0
         if evaluate_now and not rules.test_pass_after_update:
-            record_test_loss(step)
-        idx = torch.from_numpy(idx_np).to(device)
-        loss = batch_nll(model, x[idx], all_codes, y[idx])
-        optimizer.zero_grad(set_to_none=True)
+            _record_test_loss(run, cfg, options, step)
+        idx = torch.from_numpy(idx_np).to(run.x.device)
+        loss = batch_nll(run.model, run.x[idx], run.codes, run.y[idx])
+        run.optimizer.zero_grad(set_to_none=True)
         loss.sum().backward()
-        optimizer.step()
+        run.optimizer.step()
         if evaluate_now and rules.test_pass_after_update:
-            record_test_loss(step)
-        detached = loss.detach()
+            _record_test_loss(run, cfg, options, step)
+        _account_loss(run, cfg, progress, step, loss.detach())
         done = step + 1
-        running = detached if running is None else running + detached
-        logged = _log_train_loss(log, rules, cfg.log_every, step, running)
-        if logged is not None:
-            running = torch.zeros_like(detached)
-            progress.report(done, float(logged))
-        elif progress.due():
-            # steps summed in `running` since the last entry (see _log_train_loss)
-            ends_at_step = rules.loss_window_ends_at_step
-            window = (step if ends_at_step else done) % cfg.log_every
-            progress.report(done, float(running.mean()) / max(window, 1))
-        if on_step is not None:
-            on_step(done)
-        due = cfg.checkpoint_every and done % cfg.checkpoint_every == 0 and done < total
-        if checkpoint is not None and due:
-            save_checkpoint(checkpoint, run_identity, done, total, model=model.state_dict(),
-                            optimizer=optimizer.state_dict(), log=asdict(log), running=running)
-    wall = time.time() - started
-    progress.report(total, float(np.mean(log.train_loss[-1])) if log.train_loss else None)
-    test_loss_eval, test_acc = evaluate(model, tx, ty, all_codes, eval_batch_size)
-    final_test = log.test_loss[-1] if rules.train_mode_test_loss else _as_list(test_loss_eval)
+        if options.on_step is not None:
+            options.on_step(done)
+        due = cfg.checkpoint_every and done % cfg.checkpoint_every == 0 and done < run.total
+        if options.checkpoint is not None and due:
+            save_checkpoint(options.checkpoint, run.identity, done, run.total,
+                            model=run.model.state_dict(), optimizer=run.optimizer.state_dict(),
+                            log=asdict(run.log), running=run.running)
+    progress.report(run.total, float(np.mean(run.log.train_loss[-1])) if run.log.train_loss
+                    else None)
+
+
+def _record_test_loss(run: _Run, cfg: TrainConfig, options: RunOptions, step: int) -> None:
+    if cfg.rules.train_mode_test_loss:
+        loss = train_mode_test_loss(run.model, run.tx, run.ty, run.codes, cfg.batch_size)
+    else:
+        loss, _ = evaluate(run.model, run.tx, run.ty, run.codes, options.eval_batch_size)
+    run.log.test_steps.append(step)
+    run.log.test_loss.append(_as_list(loss))
+
+
+def _account_loss(run: _Run, cfg: TrainConfig, progress: ProgressLog, step: int,
+                  loss: torch.Tensor) -> None:
+    """Sum the step's loss into the running window; log an entry or a progress line when due."""
+    rules = cfg.rules
+    run.running = loss if run.running is None else run.running + loss
+    logged = _log_train_loss(run.log, rules, cfg.log_every, step, run.running)
+    if logged is not None:
+        run.running = torch.zeros_like(loss)
+        progress.report(step + 1, float(logged))
+    elif progress.due():
+        # steps summed in `running` since the last entry (see _log_train_loss)
+        window = (step if rules.loss_window_ends_at_step else step + 1) % cfg.log_every
+        progress.report(step + 1, float(run.running.mean()) / max(window, 1))
+
+
+def _finals(run: _Run, cfg: TrainConfig, options: RunOptions, wall: float) -> dict[str, Any]:
+    """Final losses and accuracies (the protocol's test loss, and eval mode on the test set)."""
+    test_loss_eval, test_acc = evaluate(run.model, run.tx, run.ty, run.codes,
+                                        options.eval_batch_size)
+    paper = cfg.rules.train_mode_test_loss
     finals: dict[str, Any] = {
-        "test_loss": list(final_test),
+        "test_loss": list(run.log.test_loss[-1] if paper else _as_list(test_loss_eval)),
         "test_loss_eval": _as_list(test_loss_eval),
         "test_accuracy": _as_list(test_acc),
         "wall_time_s": wall,
-        "steps_total": total,
-        "steps_run": total - start_step,
+        "steps_total": run.total,
+        "steps_run": run.total - run.start_step,
     }
-    if final_train_eval:
-        train_loss, train_acc = evaluate(model, x, y, all_codes, eval_batch_size)
+    if options.final_train_eval:
+        train_loss, train_acc = evaluate(run.model, run.x, run.y, run.codes,
+                                         options.eval_batch_size)
         finals["train_loss_eval"] = _as_list(train_loss)
         finals["train_accuracy"] = _as_list(train_acc)
-    return log, finals
+    return finals
 
 
 def _log_train_loss(log: TrainLog, rules: Protocol, every: int, step: int,

@@ -2,8 +2,8 @@
 
 A training step allocates and frees tensors of a few MB (activations, gradients, Adam's
 temporaries). Below glibc's mmap threshold they come from the heap and are reused; above it they
-are mmapped and unmapped on free, and the next step page-faults on every page it writes. In a bare
-loop that cost ~500 faults per step at width 128. In the real training jobs the first evaluation
+are mmapped and unmapped on free, and the next step page-faults on every page it writes. In the
+real training jobs the first evaluation
 already raises glibc's dynamic threshold, so this mostly guards against allocation orders where
 it would not: pinning the threshold at its maximum (32 MiB) makes the behaviour not depend on it.
 """

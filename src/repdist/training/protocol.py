@@ -1,6 +1,6 @@
 """The two training protocols: `paper`, what the authors' code did wherever that changes a
 number, and `clean`, the simpler protocol this pipeline used before it retraced the authors'
-models (spec Part B §3.1-§3.3, §5.6, §10.1).
+models (the original's `src/training/train.py` and `training_models.py` with its `configs/`).
 
 `paper`:
 - whole epochs, the last batch of each epoch short: ceil(15,000 / 157) = 96 epochs = 15,072

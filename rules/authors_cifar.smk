@@ -1,0 +1,90 @@
+# The authors' CIFAR-10 fd2 ResNet-18s (with CIFAR-10 and M = 2 in this run): from their Zenodo
+# record or a folder, extracted as our CIFAR models are, compared, and our seed s beside theirs.
+include: "helpers/authors_cifar.smk"
+
+
+rule authors_cifar_download:
+    output:
+        authors_cifar_checkpoints(f"{AUTHORS['resources']}/cifar10"),
+    log:
+        out("logs/authors_cifar_download.log"),
+    conda:
+        "../envs/torch.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=60,
+    params:
+        record=AUTHORS["cifar_record"],
+    script:
+        "../workflow/scripts/download_authors_cifar.py"
+
+
+rule authors_cifar_standin:
+    output:
+        authors_cifar_checkpoints(f"{AUTHORS_STANDIN}/cifar10"),
+    log:
+        out("logs/authors_cifar_standin.log"),
+    conda:
+        "../envs/torch.yaml"
+    params:
+        seeds=CIFAR_SEEDS,
+        base_width=CIFAR["base_width"],
+    script:
+        "../workflow/scripts/make_authors_cifar_standin.py"
+
+
+rule authors_cifar_extract:
+    input:
+        checkpoints=authors_cifar_checkpoints(),
+        data=cifar_data_files(),
+    output:
+        **model_tables(authors_cifar_files, CIFAR_MODEL_TABLES),
+    log:
+        out("logs/authors_cifar_extract.log"),
+    conda:
+        "../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=int(CIFAR_GPU),
+        mem_mb=8000,
+        runtime=60,
+    params:
+        folder=lambda wc, input: str(Path(input.data[0]).parent),
+        eval_batch_size=CIFAR["eval_batch_size"],
+        run_config=run_config("authors_models"),
+    script:
+        "../workflow/scripts/extract_authors_resnets.py"
+
+
+use rule cifar10_pairs as authors_cifar_pairs with:
+    input:
+        **model_tables(authors_cifar_files, CIFAR_MODEL_TABLES),
+    output:
+        out("authors/cifar10/fd2/pairs.parquet"),
+    log:
+        out("logs/authors_cifar_pairs.log"),
+    benchmark:
+        out("benchmarks/authors_cifar_pairs.tsv")
+
+
+use rule ours_vs_authors as ours_vs_authors_cifar with:
+    input:
+        unpack(ours_vs_authors_cifar_inputs),
+    output:
+        csv=report(
+            out("tables/ours_vs_authors_cifar.csv"),
+            caption="../report/ours_vs_authors_cifar.rst",
+            category="The authors' models",
+        ),
+        md=out("tables/ours_vs_authors_cifar.md"),
+    log:
+        out("logs/ours_vs_authors_cifar.log"),
+    params:
+        configurations=[(10, CIFAR["g_width"])],
+        seeds=CIFAR_SEEDS,
+
+
+rule authors_cifar_all:
+    input:
+        rules.ours_vs_authors_cifar.output,
+        out("authors/cifar10/fd2/pairs.parquet"),

@@ -1,0 +1,31 @@
+# Helpers of rules/authors_cifar.smk.
+from repdist.models.authors import cifar_name
+
+AUTHORS_CIFAR_DIR = "authors/cifar10/fd2/seed{S}"
+
+
+def authors_cifar_folder():
+    if AUTHORS["standin"]:
+        return f"{AUTHORS_STANDIN}/cifar10"
+    return AUTHORS["cifar_root"] or f"{AUTHORS['resources']}/cifar10"
+
+
+def authors_cifar_checkpoints(folder=None):
+    return [f"{folder or authors_cifar_folder()}/{cifar_name(s)}" for s in CIFAR_SEEDS]
+
+
+def authors_cifar_files(name):
+    return [out(f"{AUTHORS_CIFAR_DIR.format(S=s)}/{name}") for s in CIFAR_SEEDS]
+
+
+def ours_vs_authors_cifar_inputs(wildcards):
+    """Per seed our fd2 files and the authors', and the two pairs tables (the shape of
+    ours_vs_authors_inputs, with one configuration)."""
+    files = {}
+    for name in ("embeddings_test.parquet", "unembeddings.parquet", "metrics.json"):
+        key = name.split(".")[0].removesuffix("_test")
+        files[f"ours_{key}"] = cifar_seed_files(name, 2)
+        files[f"authors_{key}"] = authors_cifar_files(name)
+    files["ours_pairs"] = [out("cifar10/fd2/pairs.parquet")]
+    files["authors_pairs"] = [out("authors/cifar10/fd2/pairs.parquet")]
+    return files

@@ -1,0 +1,32 @@
+# Helpers of rules/cifar10.smk.
+def cifar_seeds_per_job():
+    """Seeds one CIFAR training job trains together: all of them on a GPU, one on a CPU."""
+    if CIFAR["seeds_per_job"] == "auto":
+        return len(CIFAR_SEEDS) if CIFAR_GPU else 1
+    return CIFAR["seeds_per_job"]
+
+
+def cifar_train_runtime(wildcards, n_seeds=1):
+    """Minutes for n_seeds models trained together at full scale on a GPU, with a margin."""
+    scale = CIFAR["training"]["steps"] / 20000 * (CIFAR["base_width"] / 64) ** 2
+    return max(10, int(60 * scale)) * (2 if n_seeds > 1 else 1)
+
+
+def cifar_model_settings(seeds):
+    """CifarModelConfig fields of a job training `seeds` at the wildcard's M."""
+    keys = ("base_width", "g_width", "bn_momentum", "device", "bf16", "channels_last")
+    return lambda wc: {
+        "rep_dim": int(wc.M),
+        "seeds": seeds(wc),
+        "eval_batch_size": CIFAR["eval_batch_size"],
+        **{k: CIFAR[k] for k in keys},
+    }
+
+
+def cifar_figures():
+    """The figures of M = 2 (when the run has it): every seed's, and the two compared seeds'."""
+    if 2 not in CIFAR["rep_dims"]:
+        return []
+    a, b = CIFAR["comparison_seeds"]
+    seeds = [figure_files(f"cifar10_reps_seed{s}") for s in CIFAR_SEEDS]
+    return [*seeds, figure_files(f"cifar10_embedding_comparison_{a}_{b}")]

@@ -1,0 +1,30 @@
+"""The `repdist` command: one registry of subcommands, each a module of this package with
+NAME, HELP, `add_arguments(parser)` and `run(args) -> exit status`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from .. import __version__
+from . import compare, diff, info, job_times, progress
+
+SUBCOMMANDS = (info, diff, progress, job_times, compare)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="repdist", description="reproduce 'When Does Closeness in Distribution Imply "
+        "Representational Similarity?' and compare models")
+    top.add_argument("--version", action="version", version=f"repdist {__version__}")
+    sub = top.add_subparsers(dest="command", required=True)
+    for command in SUBCOMMANDS:
+        p = sub.add_parser(command.NAME, help=command.HELP, description=command.__doc__)
+        command.add_arguments(p)
+        p.set_defaults(run=command.run)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.run(args)

@@ -1,0 +1,27 @@
+"""What the `repdist` subcommands that report on a results folder share."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+
+def add_results_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="?", type=Path, default=Path("results"))
+
+
+def report_runner(name: str, report: Callable[[Path], str]) -> Callable[[argparse.Namespace], int]:
+    """A subcommand's `run`: print `report(results)`; a missing or malformed input exits 2
+    with a message."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            print(report(args.results))
+        except (FileNotFoundError, ValueError) as err:
+            print(f"repdist {name}: {err}", file=sys.stderr)
+            return 2
+        return 0
+
+    return run

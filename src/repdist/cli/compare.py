@@ -1,0 +1,110 @@
+"""`repdist compare MODEL... -o pairs.parquet`: every measure for every pair of the given models.
+
+For users with their own models: each MODEL is a folder with our parquet files, an .npz or a .pt
+holding f (N x M, the same N inputs for every model) and g (K x M); see io.representations.
+All pairs (i < j in the order given) go to one table, through the atomic writers with
+provenance. Bad input stops with exit status 2 and a message naming the file and the numbers,
+before anything is written; a failure later also leaves no output file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..experiments.models import ALIASES, compare_models
+from ..io import write_table
+from ..io.representations import ModelInputError
+from ..measures import CompareSettings
+from ..measures.selection import MEASURES
+
+NAME = "compare"
+HELP = "every measure for every pair of models given as folders, .npz or .pt files"
+FORMATS = (".parquet", ".csv")
+SUMMARY = ("d_llv", "d_fg", "mcca_f", "kl")
+EXIT_BAD_INPUT = 2
+# Unless told otherwise, compare()'s own defaults (the DAG passes config.yaml's `measures`).
+DEFAULTS = CompareSettings()
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("models", nargs="+", type=Path, metavar="MODEL",
+                   help="a folder with embeddings.parquet and unembeddings.parquet, an .npz "
+                        "with arrays f and g, or a .pt dict of tensors f and g")
+    p.add_argument("-o", "--output", type=Path, required=True,
+                   help="the pairs table: .parquet or .csv")
+    p.add_argument("--num-samples", type=int, default=DEFAULTS.num_samples,
+                   help="candidate diversity sets of M+1 inputs for d_LLV "
+                        f"(default {DEFAULTS.num_samples})")
+    p.add_argument("--seed", type=int, default=DEFAULTS.seed,
+                   help=f"seed of every random draw (default {DEFAULTS.seed})")
+    p.add_argument("--lam", type=float, default=DEFAULTS.lam,
+                   help=f"weight of the scale terms t3, t4 in d_LLV (default {DEFAULTS.lam:g})")
+    p.add_argument("--max-label-sets", type=int, default=DEFAULTS.max_label_sets,
+                   help="above this many label sets, m_SVD_f runs on a seeded sample of them "
+                        f"and d_fg is an estimate (default {DEFAULTS.max_label_sets})")
+    p.add_argument("--measures", default=None,
+                   help=f"comma-separated subset of: {', '.join(MEASURES)} (default: all)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="pairs computed in this many processes, with the same results as one "
+                        "(default 1); each uses the BLAS's threads, so with many jobs set "
+                        "OPENBLAS_NUM_THREADS=1 (the same for every run you compare)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The `compare` subcommand; returns the exit status."""
+    try:
+        output, settings = _check_arguments(args)
+        start = time.perf_counter()
+        frame, meta = compare_models(args.models, settings, args.jobs)
+        write_table(output, frame, meta)
+    except (ModelInputError, ValueError, MemoryError) as err:
+        print(f"repdist compare: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    _summary(frame, len(meta["models"]), output, time.perf_counter() - start)
+    return 0
+
+
+def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
+    """Fail fast, before reading any model, on a bad output name or setting."""
+    output = Path(args.output)
+    if output.suffix not in FORMATS:
+        raise ValueError(f"{output}: the output must end in .parquet or .csv, "
+                         f"got {output.suffix or 'no suffix'!r}")
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+    measures = None
+    if args.measures is not None:
+        measures = [ALIASES.get(name.strip(), name.strip()) for name in args.measures.split(",")]
+    settings = CompareSettings(num_samples=args.num_samples, lam=args.lam, seed=args.seed,
+                               max_label_sets=args.max_label_sets, measures=measures)
+    return output, settings
+
+
+def _summary(frame: Any, n_models: int, output: Path, seconds: float) -> None:
+    print(f"repdist compare: {n_models} models, {len(frame)} pairs -> {output} ({seconds:.1f} s)")
+    for column in SUMMARY:
+        if column in frame:
+            print(_summary_line(column, frame[column].to_numpy(dtype=np.float64)))
+    if "d_fg_estimate" in frame and frame["d_fg_estimate"].any():
+        print("  d_fg is an estimate (a lower bound): m_SVD_f ran on a sample of "
+              f"{int(frame['m_svd_label_sets'].iloc[0])} label sets")
+    flagged = int((frame["warning"] != "").sum())
+    if flagged:
+        print(f"  {flagged} pair(s) with a warning (see the warning column)")
+
+
+def _summary_line(column: str, values: np.ndarray) -> str:
+    finite = values[np.isfinite(values)]
+    if finite.size:
+        line = (f"  {column:<7} mean {finite.mean():.6g}  min {finite.min():.6g}  "
+                f"max {finite.max():.6g}")
+    else:
+        line = f"  {column:<7} no finite value"
+    nan = values.size - finite.size
+    return line + (f"  ({nan} NaN)" if nan else "")

@@ -1,0 +1,53 @@
+"""`repdist info FILE...`: what produced a result file (its provenance).
+
+Parquet files carry their provenance (config hash, package/torch/numpy versions, git commit,
+experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline; LaTeX
+and Markdown tables in a first comment line; CSV tables in a `<name>.csv.provenance.json`
+sidecar (a CSV stays plain: its first line is its header).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..io import read_parquet_metadata, read_table_metadata
+
+NAME = "info"
+HELP = "print the provenance of result files"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", type=Path)
+
+
+def info(path: Path) -> dict:
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        meta = read_parquet_metadata(path)
+        pf = pq.ParquetFile(path)
+        return {"rows": pf.metadata.num_rows, "columns": pf.schema_arrow.names, **meta}
+    if path.suffix == ".json":
+        return json.loads(path.read_text())
+    if path.suffix in (".csv", ".tex", ".md"):
+        meta = read_table_metadata(path)
+        if not meta:
+            where = "sidecar" if path.suffix == ".csv" else "line"
+            raise SystemExit(f"repdist info: {path}: no repdist provenance {where}")
+        return meta
+    raise SystemExit(f"repdist info: {path}: expected a .parquet, .json, .csv, .tex or .md "
+                     "output of repdist")
+
+
+def run(args: argparse.Namespace) -> int:
+    for path in args.paths:
+        if not path.exists():
+            print(f"repdist info: {path}: no such file", file=sys.stderr)
+            return 2
+        print(f"== {path}")
+        for key, value in info(path).items():
+            print(f"{key}: {json.dumps(value) if isinstance(value, (dict, list)) else value}")
+    return 0

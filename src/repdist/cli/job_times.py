@@ -1,0 +1,158 @@
+"""`repdist job-times [RESULTS]`: where a run's time went, from its per-job benchmark files.
+
+Every heavy rule has a Snakemake `benchmark:` file (the job's seconds, its peak memory). Summed
+by rule, and training jobs by width (their cost grows with width squared), they show which jobs
+a faster run must make faster, and with the machine line every job logs (`repdist.pipeline.machine`)
+they say on what CPU that time was spent: the same run differs by a third between two virtual
+machines of the same size. Reads only text: no torch, works while a run goes on.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..pipeline.machine import MACHINE_PREFIX
+from .common import add_results_argument, report_runner
+from .progress import jobs_done, newest_snakemake_log
+
+WIDTH = re.compile(r"(?:^|_)w(\d+)(?:_|$)")
+PER_CLASS_COUNT = re.compile(r"_K\d+$")  # flat benchmark files named per K (one rule)
+ELAPSED = re.compile(r"Elapsed time: (\S+)")
+
+
+@dataclass(frozen=True)
+class JobTime:
+    rule: str
+    name: str
+    seconds: float
+    max_rss_mb: float | None
+
+    @property
+    def width(self) -> int | None:
+        match = WIDTH.search(self.name)
+        return int(match.group(1)) if match else None
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text not in (None, "", "NA", "-") else None
+    except ValueError:
+        return None
+
+
+def read_benchmark(path: Path, rule: str) -> JobTime:
+    """One Snakemake benchmark TSV (one row per repeat: the job's time is their sum)."""
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    if not rows or "s" not in rows[0]:
+        raise ValueError(f"{path}: not a Snakemake benchmark file (no 's' column)")
+    seconds = [_number(r.get("s")) for r in rows]
+    if any(s is None for s in seconds):
+        raise ValueError(f"{path}: a row without seconds")
+    rss = [v for v in (_number(r.get("max_rss")) for r in rows) if v is not None]
+    return JobTime(rule, path.stem, float(sum(seconds)), max(rss) if rss else None)
+
+
+def benchmarks(results: Path) -> list[JobTime]:
+    """Every benchmark TSV under results/benchmarks: in a rule's folder, or flat (the file
+    named after its rule, a trailing _K<n> dropped)."""
+    root = results / "benchmarks"
+    jobs = []
+    for path in sorted(root.rglob("*.tsv")):
+        relative = path.relative_to(root)
+        rule = relative.parts[0] if len(relative.parts) > 1 else PER_CLASS_COUNT.sub("", path.stem)
+        jobs.append(read_benchmark(path, rule))
+    return jobs
+
+
+def machines(results: Path) -> Counter[str]:
+    """How many job logs under results/logs name each machine."""
+    seen: Counter[str] = Counter()
+    for log in (results / "logs").rglob("*.log"):
+        with open(log, errors="replace") as fh:  # the line comes first: read no further
+            for line in fh:
+                _, found, machine = line.partition(f"INFO {MACHINE_PREFIX}")
+                if found:
+                    seen[machine.strip()] += 1
+                    break
+    return seen
+
+
+@dataclass(frozen=True)
+class Group:
+    label: str
+    jobs: list[JobTime]
+
+    @property
+    def seconds(self) -> float:
+        return sum(j.seconds for j in self.jobs)
+
+    @property
+    def longest(self) -> float:
+        return max(j.seconds for j in self.jobs)
+
+    @property
+    def max_rss_mb(self) -> float | None:
+        rss = [j.max_rss_mb for j in self.jobs if j.max_rss_mb is not None]
+        return max(rss) if rss else None
+
+
+def groups(jobs: list[JobTime]) -> list[Group]:
+    """Per rule, and within a rule whose jobs are named by width, per width (widest last)."""
+    by_rule: dict[str, list[JobTime]] = {}
+    for job in jobs:
+        by_rule.setdefault(job.rule, []).append(job)
+    out = []
+    for rule in sorted(by_rule):
+        members = by_rule[rule]
+        widths = sorted({j.width for j in members if j.width is not None})
+        if widths:
+            out += [Group(f"{rule} w{w}", [j for j in members if j.width == w]) for w in widths]
+            rest = [j for j in members if j.width is None]
+            if rest:
+                out.append(Group(f"{rule} (no width)", rest))
+        out.append(Group(f"{rule} (all)" if widths else rule, members))
+    return out
+
+
+def report(results: str | Path) -> str:
+    """The text `repdist job-times` prints."""
+    results = Path(results)
+    if not results.is_dir():
+        raise FileNotFoundError(f"{results}: no such results folder")
+    jobs = benchmarks(results)
+    if not jobs:
+        raise FileNotFoundError(f"{results}/benchmarks: no benchmark files (has a run finished "
+                                "a heavy job yet?)")
+    lines = [f"repdist job-times: {results} ({len(jobs)} benchmark files)",
+             f"{'':34} {'jobs':>5} {'job-seconds':>12} {'longest s':>10} {'peak RSS MB':>12}"]
+    for group in groups(jobs):
+        rss = f"{group.max_rss_mb:12.0f}" if group.max_rss_mb is not None else f"{'?':>12}"
+        lines.append(f"{group.label:34} {len(group.jobs):5d} {group.seconds:12.1f} "
+                     f"{group.longest:10.1f} {rss}")
+    total = sum(j.seconds for j in jobs)
+    lines.append(f"{'total':34} {len(jobs):5d} {total:12.1f}")
+    seen = machines(results)
+    if seen:
+        lines.append("machines named in the job logs:")
+        lines += [f"  {n:4d} job(s): {name}" for name, n in seen.most_common()]
+    else:
+        lines.append("machines: no job log names one (runs before this version did not log it)")
+    log = newest_snakemake_log(results)
+    if log is not None:
+        text = log.read_text(errors="replace")
+        elapsed = ELAPSED.findall(text)
+        wall = f", elapsed {elapsed[-1]}" if elapsed else ", still running or stopped"
+        lines.append(f"Snakemake (newest log): {jobs_done(text)}{wall}")
+    return "\n".join(lines)
+
+
+
+NAME = "job-times"
+HELP = "a run's job times by rule and width, and machines"
+add_arguments = add_results_argument
+run = report_runner(NAME, report)

@@ -1,0 +1,58 @@
+"""The files every model of the pipeline leaves, written in one place: embeddings per split,
+unembeddings, metrics and (for models trained here) the weights. Our synthetic and CIFAR
+models and the authors' extracted ones all go through `write_seed`, so a pairs step, a figure
+or `repdist compare` reads any of them the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..io import write_json, write_parquet
+from ..io.representations import embeddings_frame, unembeddings_frame
+
+
+@dataclass(frozen=True)
+class SeedFiles:
+    """Where one model's outputs go; `embeddings` maps a split ("test", "train") to its table."""
+
+    embeddings: Mapping[str, Path]
+    unembeddings: Path
+    metrics: Path
+    model: Path | None = None
+
+
+@dataclass(frozen=True)
+class SeedRepresentations:
+    """One model's g (K x M), and per split its f (N x M) and the inputs' labels."""
+
+    g: np.ndarray
+    f: Mapping[str, np.ndarray] = field(default_factory=dict)
+    labels: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+
+def predictions(f: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """The most likely label of each input: argmax_y f(x)^T g(y)."""
+    return np.argmax(f @ g.T, axis=1)
+
+
+def write_seed(files: SeedFiles, reps: SeedRepresentations, meta: Mapping[str, Any],
+               metrics: Mapping[str, Any], state: Mapping[str, Any] | None = None) -> None:
+    """Every file of one model, each atomically; `meta` (provenance, K, M, seed ...) goes into
+    each table's metadata (with its split) and into the metrics."""
+    for split, path in files.embeddings.items():
+        f = reps.f[split]
+        frame = embeddings_frame(f, reps.labels[split], predictions(f, reps.g))
+        write_parquet(path, frame, {**meta, "split": split})
+    write_parquet(files.unembeddings, unembeddings_frame(reps.g), {**meta, "split": "labels"})
+    write_json(files.metrics, {**metrics, **meta})
+    if state is not None:
+        if files.model is None:
+            raise ValueError(f"{files.metrics}: weights given but no model file to write them to")
+        from ..training.checkpoint import write_atomically
+
+        write_atomically(files.model, state)

@@ -1,0 +1,66 @@
+"""Width tables (paper Fig. 3 right, App. F.7; the original's `plots/mean_d_prob_vs_width.py`):
+per width, the distances between seeds of high test accuracy, and every measure's pair means."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import read_parquet_metadata
+
+def width_summary(pairs: pd.DataFrame, threshold: float, min_seeds: int) -> pd.DataFrame:
+    """Per width: mean and population sd of d_LLV and d_{f,g} over pairs of high-accuracy seeds.
+
+    A seed is high-accuracy if its test accuracy > threshold; a width is kept only if it has at
+    least `min_seeds` such seeds (as the original's width plot). Pairs with a NaN measure are left out and counted.
+    """
+    rows = []
+    for width, group in pairs.groupby("width"):
+        acc = pd.concat(
+            [group[["seed_a", "acc_a"]].set_axis(["seed", "acc"], axis=1),
+             group[["seed_b", "acc_b"]].set_axis(["seed", "acc"], axis=1)]
+        ).drop_duplicates("seed")
+        good = set(acc.loc[acc["acc"] > threshold, "seed"])
+        if len(good) < min_seeds:
+            continue
+        kept = group[group["seed_a"].isin(good) & group["seed_b"].isin(good)]
+        valid = kept.dropna(subset=["d_llv", "d_fg"])
+        rows.append(
+            {
+                "width": width,
+                "seeds": len(good),
+                "pairs": len(valid),
+                "nan_pairs": len(kept) - len(valid),
+                "d_llv_mean": valid["d_llv"].mean(),
+                "d_llv_std": valid["d_llv"].std(ddof=0),
+                "d_fg_mean": valid["d_fg"].mean(),
+                "d_fg_std": valid["d_fg"].std(ddof=0),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def width_summaries(paths: Sequence[str | Path], threshold: float,
+                    min_seeds: int) -> dict[int, pd.DataFrame]:
+    """Pairs tables of one class-count group (read with their K and width metadata) -> the
+    per-width summary of each class count (`width_summary`), in class-count order."""
+    by_k: dict[int, list[pd.DataFrame]] = {}
+    for path in paths:
+        meta = read_parquet_metadata(path)
+        by_k.setdefault(int(meta["K"]), []).append(pd.read_parquet(path).assign(width=meta["width"]))
+    return {k: width_summary(pd.concat(tables), threshold, min_seeds)
+            for k, tables in sorted(by_k.items())}
+
+
+def width_table(summaries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
+    """The summaries as one table with a num_classes column."""
+    return pd.concat([s.assign(num_classes=k) for k, s in summaries.items()], ignore_index=True)
+
+
+def measures_by_width(pairs: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Mean and population sd of every measure per width (all pairs; NaN pairs left out)."""
+    cols = [c for c in columns if c in pairs.columns]
+    grouped = pairs.groupby("width")[cols]
+    return grouped.mean().join(grouped.std(ddof=0), lsuffix="_mean", rsuffix="_std")

@@ -1,0 +1,38 @@
+"""Files in and out: atomic writers with provenance, representation tables and model files,
+and the one downloader. The writers and provenance helpers are re-exported here, the names
+every job uses (`from repdist.io import write_parquet`)."""
+
+from .files import (
+    atomic_path,
+    file_digest,
+    json_default,
+    read_csv,
+    read_parquet_metadata,
+    read_table_metadata,
+    write_csv,
+    write_json,
+    write_parquet,
+    write_table,
+    write_table_text,
+    write_text,
+)
+from .provenance import config_hash, git_commit, provenance, table_provenance
+
+__all__ = [
+    "atomic_path",
+    "config_hash",
+    "file_digest",
+    "git_commit",
+    "json_default",
+    "provenance",
+    "read_csv",
+    "read_parquet_metadata",
+    "read_table_metadata",
+    "table_provenance",
+    "write_csv",
+    "write_json",
+    "write_parquet",
+    "write_table",
+    "write_table_text",
+    "write_text",
+]

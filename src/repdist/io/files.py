@@ -1,0 +1,160 @@
+"""Writing outputs so that they only ever appear complete, with provenance attached.
+
+Every writer goes through `atomic_path`: the file is written under a temporary name in the
+same directory and renamed into place, so an interrupted job never leaves a half-written
+table, parquet file or figure that Snakemake (or a reader) could mistake for a result.
+What the provenance holds is `io.provenance`'s; this module only attaches it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PROVENANCE_KEY = b"repdist"
+
+
+def file_digest(path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
+    """The hex digest of a file's bytes (read in chunks: checkpoints and archives are large)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, algorithm).hexdigest()
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; on success rename it to `path`, on error delete it."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=json_default) + "\n")
+
+
+def json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"not JSON serialisable: {type(obj)}")
+
+
+TABLE_PROVENANCE = "repdist provenance: "
+# comment syntax of the first line of the table formats that have comments (CSV has none: a
+# plain `pd.read_csv`, a spreadsheet or R's read.csv must see the header first, so a CSV's
+# provenance goes to a sidecar file, `provenance_sidecar`)
+_COMMENT = {".tex": ("% ", ""), ".md": ("<!-- ", " -->")}
+PROVENANCE_SUFFIX = ".provenance.json"
+
+
+def provenance_sidecar(path: str | os.PathLike[str]) -> Path:
+    """`<name>.csv.provenance.json` beside a CSV table."""
+    path = Path(path)
+    return path.with_name(path.name + PROVENANCE_SUFFIX)
+
+
+def provenance_line(path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> str:
+    """The first line of a table: its provenance as JSON, in the format's comment syntax."""
+    start, end = _COMMENT[Path(path).suffix]
+    blob = json.dumps(dict(metadata), sort_keys=True, default=json_default)
+    return f"{start}{TABLE_PROVENANCE}{blob}{end}\n"
+
+
+def write_csv(
+    path: str | os.PathLike[str], frame: Any, metadata: Mapping[str, Any] | None = None
+) -> None:
+    """Write a pandas DataFrame as a plain CSV (header first, full float precision, no index)
+    and, when `metadata` is given, its provenance to `<name>.csv.provenance.json` (written
+    first: a table never appears without it)."""
+    if metadata is not None:
+        write_text(provenance_sidecar(path), json.dumps(dict(metadata), indent=2,
+                                                        sort_keys=True, default=json_default))
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", newline="") as fh:
+            frame.to_csv(fh, index=False, float_format="%.17g")
+
+
+def write_table_text(
+    path: str | os.PathLike[str], text: str, metadata: Mapping[str, Any]
+) -> None:
+    """Write a LaTeX (.tex) or Markdown (.md) table with its provenance as a first comment line."""
+    write_text(path, provenance_line(path, metadata) + text)
+
+
+def read_table_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The provenance of a table written by `write_csv` (its sidecar) or `write_table_text`
+    (its first comment line); {} if it has none."""
+    if Path(path).suffix == ".csv":
+        sidecar = provenance_sidecar(path)
+        return json.loads(sidecar.read_text()) if sidecar.exists() else {}
+    with open(path) as fh:
+        first = fh.readline().strip()
+    start, end = _COMMENT.get(Path(path).suffix, ("# ", ""))
+    head = f"{start}{TABLE_PROVENANCE}"
+    if not first.startswith(head):
+        return {}
+    return json.loads(first[len(head): len(first) - len(end)])
+
+
+def read_csv(path: str | os.PathLike[str]) -> Any:
+    """Read a CSV table (a plain CSV: `pd.read_csv` does the same)."""
+    import pandas as pd
+
+    return pd.read_csv(path)
+
+
+def write_parquet(path: str | os.PathLike[str], frame: Any, metadata: Mapping[str, Any]) -> None:
+    """Write a DataFrame as parquet with `metadata` (JSON) under the schema key b'repdist'."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[PROVENANCE_KEY] = json.dumps(dict(metadata), sort_keys=True, default=json_default).encode()
+    table = table.replace_schema_metadata(meta)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def read_parquet_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The repdist metadata of a parquet file written by `write_parquet` ({} if none)."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(PROVENANCE_KEY)
+    return json.loads(raw) if raw else {}
+
+
+def write_table(path: str | os.PathLike[str], frame: Any, metadata: Mapping[str, Any]) -> None:
+    """A table as .parquet or .csv, chosen by the name's suffix, atomically, with provenance."""
+    suffix = Path(path).suffix
+    if suffix == ".parquet":
+        write_parquet(path, frame, metadata)
+    elif suffix == ".csv":
+        write_csv(path, frame, metadata)
+    else:
+        raise ValueError(f"{path}: a table is written as .parquet or .csv, not {suffix!r}")

@@ -1,0 +1,70 @@
+"""What produced an output: package and library versions, git commit, the config's hash.
+
+Attached to every table, parquet file and metrics file (`io.files` writes it), so that
+`repdist info` can say which code and which configuration made a result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .files import json_default
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """Stable short hash of a (JSON-serialisable) configuration mapping."""
+    blob = json.dumps(config, sort_keys=True, default=json_default).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def git_commit(directory: str | os.PathLike[str] | None = None) -> str:
+    """The commit of the source tree, or "" when not in a git checkout."""
+    where = Path(directory) if directory else Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def _installed_version(distribution: str) -> str:
+    """The installed version of a distribution, without importing it ("" when absent): the
+    measures and figure environments have no torch, and importing it costs seconds."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return ""
+
+
+def table_provenance(config: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
+    """Provenance of a table made by a rule: versions, commit, the config's hash, root seed and
+    training protocol."""
+    return provenance(config, seed=config.get("seed"), protocol=config.get("protocol"), **extra)
+
+
+def provenance(config: Mapping[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """What produced an output: package, library versions, git commit and the config's hash."""
+    from .. import __version__
+
+    info: dict[str, Any] = {
+        "package_version": __version__,
+        "numpy_version": np.__version__,
+        "git_commit": git_commit(),
+    }
+    info["torch_version"] = _installed_version("torch")
+    if config is not None:
+        info["config_hash"] = config_hash(config)
+    info.update(extra)
+    return info

@@ -1,0 +1,65 @@
+"""Whether a download the DAG needs can happen from here, asked once the DAG is known.
+
+Called from the Snakefile's `onstart` only when the DAG holds the download job, so offline runs
+of other targets, dry runs, lint and reports are not blocked; a run that needs one that cannot
+happen stops before any job starts, naming the config key to set instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..io.download import unreachable
+from .config_checks import need
+
+Probe = Callable[[str], str | None]
+
+
+def check_cifar_available(
+    config: Mapping[str, Any], probe: Probe | None = None
+) -> None:
+    """Raise ConfigError when the CIFAR-10 branch would need a download that cannot happen."""
+    from ..data.cifar10 import ARCHIVE, FOLDER, missing_files
+
+    cif = config["cifar10"]
+    if not cif["enabled"] or cif["standin"] or cif["root"]:
+        return
+    resources = Path(cif["resources"])
+    if not missing_files(resources / FOLDER) or (resources / ARCHIVE).exists():
+        return
+    why = (probe or unreachable)(cif["url"])
+    need(
+        why is None,
+        "cifar10.root",
+        f"no CIFAR-10 copy in {resources / FOLDER} and it cannot be downloaded: {why}. "
+        f"Set cifar10.root to a cifar-10-batches-py folder, put {ARCHIVE} into {resources}/, "
+        "or leave the CIFAR experiments out (cifar10.enabled: false; `make run-synthetic`)",
+    )
+
+
+def check_authors_available(config: Mapping[str, Any], probe: Probe | None = None) -> None:
+    """Raise ConfigError when the authors' checkpoints would need a download that cannot
+    happen (offline, no copy)."""
+    aut = config["authors_models"]
+    _need_reachable(aut["url"], "authors_models.root", probe,
+                    f"the authors' checkpoints are not in {aut['resources']} and cannot be "
+                    f"downloaded from {aut['url']}",
+                    "a folder holding them (e.g. a clone's checkpoints/)")
+
+
+def check_authors_cifar_available(config: Mapping[str, Any], probe: Probe | None = None) -> None:
+    """Raise ConfigError when the authors' CIFAR checkpoints would need a download that cannot
+    happen."""
+    aut = config["authors_models"]
+    _need_reachable(aut["cifar_record"], "authors_models.cifar_root", probe,
+                    "the authors' CIFAR-10 checkpoints cannot be downloaded from "
+                    f"{aut['cifar_record']}", "a folder holding them")
+
+
+def _need_reachable(url: str, key: str, probe: Probe | None, what: str, folder: str) -> None:
+    why = (probe or unreachable)(url)
+    need(why is None, key,
+         f"{what}: {why}. Set {key} to {folder}, or leave the authors' models out "
+         "(authors_models.enabled: false); `make run-synthetic` runs without them")

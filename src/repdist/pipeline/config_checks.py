@@ -1,0 +1,152 @@
+"""Checks across configuration keys that a JSON schema cannot express, one function a section.
+
+Run by the Snakefile right after schema validation, so an impossible combination stops the
+workflow before any job starts, with a message that names the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+REP_DIM_CONSTRUCTED = 2  # the hand-built models live in 2-D (paper Table 1, Fig. 16 left)
+CIFAR_CLASSES = 10
+CIFAR_TEST_IMAGES = 10_000
+
+Config = Mapping[str, Any]
+
+
+class ConfigError(ValueError):
+    """A configuration value that cannot work; the message names the key."""
+
+
+def need(condition: bool, key: str, message: str) -> None:
+    if not condition:
+        raise ConfigError(f"config key '{key}': {message}")
+
+
+def need_labels(k: int, m: int, key: str, why: str = "") -> None:
+    """m_SVD of the embeddings needs K - 2 >= M labels besides the pivot and the left-out one
+    (paper Def. 4.6)."""
+    need(k - 2 >= m, key, f"d_SVD needs K-2 >= M = {m} labels{why}, got K = {k}")
+
+
+def need_inputs(num_samples: int, m: int, inputs: int, key: str, where: str) -> None:
+    """d_LLV draws num_samples candidate sets of M + 1 distinct inputs (paper Def. 4.4)."""
+    need(num_samples * (m + 1) <= inputs, key,
+         f"num_samples*(M+1) = {num_samples * (m + 1)} exceeds the {inputs} {where}")
+
+
+def check_config(config: Config) -> None:
+    """Raise ConfigError naming the first impossible key combination."""
+    for check in (check_kl_table, check_constructed, check_synthetic, check_cifar10,
+                  check_authors_models, check_bound_beyond_m2, check_dynamics):
+        check(config)
+
+
+def check_kl_table(config: Config) -> None:
+    kl = config["kl_table"]
+    k = kl["num_classes"]
+    need(sorted(kl["permutation"]) == list(range(k)), "kl_table.permutation",
+         f"must be a permutation of 0..{k - 1} (kl_table.num_classes = {k}), "
+         f"got {kl['permutation']}")
+    need_labels(k, REP_DIM_CONSTRUCTED, "kl_table.num_classes")
+    need_inputs(kl["num_samples"], REP_DIM_CONSTRUCTED, k * kl["n_per_class"],
+                "kl_table.num_samples", "inputs (num_classes x n_per_class)")
+
+
+def check_constructed(config: Config) -> None:
+    con = config["constructed"]
+    counts = [c["num_classes"] for c in con["classifiers"]]
+    need(len(set(counts)) == len(counts), "constructed.classifiers",
+         f"each num_classes may appear once, got {counts}")
+    smallest = min(counts)
+    need_inputs(con["num_samples"], REP_DIM_CONSTRUCTED, smallest * con["n_per_class"],
+                "constructed.num_samples", f"inputs of the {smallest}-class model")
+
+
+def check_synthetic(config: Config) -> None:
+    syn = config["synthetic"]
+    m = syn["rep_dim"]
+    for k in syn["class_counts"]:
+        need_labels(k, m, "synthetic.class_counts", " (synthetic.rep_dim)")
+    need_inputs(config["measures"]["num_samples"], m, syn["n_test"], "measures.num_samples",
+                "test inputs (synthetic.n_test)")
+    pairs = [(v["fix_g"], v["fix_f"]) for v in syn["variants"]]
+    need(len(set(pairs)) == len(pairs), "synthetic.variants",
+         f"each (fix_g, fix_f) may appear once, got {pairs}")
+    need((0, 0) in pairs, "synthetic.variants",
+         "the width figures need the unnormalised variant fix_g = fix_f = 0")
+    for group in syn["width_figures"]:
+        missing = sorted(set(group) - set(syn["class_counts"]))
+        need(not missing, "synthetic.width_figures",
+             f"class counts {missing} are not in synthetic.class_counts")
+    need(syn["min_seeds"] <= syn["n_seeds"], "synthetic.min_seeds",
+         f"{syn['min_seeds']} exceeds synthetic.n_seeds = {syn['n_seeds']}: no width could "
+         "qualify")
+
+
+def check_cifar10(config: Config) -> None:
+    cif = config["cifar10"]
+    if not cif["enabled"]:
+        return
+    for m in cif["rep_dims"]:
+        need_labels(CIFAR_CLASSES, m, "cifar10.rep_dims")
+    seeds = cif["comparison_seeds"]
+    need(max(seeds) < cif["n_seeds"] and len(set(seeds)) == 2, "cifar10.comparison_seeds",
+         f"need two different seeds below cifar10.n_seeds = {cif['n_seeds']}")
+    n_test = cif["standin_test"] if cif["standin"] else CIFAR_TEST_IMAGES
+    where = "CIFAR test images" + (" (cifar10.standin_test)" if cif["standin"] else "")
+    need_inputs(config["measures"]["num_samples"], max(cif["rep_dims"]), n_test,
+                "measures.num_samples", where)
+    if cif["root"] and not cif["standin"]:
+        from ..data.cifar10 import missing_files
+
+        missing = missing_files(cif["root"])
+        need(not missing, "cifar10.root",
+             f"{cif['root']} lacks {', '.join(missing)}: point it at a complete "
+             "cifar-10-batches-py folder, or set it to null to download")
+    if cif["seeds_per_job"] != "auto":
+        need(cif["seeds_per_job"] in (1, cif["n_seeds"]), "cifar10.seeds_per_job",
+             f"must be auto, 1 or cifar10.n_seeds = {cif['n_seeds']} (one job per seed or all "
+             f"seeds of an M in one job), got {cif['seeds_per_job']}")
+
+
+def check_authors_models(config: Config) -> None:
+    aut, syn = config["authors_models"], config["synthetic"]
+    if aut["enabled"] is False:
+        return
+    unnormalised = next(v["widths"] for v in syn["variants"]
+                        if (v["fix_g"], v["fix_f"]) == (0, 0))
+    need(set(aut["class_counts"]) <= set(syn["class_counts"]), "authors_models.class_counts",
+         f"{sorted(set(aut['class_counts']) - set(syn['class_counts']))} are not in "
+         "synthetic.class_counts: our models of those classes are needed beside theirs")
+    need(set(aut["widths"]) <= set(unnormalised), "authors_models.widths",
+         f"{sorted(set(aut['widths']) - set(unnormalised))} are not widths of the synthetic "
+         "variant (fix_g, fix_f) = (0, 0): our models of those widths are needed")
+    need(max(aut["seeds"]) < syn["n_seeds"], "authors_models.seeds",
+         f"seed {max(aut['seeds'])} is not trained here (synthetic.n_seeds = {syn['n_seeds']})")
+    need(aut["min_seeds"] <= len(aut["seeds"]), "authors_models.min_seeds",
+         f"{aut['min_seeds']} exceeds the {len(aut['seeds'])} authors' seeds compared")
+
+
+def check_bound_beyond_m2(config: Config) -> None:
+    beyond, n_test = config["bound_beyond_m2"], config["synthetic"]["n_test"]
+    if not beyond["enabled"]:
+        return
+    key = "bound_beyond_m2.configurations"
+    for c in beyond["configurations"]:
+        m = c["rep_dim"]
+        for k in c["class_counts"]:
+            need_labels(k, m, key)
+        need_inputs(config["measures"]["num_samples"], m, n_test, key,
+                    f"test inputs at M = {m} (synthetic.n_test)")
+
+
+def check_dynamics(config: Config) -> None:
+    dyn, syn = config["dynamics"], config["synthetic"]
+    steps = syn["training"]["steps"]
+    need(max(dyn["snapshots"]) <= steps, "dynamics.snapshots",
+         f"a snapshot after step {max(dyn['snapshots'])} never happens: training runs "
+         f"{steps} steps (synthetic.training.steps)")
+    need_labels(dyn["num_classes"], syn["rep_dim"], "dynamics.num_classes")

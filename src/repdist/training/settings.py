@@ -1,0 +1,48 @@
+"""A run's training settings, without torch: the DAG builds them on a login node too."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .protocol import Protocol, protocol, steps_to_run
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """A run's training settings: a section's `training` of config.yaml and the run's
+    `protocol` (`training_settings` gathers them); `steps` is nominal, the paper protocol runs
+    whole epochs covering them; checkpoint_every 0 writes no checkpoints."""
+
+    steps: int
+    batch_size: int
+    lr: float
+    data_seed: int
+    log_every: int
+    eval_every: int
+    checkpoint_every: int
+    protocol: str
+
+    @property
+    def rules(self) -> Protocol:
+        return protocol(self.protocol)
+
+    def steps_for(self, n_train: int) -> int:
+        """Steps actually run on n_train examples (15,072 for the paper's synthetic runs)."""
+        return steps_to_run(self.steps, n_train, self.batch_size, self.rules)
+
+    def identity(self) -> dict[str, Any]:
+        """What changes the trained models (checkpoint spacing does not)."""
+        return {k: v for k, v in asdict(self).items() if k != "checkpoint_every"}
+
+
+def training_settings(config: Mapping[str, Any], section: str, **overrides: Any) -> dict[str, Any]:
+    """The fields of TrainConfig for config[section]: its `training` block and the run's
+    protocol, with overrides (what the rules pass to training jobs)."""
+    return {**config[section]["training"], "protocol": config["protocol"], **overrides}
+
+
+def train_config(config: Mapping[str, Any], section: str, **overrides: Any) -> TrainConfig:
+    """The TrainConfig of config[section] (see `training_settings`)."""
+    return TrainConfig(**training_settings(config, section, **overrides))

@@ -1,0 +1,21 @@
+"""Rule authors_cifar_extract: the authors' ResNet-18 checkpoints written as our CIFAR models'
+files (embeddings of the test and train images, unembeddings, eval-mode metrics)."""
+
+from pathlib import Path
+
+from repdist.data.cifar10 import load_cifar10
+from repdist.experiments.authors import extract_cifar
+from repdist.experiments.outputs import SeedFiles
+from repdist.io import provenance
+from repdist.pipeline.joblog import job_log
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+with job_log(sm.log[0]) as log:
+    o = sm.output
+    files = [SeedFiles({"test": Path(test), "train": Path(train)}, Path(u), Path(m))
+             for test, train, u, m in zip(o.embeddings_test, o.embeddings_train, o.unembeddings,
+                                          o.metrics, strict=True)]
+    rows = extract_cifar(sm.input.checkpoints, load_cifar10(sm.params.folder), files,
+                         sm.params.eval_batch_size, provenance(sm.params.run_config))
+    for r in rows:
+        log.info("%s: test accuracy %.4f", r["source"], r["test_accuracy"])

@@ -1,0 +1,18 @@
+"""Rule cifar10_comparison_figure: paper Fig. 3 (left), two seeds' 2-D embeddings."""
+
+import pandas as pd
+
+from repdist.data.cifar10 import read_class_names
+from repdist.figures.cifar import seed_comparison
+from repdist.figures.style import save_figure
+from repdist.io import read_parquet_metadata
+from repdist.pipeline.joblog import job_log
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+with job_log(sm.log[0]) as log:
+    a, b = (pd.read_parquet(p) for p in sm.input.embeddings)
+    seeds = (int(sm.wildcards.a), int(sm.wildcards.b))
+    standin = bool(read_parquet_metadata(sm.input.embeddings[0]).get("standin_data"))
+    fig, mcca = seed_comparison(a, b, read_class_names(sm.input.meta), seeds, standin)
+    log.info("m_CCA(seed %d, seed %d) on the test set = %.6f", *seeds, mcca)
+    save_figure(fig, [sm.output.pdf, sm.output.png])

@@ -1,0 +1,39 @@
+"""Rules cifar10_train and cifar10_train_seeds: one ResNet-18 model per seed (all seeds of an M
+trained together as one stacked network), their metrics and extracted representations."""
+
+from pathlib import Path
+
+import torch
+
+from repdist.data.cifar10 import load_cifar10
+from repdist.experiments.cifar import CifarModelConfig, train_cifar_models
+from repdist.experiments.outputs import SeedFiles
+from repdist.pipeline.joblog import job_log
+from repdist.training.checkpoint import remove_checkpoint
+from repdist.training.loop import TrainConfig
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+
+
+def listed(files):
+    return [files] if isinstance(files, str) else list(files)
+
+
+with job_log(sm.log[0]) as log:
+    torch.set_num_threads(sm.threads)
+    cfg = CifarModelConfig(**sm.params.model_cfg)
+    train_cfg = TrainConfig(**sm.params.train_cfg)
+    data = load_cifar10(sm.params.folder)
+    o = sm.output
+    files = [SeedFiles({"test": Path(test), "train": Path(train)}, Path(u), Path(me), Path(m))
+             for m, me, test, train, u in zip(
+                 *(listed(x) for x in (o.models, o.metrics, o.embeddings_test,
+                                       o.embeddings_train, o.unembeddings)), strict=True)]
+    log.info("training seeds %s with %s", list(cfg.seeds), train_cfg)
+    metrics = train_cifar_models(cfg, train_cfg, data, files, sm.params.run_config,
+                                 sm.params.checkpoint)
+    remove_checkpoint(sm.params.checkpoint)
+    for m in metrics:
+        log.info("seed %d on %s: %.2f steps/s, test loss %.4f (eval mode %.4f), accuracy %.4f",
+                 m["seed"], m["device"], m["steps_per_s"], m["final_test_loss"],
+                 m["final_test_loss_eval"], m["test_accuracy"])

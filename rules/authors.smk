@@ -121,7 +121,7 @@ rule ours_vs_authors:
         "../workflow/scripts/ours_vs_authors.py"
 
 
-rule authors_width_figure:
+use rule synthetic_width_figure as authors_width_figure with:
     input:
         [authors_file("pairs.parquet", K=k, W=w) for k, w in authors_configs()],
     output:
@@ -131,20 +131,13 @@ rule authors_width_figure:
         summary=out("tables/d_llv_vs_width_K{group}_authors.csv"),
     log:
         out("logs/authors_width_figure_K{group}.log"),
-    wildcard_constraints:
-        group=r"\d+(_\d+)*",
-    conda:
-        "../envs/figures.yaml"
     params:
-        threshold=SYNTHETIC["accuracy_threshold"],
         min_seeds=AUTHORS["min_seeds"],
         seeds=AUTHORS["seeds"],
         title="The authors' models",
-    script:
-        "../workflow/scripts/width_figure.py"
 
 
-rule authors_bound_figure:
+use rule synthetic_bound_figure as authors_bound_figure with:
     input:
         [authors_file("pairs.parquet", K=k, W=w) for k, w in authors_configs()],
     output:
@@ -155,14 +148,9 @@ rule authors_bound_figure:
         ),
     log:
         out("logs/authors_bound_figure.log"),
-    conda:
-        "../envs/figures.yaml"
     params:
         rep_dim=2,
         title=f"The authors' trained models ({len(authors_configs())} configurations)",
-        marker_size=5,
-    script:
-        "../workflow/scripts/bound_figure.py"
 
 
 rule authors_all:

@@ -28,7 +28,7 @@ use rule synthetic_pairs as bound_beyond_pairs with:
         out("benchmarks/bound_beyond_pairs/M{M}_K{K}_w{W}.tsv")
 
 
-rule bound_beyond_figure:
+use rule synthetic_bound_figure as bound_beyond_figure with:
     input:
         lambda wc: bound_beyond_pairs(wc.M),
     output:
@@ -41,17 +41,12 @@ rule bound_beyond_figure:
         ),
     log:
         out("logs/bound_beyond_figure_M{M}.log"),
-    conda:
-        "../envs/figures.yaml"
     params:
         rep_dim=lambda wc: int(wc.M),
         title=lambda wc: (
             f"Trained synthetic models, M = {wc.M} "
             f"({len(bound_beyond_pairs(wc.M))} configurations)"
         ),
-        marker_size=5,
-    script:
-        "../workflow/scripts/bound_figure.py"
 
 
 rule bound_tightness:

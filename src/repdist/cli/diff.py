@@ -11,6 +11,7 @@ Snakemake's logs and benchmark timings.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 NAME = "diff"
@@ -79,8 +80,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
     try:
         compared, problems = diff_runs(args.a, args.b)
     except FileNotFoundError as err:

@@ -78,10 +78,9 @@ LOSS_NOTE = {
 }
 
 
-def cifar_stack(cfg: CifarModelConfig, protocol: str, on_cuda: bool) -> StackedModelClass:
+def cifar_stack(cfg: CifarModelConfig, momentum: float, on_cuda: bool) -> StackedModelClass:
     """The (ResNet-18 f, MLP g) models of cfg.seeds as one stack, each initialised as the
-    original's seed s."""
-    momentum = resolve_bn_momentum(cfg.bn_momentum, protocol)
+    original's seed s, with BatchNorm momentum `momentum` (resolve_bn_momentum)."""
     stack = StackedModelClass([
         build_cifar_model(seed, cfg.rep_dim, NUM_CLASSES, cfg.g_width, cfg.base_width, momentum)
         for seed in cfg.seeds
@@ -115,8 +114,8 @@ def train_cifar_models(
         raise ValueError(f"{len(files)} output sets for {len(cfg.seeds)} seeds")
     device = training_device(cfg.device)
     on_cuda = device.type == "cuda"
-    stack = cifar_stack(cfg, train_cfg.protocol, on_cuda)
     momentum = resolve_bn_momentum(cfg.bn_momentum, train_cfg.protocol)
+    stack = cifar_stack(cfg, momentum, on_cuda)
     codes = label_codes(np.arange(NUM_CLASSES), NUM_CLASSES)
     splits = {"test": (normalise(data.test_images), data.test_labels),
               "train": (normalise(data.train_images), data.train_labels)}

@@ -555,3 +555,20 @@ def test_many_near_tied_pivots_are_rescored_one_at_a_time(rng, monkeypatch):
     same = llv.pivot_objective(np.cov(c1.T), np.cov(c1.T), c1.T @ c1 / (len(c1) - 1))
     assert llv.choose_pivot_and_leave_out(same, ll_1, ll_1.copy(), "max", {}) == (0, 1)
     assert calls == [0]
+
+
+def test_mcca_runs_over_the_non_constant_coordinates(rng):
+    """A folded bias (f' = [f, 1], repdist extract) adds a coordinate with no variance: m_CCA of
+    f' equals m_CCA of f (the mean over M, not M + 1, components); a collapsed model stays NaN."""
+    f1, g1 = random_model(rng, n=200, k=6)
+    f2, g2 = perturbed(rng, f1, g1)
+    ones = np.ones((200, 1))
+    plain = compare(f1, g1, f2, g2, num_samples=10, measures=["mcca_f"])
+    folded = compare(np.hstack([f1, ones]), np.hstack([g1, rng.normal(size=(6, 1))]),
+                     np.hstack([f2, ones]), np.hstack([g2, rng.normal(size=(6, 1))]),
+                     num_samples=10, measures=["mcca_f"])
+    assert folded["mcca_f"] == pytest.approx(plain["mcca_f"], rel=1e-12)
+    assert folded["warning"] == ""
+    with pytest.warns(DegenerateRepresentationWarning, match="rank-deficient"):
+        r = compare(np.ones_like(f1), g1, f2, g2, num_samples=10, measures=["mcca_f"])
+    assert np.isnan(r["mcca_f"])

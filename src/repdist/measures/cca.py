@@ -23,6 +23,21 @@ def orthonormal_basis(x: np.ndarray, rtol: float | None = None) -> np.ndarray:
     return u[:, : int(np.sum(s > tol))]
 
 
+def constant_columns(x: np.ndarray) -> int:
+    """How many coordinates of x take one value over every row (e.g. the 1 of a folded bias,
+    f' = [f, 1]): they have no variance, so CCA, which centres, has nothing to correlate."""
+    x = np.asarray(x)
+    return int(np.sum(np.ptp(x, axis=0) == 0)) if x.shape[0] else 0
+
+
+def cca_components(x: np.ndarray, y: np.ndarray, rep_dim: int) -> int:
+    """The components m_CCA averages: M, less the constant coordinates of the representation
+    with more of them (a classifier's folded bias: M of M + 1), or M when nothing would be left
+    (then a collapsed representation is reported rank-deficient)."""
+    n = rep_dim - max(constant_columns(x), constant_columns(y))
+    return n if n >= 1 else rep_dim
+
+
 def canonical_correlations(basis_x: np.ndarray, basis_y: np.ndarray) -> np.ndarray:
     """All canonical correlations (descending) between two orthonormal bases of the same rows."""
     if basis_x.shape[0] != basis_y.shape[0]:

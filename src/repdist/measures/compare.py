@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .cache import prepared_cache
-from .cca import mean_cca_from_bases
+from .cca import cca_components, mean_cca_from_bases
 from .extra import (
     d_logit_from_clr,
     linear_cka_centred,
@@ -204,7 +204,8 @@ def compare_with_settings(
         if f"mcca_{side}" in want:
             basis = f"{side}_basis"
             values[f"mcca_{side}"], why = mean_cca_from_bases(
-                getattr(m1, basis), getattr(m2, basis), m1.rep_dim
+                getattr(m1, basis), getattr(m2, basis),
+                cca_components(getattr(m1, side), getattr(m2, side), m1.rep_dim),
             )
             reasons += [f"m_CCA({side}): {why}"] * bool(why)
     values.update(extra_measures(m1, m2, want))

@@ -7,9 +7,9 @@ import argparse
 from collections.abc import Sequence
 
 from .. import __version__
-from . import compare, diff, info, job_times, progress
+from . import compare, diff, extract, info, job_times, progress
 
-SUBCOMMANDS = (info, diff, progress, job_times, compare)
+SUBCOMMANDS = (info, diff, progress, job_times, compare, extract)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,7 +1,8 @@
 """`repdist info FILE...`: what produced a result file (its provenance).
 
 Parquet files carry their provenance (config hash, package/torch/numpy versions, git commit,
-experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline; LaTeX
+experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline; .npz
+files of `repdist extract` in their 'repdist' array; LaTeX
 and Markdown tables in a first comment line; CSV tables in a `<name>.csv.provenance.json`
 sidecar (a CSV stays plain: its first line is its header).
 """
@@ -13,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..io import read_parquet_metadata, read_table_metadata
+from ..io import read_npz_metadata, read_parquet_metadata, read_table_metadata
 
 NAME = "info"
 HELP = "print the provenance of result files"
@@ -32,13 +33,18 @@ def info(path: Path) -> dict:
         return {"rows": pf.metadata.num_rows, "columns": pf.schema_arrow.names, **meta}
     if path.suffix == ".json":
         return json.loads(path.read_text())
+    if path.suffix == ".npz":
+        meta = read_npz_metadata(path)
+        if not meta:
+            raise SystemExit(f"repdist info: {path}: no repdist provenance array")
+        return meta
     if path.suffix in (".csv", ".tex", ".md"):
         meta = read_table_metadata(path)
         if not meta:
             where = "sidecar" if path.suffix == ".csv" else "line"
             raise SystemExit(f"repdist info: {path}: no repdist provenance {where}")
         return meta
-    raise SystemExit(f"repdist info: {path}: expected a .parquet, .json, .csv, .tex or .md "
+    raise SystemExit(f"repdist info: {path}: expected a .parquet, .json, .npz, .csv, .tex or .md "
                      "output of repdist")
 
 

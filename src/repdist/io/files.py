@@ -149,6 +149,25 @@ def read_parquet_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     return json.loads(raw) if raw else {}
 
 
+def write_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray],
+              metadata: Mapping[str, Any]) -> None:
+    """Arrays as an uncompressed .npz, with `metadata` (JSON) as the string array 'repdist'
+    (readable with allow_pickle=False, ignored by readers that look for their own arrays)."""
+    if PROVENANCE_KEY.decode() in arrays:
+        raise ValueError(f"{path}: the array name {PROVENANCE_KEY.decode()!r} holds the provenance")
+    meta = json.dumps(dict(metadata), sort_keys=True, default=json_default)
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays, **{PROVENANCE_KEY.decode(): np.array(meta)})
+
+
+def read_npz_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The repdist metadata of an .npz written by `write_npz` ({} if none)."""
+    with np.load(path, allow_pickle=False) as data:
+        name = PROVENANCE_KEY.decode()
+        return json.loads(str(data[name])) if name in data.files else {}
+
+
 def write_table(path: str | os.PathLike[str], frame: Any, metadata: Mapping[str, Any]) -> None:
     """A table as .parquet or .csv, chosen by the name's suffix, atomically, with provenance."""
     suffix = Path(path).suffix

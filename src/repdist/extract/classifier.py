@@ -1,0 +1,189 @@
+"""Any classifier whose logits come from a final linear layer is a model of the paper's family:
+logits = W f(x) + b, so f(x) is the layer's input and g(y) its weight row y. The bias is one
+more coordinate: f'(x) = [f(x), 1], g'(y) = [W_y, b_y] give the same logits, hence the same
+p(y|x), with M + 1 dimensions (the paper's identifiability results hold for f', g'). Dropping
+it (`bias="drop"`) keeps M dimensions but describes another distribution when b is not constant.
+
+The layer's inputs are taken with a forward hook while the whole model runs (eval mode, no
+gradient, batch by batch, on the GPU when there is one), and its outputs are checked against
+the model's: a head that is not the last step of the logits (a non-linearity or another layer
+after it) is an error, not a silent mismatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..io import provenance, write_npz
+
+BIAS_MODES = ("fold", "drop")
+# Model outputs must equal the head's up to a per-input constant (logits or log-probabilities)
+# within this tolerance, relative to the largest centred logit (float32 rounding is ~1e-7).
+LOGIT_TOLERANCE = 1e-4
+
+
+class ExtractionError(ValueError):
+    """The model (or its inputs) is not a classifier whose logits come from a linear head."""
+
+
+@dataclass(frozen=True)
+class ClassifierRepresentations:
+    """f (N x M') over the loader's inputs and g (K x M') as float64; M' = M + 1 when the bias
+    is folded in. `labels` holds the loader's second item per input when it yields pairs."""
+
+    f: np.ndarray
+    g: np.ndarray
+    head: str
+    bias_folded: bool
+    labels: np.ndarray | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+def find_head(model: nn.Module, head: str | None = None) -> tuple[str, nn.Linear]:
+    """The named nn.Linear, or the last one the model registers."""
+    linears = [(name, m) for name, m in model.named_modules() if isinstance(m, nn.Linear)]
+    if head is None:
+        if not linears:
+            raise ExtractionError(f"{type(model).__name__} has no nn.Linear layer: its logits "
+                                  "do not come from a linear head (pass head= if one is wrapped)")
+        return linears[-1]
+    modules = dict(model.named_modules())
+    if head not in modules:
+        names = ", ".join(name for name, _ in linears) or "none"
+        raise ExtractionError(f"no module named {head!r} in {type(model).__name__} "
+                              f"(its nn.Linear layers: {names})")
+    if not isinstance(modules[head], nn.Linear):
+        raise ExtractionError(f"module {head!r} is a {type(modules[head]).__name__}, "
+                              "not an nn.Linear")
+    return head, modules[head]
+
+
+def _batches(loader: Any, batch_size: int) -> Iterable[Any]:
+    """A loader's batches; an array or tensor of inputs is cut into batches of `batch_size`."""
+    if isinstance(loader, np.ndarray | torch.Tensor):
+        inputs = torch.as_tensor(loader)
+        return (inputs[i : i + batch_size] for i in range(0, len(inputs), batch_size))
+    return loader
+
+
+def _split(batch: Any) -> tuple[torch.Tensor, Any]:
+    """(inputs, labels or None) of a batch: a tensor, or a (inputs, labels, ...) sequence."""
+    if isinstance(batch, list | tuple):
+        if not batch:
+            raise ExtractionError("the loader yielded an empty batch")
+        return torch.as_tensor(batch[0]), batch[1] if len(batch) > 1 else None
+    return torch.as_tensor(batch), None
+
+
+class _HeadTap:
+    """A forward hook that keeps the head's inputs and outputs of one forward pass."""
+
+    def __init__(self, head: nn.Linear) -> None:
+        self.calls: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.handle = head.register_forward_hook(self)
+
+    def __call__(self, module: nn.Module, inputs: tuple[Any, ...], output: Any) -> None:
+        self.calls.append((inputs[0].detach(), output.detach()))
+
+
+def _centred(z: torch.Tensor) -> torch.Tensor:
+    z = z.double()
+    return z - z.mean(dim=-1, keepdim=True)
+
+
+def _check_batch(name: str, tap: _HeadTap, logits: Any, shape: tuple[int, ...]) -> torch.Tensor:
+    """The head's input for this batch, after checking that the model's output is the head's."""
+    calls, tap.calls = tap.calls, []
+    if len(calls) != 1:
+        raise ExtractionError(f"head {name!r} ran {len(calls)} times in one forward pass on "
+                              f"inputs of shape {shape}; it must run exactly once")
+    f, out = calls[0]
+    if f.dim() != 2:
+        raise ExtractionError(f"head {name!r} received inputs of shape {tuple(f.shape)}; "
+                              "f must be (batch, features)")
+    if not isinstance(logits, torch.Tensor) or logits.shape != out.shape:
+        got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
+        raise ExtractionError(f"the model's output ({got}) is not the head {name!r}'s output "
+                              f"{tuple(out.shape)}: the logits do not come from this layer")
+    a, b = _centred(logits), _centred(out)
+    gap = float((a - b).abs().max()) if a.numel() else 0.0
+    scale = max(1.0, float(b.abs().max()) if b.numel() else 0.0)
+    if gap > LOGIT_TOLERANCE * scale:
+        raise ExtractionError(
+            f"the model's outputs differ from head {name!r}'s by up to {gap:.3g} (beyond a "
+            "per-input constant): something non-linear follows the head, so its inputs and "
+            "weights are not the model's f and g")
+    return f
+
+
+@torch.no_grad()
+def classifier_representations(model: nn.Module, loader: Any, head: str | None = None, *,
+                               bias: str = "fold", device: str | torch.device | None = None,
+                               batch_size: int = 256) -> ClassifierRepresentations:
+    """f over every input of `loader` and g of `model`'s linear head (see the module's text).
+
+    `loader`: a torch DataLoader or any iterable of batches (tensors, or (inputs, labels, ...)
+    tuples), or one array of inputs. `head`: the module name of the final nn.Linear (default:
+    the last one registered). `bias`: "fold" (f' = [f, 1], g' = [W, b]) or "drop". `device`:
+    default CUDA when available. The model's mode and device are restored afterwards.
+    """
+    if bias not in BIAS_MODES:
+        raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
+    name, layer = find_head(model, head)
+    target = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    params = next(model.parameters(), None)
+    home, was_training = (params.device if params is not None else target), model.training
+    tap = _HeadTap(layer)
+    fs, labels = [], []
+    try:
+        model.to(target).eval()
+        for batch in _batches(loader, batch_size):
+            x, y = _split(batch)
+            try:
+                logits = model(x.to(target))
+            except (RuntimeError, ValueError, TypeError) as err:
+                raise ExtractionError(f"the model cannot run on a batch of inputs of shape "
+                                      f"{tuple(x.shape)} ({type(err).__name__}: {err})") from err
+            fs.append(_check_batch(name, tap, logits, tuple(x.shape)).double().cpu())
+            labels.append(None if y is None else torch.as_tensor(y).cpu())
+        weight = layer.weight.detach().double().cpu()
+        layer_bias = None if layer.bias is None else layer.bias.detach().double().cpu()
+    finally:
+        tap.handle.remove()
+        model.to(home).train(was_training)
+    if not fs:
+        raise ExtractionError("the loader yielded no inputs")
+    return _assemble(name, torch.cat(fs), weight, layer_bias, bias, labels)
+
+
+def _assemble(name: str, f: torch.Tensor, weight: torch.Tensor, layer_bias: torch.Tensor | None,
+              bias: str, labels: list[Any]) -> ClassifierRepresentations:
+    fold = bias == "fold" and layer_bias is not None
+    g = weight
+    if fold:
+        f = torch.cat([f, torch.ones(len(f), 1, dtype=f.dtype)], dim=1)
+        g = torch.cat([weight, layer_bias[:, None]], dim=1)
+    y = None if any(v is None for v in labels) else torch.cat(labels).numpy()
+    info = {"head": name, "bias": "folded" if fold else ("dropped" if layer_bias is not None
+                                                          else "none"),
+            "N": int(f.shape[0]), "K": int(g.shape[0]), "M": int(g.shape[1])}
+    return ClassifierRepresentations(f.numpy(), g.numpy(), name, fold, y, info)
+
+
+def write_representations(path: str | Path, reps: ClassifierRepresentations,
+                          **extra: Any) -> None:
+    """The .npz `repdist compare` reads (arrays f, g, and labels when known), atomically, with
+    provenance (what was extracted, how, and `extra`)."""
+    if Path(path).suffix != ".npz":
+        raise ValueError(f"{path}: representations are written as .npz")
+    arrays = {"f": reps.f, "g": reps.g}
+    if reps.labels is not None:
+        arrays["labels"] = reps.labels
+    write_npz(path, arrays, provenance(**reps.info, **extra))

@@ -55,6 +55,7 @@ include: "rules/beyond.smk"
 include: "rules/authors.smk"
 include: "rules/authors_cifar.smk"
 include: "rules/bound_beyond_m2.smk"
+include: "rules/distillation.smk"
 include: "rules/models.smk"
 
 
@@ -68,6 +69,7 @@ localrules:
     authors_all,
     authors_cifar_all,
     bound_beyond_m2,
+    distillation_all,
     models_all,
 
 

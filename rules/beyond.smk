@@ -35,6 +35,11 @@ rule paper_comparison:
         tightness=(
             [out("tables/bound_tightness.csv")] if BOUND_BEYOND["enabled"] else []
         ),
+        distillation=(
+            [out("tables/distillation.csv")]
+            if config["distillation"]["enabled"]
+            else []
+        ),
         cifar=(
             [out("cifar10/fd2/pairs.parquet")]
             if CIFAR["enabled"] and 2 in CIFAR["rep_dims"]

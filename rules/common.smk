@@ -234,6 +234,7 @@ def branch_targets():
         (rules.authors_all, AUTHORS_ON),
         (rules.authors_cifar_all, AUTHORS_CIFAR_ON),
         (rules.bound_beyond_m2, BOUND_BEYOND["enabled"]),
+        (rules.distillation_all, config["distillation"]["enabled"]),
         (rules.models_all, True),
     ]
     return [rule.input for rule, on in branches if on]

@@ -15,7 +15,7 @@ PACKAGE = ROOT / "src" / "repdist"
 LAYERS = {
     "cli": 4,
     "pipeline": 3,
-    "experiments": 2, "figures": 2,
+    "experiments": 2, "figures": 2, "extract": 2,
     "training": 1, "models": 1, "data": 1,
     "measures": 0, "io": 0,
 }
@@ -145,7 +145,7 @@ def test_every_training_rule_logs_where_repdist_progress_looks():
 
     from repdist.pipeline.training_jobs import training_log
 
-    trainers = {"train_mlps.py", "train_resnets.py", "training_dynamics.py"}
+    trainers = {"train_mlps.py", "train_resnets.py", "training_dynamics.py", "train_students.py"}
     found = []
     for name, (_, body) in rule_blocks().items():
         script = directive(body, "script") or ""
@@ -154,7 +154,7 @@ def test_every_training_rule_logs_where_repdist_progress_looks():
             log = body.split("log:\n", 1)[1].splitlines()[0].strip()
             assert log.startswith("training_log("), f"rule {name} logs to {log}"
     assert {"synthetic_train", "synthetic_train_variants", "bound_beyond_train", "cifar10_train",
-            "cifar10_train_seeds", "training_dynamics"} <= set(found)
+            "cifar10_train_seeds", "training_dynamics", "distillation_train"} <= set(found)
     assert training_log("synthetic_train", "K4_w16_g0_f0") == \
         "logs/synthetic_train/K4_w16_g0_f0.log"
     with pytest.raises(ValueError, match="not a training job"):

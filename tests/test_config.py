@@ -197,6 +197,22 @@ def test_bound_beyond_m2_needs_enough_labels_names_the_key():
         check_config(cfg)
 
 
+def test_distillation_needs_a_trained_teacher_and_enough_labels_names_the_key():
+    cfg = load()
+    cfg["distillation"]["teacher_seeds"] = [20, 21]  # seeds 0-19 are trained
+    with pytest.raises(ConfigError, match="distillation.teacher_seeds.*no teacher seed"):
+        check_config(cfg)
+    cfg["distillation"]["teacher_seeds"] = [19, 20]  # 20 is left out, 19 is a teacher
+    check_config(cfg)
+    from repdist.pipeline.config_checks import check_distillation
+
+    cfg["synthetic"]["rep_dim"], cfg["distillation"]["class_counts"] = 3, [4]
+    with pytest.raises(ConfigError, match="distillation.class_counts"):
+        check_distillation(cfg)
+    cfg["distillation"]["enabled"] = False
+    check_distillation(cfg)
+
+
 def test_paper_constants_live_in_config_yaml_only():
     """The dataclasses that carry config values have no defaults (the values come from
     config.yaml, through the rules or the tests' helpers), so no default can drift from it."""

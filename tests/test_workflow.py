@@ -307,3 +307,22 @@ def test_repdist_job_times_on_the_finished_quick_run(quick_run):
     assert float(total.split()[2]) == pytest.approx(sum(j.seconds for j in jobs), abs=0.1)
     logs = list((quick_run / "logs").rglob("*.log"))
     assert machines(quick_run) == {describe(): len(logs)}
+
+
+def test_quick_dag_distillation(quick_run):
+    """Students of the quick DAG's teachers (K = 6, width 16, seeds 0-2) by every loss, their
+    table, summary, figure and the paper comparison's informational rows."""
+    table = read_csv(quick_run / "tables" / "distillation.csv")
+    assert len(table) == 3 * 4 and set(table["loss"]) == {"kl", "logit_l2", "logit_l1", "labels"}
+    assert table["student_seed"].tolist() == [1000, 1001, 1002] * 4
+    assert table[["kl", "d_llv", "mcca_f", "probe_angle_student"]].notna().all().all()
+    metrics = json.loads((quick_run / "distillation" / "K6_w16" / "logit_l2" / "teacher1" /
+                          "metrics.json").read_text())
+    assert metrics["loss"] == "logit_l2" and metrics["teacher_seed"] == 1 and metrics["seed"] == 1001
+    summary = read_csv(quick_run / "tables" / "distillation_summary.csv")
+    assert (summary[summary["K"] == "all"]["students"] == 3).all()
+    comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
+    rows = comparison[comparison["claim"].str.startswith("Distillation")]
+    assert len(rows) == 4 and (rows["verdict"] == "informational").all()
+    assert not (quick_run / "distillation" / "K6_w16" / "kl" / "checkpoint.pt").exists()
+    assert_image(quick_run / "figures" / "distillation.png")

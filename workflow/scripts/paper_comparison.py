@@ -5,6 +5,7 @@ import pandas as pd
 from repdist.experiments.paper_comparison import (
     bound_checks,
     cifar_checks,
+    distillation_checks,
     comparison_frame,
     comparison_markdown,
     kl_table_checks,
@@ -30,6 +31,8 @@ with job_log(sm.log[0]) as log:
         checks += tightness_checks(read_csv(sm.input.tightness[0]))
     if sm.input.authors:
         checks += retrace_checks(read_csv(sm.input.authors[0]), standin=sm.params.authors_standin)
+    if sm.input.distillation:
+        checks += distillation_checks(read_csv(sm.input.distillation[0]))
     if sm.input.cifar:
         checks += cifar_checks(pd.read_parquet(sm.input.cifar[0]),
                                tuple(sm.params.comparison_seeds), sm.params.standin)

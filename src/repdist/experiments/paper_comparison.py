@@ -226,3 +226,39 @@ def comparison_markdown(frame: pd.DataFrame, protocol: str = "") -> str:
     if protocol:
         head += f"Training protocol of this run: `{protocol}`.\n\n"
     return head + "\n".join(lines) + "\n" + summary
+
+
+FOLLOW_UP = "follow-up (Nielsen et al. 2026)"
+
+
+def distillation_checks(table: pd.DataFrame) -> list[Check]:
+    """The follow-up's claims on our students (tables/distillation.csv), informational: for the
+    same teacher, is the logit-distance student linearly closer than the KL student (m_CCA
+    higher, d_LLV lower) at equal or lower KL, and does it keep the angle probe's R^2 better?"""
+    checks = []
+    kl = table[table["loss"] == "kl"]
+    for loss in ("logit_l2", "logit_l1"):
+        other = table[table["loss"] == loss]
+        if not len(kl) or not len(other):
+            continue
+        both = other.merge(kl, on=["K", "width", "teacher_seed"], suffixes=("", "_kl"))
+        n = len(both)
+        closer = int((both["mcca_f"] > both["mcca_f_kl"]).sum())
+        nearer = int((both["d_llv"] < both["d_llv_kl"]).sum())
+        lower_kl = int((both["kl"] <= both["kl_kl"]).sum())
+        checks.append(Check(
+            f"Distillation, {loss} vs KL students of the same teacher: m_CCA(f) higher in "
+            f"{closer} of {n}, d_LLV lower in {nearer} of {n}, KL lower or equal in {lower_kl} of "
+            f"{n} (medians m_CCA {both['mcca_f'].median():.4f} vs {both['mcca_f_kl'].median():.4f},"
+            f" d_LLV {both['d_llv'].median():.4f} vs {both['d_llv_kl'].median():.4f}, KL "
+            f"{both['kl'].median():.2e} vs {both['kl_kl'].median():.2e})", FOLLOW_UP,
+            f"{closer} of {n}", "logit-distance students linearly closer at equal or lower KL",
+            "-", None))
+        gap = (both["probe_angle_teacher"] - both["probe_angle_student"]).abs()
+        gap_kl = (both["probe_angle_teacher"] - both["probe_angle_student_kl"]).abs()
+        checks.append(Check(
+            f"Distillation, {loss} vs KL: |teacher - student| angle-probe R^2, median "
+            f"{gap.median():.4f} vs {gap_kl.median():.4f}; smaller in "
+            f"{int((gap < gap_kl).sum())} of {n}", FOLLOW_UP, float(gap.median()),
+            "logit-distance students keep the teacher's concepts better", "-", None))
+    return checks

@@ -40,7 +40,8 @@ def need_inputs(num_samples: int, m: int, inputs: int, key: str, where: str) -> 
 def check_config(config: Config) -> None:
     """Raise ConfigError naming the first impossible key combination."""
     for check in (check_kl_table, check_constructed, check_synthetic, check_cifar10,
-                  check_authors_models, check_bound_beyond_m2, check_dynamics):
+                  check_authors_models, check_bound_beyond_m2, check_dynamics,
+                  check_distillation):
         check(config)
 
 
@@ -150,3 +151,15 @@ def check_dynamics(config: Config) -> None:
          f"a snapshot after step {max(dyn['snapshots'])} never happens: training runs "
          f"{steps} steps (synthetic.training.steps)")
     need_labels(dyn["num_classes"], syn["rep_dim"], "dynamics.num_classes")
+
+
+def check_distillation(config: Config) -> None:
+    dist, syn = config["distillation"], config["synthetic"]
+    if not dist["enabled"]:
+        return
+    # seeds beyond synthetic.n_seeds are left out (rules/helpers/distillation.smk says so)
+    need(min(dist["teacher_seeds"]) < syn["n_seeds"], "distillation.teacher_seeds",
+         f"no teacher seed of {dist['teacher_seeds']} is trained: synthetic.n_seeds is "
+         f"{syn['n_seeds']} (seeds 0..{syn['n_seeds'] - 1})")
+    for k in dist["class_counts"]:
+        need_labels(k, syn["rep_dim"], "distillation.class_counts")

@@ -50,6 +50,11 @@ def batch_order(cfg: TrainConfig, n: int) -> Iterator[np.ndarray]:
     return numpy_batches(n, cfg.batch_size, cfg.steps, cfg.data_seed)
 
 
+# (model, x, codes, labels, idx) -> the batch's loss per model, (S,) or ()
+Objective = Callable[[torch.nn.Module, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
+                     torch.Tensor]
+
+
 def per_model_nll(log_probs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Mean NLL per model: log_probs (..., B, K) float64, labels (B,) -> (...,)."""
     idx = labels.expand(*log_probs.shape[:-1]).unsqueeze(-1)
@@ -139,7 +144,9 @@ class RunOptions:
     """How one run executes, beyond what it trains: the checkpoint file (None: none), device,
     eval-mode batch size (None: all at once), channels-last images (CUDA), an eval-mode pass
     over the training set at the end, `on_step(done)` (called with 0 before training and after
-    every step), and `identity`, what the checkpoint must match besides the training settings."""
+    every step), `identity`, what the checkpoint must match besides the training settings, and
+    `objective(model, x, codes, labels, idx)`, the per-model loss of a batch (None: the NLL of
+    the labels; distillation passes its own, `idx` indexing the training set)."""
 
     checkpoint: str | Path | None = None
     device: str | torch.device = "cpu"
@@ -148,6 +155,7 @@ class RunOptions:
     final_train_eval: bool = False
     on_step: Callable[[int], None] | None = None
     identity: Mapping[str, Any] | None = None
+    objective: Objective | None = None
 
 
 @dataclass
@@ -234,7 +242,10 @@ def _loop(run: _Run, cfg: TrainConfig, options: RunOptions) -> None:
         if evaluate_now and not rules.test_pass_after_update:
             _record_test_loss(run, cfg, options, step)
         idx = torch.from_numpy(idx_np).to(run.x.device)
-        loss = batch_nll(run.model, run.x[idx], run.codes, run.y[idx])
+        if options.objective is None:
+            loss = batch_nll(run.model, run.x[idx], run.codes, run.y[idx])
+        else:
+            loss = options.objective(run.model, run.x[idx], run.codes, run.y[idx], idx)
         run.optimizer.zero_grad(set_to_none=True)
         loss.sum().backward()
         run.optimizer.step()

@@ -20,11 +20,18 @@ SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
 from repdist.pipeline.config_checks import check_config  # noqa: E402
+from repdist.pipeline.config_types import whole_numbers_as_int  # noqa: E402
+from repdist.pipeline.overlays import adapt_to_overlays  # noqa: E402
 from repdist.pipeline.environment import prepend_pythonpath  # noqa: E402
 
 prepend_pythonpath(SRC)
 
-validate(config, "workflow/schemas/config.schema.yaml")
+SCHEMA = "workflow/schemas/config.schema.yaml"
+validate(config, SCHEMA)
+whole_numbers_as_int(config, Path(workflow.basedir) / SCHEMA)
+# branches built on the synthetic grid follow an overlay that narrows it (pipeline/overlays.py)
+for note in adapt_to_overlays(config):
+    logger.info(f"config adapted: {note}")
 check_config(config)
 
 OUT = config["outdir"]

@@ -342,3 +342,38 @@ def test_an_existing_output_survives_a_failed_run(tmp_path, family, model_paths)
     assert out.read_bytes() == before
     sidecar = out.with_name(out.name + ".provenance.json")
     assert json.loads(sidecar.read_text())["settings"]["num_samples"] == 20
+
+
+def test_two_compares_writing_one_file_at_once_leave_one_whole_table(tmp_path, rng):
+    """Two `repdist compare -o same.parquet` started together (3 and 4 models): the file that
+    stands is one of the two whole tables, never a mix or a torn file, and no temporary is
+    left."""
+    models = [save_npz(tmp_path / f"m{i}.npz", *random_model(rng, n=N, k=K)) for i in range(4)]
+    out = tmp_path / "same.parquet"
+    runs = [subprocess.Popen([sys.executable, "-m", "repdist", "compare", *map(str, group), "-o",
+                              str(out), *FAST], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            for group in (models[:3], models)]
+    assert all(r.wait(timeout=300) == 0 for r in runs)
+    table = pd.read_parquet(out)
+    assert len(table) in (3, 6)
+    meta = read_parquet_metadata(out)
+    assert len(meta["models"]) == {3: 3, 6: 4}[len(table)]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_full_disk_names_the_output_and_leaves_nothing_behind(tmp_path, rng):
+    """The output cannot be written (a file-size limit stands in for a full disk): exit status 2
+    naming the file and the cause, nothing under its name or a temporary; with room again, the
+    same command writes the table."""
+    models = [save_npz(tmp_path / f"m{i}.npz", *random_model(rng, n=N, k=K)) for i in range(3)]
+    out = tmp_path / "pairs.parquet"
+    command = " ".join([sys.executable, "-m", "repdist", "compare", *map(str, models), "-o",
+                        str(out), *FAST])
+    full = subprocess.run(["bash", "-c", f"ulimit -f 4; {command}"], capture_output=True,
+                          text=True, timeout=300)
+    assert full.returncode == 2, full.stderr
+    assert f"cannot write {out}: " in full.stderr and "File too large" in full.stderr
+    assert "Traceback" not in full.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m0.npz", "m1.npz", "m2.npz"]
+    again = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and len(pd.read_parquet(out)) == 3

@@ -336,3 +336,29 @@ def test_hand_written_backwards_pass_gradcheck():
     labels = torch.tensor([0, 3, 1, 2, 3])
     assert torch.autograd.gradcheck(lambda f_t, g: StackedNLL.apply(f_t, g, labels),
                                     (rand(s, m, b), rand(s, k, m)), eps=1e-6, atol=1e-8, rtol=1e-5)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "other_format", "empty"])
+def test_a_damaged_checkpoint_is_set_aside_and_training_starts_fresh(data, tmp_path, caplog,
+                                                                     damage):
+    """A checkpoint cut short (a full disk, a copy interrupted), a file of another format, an
+    empty file: set aside with a log line saying why, and the run equals a fresh one."""
+    train_d, test_d, codes = data
+    args = TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes)
+    cfg = train_config(steps=60, batch_size=64, eval_every=50, log_every=20, checkpoint_every=20,
+                       protocol="clean")
+    ckpt = tmp_path / "checkpoint.pt"
+    train(_tiny(), args, train_config(**{**cfg.__dict__, "steps": 100}),
+          RunOptions(checkpoint=ckpt))  # leaves its step-80 checkpoint
+    whole = ckpt.read_bytes()
+    ckpt.write_bytes({"truncated": whole[: len(whole) // 2], "other_format": b'{"step": 3}',
+                      "empty": b""}[damage])
+    resumed = _tiny()
+    with caplog.at_level("INFO", logger="repdist"):
+        _, finals = train(resumed, args, cfg, RunOptions(checkpoint=ckpt))
+    assert "checkpoint set aside: it cannot be read (" in caplog.text
+    assert finals["steps_run"] == 60 and len(list(tmp_path.glob("checkpoint.set-aside-*.pt"))) == 1
+    fresh = _tiny()
+    train(fresh, args, cfg)
+    for p, q in zip(fresh.state_dict().values(), resumed.state_dict().values(), strict=True):
+        assert torch.equal(p, q)

@@ -1,16 +1,7 @@
 # Helpers of rules/distillation.smk.
 DISTILLATION = config["distillation"]
 DISTILLATION_DIR = "distillation/K{K}_w{W}/{loss}"
-# Teachers are synthetic seeds: an overlay with fewer seeds narrows them (config_checks stops a
-# run that would leave none), and says so.
-DISTILLATION_TEACHERS = [
-    s for s in DISTILLATION["teacher_seeds"] if s in SYNTHETIC_SEEDS
-]
-if DISTILLATION["enabled"] and DISTILLATION_TEACHERS != DISTILLATION["teacher_seeds"]:
-    logger.info(
-        f"distillation: teacher seeds {DISTILLATION_TEACHERS} of "
-        f"{DISTILLATION['teacher_seeds']} (synthetic.n_seeds is {SYNTHETIC['n_seeds']})"
-    )
+DISTILLATION_TEACHERS = DISTILLATION["teacher_seeds"]
 
 
 def distillation_configs():

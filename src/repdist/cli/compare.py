@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         frame, meta = compare_models(args.models, settings, args.jobs)
         write_table(output, frame, meta)
-    except (ModelInputError, ValueError, MemoryError) as err:
+    except (ModelInputError, ValueError, MemoryError, OSError) as err:
         print(f"repdist compare: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     _summary(frame, len(meta["models"]), output, time.perf_counter() - start)

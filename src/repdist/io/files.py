@@ -30,7 +30,8 @@ def file_digest(path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
 
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success rename it to `path`, on error delete it."""
+    """Yield a temporary path beside `path`; on success rename it to `path`, on error delete it
+    (an OSError, e.g. a full disk, is raised again naming `path`)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -41,6 +42,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, target)
+    except OSError as err:  # a full disk, a file-size limit: say which output could not be made
+        raise OSError(err.errno, f"cannot write {target}: {err.strerror or err}") from err
     finally:
         if tmp.exists():
             tmp.unlink()

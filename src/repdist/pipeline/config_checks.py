@@ -157,7 +157,7 @@ def check_distillation(config: Config) -> None:
     dist, syn = config["distillation"], config["synthetic"]
     if not dist["enabled"]:
         return
-    # seeds beyond synthetic.n_seeds are left out (rules/helpers/distillation.smk says so)
+    # an overlay with fewer synthetic seeds narrows them first (pipeline/overlays.py)
     need(min(dist["teacher_seeds"]) < syn["n_seeds"], "distillation.teacher_seeds",
          f"no teacher seed of {dist['teacher_seeds']} is trained: synthetic.n_seeds is "
          f"{syn['n_seeds']} (seeds 0..{syn['n_seeds'] - 1})")

@@ -72,6 +72,21 @@ def sidecar_path(path: str | os.PathLike[str]) -> Path:
     return path.with_name(path.name + ".json")
 
 
+def _read_checkpoint(path: Path, map_location: Any) -> tuple[Any, str]:
+    """The checkpoint's content, or (None, why) for a file that is not a whole checkpoint (cut
+    short by a full disk or a copy, damaged, or of another format)."""
+    import pickle
+    import zipfile
+
+    import torch
+
+    try:
+        return torch.load(path, weights_only=False, map_location=map_location), ""
+    except (RuntimeError, EOFError, OSError, ValueError, pickle.UnpicklingError,
+            zipfile.BadZipFile, AttributeError, ImportError) as err:
+        return None, f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
+
+
 def load_resumable(
     path: str | os.PathLike[str] | None,
     identity: Mapping[str, Any],
@@ -80,15 +95,15 @@ def load_resumable(
 ) -> dict[str, Any] | None:
     """The checkpoint at `path` if it was made by this configuration and is not past the end;
     otherwise None, the old file renamed aside and the reason logged."""
-    import torch
-
     if path is None or not Path(path).exists():
         return None
     path = Path(path)
-    state = torch.load(path, weights_only=False, map_location=map_location)
+    state, unreadable = _read_checkpoint(path, map_location)
     want = _normalised(identity)
     have = state.get("identity") if isinstance(state, dict) else None
-    if have is None:
+    if unreadable:
+        why = f"it cannot be read ({unreadable})"
+    elif have is None:
         why = "it records no configuration (written by an older repdist)"
     elif state.get("identity_hash") != config_hash(want):
         why = describe_changes(have, want)

@@ -22,6 +22,7 @@ sys.path.insert(0, SRC)
 from repdist.pipeline.config_checks import check_config  # noqa: E402
 from repdist.pipeline.config_types import whole_numbers_as_int  # noqa: E402
 from repdist.pipeline.overlays import adapt_to_overlays  # noqa: E402
+from repdist.pipeline.run_lock import lock_results_folder  # noqa: E402
 from repdist.pipeline.environment import prepend_pythonpath  # noqa: E402
 
 prepend_pythonpath(SRC)
@@ -81,6 +82,7 @@ localrules:
 
 
 onstart:
+    lock_results_folder(OUT)
     check_downloads({job.rule.name for job in workflow.dag.needrun_jobs()})
 
 

@@ -82,8 +82,8 @@ localrules:
 
 
 onstart:
-    lock_results_folder(OUT)
     check_downloads({job.rule.name for job in workflow.dag.needrun_jobs()})
+    lock_results_folder(OUT)
 
 
 rule all:

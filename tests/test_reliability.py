@@ -204,16 +204,20 @@ def test_two_quick_runs_give_identical_data(tmp_path, quick_outputs):
 
 def test_a_second_run_on_the_same_results_folder_refuses(tmp_path):
     """While one run trains, a second on the same results folder (other targets, which
-    Snakemake's own lock lets through) stops before any job, naming the first; the first
-    completes."""
-    config = write_config(tmp_path / "overlay.yaml", steps=4000)
+    Snakemake's own lock lets through) stops before any job, naming the first."""
+    config = write_config(tmp_path / "overlay.yaml", steps=100_000)  # outlives the second's DAG
     first = snakemake(tmp_path, config, TARGET)
-    deadline = time.time() + 120
-    while not job_pids(tmp_path, "train_mlps.py") and time.time() < deadline:
-        time.sleep(0.2)
-    assert job_pids(tmp_path, "train_mlps.py"), "the first run's training job never started"
-    second = snakemake(tmp_path, config, "results/quick/tables/kl_table.csv")
-    out, _ = second.communicate(timeout=120)
-    assert second.returncode != 0 and "is in use by another repdist run (pid" in out, out[-2000:]
-    assert first.wait(timeout=600) == 0
-    assert (tmp_path / TARGET).exists() and not (tmp_path / "results/quick/tables").exists()
+    try:
+        deadline = time.time() + 120
+        while not job_pids(tmp_path, "train_mlps.py") and time.time() < deadline:
+            time.sleep(0.2)
+        assert job_pids(tmp_path, "train_mlps.py"), "the first run's training job never started"
+        second = snakemake(tmp_path, config, "results/quick/tables/kl_table.csv")
+        out, _ = second.communicate(timeout=120)
+        assert first.poll() is None, "the first run ended before the second was refused"
+        assert second.returncode != 0, out[-2000:]
+        assert f"is in use by another repdist run (pid {first.pid} on" in out, out[-2000:]
+        assert not (tmp_path / "results/quick/tables").exists()
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(timeout=60)

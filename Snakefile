@@ -23,6 +23,7 @@ from repdist.pipeline.config_checks import check_config  # noqa: E402
 from repdist.pipeline.config_types import whole_numbers_as_int  # noqa: E402
 from repdist.pipeline.overlays import adapt_to_overlays  # noqa: E402
 from repdist.pipeline.run_lock import lock_results_folder  # noqa: E402
+from repdist.pipeline.stopping import stop_on_signals  # noqa: E402
 from repdist.pipeline.environment import prepend_pythonpath  # noqa: E402
 
 prepend_pythonpath(SRC)
@@ -30,10 +31,14 @@ prepend_pythonpath(SRC)
 SCHEMA = "workflow/schemas/config.schema.yaml"
 validate(config, SCHEMA)
 whole_numbers_as_int(config, Path(workflow.basedir) / SCHEMA)
-# branches built on the synthetic grid follow an overlay that narrows it (pipeline/overlays.py)
-for note in adapt_to_overlays(config):
+# branches built on the synthetic grid follow an overlay that narrows it (pipeline/overlays.py);
+# the log and the report's front page say what each left out
+ADAPTED = adapt_to_overlays(config)
+for note in ADAPTED:
     logger.info(f"config adapted: {note}")
 check_config(config)
+# read by the report's front page (report/workflow.rst); no job's hash holds it
+config["adapted_to_overlays"] = ADAPTED
 
 OUT = config["outdir"]
 
@@ -81,9 +86,12 @@ localrules:
     models_all,
 
 
+# The head process only (cluster jobs run with --no-hooks): one run per results folder, and
+# SIGTERM or SIGINT cancel the jobs and end the run within a bounded time (pipeline/stopping.py).
 onstart:
     check_downloads({job.rule.name for job in workflow.dag.needrun_jobs()})
     lock_results_folder(OUT)
+    stop_on_signals(workflow.persistence.unlock, log=logger.warning)
 
 
 rule all:

@@ -77,7 +77,8 @@ CIFAR = dict(
 )
 
 
-@pytest.mark.parametrize("case", [SYNTHETIC, CIFAR], ids=["synthetic", "cifar10"])
+@pytest.mark.parametrize("case", [SYNTHETIC, pytest.param(CIFAR, marks=pytest.mark.slow)],
+                         ids=["synthetic", "cifar10"])
 def test_sigkilled_training_job_resumes_to_the_same_model(tmp_path, case):
     """SIGKILL the training job after its first checkpoint; Snakemake's rerun resumes from the
     checkpoint (not from step 0) and ends with bitwise the model of an uninterrupted run."""
@@ -135,6 +136,37 @@ def kill_after_first_checkpoint(workdir: Path, config: Path, case: dict) -> int:
     return torch.load(ckpt, weights_only=False)["step"]
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)],
+                         ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_the_head_stops_the_run_and_the_rerun_resumes(tmp_path, signum):
+    """SIGTERM (a login session ending, `timeout`) or SIGINT (Ctrl-C) to Snakemake while a
+    training job runs: the run stops within 60 s, its job with it, nothing half-written; the
+    rerun resumes from the checkpoint to the uninterrupted run's model (pipeline/stopping.py;
+    on SLURM: tests/slurm/slurm_faults.py)."""
+    case = SYNTHETIC
+    config = write_config(tmp_path / "cfg.yaml", steps=12_000)  # still training at the signal
+    whole, stopped = tmp_path / "whole", tmp_path / "stopped"
+    assert snakemake(whole, config, case["target"]).wait(timeout=600) == 0
+    proc = snakemake(stopped, config, case["target"])
+    ckpt = stopped / case["checkpoint"]
+    deadline = time.time() + 300
+    while not ckpt.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert ckpt.exists() and job_pids(stopped, case["script"]), "the job was not running"
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    out, _ = proc.communicate(timeout=120)
+    assert time.monotonic() - sent < 60
+    assert f"{signum.name} received: cancelling the running jobs" in out
+    assert not job_pids(stopped, case["script"])
+    assert not any((stopped / m).exists() for m in case["models"])  # nothing half-written
+
+    assert snakemake(stopped, config, case["target"]).wait(timeout=600) == 0
+    assert "resuming from step" in (stopped / case["log"]).read_text()
+    pd.testing.assert_frame_equal(pd.read_parquet(whole / TARGET),
+                                  pd.read_parquet(stopped / TARGET))
+
+
 def test_a_checkpoint_of_another_lr_is_set_aside_not_resumed(tmp_path):
     """Kill a training job after its first checkpoint, change lr in the config, rerun: the job
     sets the old checkpoint aside (renamed, one log line naming the change) and starts fresh;
@@ -184,6 +216,7 @@ def test_repdist_progress_reports_a_run_in_progress(tmp_path):
     assert "Snakemake:" in text
 
 
+@pytest.mark.slow  # a second whole quick DAG, ~5 min: `make test-slow` (CI) runs it
 def test_two_quick_runs_give_identical_data(tmp_path, quick_outputs):
     """The whole quick DAG twice from scratch: every parquet table and CSV table is equal
     (`repdist diff`, what the SLURM check uses too)."""

@@ -268,9 +268,11 @@ def test_quick_dag_bound_beyond_m2_and_models_group(quick_run):
 
 def test_report_of_a_synthetic_only_run_names_the_missing_branches(quick_run, tmp_path):
     """`make report` after a run without CIFAR-10 (as make run-synthetic): the report builds
-    from what that run made, and its front page says what was left out."""
+    from what that run made, and its front page says what was left out, including what an
+    overlay asked for beyond the run's grid (a seed of the authors' that it does not train)."""
     overlay = tmp_path / "no_cifar.yaml"
-    overlay.write_text("cifar10: {enabled: false}\nbound_beyond_m2: {enabled: false}\n")
+    overlay.write_text("cifar10: {enabled: false}\nbound_beyond_m2: {enabled: false}\n"
+                       "authors_models: {seeds: [0, 1, 2, 3]}\n")
     report = tmp_path / "report.html"
     res = run(SNAKEMAKE, "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
               str(quick_run.parents[1]), "--configfile", str(ROOT / "config.quick.yaml"),
@@ -279,6 +281,8 @@ def test_report_of_a_synthetic_only_run_names_the_missing_branches(quick_run, tm
     html = report.read_text()
     assert "Not in this report" in html and "cifar10.enabled: false" in html
     assert "bound_beyond_m2.enabled: false" in html
+    assert "Adapted to this run" in html
+    assert "authors_models.seeds: [0, 1, 2] of their [0, 1, 2, 3]" in html
     # each branch left out is an item of its own, not run into the one before it
     assert ".- <strong>" not in html and "<li><strong>The bound beyond M = 2</strong>" in html
     assert "d_llv_vs_width_K4_6.png" in html and "loss_diff_vs_mcca.png" not in html

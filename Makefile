@@ -20,14 +20,16 @@ SNAKEMAKE := $(BIN)/snakemake
 
 PROFILE ?= profiles/workstation
 
-.PHONY: help venv lock test test-slurm quick run run-synthetic authors bound-beyond-m2 report report-quick lint bench bench-gpu clean-quick
+.PHONY: help venv lock test test-slow test-slurm test-slurm-faults quick run run-synthetic authors bound-beyond-m2 report report-quick lint bench bench-gpu gpu-bundle clean-quick
 
 help:
 	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
 	@echo "make lock    - regenerate $(LOCK) from pyproject.toml and envs/*.yaml (needs PyPI;"
 	@echo "               LOCK_ARGS=--upgrade takes the newest versions allowed)"
 	@echo "make test    - run the test suite (sets up the venv first)"
+	@echo "make test-slow - the slow-marked tests (fuzzing by the thousand, whole-DAG runs); CI runs them"
 	@echo "make test-slurm - the quick DAG through a real SLURM cluster on localhost vs a local run (root)"
+	@echo "make test-slurm-faults - requeue, time limit, SIGTERM/SIGINT, slurmd stopped on that cluster (root)"
 	@echo "make quick   - the whole DAG at toy scale into results/quick (offline, a few minutes)"
 	@echo "make run     - the whole DAG at paper scale into results/ (CORES=$(CORES))"
 	@echo "make run-synthetic - everything that needs neither CIFAR-10 nor a download (config.synthetic.yaml)"
@@ -39,6 +41,7 @@ help:
 	@echo "make lint    - snakemake --lint"
 	@echo "make bench   - measures benchmark (benchmarks/measures.py)"
 	@echo "make bench-gpu - paper-scale GPU timings into results/benchmarks/gpu_paper.json (needs a GPU)"
+	@echo "make gpu-bundle - .gpu-bundle/: what an offline GPU machine needs to run make bench-gpu"
 
 venv: $(VENV)/.installed
 
@@ -66,8 +69,14 @@ lock:
 test: venv
 	$(BIN)/python -m pytest -q
 
+test-slow: venv
+	$(BIN)/python -m pytest -q -m slow
+
 test-slurm: venv
 	$(BIN)/python tests/slurm/slurm_check.py
+
+test-slurm-faults: venv
+	$(BIN)/python tests/slurm/slurm_faults.py
 
 quick: venv
 	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) --configfile config.quick.yaml
@@ -103,7 +112,10 @@ bench: venv
 	$(BIN)/python benchmarks/measures.py
 
 bench-gpu: venv
-	$(BIN)/python benchmarks/gpu_paper.py --json results/benchmarks/gpu_paper.json
+	$(BIN)/python benchmarks/gpu_paper.py --json results/benchmarks/gpu_paper.json $(BENCH_ARGS)
+
+gpu-bundle: venv
+	$(BIN)/python tools/gpu_bundle.py --out .gpu-bundle
 
 clean-quick:
 	rm -rf results/quick

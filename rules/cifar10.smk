@@ -77,7 +77,7 @@ use rule cifar10_train as cifar10_train_seeds with:
     resources:
         gpu=int(CIFAR_GPU),
         mem_mb=16000,
-        runtime=lambda wc: cifar_train_runtime(wc, len(CIFAR_SEEDS)),
+        runtime=lambda wc, attempt: cifar_train_runtime(wc, attempt, len(CIFAR_SEEDS)),
     params:
         model_cfg=cifar_model_settings(lambda wc: CIFAR_SEEDS),
         checkpoint=lambda wc: out(f"cifar10/fd{wc.M}/checkpoint.pt"),

@@ -100,13 +100,15 @@ def training_priority(width, n_configs=1):
     return int(width) ** 2 * n_configs // 64
 
 
-def training_runtime(wildcards, n_configs=1):
+def training_runtime(wildcards, attempt=1, n_configs=1):
     """Minutes for one job of n_configs x n_seeds MLPs, with a margin (a job of 20 seeds at
-    width 256 and 15,000 steps is given 50)."""
+    width 256 and 15,000 steps is given 50), times the attempt: a job resubmitted after its
+    cluster time limit (profile `retries:`) gets longer, and resumes from its checkpoint.
+    """
     scale = (
         n_configs * SYNTHETIC["n_seeds"] / 20 * SYNTHETIC["training"]["steps"] / 15000
     )
-    return max(5, int(40 * scale * (int(wildcards.W) / 256) ** 2 + 10))
+    return max(5, int(40 * scale * (int(wildcards.W) / 256) ** 2 + 10)) * attempt
 
 
 CONSTRUCTED_K = [c["num_classes"] for c in config["constructed"]["classifiers"]]

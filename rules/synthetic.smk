@@ -45,7 +45,9 @@ use rule synthetic_train as synthetic_train_variants with:
     priority: lambda wc: training_priority(wc.W, len(SYNTHETIC_VARIANTS))
     resources:
         mem_mb=3000,
-        runtime=lambda wc: training_runtime(wc, len(SYNTHETIC_VARIANTS)),
+        runtime=lambda wc, attempt: training_runtime(
+            wc, attempt, len(SYNTHETIC_VARIANTS)
+        ),
         gpu=int(SYNTHETIC_GPU),
     params:
         variants=[(float(g), float(f)) for g, f in SYNTHETIC_VARIANTS],

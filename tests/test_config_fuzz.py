@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import yaml
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from snakemake.exceptions import WorkflowError
@@ -64,6 +65,7 @@ def the_snakefiles_checks(cfg) -> None:
     check_config(cfg)
 
 
+@pytest.mark.slow  # ~45 s: `make test-slow` (CI) runs it
 @settings(max_examples=1000, derandomize=True, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.integers(min_value=0, max_value=2**32 - 1), st.integers(min_value=1, max_value=3))
@@ -79,6 +81,7 @@ def test_a_mutated_config_passes_or_stops_naming_a_key_it_touched(seed, changes)
         PASSED.append(cfg)
 
 
+@pytest.mark.slow  # ~20 s of Snakemake dry-runs
 def test_mutated_configs_that_pass_build_their_dag(tmp_path):
     """A sample of the configs that passed: Snakemake builds the whole DAG (dry run)."""
     if not PASSED:

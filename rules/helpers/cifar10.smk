@@ -6,10 +6,11 @@ def cifar_seeds_per_job():
     return CIFAR["seeds_per_job"]
 
 
-def cifar_train_runtime(wildcards, n_seeds=1):
-    """Minutes for n_seeds models trained together at full scale on a GPU, with a margin."""
+def cifar_train_runtime(wildcards, attempt=1, n_seeds=1):
+    """Minutes for n_seeds models trained together at full scale on a GPU, with a margin, times
+    the attempt (as training_runtime)."""
     scale = CIFAR["training"]["steps"] / 20000 * (CIFAR["base_width"] / 64) ** 2
-    return max(10, int(60 * scale)) * (2 if n_seeds > 1 else 1)
+    return max(10, int(60 * scale)) * (2 if n_seeds > 1 else 1) * attempt
 
 
 def cifar_model_settings(seeds):

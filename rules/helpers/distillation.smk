@@ -52,9 +52,9 @@ def distillation_tables():
     }
 
 
-def distillation_runtime(wildcards):
+def distillation_runtime(wildcards, attempt=1):
     """Minutes for one job: as a synthetic job of as many seeds, twice (the distillation loss
     runs unfused)."""
     return training_runtime(
-        wildcards, 2 * len(DISTILLATION_TEACHERS) / SYNTHETIC["n_seeds"]
+        wildcards, attempt, 2 * len(DISTILLATION_TEACHERS) / SYNTHETIC["n_seeds"]
     )

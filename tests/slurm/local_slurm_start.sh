@@ -38,6 +38,8 @@
 #                            that `sacct`/`sacctmgr` work like on a real cluster
 #                            (the executor's default status command is sacct).
 #   LOCAL_SLURM_ACCOUNT      account created in accounting mode (default: local)
+#   LOCAL_SLURM_SLURMD_TIMEOUT seconds without an answer from slurmd before slurmctld sets the
+#                            node DOWN and fails (and requeues) its jobs (default: 300, SLURM's)
 set -euo pipefail
 
 read -r -a PARTITIONS <<<"${LOCAL_SLURM_PARTITIONS:-debug gpu}"
@@ -48,6 +50,7 @@ FAKE_GPUS="${LOCAL_SLURM_FAKE_GPUS:-1}"
 MIN_JOB_AGE="${LOCAL_SLURM_MIN_JOB_AGE:-600}"
 ACCOUNTING="${LOCAL_SLURM_ACCOUNTING:-0}"
 ACCOUNT="${LOCAL_SLURM_ACCOUNT:-local}"
+SLURMD_TIMEOUT="${LOCAL_SLURM_SLURMD_TIMEOUT:-300}"
 RUNDIR=/run/local-slurm
 CONF=/etc/slurm/slurm.conf
 GRESCONF=/etc/slurm/gres.conf
@@ -160,6 +163,7 @@ SelectTypeParameters=CR_Core_Memory
 JobCompType=jobcomp/none
 $acct_lines
 MinJobAge=$MIN_JOB_AGE
+SlurmdTimeout=$SLURMD_TIMEOUT
 $gres_types
 NodeName=$NODE CPUs=$cpus Sockets=$sockets CoresPerSocket=$cores ThreadsPerCore=$threads RealMemory=$mem$gres_node State=UNKNOWN
 EOF

@@ -18,6 +18,7 @@ Usage: python tests/slurm/slurm_check.py [--work DIR] [--keep]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import yaml
@@ -57,11 +59,42 @@ def local_profile(work: Path) -> Path:
     return folder
 
 
-def snakemake(*args: str, log_file: Path) -> tuple[subprocess.Popen, float]:
+@contextlib.contextmanager
+def local_cluster(work: Path, **knobs: str) -> Iterator[Callable[[], None]]:
+    """The one-node cluster for the length of the block; only the daemons it started are
+    stopped afterwards (with every job cancelled), also when the block fails. `knobs` are
+    local_slurm_start.sh's LOCAL_SLURM_* variables (lower case, without the prefix). Yields a
+    function that starts whichever daemon is not running (a stopped slurmd, say) again."""
+    started = work / "started-daemons"
+    started.write_text("")
+    env = {**os.environ, "LOCAL_SLURM_ACCOUNTING": "1", "LOCAL_SLURM_ACCOUNT": ACCOUNT,
+           "LOCAL_SLURM_PARTITIONS": f"{CPU_PARTITION} {GPU_PARTITION}",
+           "LOCAL_SLURM_STARTED_FILE": str(started),
+           **{f"LOCAL_SLURM_{k.upper()}": v for k, v in knobs.items()}}
+    def start() -> None:
+        subprocess.run(["bash", str(HERE / "local_slurm_start.sh")], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+
+    try:
+        t0 = time.monotonic()
+        start()
+        log(f"cluster up in {time.monotonic() - t0:.0f} s; started by this check: "
+            f"{started.read_text().split() or 'none'}")
+        yield start
+    finally:
+        for proc in RUNNING:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait()
+        subprocess.run(["bash", str(HERE / "local_slurm_stop.sh"), "--only", str(started),
+                        "--cancel-jobs"])
+
+
+def snakemake(*args: str, log_file: Path,
+              configs: Sequence[Path] = CONFIGS) -> tuple[subprocess.Popen, float]:
     """Start snakemake (this interpreter's) with `args`, output to `log_file`."""
     cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), *args]
-    for config in CONFIGS:
-        cmd += ["--configfile", str(config)]
+    cmd += ["--configfile", *map(str, configs)]  # one flag: a second would replace the first
     with open(log_file, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
     RUNNING.append(proc)
@@ -127,74 +160,77 @@ def check_jobs(rows: list[dict[str, str]], planned: Counter) -> list[str]:
     return problems
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def scratch_folder(description: str, prefix: str,
+                   parser: argparse.ArgumentParser | None = None,
+                   ) -> tuple[Path, bool, argparse.Namespace]:
+    """Parse --work/--keep (and the options already in `parser`); the scratch folder, whether
+    to keep it, and the parsed options. Needs root; SIGTERM (CI timeouts, kill) unwinds through `finally` blocks, so the
+    daemons still get stopped."""
+    parser = parser or argparse.ArgumentParser(description=description)
     parser.add_argument("--work", type=Path, help="scratch folder (default: a new temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
-    # SIGTERM (CI timeouts, kill) unwinds through `finally`, so the daemons still get stopped
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if os.geteuid() != 0:
-        raise SystemExit("slurm_check: needs root (it installs and starts the SLURM daemons)")
-    work = args.work or Path(tempfile.mkdtemp(prefix="repdist-slurm-"))
+        raise SystemExit(f"{prefix}: needs root (it installs and starts the SLURM daemons)")
+    work = args.work or Path(tempfile.mkdtemp(prefix=f"repdist-{prefix}-"))
     work.mkdir(parents=True, exist_ok=True)
-    started = work / "started-daemons"
-    started.write_text("")
-    env = {**os.environ, "LOCAL_SLURM_ACCOUNTING": "1", "LOCAL_SLURM_ACCOUNT": ACCOUNT,
-           "LOCAL_SLURM_PARTITIONS": f"{CPU_PARTITION} {GPU_PARTITION}",
-           "LOCAL_SLURM_STARTED_FILE": str(started)}
+    return work, bool(args.keep or args.work), args
+
+
+def same_data(a: Path, b: Path) -> bool:
+    """`repdist diff a b` (its report printed): do the two result folders hold equal data?"""
+    diff = subprocess.run([sys.executable, "-m", "repdist", "diff", str(a), str(b)],
+                          capture_output=True, text=True)
+    print(diff.stdout.strip() or diff.stderr.strip())
+    return diff.returncode == 0
+
+
+def main() -> int:
+    work, keep, _ = scratch_folder(__doc__.splitlines()[0], "slurm")
     try:
-        t0 = time.monotonic()
-        subprocess.run(["bash", str(HERE / "local_slurm_start.sh")], env=env, check=True)
-        log(f"cluster up in {time.monotonic() - t0:.0f} s; started by this check: "
-            f"{started.read_text().split() or 'none'}")
-        profile = local_profile(work)
-        planned = planned_jobs(work)
-        log(f"quick DAG: {sum(planned.values())} cluster jobs planned")
-
-        # one after the other: run at once they oversubscribe the cores (the CIFAR jobs use two
-        # threads each) and both slow down several-fold
-        local = snakemake("--profile", str(ROOT / "profiles/workstation"), "--cores", "2",
-                          "--directory", str(work / "local"), log_file=work / "local.log")
-        local_s = finish(local, work / "local.log")
-        log(f"local run (profiles/workstation, --cores 2): {local_s:.0f} s")
-        slurm = snakemake("--profile", str(profile), "--directory", str(work / "slurm"),
-                          log_file=work / "slurm.log")
-        slurm_s = finish(slurm, work / "slurm.log")
-        log(f"SLURM run (profiles/slurm, partitions {CPU_PARTITION}/{GPU_PARTITION}): {slurm_s:.0f} s")
-
-        m = re.search(r"SLURM run ID: (\S+)", (work / "slurm.log").read_text())
-        if not m:
-            raise SystemExit("slurm_check: no 'SLURM run ID' in the SLURM run's log")
-        rows = sacct_jobs(m.group(1))
-        print(f"{'JobID':>6} {'rule':28} {'Partition':9} {'State':9} {'Elapsed':8} AllocTRES")
-        for row in rows:
-            print(f"{row['JobID']:>6} {row['rule']:28} {row['Partition']:9} {row['State']:9} "
-                  f"{row['Elapsed']:8} {row['AllocTRES']}")
-        problems = check_jobs(rows, planned)
-
-        diff = subprocess.run(
-            [sys.executable, "-m", "repdist", "diff", str(work / "local/results/quick"),
-             str(work / "slurm/results/quick")], capture_output=True, text=True,
-        )
-        print(diff.stdout.strip())
-        if diff.returncode != 0:
-            problems.append("the SLURM run's data differ from the local run's")
-        for line in problems:
-            log(f"FAIL: {line}")
-        if problems:
-            return 1
-        log(f"OK: {len(rows)} SLURM jobs, all completed where planned; data equal to the local run")
-        return 0
+        with local_cluster(work):
+            return check_quick_dag(work)
     finally:
-        for proc in RUNNING:
-            if proc.poll() is None:
-                proc.terminate()
-                proc.wait()
-        subprocess.run(["bash", str(HERE / "local_slurm_stop.sh"), "--only", str(started),
-                        "--cancel-jobs"])
-        if not args.keep and not args.work:
+        if not keep:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def check_quick_dag(work: Path) -> int:
+    """Steps 2-4 of the module docstring; 0 when the SLURM run passes every check."""
+    profile = local_profile(work)
+    planned = planned_jobs(work)
+    log(f"quick DAG: {sum(planned.values())} cluster jobs planned")
+
+    # one after the other: run at once they oversubscribe the cores (the CIFAR jobs use two
+    # threads each) and both slow down several-fold
+    local = snakemake("--profile", str(ROOT / "profiles/workstation"), "--cores", "2",
+                      "--directory", str(work / "local"), log_file=work / "local.log")
+    local_s = finish(local, work / "local.log")
+    log(f"local run (profiles/workstation, --cores 2): {local_s:.0f} s")
+    slurm = snakemake("--profile", str(profile), "--directory", str(work / "slurm"),
+                      log_file=work / "slurm.log")
+    slurm_s = finish(slurm, work / "slurm.log")
+    log(f"SLURM run (profiles/slurm, partitions {CPU_PARTITION}/{GPU_PARTITION}): {slurm_s:.0f} s")
+
+    m = re.search(r"SLURM run ID: (\S+)", (work / "slurm.log").read_text())
+    if not m:
+        raise SystemExit("slurm_check: no 'SLURM run ID' in the SLURM run's log")
+    rows = sacct_jobs(m.group(1))
+    print(f"{'JobID':>6} {'rule':28} {'Partition':9} {'State':9} {'Elapsed':8} AllocTRES")
+    for row in rows:
+        print(f"{row['JobID']:>6} {row['rule']:28} {row['Partition']:9} {row['State']:9} "
+              f"{row['Elapsed']:8} {row['AllocTRES']}")
+    problems = check_jobs(rows, planned)
+
+    if not same_data(work / "local/results/quick", work / "slurm/results/quick"):
+        problems.append("the SLURM run's data differ from the local run's")
+    for line in problems:
+        log(f"FAIL: {line}")
+    if problems:
+        return 1
+    log(f"OK: {len(rows)} SLURM jobs, all completed where planned; data equal to the local run")
+    return 0
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ from ..models.stacked import StackedModelClass
 from ..training.distillation import distillation_objective
 from ..training.loop import RunOptions, TrainConfig, train
 from .outputs import SeedFiles, SeedRepresentations, write_seed
-from .synthetic import SyntheticModelConfig, seed_metrics, synthetic_data, synthetic_stack
+from .synthetic import (SyntheticModelConfig, seed_metrics, stack_identity, synthetic_data,
+                        synthetic_stack)
+
 
 @dataclass(frozen=True)
 class StudentSpec:
@@ -78,7 +80,7 @@ def train_students(model_cfg: SyntheticModelConfig, spec: StudentSpec, train_cfg
                                     data.codes, options.device)
     students = replace(model_cfg, seeds=spec.student_seeds(model_cfg.seeds))
     stack = synthetic_stack([students])
-    identity = {"model": {**_shared(model_cfg), "teachers": list(model_cfg.seeds)},
+    identity = {**stack_identity([students]), "teachers": list(model_cfg.seeds),
                 "distillation": {"loss": spec.loss, "offset": spec.student_seed_offset}}
     log, finals = train(stack, data, train_cfg, replace(
         options, identity=identity, objective=distillation_objective(spec.loss, targets)))
@@ -94,6 +96,3 @@ def train_students(model_cfg: SyntheticModelConfig, spec: StudentSpec, train_cfg
         reps = SeedRepresentations(g_all[i], {"test": f_all[i]}, {"test": data.test_labels})
         write_seed(out, reps, meta, seed_metrics(log, finals, i), stack.state_dict_of(i))
 
-
-def _shared(cfg: SyntheticModelConfig) -> dict[str, Any]:
-    return {k: v for k, v in vars(cfg).items() if k != "seeds"}

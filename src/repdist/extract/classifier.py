@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from ..io import provenance, write_npz
+from ..measures.extra import centred_log_probs
 
 BIAS_MODES = ("fold", "drop")
 # Model outputs must equal the head's up to a per-input constant (logits or log-probabilities)
@@ -93,9 +94,9 @@ class _HeadTap:
         self.calls.append((inputs[0].detach(), output.detach()))
 
 
-def _centred(z: torch.Tensor) -> torch.Tensor:
-    z = z.double()
-    return z - z.mean(dim=-1, keepdim=True)
+def _centred(z: torch.Tensor) -> np.ndarray:
+    """Logits up to a per-input constant: the measures' clr transform, in float64."""
+    return centred_log_probs(z.detach().double().cpu().reshape(len(z), -1).numpy())
 
 
 def _check_batch(name: str, tap: _HeadTap, logits: Any, shape: tuple[int, ...]) -> torch.Tensor:
@@ -113,8 +114,8 @@ def _check_batch(name: str, tap: _HeadTap, logits: Any, shape: tuple[int, ...]) 
         raise ExtractionError(f"the model's output ({got}) is not the head {name!r}'s output "
                               f"{tuple(out.shape)}: the logits do not come from this layer")
     a, b = _centred(logits), _centred(out)
-    gap = float((a - b).abs().max()) if a.numel() else 0.0
-    scale = max(1.0, float(b.abs().max()) if b.numel() else 0.0)
+    gap = float(np.abs(a - b).max()) if a.size else 0.0
+    scale = max(1.0, float(np.abs(b).max()) if b.size else 0.0)
     if gap > LOGIT_TOLERANCE * scale:
         raise ExtractionError(
             f"the model's outputs differ from head {name!r}'s by up to {gap:.3g} (beyond a "

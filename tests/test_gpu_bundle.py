@@ -1,0 +1,61 @@
+"""The bench-gpu bundle (tools/gpu_bundle.py): packed in a copy of the project, then run through
+its own command, `bash .gpu-bundle/run.sh --smoke`, on this CPU, as a GPU machine would run it
+(without --smoke), so a first lease measures instead of debugging."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from gpu_bundle import GPU_IMAGE, missing  # noqa: E402
+
+
+def test_only_what_the_gpu_image_lacks_is_carried():
+    needed = {"numpy": "2.3.0", "PyYAML": "6.0.2", "torch": "2.13.0", "repdist": "0.1",
+              "snakemake": "9.27.1", "typing_extensions": "4.15.0", "Jinja2": "3.1.6"}
+    assert missing(needed) == {"snakemake": "9.27.1"}
+    assert missing(needed, frozenset()) == {k: v for k, v in sorted(needed.items())
+                                            if k != "repdist"}
+    assert {"torch", "numpy", "pandas", "pyarrow", "matplotlib", "scipy"} <= GPU_IMAGE
+
+
+def project_copy(dest: Path) -> Path:
+    """What the device tool sends: tracked and untracked-not-ignored files, as a git repo."""
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    for name in filter(None, (f.decode() for f in files)):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+    subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=dest, check=True)
+    return dest
+
+
+def test_the_packed_bundle_runs_make_bench_gpu_in_smoke_mode(tmp_path):
+    repo = project_copy(tmp_path / "repo")
+    pack = subprocess.run([sys.executable, "tools/gpu_bundle.py", "--out", ".gpu-bundle",
+                           "--no-fetch"], cwd=repo, capture_output=True, text=True, timeout=300)
+    assert pack.returncode == 0, pack.stderr[-2000:]
+    manifest = (repo / ".gpu-bundle/MANIFEST.txt").read_text()
+    assert "wheels: none" in manifest and "MiB of 64" in manifest
+
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {**os.environ, "PYTHON": sys.executable, "OUT": str(out), "BUDGET": "9m"}
+    run = subprocess.run(["bash", ".gpu-bundle/run.sh", "--smoke"], cwd=repo, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "gpu-bundle: torch" in run.stdout
+    assert "benchmarks/gpu_paper.py --json results/benchmarks/gpu_paper.json --smoke" in run.stdout
+    result = json.loads((out / "gpu_paper.json").read_text())
+    assert result["smoke"] and result["device"] == "cpu"
+    assert all(r["steps_per_s"] > 0 for r in result["cifar"].values())
+    assert result["synthetic_grid"]["extrapolated"] and not result["whole_dag"]["measured"]

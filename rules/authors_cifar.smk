@@ -84,7 +84,68 @@ use rule ours_vs_authors as ours_vs_authors_cifar with:
         seeds=CIFAR_SEEDS,
 
 
+# Their fd2 models drawn as ours are (App. F.5, Fig. 3 left), on a CPU too, and ours beside theirs
+# seed by seed.
+use rule cifar10_reps_figure as authors_cifar_reps_figure with:
+    input:
+        embeddings=out(f"{AUTHORS_CIFAR_DIR}/embeddings_test.parquet"),
+        unembeddings=out(f"{AUTHORS_CIFAR_DIR}/unembeddings.parquet"),
+        meta=f"{cifar_folder()}/batches.meta",
+    output:
+        **figure(
+            "authors_cifar10_reps_seed{S}",
+            "authors_cifar10_reps",
+            "The authors' models",
+            subcategory="CIFAR-10 fd2, their checkpoints: App. F.5",
+            labels={"seed": "{S}"},
+        ),
+    log:
+        out("logs/authors_cifar_reps_figure_seed{S}.log"),
+
+
+use rule cifar10_comparison_figure as authors_cifar_comparison_figure with:
+    input:
+        embeddings=[
+            out(f"{AUTHORS_CIFAR_DIR.format(S=s)}/embeddings_test.parquet")
+            for s in CIFAR["comparison_seeds"]
+        ],
+        meta=f"{cifar_folder()}/batches.meta",
+    output:
+        **figure(
+            "authors_cifar10_embedding_comparison_{a}_{b}",
+            "authors_cifar10_comparison",
+            "The authors' models",
+            subcategory="CIFAR-10 fd2, their checkpoints: Fig. 3 (left)",
+        ),
+    log:
+        out("logs/authors_cifar_comparison_figure_{a}_{b}.log"),
+    params:
+        labels=lambda wc: (f"their seed {wc.a}", f"their seed {wc.b}"),
+
+
+use rule cifar10_comparison_figure as ours_beside_authors_cifar_figure with:
+    input:
+        embeddings=[
+            cifar_file("embeddings_test.parquet", M=2),
+            out(f"{AUTHORS_CIFAR_DIR}/embeddings_test.parquet"),
+        ],
+        meta=f"{cifar_folder()}/batches.meta",
+    output:
+        **figure(
+            "ours_beside_authors_cifar10_seed{S}",
+            "ours_beside_authors_cifar10",
+            "The authors' models",
+            subcategory="CIFAR-10 fd2: our seed s beside theirs",
+            labels={"seed": "{S}"},
+        ),
+    log:
+        out("logs/ours_beside_authors_cifar_figure_seed{S}.log"),
+    params:
+        labels=lambda wc: (f"ours, seed {wc.S}", f"theirs, seed {wc.S}"),
+
+
 rule authors_cifar_all:
     input:
         rules.ours_vs_authors_cifar.output,
         out("authors/cifar10/fd2/pairs.parquet"),
+        authors_cifar_figures(),

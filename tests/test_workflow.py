@@ -221,6 +221,12 @@ def test_quick_dag_authors_cifar_branch_on_standin_checkpoints(quick_run):
     assert metrics["seed"] == 1 and metrics["M"] == 2 and "eval mode" in metrics["loss_note"]
     assert "Our seed s vs the authors' seed s" in (quick_run / "tables" /
                                                      "ours_vs_authors_cifar.md").read_text()
+    # their models drawn as ours are (App. F.5, Fig. 3 left), and ours beside theirs
+    for stem in ("authors_cifar10_reps_seed2", "authors_cifar10_embedding_comparison_0_1",
+                 "ours_beside_authors_cifar10_seed0", "ours_beside_authors_cifar10_seed1"):
+        assert_image(quick_run / "figures" / f"{stem}.png")
+    log = (quick_run / "logs" / "ours_beside_authors_cifar_figure_seed1.log").read_text()
+    assert "m_CCA(ours, seed 1, theirs, seed 1) on the test set" in log
 
 
 def test_the_readme_models_example_runs_as_written(quick_run):

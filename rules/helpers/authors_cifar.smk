@@ -29,3 +29,14 @@ def ours_vs_authors_cifar_inputs(wildcards):
     files["ours_pairs"] = [out("cifar10/fd2/pairs.parquet")]
     files["authors_pairs"] = [out("authors/cifar10/fd2/pairs.parquet")]
     return files
+
+
+def authors_cifar_figures():
+    """Their fd2 models drawn: every seed's App. F.5 figure, Fig. 3 (left) for the compared
+    seeds, and our model beside theirs for those seeds."""
+    a, b = CIFAR["comparison_seeds"]
+    return [
+        *[figure_files(f"authors_cifar10_reps_seed{s}") for s in CIFAR_SEEDS],
+        figure_files(f"authors_cifar10_embedding_comparison_{a}_{b}"),
+        *[figure_files(f"ours_beside_authors_cifar10_seed{s}") for s in (a, b)],
+    ]

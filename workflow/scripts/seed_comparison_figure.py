@@ -1,4 +1,5 @@
-"""Rule cifar10_comparison_figure: paper Fig. 3 (left), two seeds' 2-D embeddings."""
+"""Rules cifar10_comparison_figure (paper Fig. 3 left: two seeds' 2-D embeddings), and its uses
+for the authors' models and for ours beside theirs (params.labels name the two sides)."""
 
 import pandas as pd
 
@@ -11,8 +12,9 @@ from repdist.pipeline.joblog import job_log
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]) as log:
     a, b = (pd.read_parquet(p) for p in sm.input.embeddings)
-    seeds = (int(sm.wildcards.a), int(sm.wildcards.b))
+    labels = getattr(sm.params, "labels", None) or (f"seed {sm.wildcards.a}",
+                                                    f"seed {sm.wildcards.b}")
     standin = bool(read_parquet_metadata(sm.input.embeddings[0]).get("standin_data"))
-    fig, mcca = seed_comparison(a, b, read_class_names(sm.input.meta), seeds, standin)
-    log.info("m_CCA(seed %d, seed %d) on the test set = %.6f", *seeds, mcca)
+    fig, mcca = seed_comparison(a, b, read_class_names(sm.input.meta), tuple(labels), standin)
+    log.info("m_CCA(%s, %s) on the test set = %.6f", *labels, mcca)
     save_figure(fig, [sm.output.pdf, sm.output.png])

@@ -42,11 +42,12 @@ def reps_figure(
 
 
 def seed_comparison(
-    a: pd.DataFrame, b: pd.DataFrame, class_names: Sequence[str], seeds: tuple[int, int],
+    a: pd.DataFrame, b: pd.DataFrame, class_names: Sequence[str], labels: tuple[str, str],
     standin: bool,
 ) -> tuple[plt.Figure, float]:
-    """Fig. 3 (left): two seeds' test embeddings side by side, each coloured by its own
-    predictions, the m_CCA of the two in the title; returns the figure and that m_CCA."""
+    """Fig. 3 (left): two models' test embeddings side by side (labelled e.g. "seed 0", or
+    "ours, seed 0" beside "theirs, seed 0"), each coloured by its own predictions, the m_CCA of
+    the two in the title; returns the figure and that m_CCA."""
     from ..io.representations import columns_of
     from ..measures import mean_cca
 
@@ -55,8 +56,8 @@ def seed_comparison(
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.4, 4.6), sharey=True)
     left.scatter(f_a[:, 0], f_a[:, 1], c=_colours(a["pred"].to_numpy()), s=5)
     right.scatter(f_b[:, 0], f_b[:, 1], c=_colours(b["pred"].to_numpy()), s=5)
-    left.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}(\cdot)$ (seed {seeds[0]})")
-    right.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}'(\cdot)$ (seed {seeds[1]})")
+    left.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}(\cdot)$ ({labels[0]})")
+    right.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}'(\cdot)$ ({labels[1]})")
     for ax in (left, right):
         ax.set_xticklabels([])
         ax.set_yticklabels([])

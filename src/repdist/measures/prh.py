@@ -1,0 +1,198 @@
+"""The alignment metrics of the Platonic Representation Hypothesis (Huh et al. 2024, seed 004),
+as its authors compute them (minyoungg/platonic-rep, `metrics.py` and `measure_alignment.py`),
+written here from their definitions, in float64, without forming N x N matrices where a
+product of the features gives the same sums.
+
+Two representations X, Y (N x d, N x d') of the same N inputs. Their conventions, each an option
+of its own here: rows clamped at the q-quantile of |values| (q = 0.95, `clamp_outliers`), then
+L2-normalised (`unit_rows`); neighbours by inner product, never the row itself; the "ip" kernel
+K = X X^T. Their normalisers add 1e-6 to the denominator (`PRH_EPS`), kept for equality.
+
+- cycle_knn: share of inputs i found among the X-neighbours of i's Y-neighbours;
+- lcs_knn: mean length of the longest common subsequence of i's two ordered neighbour lists;
+- edit_distance_knn: 1 - mean Levenshtein distance of those lists / k;
+- unbiased_cka: CKA from the unbiased HSIC estimator (Song et al. 2012, eq. 5);
+- cknna: unbiased CKA restricted to the pairs (i, j) that are mutual top-k neighbours in both;
+- svcca_zscored: their SVCCA convention (columns z-scored, a fixed number of components, 10)
+  with an exact SVD where they use a randomised one, and exact canonical correlations where
+  they fit sklearn's iterative CCA.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from .cca import canonical_correlations
+from .extra import knn_indices, unit_rows
+
+PRH_EPS = 1e-6
+PRH_OUTLIER_QUANTILE = 0.95
+PRH_K = 10
+
+
+def as_float64(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"a representation is N x d, got shape {x.shape}")
+    return x
+
+
+def clamp_outliers(x: np.ndarray, q: float = PRH_OUTLIER_QUANTILE, exact: bool = False,
+                   ) -> np.ndarray:
+    """Values clamped to [-t, t]: t the mean over rows of each row's q-quantile of |x| (their
+    default), or with `exact` the q-quantile of all |x| read off the sorted values (index
+    floor(q * size), their --precise). q = 1 leaves x as it is."""
+    x = as_float64(x)
+    if q == 1:
+        return x
+    a = np.abs(x)
+    if exact:
+        t = np.sort(a, axis=None)[int(q * a.size)]
+    else:
+        t = np.quantile(a, q, axis=1).mean()
+    return np.clip(x, -t, t)
+
+
+def prh_prepare(x: np.ndarray, q: float = PRH_OUTLIER_QUANTILE, exact: bool = False,
+                ) -> np.ndarray:
+    """Their pipeline before any metric: clamp the outliers, then normalise the rows."""
+    return unit_rows(clamp_outliers(x, q, exact))  # zero rows stay zero, as in theirs
+
+
+def cycle_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
+    """Share of i with i among the X-neighbours of some Y-neighbour of i (PRH `cycle_knn`)."""
+    n = len(nn_x)
+    cycles = nn_x[nn_y]  # N x k x k: X-neighbours of each Y-neighbour
+    return float((cycles == np.arange(n)[:, None, None]).any(axis=(1, 2)).mean())
+
+
+def _pairwise_dp(a: np.ndarray, b: np.ndarray, lcs: bool) -> np.ndarray:
+    """Per row, the LCS length (lcs) or the Levenshtein distance of two sequences, by the usual
+    dynamic programme run over all rows at once (k^2 vector steps)."""
+    n, k = a.shape
+    m = b.shape[1]
+    start = np.zeros(m + 1) if lcs else np.arange(m + 1, dtype=np.float64)
+    prev = np.tile(start, (n, 1))
+    for i in range(1, k + 1):
+        cur = np.empty_like(prev)
+        cur[:, 0] = 0 if lcs else i
+        for j in range(1, m + 1):
+            same = a[:, i - 1] == b[:, j - 1]
+            if lcs:
+                cur[:, j] = np.where(same, prev[:, j - 1] + 1,
+                                     np.maximum(prev[:, j], cur[:, j - 1]))
+            else:
+                cur[:, j] = np.minimum(np.minimum(prev[:, j] + 1, cur[:, j - 1] + 1),
+                                       prev[:, j - 1] + (~same))
+        prev = cur
+    return prev[:, m]
+
+
+def lcs_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
+    """Mean LCS length of the two ordered neighbour lists (PRH `lcs_knn`: not divided by k)."""
+    return float(_pairwise_dp(nn_x, nn_y, lcs=True).mean())
+
+
+def edit_distance_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
+    """1 - mean Levenshtein distance of the two ordered neighbour lists / k."""
+    return float(1 - _pairwise_dp(nn_x, nn_y, lcs=False).mean() / nn_x.shape[1])
+
+
+def hsic_unbiased_linear(x: np.ndarray, y: np.ndarray) -> float:
+    """Song et al.'s unbiased HSIC of K = X X^T and L = Y Y^T from feature products, O(N d d'):
+    with K~, L~ the kernels with zero diagonal, [tr(K~L~) + 1'K~1 1'L~1 / ((N-1)(N-2))
+    - 2 1'K~L~1 / (N-2)] / (N (N-3))."""
+    n = len(x)
+    if n < 4:
+        raise ValueError(f"the unbiased HSIC needs N >= 4 inputs, got {n}")
+    dx, dy = np.einsum("ij,ij->i", x, x), np.einsum("ij,ij->i", y, y)
+    kl = np.sum((x.T @ y) ** 2) - dx @ dy  # sum over i != j of K_ij L_ij
+    k1 = x @ x.sum(axis=0) - dx  # K~ 1
+    l1 = y @ y.sum(axis=0) - dy
+    value = kl + k1.sum() * l1.sum() / ((n - 1) * (n - 2)) - 2 * (k1 @ l1) / (n - 2)
+    return float(value / (n * (n - 3)))
+
+
+def unbiased_cka(x: np.ndarray, y: np.ndarray) -> float:
+    """CKA of the linear kernels of the rows as given, from the unbiased HSIC (PRH
+    `unbiased_cka`, kernel "ip"); their 1e-6 in the denominator."""
+    x, y = as_float64(x), as_float64(y)
+    kl = hsic_unbiased_linear(x, y)
+    kk, ll = hsic_unbiased_linear(x, x), hsic_unbiased_linear(y, y)
+    return kl / (np.sqrt(kk * ll) + PRH_EPS)
+
+
+def _masked_kernel(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> sparse.csr_matrix:
+    n = len(x)
+    values = np.einsum("ij,ij->i", x[rows], x[cols])
+    return sparse.csr_matrix((values, (rows, cols)), shape=(n, n))
+
+
+def _hsic_unbiased_sparse(a: sparse.csr_matrix, b: sparse.csr_matrix) -> float:
+    """The unbiased HSIC of two kernels with zero diagonal, stored sparse (not symmetric)."""
+    n = a.shape[0]
+    ab_t = a.multiply(b.T).sum()  # sum_ij A_ij B_ji, as their sum(K~ * L~^T)
+    one_ab_one = np.asarray(a.sum(axis=0)).ravel() @ np.asarray(b.sum(axis=1)).ravel()
+    value = ab_t + a.sum() * b.sum() / ((n - 1) * (n - 2)) - 2 * one_ab_one / (n - 2)
+    return float(value / (n * (n - 3)))
+
+
+def _top_k_pairs(x: np.ndarray, k: int) -> np.ndarray:
+    """Each row's k largest inner products with other rows, as linear keys i * N + j."""
+    n = len(x)
+    keys = np.empty((n, k), dtype=np.int64)
+    for start in range(0, n, 1024):
+        sim = x[start:start + 1024] @ x.T
+        rows = np.arange(sim.shape[0])
+        sim[rows, start + rows] = -np.inf
+        top = np.argpartition(-sim, k - 1, axis=1)[:, :k]
+        keys[start:start + 1024] = (start + rows)[:, None] * n + top
+    return np.sort(keys.ravel())
+
+
+def cknna(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> float:
+    """PRH `cknna` (unbiased, distance-aware): the unbiased HSIC of K and L kept only on pairs
+    (i, j) among i's top-k by inner product in both, normalised by the same of K with K and of
+    L with L; rows as given (unit rows in their pipeline), their 1e-6 in the denominator."""
+    x, y = as_float64(x), as_float64(y)
+    n = len(x)
+    if not 2 <= k < n:
+        raise ValueError(f"cknna needs 2 <= k < N = {n}, got k = {k}")
+    top_x, top_y = _top_k_pairs(x, k), _top_k_pairs(y, k)
+
+    def sim(keys_a: np.ndarray, keys_b: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+        both = np.intersect1d(keys_a, keys_b, assume_unique=True)
+        rows, cols = both // n, both % n
+        return _hsic_unbiased_sparse(_masked_kernel(a, rows, cols), _masked_kernel(b, rows, cols))
+
+    kl = sim(top_x, top_y, x, y)
+    kk, ll = sim(top_x, top_x, x, x), sim(top_y, top_y, y, y)
+    return kl / (np.sqrt(kk * ll) + PRH_EPS)
+
+
+def knn_metrics(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> dict[str, float]:
+    """cycle_knn, lcs_knn and edit_distance_knn from one neighbour search per representation
+    (neighbours by cosine, i.e. by inner product of unit rows, as theirs on their unit rows)."""
+    nn_x, nn_y = knn_indices(as_float64(x), k), knn_indices(as_float64(y), k)
+    return {"cycle_knn": cycle_knn_from_indices(nn_x, nn_y),
+            "lcs_knn": lcs_knn_from_indices(nn_x, nn_y),
+            "edit_distance_knn": edit_distance_knn_from_indices(nn_x, nn_y)}
+
+
+PRH_SVCCA_COMPONENTS = 10
+
+
+def svcca_zscored(x: np.ndarray, y: np.ndarray, k: int = PRH_SVCCA_COMPONENTS) -> float:
+    """Mean canonical correlation of the top-k left singular vectors of the column-z-scored x
+    and y (sd with N - 1, +1e-8 as theirs); NaN when k exceeds either side's dimension."""
+    x, y = as_float64(x), as_float64(y)
+    if k > min(x.shape[1], y.shape[1]) or k > len(x):
+        return float("nan")
+
+    def top(a: np.ndarray) -> np.ndarray:
+        a = a - a.mean(axis=0)
+        a = a / (a.std(axis=0, ddof=1) + 1e-8)
+        return np.linalg.svd(a, full_matrices=False)[0][:, :k]
+
+    return float(canonical_correlations(top(x), top(y))[:k].mean())

@@ -15,6 +15,7 @@ def orthonormal_basis(x: np.ndarray, rtol: float | None = None) -> np.ndarray:
 
     The default tolerance is numpy.linalg.matrix_rank's: s_max * max(N, M) * eps.
     """
+    x = np.asarray(x, dtype=np.float64)  # float32 input is computed in float64 too
     centred = x - x.mean(axis=0, keepdims=True)
     u, s, _ = np.linalg.svd(centred, full_matrices=False)
     if s.size == 0 or s[0] == 0 or not np.isfinite(s[0]):

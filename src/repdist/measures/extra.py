@@ -55,6 +55,7 @@ def svcca(x: np.ndarray, y: np.ndarray, k: int | None = None) -> float:
     k defaults to the smaller of the two counts of PCs that explain 99% of the variance; with
     k equal to the full dimension SVCCA is plain m_CCA. NaN if k exceeds either rank.
     """
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if k is None:
         k = min(components_for_variance(x), components_for_variance(y))
     basis_x, basis_y = orthonormal_basis(x), orthonormal_basis(y)
@@ -66,7 +67,8 @@ def svcca(x: np.ndarray, y: np.ndarray, k: int | None = None) -> float:
 KDTREE_MAX_DIM = 16  # k-d trees are exact and fast in low dimension; beyond, go blockwise
 
 
-def _unit_rows(x: np.ndarray) -> np.ndarray:
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    """Rows divided by their L2 norm, in float64 (a zero row stays zero)."""
     x = np.asarray(x, dtype=np.float64)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
@@ -79,7 +81,7 @@ def knn_indices(x: np.ndarray, k: int = 10, block: int = KNN_BLOCK_ROWS) -> np.n
     n = len(x)
     if not 0 < k < n:
         raise ValueError(f"k must be in [1, N-1] = [1, {n - 1}], got {k}")
-    unit = _unit_rows(x)
+    unit = unit_rows(x)
     if unit.shape[1] <= KDTREE_MAX_DIM:
         from scipy.spatial import cKDTree
 
@@ -141,6 +143,7 @@ def mutual_knn(x: np.ndarray, y: np.ndarray, k: int = 10) -> float:
 
 def centred_log_probs(loglik: np.ndarray) -> np.ndarray:
     """Centred log-probabilities (the clr transform), = f(x)^T (g(y) - mean g)."""
+    loglik = np.asarray(loglik, dtype=np.float64)
     return loglik - loglik.mean(axis=1, keepdims=True)
 
 
@@ -150,7 +153,7 @@ def d_logit(loglik_1: np.ndarray, loglik_2: np.ndarray) -> float:
 
 
 def d_logit_from_clr(clr_1: np.ndarray, clr_2: np.ndarray) -> float:
-    diff = clr_1 - clr_2
+    diff = np.asarray(clr_1, dtype=np.float64) - np.asarray(clr_2, dtype=np.float64)
     return float(np.sqrt(np.einsum("ij,ij->", diff, diff) / diff.shape[0]))
 
 

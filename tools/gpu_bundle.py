@@ -64,7 +64,8 @@ EOF
 chmod +x "$shim/bin/python"
 touch "$shim/.installed"    # the Makefile's venv, made: `make bench-gpu` runs as it is
 cd "$root"
-echo "gpu-bundle: $("$shim/bin/python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())')"
+probe='import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
+echo "gpu-bundle: $("$shim/bin/python" -c "$probe")"
 status=0
 if command -v make >/dev/null; then
     timeout "${BUDGET:-19m}" make bench-gpu VENV="$shim" BENCH_ARGS="$*" || status=$?

@@ -178,7 +178,8 @@ def requeue(folder: Path, profile: Path, config: Path, reference: Path) -> list[
 def time_limit(folder: Path, profile: Path, config: Path, reference: Path) -> list[str]:
     settings = yaml.safe_load((profile / "config.yaml").read_text())
     settings["retries"] = 3
-    settings.setdefault("set-resources", {}).update({r: {"runtime": "attempt"} for r in TRAIN_RULES})
+    settings.setdefault("set-resources", {}).update(
+        {rule: {"runtime": "attempt"} for rule in TRAIN_RULES})
     timed = folder / "profile"
     timed.mkdir(parents=True)
     (timed / "config.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
@@ -203,7 +204,8 @@ def stop_head(folder: Path, profile: Path, config: Path, reference: Path,
     code = finished(run, STOP_LIMIT_S + 120)
     took = time.monotonic() - sent
     log(f"{signum.name}: the head exited with status {code} {took:.0f} s after the signal")
-    extra = [f"the head took {took:.0f} s to exit (limit {STOP_LIMIT_S})"] if took > STOP_LIMIT_S else []
+    extra = [f"the head took {took:.0f} s to exit (limit {STOP_LIMIT_S})"
+             ] if took > STOP_LIMIT_S else []
     time.sleep(5)  # scancel is asynchronous: give slurmctld a moment
     left = queued(run_id(folder))
     if left:

@@ -159,6 +159,8 @@ def test_quick_dag_beyond_the_paper_outputs(quick_run):
     assert {"claim", "ours", "paper", "tolerance", "verdict"} <= set(comparison.columns)
     assert set(comparison["verdict"]) <= {"pass", "FAIL", "informational", "explained"}
     assert comparison["claim"].str.contains("Table 1").sum() == 5
+    fig3 = comparison[comparison["claim"].str.startswith("Fig. 3 left: seeds 0 and 1")]
+    assert len(fig3) == 3 and (fig3["verdict"] == "informational").all()
     assert "pass" in (quick_run / "tables" / "paper_comparison.md").read_text()
     extended = read_csv(quick_run / "tables" / "kl_table_extended.csv")
     assert {"d_logit", "cka_f", "svcca_f", "mutual_knn_f"} <= set(extended.columns)

@@ -111,10 +111,31 @@ def cifar_checks(pairs_fd2: pd.DataFrame | None, seeds: Sequence[int] = (0, 1),
         Check(f"Fig. 3 left: m_CCA(seed {seeds[0]}, seed {seeds[1]}), M = 2, test{data}",
               "authors' code comment", value, 0.551, "informational: depends on the seeds' "
               "training trajectories", None),
+        *_fig3_left_claims(row, seeds, data),
         Check(f"Fig. 5: loss difference says little about m_CCA (|corr| over 45 pairs){data}",
               "paper App. F.4", float(abs(pairs_fd2[["test_loss_diff", "mcca_f_test"]].corr()
                                           .iloc[0, 1])), "weak", "< 0.5",
               bool(abs(pairs_fd2[["test_loss_diff", "mcca_f_test"]].corr().iloc[0, 1]) < 0.5)),
+    ]
+
+
+def _fig3_left_claims(row: pd.DataFrame, seeds: Sequence[int], data: str) -> list[Check]:
+    """The text's words on the two seeds of Fig. 3 (left): near-equal test loss, low KL, high
+    d_LLV. The paper gives no number, so the rows are informational."""
+    if not len(row):
+        return []
+    r = row.iloc[0]
+    pair = f"seeds {seeds[0]} and {seeds[1]}, M = 2{data}"
+    loss = (f"{r['test_loss_a']:.4f} vs {r['test_loss_b']:.4f} (|diff| "
+            f"{abs(r['test_loss_diff']):.4f}, {abs(r['test_loss_diff']) / r['test_loss_a']:.1%})")
+    source = "paper §5.2 text on Fig. 3 left (reviewer summary)"
+    return [
+        Check(f"Fig. 3 left: {pair} reach nearly the same test loss", source, loss,
+              "virtually identical (no number)", "informational", None),
+        Check(f"Fig. 3 left: {pair}: KL is low", source, float(r["kl"]),
+              "low (not recorded)", "informational", None),
+        Check(f"Fig. 3 left: {pair}: d_LLV stays high", source, float(r["d_llv"]),
+              "high (no number)", "informational", None),
     ]
 
 

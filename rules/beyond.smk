@@ -5,6 +5,12 @@
 rule workshop_example:
     output:
         **figure("workshop_example", "workshop_example", "Beyond the paper"),
+        **figure(
+            "workshop_lengths",
+            "workshop_lengths",
+            "Beyond the paper",
+            prefix="lengths_",
+        ),
         csv=report(
             out("tables/workshop_example.csv"),
             caption="../report/workshop_example.rst",

@@ -99,3 +99,31 @@ def test_extended_kl_table_d_logit_stays_large_while_kl_vanishes(table):
     assert table["d_logit"].iloc[-1] > table["d_logit"].iloc[0] > 1.0
     assert table["kl"].iloc[-1] < 1e-4
     assert (table["svcca_f"] < 0.05).all() and (table["mutual_knn_f"] < 0.5).all()
+
+
+def test_workshop_app_e_loglik_as_a_function_of_v():
+    """App. E, Eq. (56), worked by hand on two labels at right angles (f on the first:
+    log p = v - log(e^v + 1)), and its shape at the example's angles."""
+    from repdist.models.constructed import PRIME_ANGLES, correct_label_loglik
+
+    v = np.array([0.0, 1.0, 10.0])
+    right_angle = np.array([0.0, np.pi / 2])
+    assert np.allclose(correct_label_loglik(v, right_angle, 0), v - np.log(np.exp(v) + 1))
+    # at the example's angles the loss falls without bound in v, and at v = 1100 (||g'|| with
+    # the shortest f) a middle label's loss is of the order of the paper's NLL' = 9e-10
+    grid = np.geomspace(1, 1e5, 50)
+    nll = -correct_label_loglik(grid, PRIME_ANGLES, 1)
+    positive = nll > 0  # until it underflows to 0 far beyond the example's lengths
+    assert (np.diff(nll[positive]) < 0).all() and nll[-1] < 1e-100
+    assert 1e-10 < -correct_label_loglik(np.array([1100.0]), PRIME_ANGLES, 1)[0] < 1e-8
+    # f turned towards a neighbour: more loss at every length that matters (v >= 100)
+    turned = -correct_label_loglik(grid, PRIME_ANGLES, 1, -np.pi / 128)
+    long = (grid >= 100) & positive
+    assert (turned[long] > nll[long]).all()
+
+
+def test_workshop_lengths_figure_draws():
+    from repdist.figures.workshop import workshop_lengths_figure
+
+    fig = workshop_lengths_figure(np.geomspace(1, 1e4, 50))
+    assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 5  # 4 curves and the marked length

@@ -166,6 +166,7 @@ def test_quick_dag_beyond_the_paper_outputs(quick_run):
     assert {"d_logit", "cka_f", "svcca_f", "mutual_knn_f"} <= set(extended.columns)
     workshop = read_csv(quick_run / "tables" / "workshop_example.csv")
     assert len(workshop) == 10 and workshop["ours"].notna().all()
+    assert_image(quick_run / "figures" / "workshop_lengths.png")  # workshop App. E, Fig. 4
     explained = comparison[comparison["verdict"] == "explained"]
     assert len(explained) == 2 and explained["claim"].str.contains("broadcast").all()
     snapshots = pd.read_parquet(quick_run / "dynamics" / "snapshots.parquet")

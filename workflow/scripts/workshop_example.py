@@ -1,10 +1,11 @@
-"""Rule workshop_example: the workshop paper's numbers, recomputed, and its two embeddings."""
+"""Rule workshop_example: the workshop paper's numbers, recomputed, its two embeddings, and its
+App. E Fig. 4 (how the lengths were chosen)."""
 
 import numpy as np
 
 from repdist.experiments.workshop_example import workshop_latex, workshop_models, workshop_table
 from repdist.figures.style import save_figure
-from repdist.figures.workshop import workshop_figure
+from repdist.figures.workshop import workshop_figure, workshop_lengths_figure
 from repdist.io import table_provenance, write_csv, write_table_text
 from repdist.measures import mean_cca
 from repdist.pipeline.joblog import job_log
@@ -19,3 +20,4 @@ with job_log(sm.log[0]) as log:
     models = workshop_models(np.random.default_rng(sm.params.seed))
     fig = workshop_figure(models, mean_cca(models.f_prime, models.f_star))
     save_figure(fig, [sm.output.pdf, sm.output.png])
+    save_figure(workshop_lengths_figure(), [sm.output.lengths_pdf, sm.output.lengths_png])

@@ -118,3 +118,20 @@ def workshop_models(rng: np.random.Generator, n_per_label: int = N_PER_LABEL) ->
         g_star=polar(np.full(4, 100.0), STAR_ANGLES),
         labels=labels,
     )
+
+
+def correct_label_loglik(v: np.ndarray, g_angles: np.ndarray, label: int,
+                         offset: float = 0.0) -> np.ndarray:
+    """The workshop paper's App. E, Eq. (56): log p(y|x) of the correct label as a function of
+    v = ||f(x)|| ||g(y)||, all g of one length, f at angle g_angles[label] + offset:
+    cos(f, g(y)) v - log sum_y' exp(cos(f, g(y')) v), in float64; accurate where the loss is
+    tiny (log1p of the other labels' odds), so the curve does not stop at float rounding."""
+    v = np.asarray(v, dtype=np.float64)[:, None]
+    cosines = np.cos(np.asarray(g_angles, dtype=np.float64) - (g_angles[label] + offset))
+    odds = (cosines[None, :] - cosines[label]) * v  # log-odds of each label against y
+    others = np.delete(odds, label, axis=1)
+    top = np.maximum(others.max(axis=1), 0.0)
+    # -log p = log(1 + sum exp(others)) = top + log(exp(-top) + sum exp(others - top))
+    small = np.log1p(np.exp(others).sum(axis=1))
+    large = top + np.log(np.exp(-top) + np.exp(others - top[:, None]).sum(axis=1))
+    return -np.where(top > 0, large, small)

@@ -81,6 +81,7 @@ localrules:
     beyond_all,
     authors_all,
     authors_cifar_all,
+    authors_cifar_theirs,
     bound_beyond_m2,
     distillation_all,
     models_all,

@@ -149,3 +149,10 @@ rule authors_cifar_all:
         rules.ours_vs_authors_cifar.output,
         out("authors/cifar10/fd2/pairs.parquet"),
         authors_cifar_figures(),
+
+
+# Their models alone, for a machine that cannot train ours (no GPU): no model of ours needed.
+rule authors_cifar_theirs:
+    input:
+        out("authors/cifar10/fd2/pairs.parquet"),
+        authors_cifar_figures(theirs_only=True),

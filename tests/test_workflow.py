@@ -49,6 +49,19 @@ def test_bad_config_stops_before_any_job(tmp_path):
     assert "seed" in res.stdout + res.stderr
 
 
+def test_their_cifar_models_alone_train_nothing(tmp_path):
+    """`authors_cifar_theirs` (a machine without a GPU): their models extracted, compared and
+    drawn, no CIFAR model of ours trained."""
+    res = run(SNAKEMAKE, "-n", "--cores", "1", "authors_cifar_theirs", "--configfile",
+              str(ROOT / "config.quick.yaml"), "--directory", str(tmp_path),
+              "-s", str(ROOT / "Snakefile"))
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    jobs = {line.split()[0] for line in res.stdout.splitlines() if line[:1].isalpha()}
+    assert {"authors_cifar_extract", "authors_cifar_pairs", "authors_cifar_reps_figure",
+            "authors_cifar_comparison_figure"} <= jobs
+    assert not {j for j in jobs if j.startswith(("cifar10_train", "ours_beside"))}, jobs
+
+
 @pytest.fixture
 def quick_run(quick_outputs):
     return quick_outputs

@@ -31,12 +31,18 @@ def ours_vs_authors_cifar_inputs(wildcards):
     return files
 
 
-def authors_cifar_figures():
+def authors_cifar_figures(theirs_only=False):
     """Their fd2 models drawn: every seed's App. F.5 figure, Fig. 3 (left) for the compared
-    seeds, and our model beside theirs for those seeds."""
+    seeds, and (unless `theirs_only`: no model of ours needed) our model beside theirs.
+    """
     a, b = CIFAR["comparison_seeds"]
-    return [
+    theirs = [
         *[figure_files(f"authors_cifar10_reps_seed{s}") for s in CIFAR_SEEDS],
         figure_files(f"authors_cifar10_embedding_comparison_{a}_{b}"),
+    ]
+    if theirs_only:
+        return theirs
+    return [
+        *theirs,
         *[figure_files(f"ours_beside_authors_cifar10_seed{s}") for s in (a, b)],
     ]

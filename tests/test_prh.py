@@ -170,3 +170,20 @@ def test_public_helpers_compute_in_float64():
     x32, y32 = x.astype(np.float32), y.astype(np.float32)
     assert svcca(x32, y32) == svcca(x32.astype(np.float64), y32.astype(np.float64))
     assert d_logit(x32, y32) == d_logit(x32.astype(np.float64), y32.astype(np.float64))
+
+
+@pytest.mark.parametrize("m", [2, 5, 8])  # the k-d tree (M + 1 <= 6 dimensions), the scan
+def test_inner_product_neighbours_equal_the_dense_ranking(m):
+    from repdist.measures.extra import ip_knn_indices
+
+    rng = np.random.default_rng(7)
+    # norms from 0.01 to 3, and a zero row: a row's own product need not be its largest
+    x = rng.normal(size=(400, m)) * rng.uniform(0.01, 3, size=(400, 1))
+    x[5] = 0
+    sim = x @ x.T
+    np.fill_diagonal(sim, -np.inf)
+    dense = np.argsort(-sim, axis=1, kind="stable")[:, :10]
+    got = ip_knn_indices(x, 10)
+    nonzero = np.arange(400) != 5  # row 5: every product is 0, any 10 others are right
+    assert np.array_equal(got[nonzero], dense[nonzero])
+    assert 5 not in got[5] and len(set(got[5])) == 10

@@ -69,24 +69,26 @@ def cycle_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
 
 def _pairwise_dp(a: np.ndarray, b: np.ndarray, lcs: bool) -> np.ndarray:
     """Per row, the LCS length (lcs) or the Levenshtein distance of two sequences, by the usual
-    dynamic programme run over all rows at once (k^2 vector steps)."""
+    dynamic programme run over all rows at once (k^2 vector steps). The tables are laid out
+    cell by row, so that each step reads and writes contiguous vectors in place."""
     n, k = a.shape
     m = b.shape[1]
+    same = a.T[:, None, :] == b.T[None, :, :]  # k x m x N
     start = np.zeros(m + 1) if lcs else np.arange(m + 1, dtype=np.float64)
-    prev = np.tile(start, (n, 1))
+    prev = np.repeat(start[:, None], n, axis=1)
+    cur = np.empty_like(prev)
     for i in range(1, k + 1):
-        cur = np.empty_like(prev)
-        cur[:, 0] = 0 if lcs else i
+        cur[0] = 0 if lcs else i
         for j in range(1, m + 1):
-            same = a[:, i - 1] == b[:, j - 1]
-            if lcs:
-                cur[:, j] = np.where(same, prev[:, j - 1] + 1,
-                                     np.maximum(prev[:, j], cur[:, j - 1]))
-            else:
-                cur[:, j] = np.minimum(np.minimum(prev[:, j] + 1, cur[:, j - 1] + 1),
-                                       prev[:, j - 1] + (~same))
-        prev = cur
-    return prev[:, m]
+            if lcs:  # same ? prev[j-1] + 1 : max(prev[j], cur[j-1])
+                np.maximum(prev[j], cur[j - 1], out=cur[j])
+                np.copyto(cur[j], prev[j - 1] + 1, where=same[i - 1, j - 1])
+            else:  # min(prev[j] + 1, cur[j-1] + 1, prev[j-1] + (not same))
+                np.minimum(prev[j], cur[j - 1], out=cur[j])
+                cur[j] += 1
+                np.minimum(cur[j], prev[j - 1] + ~same[i - 1, j - 1], out=cur[j])
+        prev, cur = cur, prev
+    return prev[m]
 
 
 def lcs_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
@@ -118,9 +120,14 @@ def unbiased_cka(x: np.ndarray, y: np.ndarray) -> float:
     """CKA of the linear kernels of the rows as given, from the unbiased HSIC (PRH
     `unbiased_cka`, kernel "ip"); their 1e-6 in the denominator."""
     x, y = as_float64(x), as_float64(y)
-    kl = hsic_unbiased_linear(x, y)
-    kk, ll = hsic_unbiased_linear(x, x), hsic_unbiased_linear(y, y)
-    return kl / (np.sqrt(kk * ll) + PRH_EPS)
+    return unbiased_cka_from_hsic(x, y, hsic_unbiased_linear(x, x), hsic_unbiased_linear(y, y))
+
+
+def unbiased_cka_from_hsic(x: np.ndarray, y: np.ndarray, hsic_xx: float, hsic_yy: float,
+                           ) -> float:
+    """`unbiased_cka` given each side's HSIC with itself (a per-model quantity in compare)."""
+    kl = hsic_unbiased_linear(as_float64(x), as_float64(y))
+    return float(kl / (np.sqrt(hsic_xx * hsic_yy) + PRH_EPS))
 
 
 def _masked_kernel(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> sparse.csr_matrix:
@@ -160,15 +167,30 @@ def cknna(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> float:
     if not 2 <= k < n:
         raise ValueError(f"cknna needs 2 <= k < N = {n}, got k = {k}")
     top_x, top_y = _top_k_pairs(x, k), _top_k_pairs(y, k)
+    return cknna_from_keys(x, y, top_x, top_y, cknna_self(x, top_x), cknna_self(y, top_y))
 
-    def sim(keys_a: np.ndarray, keys_b: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-        both = np.intersect1d(keys_a, keys_b, assume_unique=True)
-        rows, cols = both // n, both % n
-        return _hsic_unbiased_sparse(_masked_kernel(a, rows, cols), _masked_kernel(b, rows, cols))
 
-    kl = sim(top_x, top_y, x, y)
-    kk, ll = sim(top_x, top_x, x, x), sim(top_y, top_y, y, y)
-    return kl / (np.sqrt(kk * ll) + PRH_EPS)
+def _masked_hsic(keys_a: np.ndarray, keys_b: np.ndarray, a: np.ndarray, b: np.ndarray,
+                 ) -> float:
+    """The unbiased HSIC of a's and b's linear kernels kept on the pairs in both key sets."""
+    n = len(a)
+    both = np.intersect1d(keys_a, keys_b, assume_unique=True)
+    rows, cols = both // n, both % n
+    return _hsic_unbiased_sparse(_masked_kernel(a, rows, cols), _masked_kernel(b, rows, cols))
+
+
+def cknna_self(x: np.ndarray, keys: np.ndarray) -> float:
+    """CKNNA's normaliser of one side: the masked HSIC of x with itself on its top-k pairs
+    (sorted keys i * N + j, as knn_edge_keys gives them)."""
+    x = as_float64(x)
+    return _masked_hsic(keys, keys, x, x)
+
+
+def cknna_from_keys(x: np.ndarray, y: np.ndarray, keys_x: np.ndarray, keys_y: np.ndarray,
+                    self_x: float, self_y: float) -> float:
+    """`cknna` from each side's top-k pairs and normaliser (per-model quantities in compare)."""
+    kl = _masked_hsic(keys_x, keys_y, as_float64(x), as_float64(y))
+    return float(kl / (np.sqrt(self_x * self_y) + PRH_EPS))
 
 
 def knn_metrics(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> dict[str, float]:
@@ -189,10 +211,20 @@ def svcca_zscored(x: np.ndarray, y: np.ndarray, k: int = PRH_SVCCA_COMPONENTS) -
     x, y = as_float64(x), as_float64(y)
     if k > min(x.shape[1], y.shape[1]) or k > len(x):
         return float("nan")
+    return svcca_from_zscored(zscored_basis(x), zscored_basis(y), k)
 
-    def top(a: np.ndarray) -> np.ndarray:
-        a = a - a.mean(axis=0)
-        a = a / (a.std(axis=0, ddof=1) + 1e-8)
-        return np.linalg.svd(a, full_matrices=False)[0][:, :k]
 
-    return float(canonical_correlations(top(x), top(y))[:k].mean())
+def zscored_basis(x: np.ndarray) -> np.ndarray:
+    """Left singular vectors (N x min(N, d), by singular value) of x with its columns z-scored,
+    as their svcca does before keeping the top k (sd with N - 1, +1e-8)."""
+    a = as_float64(x)
+    a = a - a.mean(axis=0)
+    a = a / (a.std(axis=0, ddof=1) + 1e-8)
+    return np.linalg.svd(a, full_matrices=False)[0]
+
+
+def svcca_from_zscored(basis_x: np.ndarray, basis_y: np.ndarray, k: int) -> float:
+    """`svcca_zscored` from both sides' `zscored_basis`; NaN when either has fewer than k."""
+    if k > min(basis_x.shape[1], basis_y.shape[1]):
+        return float("nan")
+    return float(canonical_correlations(basis_x[:, :k], basis_y[:, :k])[:k].mean())

@@ -18,7 +18,9 @@ from ..measures.pairs import all_pairs, compare_pairs
 
 DISTRIBUTION_COLUMNS = ["kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out",
                         "input_set", "m_svd_f_min", "m_svd_g", "d_fg"]
-EXTRA_COLUMNS = ["cka_f", "svcca_f", "mutual_knn_f", "d_logit"]
+# after d_logit, the Platonic Representation Hypothesis' metrics (Huh et al. 2024), added later
+EXTRA_COLUMNS = ["cka_f", "svcca_f", "mutual_knn_f", "d_logit", "cycle_knn_f", "lcs_knn_f",
+                 "edit_distance_knn_f", "unbiased_cka_f", "cknna_f"]
 
 
 def distribution_fields(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -29,7 +31,7 @@ def distribution_fields(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def extra_fields(result: Mapping[str, Any]) -> dict[str, Any]:
-    """The measures beyond the paper (linear CKA, SVCCA, mutual k-NN, d_logit)."""
+    """The measures beyond the paper (linear CKA, SVCCA, mutual k-NN, d_logit, PRH's)."""
     return {k: result[k] for k in EXTRA_COLUMNS}
 
 

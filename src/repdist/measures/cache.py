@@ -17,7 +17,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .prepared import PreparedModel, prepare
+from .conventions import AlignmentConventions
+from .prepared import DEFAULT_CONVENTIONS, PreparedModel, prepare
 
 MAX_MODELS = 32
 MAX_BYTES = 1 << 30  # 1 GiB of prepared models; the two most recent are always kept
@@ -49,8 +50,11 @@ def content_key(*arrays: Any) -> tuple[Any, ...] | None:
 
 
 def model_nbytes(model: PreparedModel) -> int:
-    """Bytes held by a prepared model's arrays (those computed so far)."""
-    return sum(v.nbytes for v in vars(model).values() if isinstance(v, np.ndarray))
+    """Bytes held by a prepared model's arrays (those computed so far), its views' included
+    (a view's f is counted only where it is not the model's own)."""
+    held = {id(v): v for part in (model, *model.views.values()) for v in vars(part).values()
+            if isinstance(v, np.ndarray)}
+    return sum(v.nbytes for v in held.values())
 
 
 class PreparedCache:
@@ -64,8 +68,10 @@ class PreparedCache:
         self._hits = 0
         self._misses = 0
 
-    def get(self, f: Any, g: Any, measures: Iterable[str] | str | None = None) -> PreparedModel:
-        """The prepared model of (f, g), from the cache when the same content was seen."""
+    def get(self, f: Any, g: Any, measures: Iterable[str] | str | None = None,
+            conventions: AlignmentConventions = DEFAULT_CONVENTIONS) -> PreparedModel:
+        """The prepared model of (f, g), from the cache when the same content was seen, warmed
+        for these measures (the alignment measures' under `conventions`)."""
         key = content_key(f, g) if self.max_models > 0 else None
         if key is not None:
             with self._lock:
@@ -74,8 +80,8 @@ class PreparedCache:
                     self._models.move_to_end(key)
                     self._hits += 1
             if model is not None:
-                return model.warm(measures)
-        model = prepare(f, g, measures)
+                return model.warm(measures, conventions)
+        model = prepare(f, g, measures, conventions)
         with self._lock:
             self._misses += 1
             if key is not None:

@@ -15,14 +15,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .alignment import alignment_measures
 from .cache import prepared_cache
 from .cca import cca_components, mean_cca_from_bases
-from .extra import (
-    d_logit_from_clr,
-    linear_cka_centred,
-    mutual_knn_from_keys,
-    svcca_from_bases,
-)
+from .conventions import ALIGNMENT_MEASURES, PRH_CONVENTIONS, AlignmentConventions
+from .extra import d_logit_from_clr
 from .llv import (
     PivotTerms,
     check_combine,
@@ -41,6 +38,7 @@ from .memory import pair_bytes, require
 from .prepared import MUTUAL_KNN_K, PreparedModel, prepare
 from .selection import (
     INPUT_SIDE,
+    KNN_MEASURES,
     LABEL_SIDE,
     RESULT_KEYS,
     SVD_F,
@@ -52,6 +50,7 @@ from .svd import MAX_LABEL_SETS, SET_CHUNK, d_fg, label_set_count, label_sets, m
 
 __all__ = [
     "MUTUAL_KNN_K",
+    "PRH_CONVENTIONS",
     "RESULT_KEYS",
     "CompareSettings",
     "DegenerateRepresentationWarning",
@@ -75,6 +74,8 @@ class CompareSettings:
     where a bad value is rejected, so every code path sees validated settings. `measures`
     (None: all of them) is kept as the frozenset of measure names it selects. Above
     `max_label_sets` label sets, m_SVD_f runs on a sample of that many, drawn from `seed`.
+    The last four say how the f-side alignment measures read f (AlignmentConventions; the
+    defaults change nothing, PRH_CONVENTIONS are the Platonic Representation Hypothesis').
     """
 
     num_samples: int = 200
@@ -87,6 +88,10 @@ class CompareSettings:
     sum_or_max: str = "max"
     max_label_sets: int = MAX_LABEL_SETS
     measures: Iterable[str] | str | None = None
+    outlier_quantile: float = 1.0
+    unit_rows: bool = False
+    svcca: str = "variance"
+    svcca_components: int = PRH_CONVENTIONS["svcca_components"]
 
     def __post_init__(self) -> None:
         check_dist_type(self.dist_type)
@@ -97,11 +102,17 @@ class CompareSettings:
         if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1:
             raise ValueError(f"max_label_sets must be a positive integer, got {limit!r}")
         object.__setattr__(self, "measures", select_measures(self.measures))
+        _ = self.conventions  # rejects a bad alignment option here, naming it
 
     @property
     def selected(self) -> frozenset[str]:
         assert isinstance(self.measures, frozenset)
         return self.measures
+
+    @property
+    def conventions(self) -> AlignmentConventions:
+        return AlignmentConventions(self.outlier_quantile, self.unit_rows, self.svcca,
+                                    self.svcca_components)
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -194,7 +205,8 @@ def compare_with_settings(
 
     n, k, m = m1.n_inputs, m1.num_labels, m1.rep_dim
     n_sets = min(label_set_count(k, m), int(s.max_label_sets))
-    require(pair_bytes(n, k, m, bool(want & LABEL_SIDE), n_sets, SET_CHUNK),
+    require(pair_bytes(n, k, m, bool(want & LABEL_SIDE), n_sets, SET_CHUNK,
+                       bool(want & (KNN_MEASURES | {"cknna_f"}))),
             f"comparing models of N={n} inputs, K={k} labels, M={m} ({n_sets} label sets)")
     reasons: list[str] = []
     values = _distribution_measures(m1, m2, s, reasons)
@@ -208,7 +220,7 @@ def compare_with_settings(
                 cca_components(getattr(m1, side), getattr(m2, side), m1.rep_dim),
             )
             reasons += [f"m_CCA({side}): {why}"] * bool(why)
-    values.update(extra_measures(m1, m2, want))
+    values.update(extra_measures(m1, m2, want, s.conventions, reasons))
 
     reason = "; ".join(reasons)
     if reason:
@@ -314,25 +326,21 @@ def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dic
 
 
 def extra_measures(
-    m1: PreparedModel, m2: PreparedModel, want: frozenset[str] | None = None
+    m1: PreparedModel,
+    m2: PreparedModel,
+    want: frozenset[str] | None = None,
+    conventions: AlignmentConventions | None = None,
+    reasons: list[str] | None = None,
 ) -> dict[str, float]:
-    """The measures beyond the paper (linear CKA, SVCCA, mutual k-NN of f; d_logit)."""
+    """The measures beyond the paper: the f-side alignment measures (linear CKA, SVCCA, mutual
+    k-NN, PRH's cycle/LCS/edit-distance k-NN, unbiased CKA, CKNNA) of f read under
+    `conventions` (default: as it is), and d_logit; a NaN's explanation goes to `reasons`."""
     want = select_measures(None) if want is None else want
+    conventions = AlignmentConventions() if conventions is None else conventions
     out: dict[str, float] = {}
-    if "cka_f" in want:
-        out["cka_f"] = linear_cka_centred(
-            m1.f_centred, m2.f_centred, m1.f_gram_norm, m2.f_gram_norm
-        )
-    if "svcca_f" in want:
-        out["svcca_f"] = svcca_from_bases(
-            m1.f_basis, m2.f_basis, m1.f_svcca_kept, m2.f_svcca_kept
-        )
-    if "mutual_knn_f" in want:
-        out["mutual_knn_f"] = (
-            mutual_knn_from_keys(m1.knn, m2.knn, m1.n_inputs, MUTUAL_KNN_K)
-            if m1.knn is not None and m2.knn is not None
-            else float("nan")
-        )
+    if want & ALIGNMENT_MEASURES:
+        out.update(alignment_measures(m1.view(conventions), m2.view(conventions), want,
+                                      conventions, [] if reasons is None else reasons))
     if "d_logit" in want:
         out["d_logit"] = d_logit_from_clr(m1.loglik_clr, m2.loglik_clr)
     return out
@@ -351,13 +359,17 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
     of them drawn from `seed` when there are more: then `d_fg_estimate` is True and d_fg can
     only be lower than the exact value (`m_svd_label_sets` says how many sets were used).
     Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
+    outlier_quantile, unit_rows, svcca and svcca_components say how the f-side alignment
+    measures (cka_f, svcca_f and the k-NN, unbiased CKA and CKNNA keys) read f; `**PRH_CONVENTIONS`
+    gives the Platonic Representation Hypothesis' (clamp at the 0.95-quantile, unit rows,
+    z-scored SVCCA of 10 components); the defaults leave f as it is.
     The keywords and their defaults are the fields of CompareSettings. Prepared models are
     kept in a small LRU keyed by the arrays' content (`prepared_cache`), so a loop of
     `compare` over pairs costs what `prepare` once per model plus `compare_prepared` does.
     """
     options = CompareSettings(**settings)
     return compare_with_settings(
-        prepared_cache.get(f1, g1, options.selected),
-        prepared_cache.get(f2, g2, options.selected),
+        prepared_cache.get(f1, g1, options.selected, options.conventions),
+        prepared_cache.get(f2, g2, options.selected, options.conventions),
         options,
     )

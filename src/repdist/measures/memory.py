@@ -13,6 +13,8 @@ import os
 from collections.abc import Collection
 from pathlib import Path
 
+from .extra import KNN_BLOCK_ROWS, MIPS_KDTREE_MAX_DIM
+
 CHECK_ABOVE = 256 << 20  # below this many bytes, do not even look
 KNN_COLUMNS = 11  # k + 1 neighbours per input while querying the k-d tree
 GIB = 1 << 30
@@ -61,18 +63,24 @@ def prepare_bytes(n: int, k: int, m: int, parts: Collection[str]) -> int:
     total = 8 * (nk_arrays * n * k + 4 * n * m)
     if "loglik_cov" in parts:
         total += 8 * k * k
-    if "knn" in parts:
+    if {"knn_idx", "ip_knn"} & set(parts):
         total += 8 * n * KNN_COLUMNS * 5  # distances, indices, the kept ones, keys, their sort
-    return total
+    if "ip_knn" in parts and m + 1 > MIPS_KDTREE_MAX_DIM:
+        total += 8 * 3 * KNN_BLOCK_ROWS * n  # similarity rows, their negative, argpartition
+    return total + 8 * 3 * n * m  # f clamped, with unit rows, centred (alignment conventions)
 
 
 def pair_bytes(
-    n: int, k: int, m: int, label_side: bool, n_sets: int, set_chunk: int = 65_536
+    n: int, k: int, m: int, label_side: bool, n_sets: int, set_chunk: int = 65_536,
+    neighbours: bool = False,
 ) -> int:
     """Peak bytes of one pair's measures (beyond the two prepared models): KL and d_logit
     temporaries; with the label side, the pivot terms (N x K), the K x K objective and its
-    blocks (bool + float64 of OBJECTIVE_BLOCK elements), and m_SVD_f's label-set blocks."""
+    blocks (bool + float64 of OBJECTIVE_BLOCK elements), and m_SVD_f's label-set blocks; with
+    the PRH neighbour measures, cycle_knn's N x k x k table and CKNNA's masked kernels."""
     total = 8 * 3 * n * k
+    if neighbours:
+        total += 8 * n * KNN_COLUMNS * (KNN_COLUMNS + 12)
     if label_side:
         total += 8 * (6 * n * k + 16 * k * k) + 9 * (1 << 22)
         total += 8 * n_sets * (m + 2) + 8 * 3 * min(n_sets, set_chunk) * m * m

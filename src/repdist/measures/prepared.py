@@ -4,7 +4,8 @@ Pipelines compare all pairs of a set of models, so the expensive per-model piece
 log-likelihoods, their covariance, orthonormal bases for CCA, the k-NN graph) are computed
 once per model. Each piece is computed on first use and kept, and `prepare` computes up front
 those that the requested measures need, so a caller asking only for m_CCA never builds a
-k-NN graph.
+k-NN graph. The f-side alignment measures read f through an AlignmentView, one per
+preprocessing convention (conventions.py); under the defaults its f is the model's own.
 """
 
 from __future__ import annotations
@@ -17,12 +18,84 @@ from typing import Any
 import numpy as np
 
 from .cca import orthonormal_basis
-from .extra import centred_log_probs, components_for_variance, knn_edge_keys, knn_indices
+from .conventions import AlignmentConventions
+from .extra import (
+    centred_log_probs,
+    components_for_variance,
+    ip_knn_indices,
+    knn_edge_keys,
+    knn_indices,
+)
 from .loglik import as_float64_matrix, log_likelihoods
 from .memory import prepare_bytes, require
-from .selection import model_parts, select_measures
+from .prh import PRH_K, cknna_self, hsic_unbiased_linear, zscored_basis
+from .selection import model_parts, select_measures, view_parts
 
 MUTUAL_KNN_K = 10  # Platonic Representation Hypothesis, App. A
+assert MUTUAL_KNN_K == PRH_K  # one neighbour search serves mutual k-NN and the PRH metrics
+DEFAULT_CONVENTIONS = AlignmentConventions()
+
+
+@dataclass(frozen=True, eq=False)
+class AlignmentView:
+    """f as the f-side alignment measures read it under one preprocessing (x: clamped and/or
+    unit rows, or f itself), with the per-model pieces they need, each computed on first use.
+    `unit` says x's rows have unit length: then PRH's inner-product neighbours are the cosine
+    ones of `knn_idx`, searched once for all k-NN measures and CKNNA."""
+
+    x: np.ndarray
+    unit: bool = False
+
+    @cached_property
+    def knn_idx(self) -> np.ndarray | None:
+        """Each input's MUTUAL_KNN_K nearest others by cosine, nearest first (None when N is
+        too small for k neighbours)."""
+        if len(self.x) <= MUTUAL_KNN_K:
+            return None
+        return knn_indices(self.x, MUTUAL_KNN_K)
+
+    @cached_property
+    def knn(self) -> np.ndarray | None:
+        """The k-NN graph as sorted edge keys (mutual k-NN)."""
+        return None if self.knn_idx is None else knn_edge_keys(self.knn_idx)
+
+    @cached_property
+    def ip_knn(self) -> np.ndarray | None:
+        """CKNNA's top-k pairs by inner product of the rows as given (PRH metrics.py), as
+        sorted edge keys; on unit rows, the cosine graph itself."""
+        if len(self.x) <= MUTUAL_KNN_K:
+            return None
+        return self.knn if self.unit else knn_edge_keys(ip_knn_indices(self.x, MUTUAL_KNN_K))
+
+    @cached_property
+    def cknna_self(self) -> float:
+        return float("nan") if self.ip_knn is None else cknna_self(self.x, self.ip_knn)
+
+    @cached_property
+    def hsic_self(self) -> float:
+        """The unbiased HSIC of x's linear kernel with itself (NaN below N = 4)."""
+        return float("nan") if len(self.x) < 4 else hsic_unbiased_linear(self.x, self.x)
+
+    @cached_property
+    def centred(self) -> np.ndarray:
+        return self.x - self.x.mean(axis=0, keepdims=True)
+
+    @cached_property
+    def gram_norm(self) -> float:
+        return float(np.linalg.norm(self.centred.T @ self.centred))
+
+    @cached_property
+    def basis(self) -> np.ndarray:
+        return orthonormal_basis(self.x)
+
+    @cached_property
+    def svcca_kept(self) -> int:
+        """Principal components explaining 99% of x's variance."""
+        return components_for_variance(self.x)
+
+    @cached_property
+    def zscored_basis(self) -> np.ndarray:
+        return zscored_basis(self.x)
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +110,7 @@ class PreparedModel:
     g: np.ndarray
     loglik: np.ndarray = field(repr=False)
     problem: str = ""
+    views: dict[tuple[float, bool], AlignmentView] = field(default_factory=dict, repr=False)
 
     @property
     def n_inputs(self) -> int:
@@ -59,43 +133,38 @@ class PreparedModel:
         centred = self.loglik_centred
         return centred.T @ centred / (centred.shape[0] - 1)
 
-    @cached_property
+    @property
     def f_basis(self) -> np.ndarray:
-        return orthonormal_basis(self.f)
+        """f's orthonormal basis (m_CCA), kept in the default view, where SVCCA shares it."""
+        return self.view().basis
 
     @cached_property
     def g_basis(self) -> np.ndarray:
         return orthonormal_basis(self.g)
 
     @cached_property
-    def knn(self) -> np.ndarray | None:
-        """Sorted k-NN edge keys of f (None when N is too small for k neighbours)."""
-        if self.n_inputs <= MUTUAL_KNN_K:
-            return None
-        return knn_edge_keys(knn_indices(self.f, MUTUAL_KNN_K))
-
-    @cached_property
-    def f_centred(self) -> np.ndarray:
-        return self.f - self.f.mean(axis=0, keepdims=True)
-
-    @cached_property
-    def f_gram_norm(self) -> float:
-        return float(np.linalg.norm(self.f_centred.T @ self.f_centred))
-
-    @cached_property
-    def f_svcca_kept(self) -> int:
-        """Principal components explaining 99% of f's variance."""
-        return components_for_variance(self.f)
-
-    @cached_property
     def loglik_clr(self) -> np.ndarray:
         return centred_log_probs(self.loglik)
 
-    def warm(self, measures: Iterable[str] | str | None = None) -> PreparedModel:
+    def view(self, conventions: AlignmentConventions = DEFAULT_CONVENTIONS) -> AlignmentView:
+        """f under these conventions' preprocessing, made once per model and convention."""
+        key = conventions.view_key
+        if key not in self.views:
+            x = conventions.preprocess(self.f)
+            if x is not self.f:
+                x.setflags(write=False)
+            self.views[key] = AlignmentView(x, bool(conventions.unit_rows))
+        return self.views[key]
+
+    def warm(self, measures: Iterable[str] | str | None = None,
+             conventions: AlignmentConventions = DEFAULT_CONVENTIONS) -> PreparedModel:
         """Compute now every per-model quantity these measures need; returns self."""
         if not self.problem:
-            for part in model_parts(select_measures(measures)):
+            selected = select_measures(measures)
+            for part in model_parts(selected):
                 getattr(self, part)
+            for part in view_parts(selected, conventions.svcca):
+                getattr(self.view(conventions), part)
         return self
 
 
@@ -108,8 +177,11 @@ def _unusable(f64: np.ndarray, g64: np.ndarray, problem: str) -> PreparedModel:
     empty = np.zeros((0, 0))
     model.__dict__.update(  # fill the cached properties: nothing is computed from NaN
         loglik_centred=nan_nk, loglik_cov=np.full((g64.shape[0],) * 2, np.nan),
-        f_basis=empty, g_basis=empty, knn=None, f_centred=None, f_gram_norm=0.0,
-        f_svcca_kept=0, loglik_clr=None,
+        g_basis=empty, loglik_clr=None,
+    )
+    model.view().__dict__.update(
+        basis=empty, knn_idx=None, knn=None, ip_knn=None, centred=None, gram_norm=0.0,
+        svcca_kept=0, zscored_basis=empty, hsic_self=float("nan"), cknna_self=float("nan"),
     )
     return model
 
@@ -123,11 +195,13 @@ def _own_read_only(converted: np.ndarray, given: Any) -> np.ndarray:
     return converted
 
 
-def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None) -> PreparedModel:
+def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None,
+            conventions: AlignmentConventions = DEFAULT_CONVENTIONS) -> PreparedModel:
     """Validate a model's representations and precompute its per-model quantities.
 
-    `measures` (default: all) limits the up-front work to what those measures need; anything
-    else is computed on first use. The model keeps its own read-only copy of f and g.
+    `measures` (default: all) limits the up-front work to what those measures need, the
+    alignment measures' under `conventions`; anything else is computed on first use. The model
+    keeps its own read-only copy of f and g.
     """
     f64 = _own_read_only(as_float64_matrix(f, "f"), f)
     g64 = _own_read_only(as_float64_matrix(g, "g"), g)
@@ -139,7 +213,8 @@ def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None) -> Prep
     if f64.shape[0] < 2:
         raise ValueError(f"need at least 2 inputs, got f of shape {f64.shape}")
     (n, m), k = f64.shape, g64.shape[0]
-    parts = model_parts(select_measures(measures))
+    selected = select_measures(measures)
+    parts = (*model_parts(selected), *view_parts(selected, conventions.svcca))
     require(prepare_bytes(n, k, m, parts),
             f"preparing a model of N={n} inputs, K={k} labels, M={m}")
     problems = []
@@ -154,4 +229,4 @@ def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None) -> Prep
     if not np.isfinite(loglik).all():
         problem = "log-likelihoods overflow (embedding or unembedding norms too large)"
         return PreparedModel(f64, g64, loglik, problem=problem)
-    return PreparedModel(f64, g64, loglik).warm(measures)
+    return PreparedModel(f64, g64, loglik).warm(selected, conventions)

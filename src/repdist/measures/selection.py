@@ -30,6 +30,11 @@ RESULT_KEYS = (
     "svcca_f",
     "mutual_knn_f",
     "d_logit",
+    "cycle_knn_f",
+    "lcs_knn_f",
+    "edit_distance_knn_f",
+    "unbiased_cka_f",
+    "cknna_f",
     "warning",
 )
 MEASURES = tuple(key for key in RESULT_KEYS if key != "warning")
@@ -50,14 +55,27 @@ SVD_G = frozenset({"m_svd_g", "d_fg"})
 MODEL_PARTS: dict[str, frozenset[str]] = {
     "loglik_centred": LABEL_SIDE,
     "loglik_cov": LABEL_SIDE,
-    "f_basis": frozenset({"mcca_f", "svcca_f"}),
+    "f_basis": frozenset({"mcca_f"}),
     "g_basis": frozenset({"mcca_g"}),
-    "f_svcca_kept": frozenset({"svcca_f"}),
-    "knn": frozenset({"mutual_knn_f"}),
-    "f_centred": frozenset({"cka_f"}),
-    "f_gram_norm": frozenset({"cka_f"}),
     "loglik_clr": frozenset({"d_logit"}),
 }
+# The f-side alignment measures' per-model quantities (attributes of AlignmentView: f as they
+# read it, prepared.py). The k-NN measures share one neighbour search; which SVCCA pieces are
+# needed depends on the `svcca` option.
+KNN_MEASURES = frozenset({"mutual_knn_f", "cycle_knn_f", "lcs_knn_f", "edit_distance_knn_f"})
+VIEW_PARTS: dict[str, frozenset[str]] = {
+    "basis": frozenset({"svcca_f"}),
+    "svcca_kept": frozenset({"svcca_f"}),
+    "zscored_basis": frozenset({"svcca_f"}),
+    "knn_idx": KNN_MEASURES,
+    "knn": frozenset({"mutual_knn_f"}),
+    "centred": frozenset({"cka_f"}),
+    "gram_norm": frozenset({"cka_f"}),
+    "hsic_self": frozenset({"unbiased_cka_f"}),
+    "ip_knn": frozenset({"cknna_f"}),
+    "cknna_self": frozenset({"cknna_f"}),
+}
+SVCCA_PARTS = {"variance": ("basis", "svcca_kept"), "zscored": ("zscored_basis",)}
 
 
 def select_measures(measures: Iterable[str] | str | None) -> frozenset[str]:
@@ -82,3 +100,10 @@ def keys_for(selected: frozenset[str]) -> tuple[str, ...]:
 def model_parts(selected: frozenset[str]) -> tuple[str, ...]:
     """The per-model quantities these measures need (what `prepare` computes up front)."""
     return tuple(part for part, users in MODEL_PARTS.items() if users & selected)
+
+
+def view_parts(selected: frozenset[str], svcca: str = "variance") -> tuple[str, ...]:
+    """The alignment view's quantities these measures need, SVCCA's for this `svcca` mode."""
+    other = {part for mode, parts in SVCCA_PARTS.items() if mode != svcca for part in parts}
+    return tuple(part for part, users in VIEW_PARTS.items()
+                 if users & selected and part not in other)

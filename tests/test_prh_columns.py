@@ -243,3 +243,43 @@ def test_too_few_inputs_for_ten_neighbours_give_nan(rng):
     assert all(math.isnan(r[key]) for key in ("mutual_knn_f", "cycle_knn_f", "lcs_knn_f",
                                                "edit_distance_knn_f", "cknna_f"))
     assert r["unbiased_cka_f"] == pytest.approx(unbiased_cka(f, f2), rel=1e-12)
+
+
+def test_the_cli_flags_change_the_written_columns(tmp_path, rng):
+    from repdist.cli import main
+    from repdist.io import read_parquet_metadata
+
+    f, g = random_model(rng, n=300, k=6, m=2)
+    paths = []
+    for i, (fi, gi) in enumerate([(f, g), perturbed(rng, f, g), perturbed(rng, f, g, 0.6)]):
+        paths.append(tmp_path / f"m{i}.npz")
+        np.savez(paths[-1], f=fi, g=gi)
+    tables = {}
+    for name, flags in [("plain", []), ("prh", ["--prh"]),
+                        ("prh_variance", ["--prh", "--svcca", "variance"]),
+                        ("clamp", ["--outlier-quantile", "0.9", "--no-unit-rows"])]:
+        out = tmp_path / f"{name}.parquet"
+        assert main(["compare", *map(str, paths), "-o", str(out), "--num-samples", "20",
+                     *flags]) == 0
+        tables[name] = pd.read_parquet(out)
+    plain, prh = tables["plain"], tables["prh"]
+    assert list(plain.columns)[-6:] == [*NEW_KEYS, "warning"]
+    pd.testing.assert_series_equal(plain.d_llv, prh.d_llv)
+    pd.testing.assert_series_equal(plain.mcca_f, prh.mcca_f)
+    assert (plain.cknna_f != prh.cknna_f).all() and (plain.cka_f != prh.cka_f).all()
+    assert prh.svcca_f.isna().all() and (prh.warning != "").all()  # 10 components, M = 2
+    # what compare() gives with those options (equal to prh.py's functions: tests above;
+    # in 2-D the clamp makes rows equal, ties that any neighbour search may break its way)
+    models = [(np.load(p)["f"], np.load(p)["g"]) for p in paths]
+    for name, options, key, (i, j), row in [
+            ("prh", PRH_CONVENTIONS, "cknna_f", (0, 1), 0),
+            ("prh_variance", {**PRH_CONVENTIONS, "svcca": "variance"}, "svcca_f", (0, 1), 0),
+            ("clamp", {"outlier_quantile": 0.9}, "unbiased_cka_f", (1, 2), 2)]:
+        direct_value = compare(*models[i], *models[j], measures=[key], **options)[key]
+        assert tables[name][key][row] == direct_value, name
+    x = [prh_prepare(f) for f, _ in models]
+    assert tables["prh_variance"].svcca_f[0] == pytest.approx(svcca(x[0], x[1]), rel=1e-12)
+    settings = read_parquet_metadata(tmp_path / "prh.parquet")["settings"]
+    assert {k: settings[k] for k in PRH_CONVENTIONS} == PRH_CONVENTIONS
+    assert main(["compare", *map(str, paths), "-o", str(tmp_path / "x.csv"),
+                 "--outlier-quantile", "2"]) == 2

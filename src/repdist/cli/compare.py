@@ -21,6 +21,7 @@ from ..experiments.models import ALIASES, compare_models
 from ..io import write_table
 from ..io.representations import ModelInputError
 from ..measures import CompareSettings
+from ..measures.conventions import PRH_CONVENTIONS, SVCCA_MODES, with_prh_conventions
 from ..measures.selection import MEASURES
 
 NAME = "compare"
@@ -30,6 +31,8 @@ SUMMARY = ("d_llv", "d_fg", "mcca_f", "kl")
 EXIT_BAD_INPUT = 2
 # Unless told otherwise, compare()'s own defaults (the DAG passes config.yaml's `measures`).
 DEFAULTS = CompareSettings()
+# The alignment options: flag -> CompareSettings field (None: not given on the command line).
+CONVENTION_FLAGS = ("outlier_quantile", "unit_rows", "svcca", "svcca_components")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,10 +53,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"and d_fg is an estimate (default {DEFAULTS.max_label_sets})")
     p.add_argument("--measures", default=None,
                    help=f"comma-separated subset of: {', '.join(MEASURES)} (default: all)")
+    add_convention_arguments(p)
     p.add_argument("--jobs", type=int, default=1,
                    help="pairs computed in this many processes, with the same results as one "
                         "(default 1); each uses the BLAS's threads, so with many jobs set "
                         "OPENBLAS_NUM_THREADS=1 (the same for every run you compare)")
+
+
+def add_convention_arguments(p: argparse.ArgumentParser) -> None:
+    """How the f-side alignment measures (cka_f, svcca_f, the k-NN measures, unbiased_cka_f,
+    cknna_f) read f; never the paper's measures."""
+    prh = PRH_CONVENTIONS
+    p.add_argument("--outlier-quantile", type=float, default=None, metavar="Q",
+                   help="clamp f's values at the mean over inputs of each row's Q-quantile "
+                        "of |f| first (default "
+                        f"{DEFAULTS.outlier_quantile:g}: no clamp; "
+                        f"--prh: {prh['outlier_quantile']})")
+    p.add_argument("--unit-rows", action=argparse.BooleanOptionalAction, default=None,
+                   help="L2-normalise f's rows (after the clamp) (default: no; --prh: yes)")
+    p.add_argument("--svcca", choices=SVCCA_MODES, default=None,
+                   help="svcca_f on the principal components of 99%% of the variance, or on "
+                        "z-scored columns with --svcca-components of them (default "
+                        f"{DEFAULTS.svcca}; --prh: {prh['svcca']})")
+    p.add_argument("--svcca-components", type=int, default=None, metavar="K",
+                   help="components of --svcca zscored (default "
+                        f"{DEFAULTS.svcca_components})")
+    p.add_argument("--prh", action="store_true",
+                   help="the Platonic Representation Hypothesis' conventions (Huh et al. 2024): "
+                        "--outlier-quantile 0.95 --unit-rows --svcca zscored --svcca-components "
+                        "10, each overridden by its own flag")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,8 +109,12 @@ def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
     measures = None
     if args.measures is not None:
         measures = [ALIASES.get(name.strip(), name.strip()) for name in args.measures.split(",")]
+    given = {key: getattr(args, key) for key in CONVENTION_FLAGS
+             if getattr(args, key) is not None}
+    conventions = with_prh_conventions({**given, "prh_conventions": args.prh})
     settings = CompareSettings(num_samples=args.num_samples, lam=args.lam, seed=args.seed,
-                               max_label_sets=args.max_label_sets, measures=measures)
+                               max_label_sets=args.max_label_sets, measures=measures,
+                               **conventions)
     return output, settings
 
 

@@ -7,6 +7,7 @@ from repdist.pipeline.availability import (
     check_authors_cifar_available,
     check_cifar_available,
 )
+from repdist.pipeline.measure_settings import alignment_settings
 from repdist.pipeline.training_jobs import training_log as training_log_path
 from repdist.training.devices import uses_gpu
 from repdist.training.settings import training_settings as training_settings_of
@@ -83,9 +84,12 @@ def measure_settings(**overrides):
 
 
 def pair_measures():
-    """The settings every pairs job passes to compare(): d_LLV settings, num_samples, seed."""
+    """The settings every pairs job passes to compare(): d_LLV settings, num_samples, seed, and
+    the alignment options config['measures'] sets (none by default: pipeline.measure_settings)."""
     return measure_settings(
-        num_samples=config["measures"]["num_samples"], seed=config["seed"]
+        num_samples=config["measures"]["num_samples"],
+        seed=config["seed"],
+        **alignment_settings(config["measures"]),
     )
 
 

@@ -283,3 +283,32 @@ def test_the_cli_flags_change_the_written_columns(tmp_path, rng):
     assert {k: settings[k] for k in PRH_CONVENTIONS} == PRH_CONVENTIONS
     assert main(["compare", *map(str, paths), "-o", str(tmp_path / "x.csv"),
                  "--outlier-quantile", "2"]) == 2
+
+
+def test_config_keys_reach_the_pairs_jobs_only_when_set():
+    """pipeline.measure_settings: config.yaml as shipped passes nothing new (the jobs'
+    parameters are today's); prh_conventions fills the options not set; the schema checks."""
+    import copy
+
+    import yaml
+    from conftest import ROOT
+    from snakemake.utils import validate
+    from snakemake_interface_common.exceptions import WorkflowError
+
+    from repdist.pipeline import measure_settings
+
+    assert measure_settings.PRH_CONVENTIONS == PRH_CONVENTIONS
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
+    assert measure_settings.alignment_settings(cfg["measures"]) == {}
+    prh = {**cfg["measures"], "prh_conventions": True, "svcca": "variance"}
+    assert measure_settings.alignment_settings(prh) == {**PRH_CONVENTIONS, "svcca": "variance"}
+    CompareSettings(**measure_settings.alignment_settings(prh))
+    schema = str(ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    cfg["measures"].update(prh_conventions=True, outlier_quantile=0.9, unit_rows=False)
+    validate(copy.deepcopy(cfg), schema)
+    for key, bad in [("outlier_quantile", 1.5), ("svcca", "pca"), ("svcca_components", 0),
+                     ("unit_rows", "yes")]:
+        wrong = copy.deepcopy(cfg)
+        wrong["measures"][key] = bad
+        with pytest.raises(WorkflowError):
+            validate(wrong, schema)

@@ -13,9 +13,8 @@ import pandas as pd
 import pytest
 from conftest import perturbed, random_model
 
-from repdist.measures import CompareSettings, compare, prepare, prepared_cache
+from repdist.measures import PRH_CONVENTIONS, CompareSettings, compare, prepare, prepared_cache
 from repdist.measures.cca import mean_cca
-from repdist.measures.compare import PRH_CONVENTIONS
 from repdist.measures.conventions import ALIGNMENT_MEASURES, AlignmentConventions
 from repdist.measures.extra import linear_cka, mutual_knn, svcca
 from repdist.measures.prh import (

@@ -6,6 +6,7 @@ Pure functions on arrays; `compare` is the single entry point pipelines and user
 from .cache import PreparedCache, prepared_cache
 from .cca import canonical_correlations, mean_cca, orthonormal_basis
 from .compare import (
+    PRH_CONVENTIONS,
     RESULT_KEYS,
     CompareSettings,
     DegenerateRepresentationWarning,
@@ -27,6 +28,7 @@ from .loglik import log_likelihoods, mean_kl
 from .svd import d_fg, label_sets, m_svd_f, m_svd_g
 
 __all__ = [
+    "PRH_CONVENTIONS",
     "RESULT_KEYS",
     "CompareSettings",
     "DegenerateRepresentationWarning",

@@ -173,9 +173,11 @@ def test_public_helpers_compute_in_float64():
 
 
 @pytest.mark.parametrize("m", [2, 5, 8])  # the k-d tree (M + 1 <= 6 dimensions), the scan
-def test_inner_product_neighbours_equal_the_dense_ranking(m):
+def test_inner_product_neighbours_equal_the_dense_ranking(m, monkeypatch):
+    from repdist.measures import extra
     from repdist.measures.extra import ip_knn_indices
 
+    monkeypatch.setattr(extra, "IP_BLOCK_ELEMENTS", 7 * 400)  # the scan in blocks of 7 rows
     rng = np.random.default_rng(7)
     # norms from 0.01 to 3, and a zero row: a row's own product need not be its largest
     x = rng.normal(size=(400, m)) * rng.uniform(0.01, 3, size=(400, 1))

@@ -68,6 +68,7 @@ KDTREE_MAX_DIM = 16  # k-d trees are exact and fast in low dimension; beyond, go
 # By inner product, the tree's search widens with the dimension: at N = 10,000 (Gaussian) it
 # takes 0.07 s in 3 dimensions (M = 2), 1.0 s in 6, about the blockwise scan's 1.5 s beyond.
 MIPS_KDTREE_MAX_DIM = 6
+IP_BLOCK_ELEMENTS = 1 << 22  # beyond it, similarity blocks of at most 4M elements (32 MiB)
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
@@ -121,7 +122,7 @@ def ip_knn_indices(x: np.ndarray, k: int = 10, block: int = KNN_BLOCK_ROWS) -> n
     if not 0 < k < n:
         raise ValueError(f"k must be in [1, N-1] = [1, {n - 1}], got {k}")
     if x.shape[1] + 1 > MIPS_KDTREE_MAX_DIM:
-        return knn_indices_blockwise(x, k, block)
+        return knn_indices_blockwise(x, k, max(1, min(block, IP_BLOCK_ELEMENTS // n)))
     sq = np.einsum("ij,ij->i", x, x)
     r2 = sq.max()
     points = np.hstack([x, np.sqrt(np.maximum(r2 - sq, 0.0))[:, None]])

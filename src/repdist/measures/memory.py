@@ -13,7 +13,7 @@ import os
 from collections.abc import Collection
 from pathlib import Path
 
-from .extra import KNN_BLOCK_ROWS, MIPS_KDTREE_MAX_DIM
+from .extra import IP_BLOCK_ELEMENTS, KNN_BLOCK_ROWS, MIPS_KDTREE_MAX_DIM
 
 CHECK_ABOVE = 256 << 20  # below this many bytes, do not even look
 KNN_COLUMNS = 11  # k + 1 neighbours per input while querying the k-d tree
@@ -65,8 +65,8 @@ def prepare_bytes(n: int, k: int, m: int, parts: Collection[str]) -> int:
         total += 8 * k * k
     if {"knn_idx", "ip_knn"} & set(parts):
         total += 8 * n * KNN_COLUMNS * 5  # distances, indices, the kept ones, keys, their sort
-    if "ip_knn" in parts and m + 1 > MIPS_KDTREE_MAX_DIM:
-        total += 8 * 3 * KNN_BLOCK_ROWS * n  # similarity rows, their negative, argpartition
+    if "ip_knn" in parts and m + 1 > MIPS_KDTREE_MAX_DIM:  # similarity rows, their negative,
+        total += 8 * 4 * min(KNN_BLOCK_ROWS * n, IP_BLOCK_ELEMENTS)  # argpartition's, a gather
     return total + 8 * 3 * n * m  # f clamped, with unit rows, centred (alignment conventions)
 
 

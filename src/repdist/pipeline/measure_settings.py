@@ -1,18 +1,15 @@
 """The alignment options of config.yaml's `measures:` section, as every pairs job passes them
 to compare(): how cka_f, svcca_f and the Platonic Representation Hypothesis' k-NN and CKA
-measures read f (repdist.measures.conventions). Nothing here imports the measures: the
-Snakefile's head process builds the rules' parameters without scipy."""
+measures read f (repdist.measures.conventions, where PRH's values live)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-ALIGNMENT_KEYS = ("outlier_quantile", "unit_rows", "svcca", "svcca_components")
-# Huh et al. 2024 (their measure_alignment.py, metrics.py): measures.conventions.PRH_CONVENTIONS
-PRH_CONVENTIONS: dict[str, Any] = {
-    "outlier_quantile": 0.95, "unit_rows": True, "svcca": "zscored", "svcca_components": 10,
-}
+from ..measures.conventions import PRH_CONVENTIONS
+
+ALIGNMENT_KEYS = tuple(PRH_CONVENTIONS)
 
 
 def alignment_settings(measures: Mapping[str, Any]) -> dict[str, Any]:

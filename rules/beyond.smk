@@ -37,6 +37,7 @@ rule paper_comparison:
         ],
         trained=bound_figure_pairs(),
         workshop=out("tables/workshop_example.csv"),
+        alignment=out("tables/prh_alignment.csv"),
         authors=[out("tables/ours_vs_authors.csv")] if AUTHORS_ON else [],
         tightness=(
             [out("tables/bound_tightness.csv")] if BOUND_BEYOND["enabled"] else []

@@ -85,7 +85,8 @@ def measure_settings(**overrides):
 
 def pair_measures():
     """The settings every pairs job passes to compare(): d_LLV settings, num_samples, seed, and
-    the alignment options config['measures'] sets (none by default: pipeline.measure_settings)."""
+    the alignment options config['measures'] sets (none by default: pipeline.measure_settings).
+    """
     return measure_settings(
         num_samples=config["measures"]["num_samples"],
         seed=config["seed"],

@@ -168,8 +168,23 @@ rule synthetic_measures_figure:
         "../workflow/scripts/measures_width_figure.py"
 
 
+rule synthetic_alignment_figure:
+    input:
+        alignment_pairs(),
+    output:
+        **figure("prh_alignment", "prh_alignment", "Beyond the paper"),
+        table=out("tables/prh_alignment.csv"),
+    log:
+        out("logs/synthetic_alignment_figure.log"),
+    conda:
+        "../envs/figures.yaml"
+    script:
+        "../workflow/scripts/alignment_figure.py"
+
+
 rule synthetic_all:
     input:
+        figure_files("prh_alignment"),
         [synthetic_pairs_file(*c) for c in synthetic_configs()],
         [figure_files(f"synthetic_data_K{k}") for k in SYNTHETIC["class_counts"]],
         [figure_files(f"d_llv_vs_width_K{group}") for group in WIDTH_GROUPS],

@@ -138,7 +138,7 @@ def test_quick_dag_synthetic_outputs_and_schemas(quick_run):
     assert {"final_test_loss", "test_accuracy", "wall_time_s", "test_loss"} <= set(metrics)
     assert (quick_run / "synthetic" / "K6" / "w16_g20_f20" / "pairs.parquet").exists()
     for stem in ("synthetic_data_K4", "synthetic_data_K6", "d_llv_vs_width_K4_6",
-                 "d_llv_vs_d_fg_trained_synthetic"):
+                 "d_llv_vs_d_fg_trained_synthetic", "prh_alignment"):
         for ext in ("pdf", "png"):
             assert_image(quick_run / "figures" / f"{stem}.{ext}")
     assert not list(quick_run.rglob("checkpoint.pt"))  # spent checkpoints are removed
@@ -174,6 +174,8 @@ def test_quick_dag_beyond_the_paper_outputs(quick_run):
     assert comparison["claim"].str.contains("Table 1").sum() == 5
     fig3 = comparison[comparison["claim"].str.startswith("Fig. 3 left: seeds 0 and 1")]
     assert len(fig3) == 3 and (fig3["verdict"] == "informational").all()
+    prh = comparison[comparison["claim"].str.startswith("PRH: mutual k-NN")]
+    assert len(prh) == 2 and (prh["verdict"] == "informational").all()
     assert "pass" in (quick_run / "tables" / "paper_comparison.md").read_text()
     extended = read_csv(quick_run / "tables" / "kl_table_extended.csv")
     assert {"d_logit", "cka_f", "svcca_f", "mutual_knn_f"} <= set(extended.columns)

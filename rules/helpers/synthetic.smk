@@ -32,4 +32,11 @@ def width_figure_pairs(wildcards):
     ]
 
 
+def alignment_pairs():
+    """pairs.parquet of the unnormalised variant at every (K, width) of the grid."""
+    return [
+        synthetic_pairs_file(*c) for c in synthetic_configs() if (c[2], c[3]) == (0, 0)
+    ]
+
+
 WIDTH_GROUPS = ["_".join(map(str, g)) for g in SYNTHETIC["width_figures"]]

@@ -3,6 +3,7 @@
 import pandas as pd
 
 from repdist.experiments.paper_comparison import (
+    alignment_checks,
     bound_checks,
     cifar_checks,
     distillation_checks,
@@ -27,6 +28,7 @@ with job_log(sm.log[0]) as log:
     checks += bound_checks(constructed, trained)
     checks += width_checks(width_tables(sm.input.widths))
     checks += workshop_checks(read_csv(sm.input.workshop))
+    checks += alignment_checks(read_csv(sm.input.alignment))
     if sm.input.tightness:
         checks += tightness_checks(read_csv(sm.input.tightness[0]))
     if sm.input.authors:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .alignment import alignment_trends
 from .ours_vs_authors import RETRACE_TOLERANCE
 
 
@@ -283,3 +284,23 @@ def distillation_checks(table: pd.DataFrame) -> list[Check]:
             f"{int((gap < gap_kl).sum())} of {n}", FOLLOW_UP, float(gap.median()),
             "logit-distance students keep the teacher's concepts better", "-", None))
     return checks
+
+
+PRH = "Platonic Representation Hypothesis (Huh et al. 2024)"
+
+
+def alignment_checks(table: pd.DataFrame) -> list[Check]:
+    """PRH's headline claim on our synthetic grid (tables/prh_alignment.csv), informational: does
+    mutual k-NN alignment between seeds rise with width (Spearman's rho within each K) and with
+    the seeds' test accuracy (rho over every (K, width))?"""
+    trends = alignment_trends(table)
+    by_k = ", ".join(f"K={k}: {r:+.2f}" for k, r in trends["rho_width_by_k"].items())
+    return [
+        Check(f"PRH: mutual k-NN alignment of f between seeds rises with width (Spearman rho "
+              f"per K: {by_k})", PRH,
+              f"{trends['rising_with_width']} of {trends['class_counts']} K rising",
+              "alignment rises with competence", "-", None),
+        Check("PRH: mutual k-NN alignment of f between seeds rises with the seeds' test accuracy "
+              f"(Spearman rho over {len(table)} (K, width) configurations)", PRH,
+              float(trends["rho_accuracy"]), "alignment rises with competence", "-", None),
+    ]

@@ -10,6 +10,13 @@ import pandas as pd
 
 from ..io import read_parquet_metadata
 
+def seed_accuracies(pairs: pd.DataFrame) -> pd.Series:
+    """Each seed's test accuracy (indexed by seed), read off the pairs it appears in."""
+    acc = pd.concat([pairs[["seed_a", "acc_a"]].set_axis(["seed", "acc"], axis=1),
+                     pairs[["seed_b", "acc_b"]].set_axis(["seed", "acc"], axis=1)])
+    return acc.drop_duplicates("seed").set_index("seed")["acc"]
+
+
 def width_summary(pairs: pd.DataFrame, threshold: float, min_seeds: int) -> pd.DataFrame:
     """Per width: mean and population sd of d_LLV and d_{f,g} over pairs of high-accuracy seeds.
 
@@ -18,11 +25,8 @@ def width_summary(pairs: pd.DataFrame, threshold: float, min_seeds: int) -> pd.D
     """
     rows = []
     for width, group in pairs.groupby("width"):
-        acc = pd.concat(
-            [group[["seed_a", "acc_a"]].set_axis(["seed", "acc"], axis=1),
-             group[["seed_b", "acc_b"]].set_axis(["seed", "acc"], axis=1)]
-        ).drop_duplicates("seed")
-        good = set(acc.loc[acc["acc"] > threshold, "seed"])
+        acc = seed_accuracies(group)
+        good = set(acc.index[acc > threshold])
         if len(good) < min_seeds:
             continue
         kept = group[group["seed_a"].isin(good) & group["seed_b"].isin(good)]
@@ -46,12 +50,18 @@ def width_summaries(paths: Sequence[str | Path], threshold: float,
                     min_seeds: int) -> dict[int, pd.DataFrame]:
     """Pairs tables of one class-count group (read with their K and width metadata) -> the
     per-width summary of each class count (`width_summary`), in class-count order."""
-    by_k: dict[int, list[pd.DataFrame]] = {}
+    pairs = read_pairs(paths)
+    return {int(k): width_summary(group, threshold, min_seeds)
+            for k, group in pairs.groupby("K")}
+
+
+def read_pairs(paths: Sequence[str | Path]) -> pd.DataFrame:
+    """Pairs tables as one frame, each row with its table's K and width (from its metadata)."""
+    tables = []
     for path in paths:
         meta = read_parquet_metadata(path)
-        by_k.setdefault(int(meta["K"]), []).append(pd.read_parquet(path).assign(width=meta["width"]))
-    return {k: width_summary(pd.concat(tables), threshold, min_seeds)
-            for k, tables in sorted(by_k.items())}
+        tables.append(pd.read_parquet(path).assign(K=int(meta["K"]), width=meta["width"]))
+    return pd.concat(tables, ignore_index=True)
 
 
 def width_table(summaries: Mapping[int, pd.DataFrame]) -> pd.DataFrame:

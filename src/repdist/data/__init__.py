@@ -1,1 +1,2 @@
-"""Data sets: the synthetic radial classification data and (later) CIFAR-10."""
+"""Data sets: the synthetic radial classification data, Roeder et al.'s simulation data and
+CIFAR-10."""

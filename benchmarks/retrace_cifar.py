@@ -137,13 +137,10 @@ def original_loaders(images: Images, dtype: torch.dtype, batch_size: int):
                        shuffle=False, num_workers=0))
 
 
-def run_original(folder: Path, seed: int, images: Images, steps: int, at: Sequence[int],
-                 rep_dim: int, dtype: torch.dtype) -> Run:
-    """Their train() on seed `seed`'s model (torch.manual_seed(seed), then their model, as
-    their train_models does), stopped once `steps` steps are taken; their data seed is 0."""
-    model_config_cls, train_config_cls, initialize_model, original_train, target = (
-        import_original(folder))
-    settings = PAPER_CONFIG["cifar10"]["training"]
+def original_model(folder: Path, seed: int, rep_dim: int, dtype: torch.dtype) -> torch.nn.Module:
+    """Seed `seed`'s model as their train_models builds it: torch.manual_seed(seed), then their
+    ModelClass; in float64 g's one-hot input (`.float()` in their loop) is cast by a hook."""
+    model_config_cls, _, initialize_model, _, target = import_original(folder)
     torch.manual_seed(seed)
     model = initialize_model(model_config_cls(
         random_seed=seed, model_type="ResNetCIFAR10", target_type=target.CLASSIFICATION_MULTI,
@@ -151,6 +148,16 @@ def run_original(folder: Path, seed: int, images: Images, steps: int, at: Sequen
         rep_dim=rep_dim, fix_length_gs=0.0, fix_length_fs=0.0)).to(dtype)
     if dtype == torch.float64:
         model.g_net.register_forward_pre_hook(lambda _m, args: tuple(a.double() for a in args))
+    return model
+
+
+def run_original(folder: Path, seed: int, images: Images, steps: int, at: Sequence[int],
+                 rep_dim: int, dtype: torch.dtype) -> Run:
+    """Their train() on seed `seed`'s model (torch.manual_seed(seed), then their model, as
+    their train_models does), stopped once `steps` steps are taken; their data seed is 0."""
+    _, train_config_cls, _, original_train, target = import_original(folder)
+    settings = PAPER_CONFIG["cifar10"]["training"]
+    model = original_model(folder, seed, rep_dim, dtype)
     cfg = train_config_cls(dataset_name="cifar10", random_seed=settings["data_seed"],
                            batch_size=settings["batch_size"], train_steps=steps + 1,
                            reduction="mean", use_forward_as_loss=True,
@@ -195,14 +202,8 @@ def first_gradients(folder: Path, images: Images, rep_dim: int, dtype: torch.dty
     """Where ours and the original part: the gradient of the first batch (32 training images) at
     seed 0's initial weights, theirs from their ModelClass.forward, ours from batch_nll (paper
     protocol); per group, the largest relative difference of one tensor's gradient."""
-    model_config_cls, _, initialize_model, _, target = import_original(folder)
+    theirs = original_model(folder, 0, rep_dim, dtype)
     from src.util import convert_int_targets_to_one_hot
-    torch.manual_seed(0)
-    theirs = initialize_model(model_config_cls(
-        random_seed=0, model_type="ResNetCIFAR10", target_type=target.CLASSIFICATION_MULTI,
-        nonlinearity="leaky_relu", num_classes=NUM_CLASSES, num_features=G_WIDTH,
-        rep_dim=rep_dim, fix_length_gs=0.0, fix_length_fs=0.0)).to(dtype)
-    theirs.g_net.register_forward_pre_hook(lambda _m, args: tuple(a.to(dtype) for a in args))
     momentum = resolve_bn_momentum(PAPER_CONFIG["cifar10"]["bn_momentum"], "paper")
     ours = StackedModelClass([build_cifar_model(0, rep_dim, NUM_CLASSES, G_WIDTH, 64,
                                                 momentum)]).to(dtype)

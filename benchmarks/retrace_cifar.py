@@ -46,7 +46,12 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from repdist.data.cifar10 import load_cifar10, normalise, write_standin  # noqa: E402
 from repdist.data.radial import label_codes  # noqa: E402
-from repdist.experiments.cifar import NUM_CLASSES, resolve_bn_momentum  # noqa: E402
+from repdist.experiments.cifar import (  # noqa: E402
+    NUM_CLASSES,
+    CifarModelConfig,
+    cifar_stack,
+    resolve_bn_momentum,
+)
 from repdist.measures import compare  # noqa: E402
 from repdist.models.extract import extract  # noqa: E402
 from repdist.models.resnet import build_cifar_model  # noqa: E402
@@ -56,7 +61,8 @@ from repdist.training.loop import RunOptions, TrainData, batch_nll, train  # noq
 
 from paper_config import PAPER_CONFIG, train_config  # noqa: E402
 
-G_WIDTH = 128  # the original's configs/model_variations_config_resnetcifar10_128_fd*.json
+G_WIDTH = PAPER_CONFIG["cifar10"]["g_width"]  # the original's ..._resnetcifar10_128_fd*.json
+BASE_WIDTH = PAPER_CONFIG["cifar10"]["base_width"]
 SHIMS = ("torchvision.datasets.CIFAR10 + ToTensor + Normalize(0.5, 0.5) -> TensorDataset of the "
          "same uint8 images, /255, -0.5, /0.5 in torch; DataLoader num_workers 2 -> 0")
 SHIMS_USED: list[str] = []
@@ -204,9 +210,7 @@ def first_gradients(folder: Path, images: Images, rep_dim: int, dtype: torch.dty
     protocol); per group, the largest relative difference of one tensor's gradient."""
     theirs = original_model(folder, 0, rep_dim, dtype)
     from src.util import convert_int_targets_to_one_hot
-    momentum = resolve_bn_momentum(PAPER_CONFIG["cifar10"]["bn_momentum"], "paper")
-    ours = StackedModelClass([build_cifar_model(0, rep_dim, NUM_CLASSES, G_WIDTH, 64,
-                                                momentum)]).to(dtype)
+    ours = our_stack([0], rep_dim, "paper", dtype)
     x = torch.from_numpy(normalise(images.train_x[:32])).to(dtype)
     y = torch.from_numpy(images.train_y[:32].astype(np.int64))
     theirs.forward(x, convert_int_targets_to_one_hot(y, NUM_CLASSES), "cpu", "mean").backward()
@@ -226,13 +230,22 @@ def first_gradients(folder: Path, images: Images, rep_dim: int, dtype: torch.dty
 
 # --- ours -----------------------------------------------------------------------------------
 
+def our_stack(seeds: Sequence[int], rep_dim: int, protocol: str,
+              dtype: torch.dtype) -> StackedModelClass:
+    """The models of `seeds` as a CIFAR job builds them (experiments.cifar.cifar_stack) from
+    the paper's config, on the CPU, in `dtype`."""
+    c = PAPER_CONFIG["cifar10"]
+    cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(seeds), base_width=BASE_WIDTH,
+                           g_width=G_WIDTH, bn_momentum=c["bn_momentum"], device="cpu",
+                           bf16=False, channels_last=False, eval_batch_size=c["eval_batch_size"])
+    return cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, protocol), on_cuda=False).to(dtype)
+
+
 def run_ours(name: str, seeds: Sequence[int], images: Images, steps: int, at: Sequence[int],
              protocol: str, rep_dim: int, dtype: torch.dtype, threads: int) -> list[Run]:
     """Our loop on the models of `seeds` as one stack (one seed: alone), stopped after `steps`."""
     torch.set_num_threads(threads)
-    momentum = resolve_bn_momentum(PAPER_CONFIG["cifar10"]["bn_momentum"], protocol)
-    stack = StackedModelClass([build_cifar_model(s, rep_dim, NUM_CLASSES, G_WIDTH, 64, momentum)
-                               for s in seeds]).to(dtype)
+    stack = our_stack(seeds, rep_dim, protocol, dtype)
     runs = [Run(name, s) for s in seeds]
 
     def recording_nll(model, x, codes, labels, _idx):
@@ -304,7 +317,7 @@ def representations(state: dict[str, torch.Tensor], seed: int, images: Images,
     """(f, g) of a state dict as a model in float64, eval mode, on the test images; once per
     state (every comparison of a run reuses them)."""
     if id(state) not in _REPS:
-        model = build_cifar_model(seed, rep_dim, NUM_CLASSES, G_WIDTH, 64).double()
+        model = build_cifar_model(seed, rep_dim, NUM_CLASSES, G_WIDTH, BASE_WIDTH).double()
         model.load_state_dict({k: v.double() if v.is_floating_point() else v
                                for k, v in state.items()})
         codes = label_codes(np.arange(NUM_CLASSES), NUM_CLASSES).astype(np.float64)
@@ -455,15 +468,15 @@ def main() -> None:
               "largest relative difference of one tensor: "
               + ", ".join(f"{g} {v:.2e}" for g, v in grads.items()), flush=True)
     runs = all_runs(args, images, dtype)
-    if args.original:
-        shims = [SHIMS, *SHIMS_USED] + [SHIM_FLOAT64] * args.float64
+    shims = [SHIMS, *SHIMS_USED] + [SHIM_FLOAT64] * args.float64 if args.original else []
+    if shims:
         print("shims in the original: " + "; ".join(shims))
     print_losses(args, runs)
     rows = comparisons(args, runs, images)
     print_comparisons(rows)
     if args.json:
         args.json.write_text(json.dumps({"images": images.source, "dtype": str(dtype),
-                                         "shims": [SHIMS, *SHIMS_USED] if args.original else [],
+                                         "shims": shims,
                                          "steps": args.steps, "rows": rows,
                                          "seconds_per_step": {"/".join(map(str, k)):
                                                               r.seconds_per_step

@@ -333,6 +333,12 @@ def test_hand_written_backwards_pass_gradcheck():
     mlp_args = (rand(s, b, n_in), rand(s, n_in, w), rand(s, 1, w), rand(s, w, w),
                 rand(s, 1, w), rand(s, w, w), rand(s, 1, w), rand(s, m, w))
     assert torch.autograd.gradcheck(StackedMLPFunction.apply, mlp_args, eps=1e-6, atol=1e-8, rtol=1e-5)
+    for depth in (0, 1, 4):  # a class table (no hidden layer) and Roeder et al.'s four
+        hidden = [rand(s, n_in if i == 0 else w, w) if j == 0 else rand(s, 1, w)
+                  for i in range(depth) for j in range(2)]
+        args = (rand(s, b, n_in), *hidden, rand(s, m, w if depth else n_in))
+        assert torch.autograd.gradcheck(StackedMLPFunction.apply, args, eps=1e-6, atol=1e-8,
+                                        rtol=1e-5)
     labels = torch.tensor([0, 3, 1, 2, 3])
     assert torch.autograd.gradcheck(lambda f_t, g: StackedNLL.apply(f_t, g, labels),
                                     (rand(s, m, b), rand(s, k, m)), eps=1e-6, atol=1e-8, rtol=1e-5)

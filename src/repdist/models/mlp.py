@@ -2,7 +2,8 @@
 
 f and g are both SmallMLPs: in -> w -> w -> w -> M, LeakyReLU(0.01) after the hidden layers,
 bias on hidden layers only. State-dict keys match the original (`f_net.l1.weight`, ...), so
-checkpoints can be compared with the authors'.
+checkpoints can be compared with the authors'. Other depths (Roeder et al.'s four hidden layers,
+a class table with none) are the same module with more or fewer `l<i>` layers.
 """
 
 from __future__ import annotations
@@ -15,19 +16,29 @@ NORM_EPS = 1e-8
 
 
 class SmallMLP(nn.Module):
-    def __init__(self, in_features: int, width: int, out_features: int) -> None:
+    """`depth` hidden layers of `width` units (3: the original's), then a linear output layer
+    without bias; layers l1 .. l<depth+1>, created in that order (the initialisation order)."""
+
+    def __init__(self, in_features: int, width: int, out_features: int, depth: int = 3) -> None:
         super().__init__()
-        self.l1 = nn.Linear(in_features, width)
-        self.l2 = nn.Linear(width, width)
-        self.l3 = nn.Linear(width, width)
-        self.l4 = nn.Linear(width, out_features, bias=False)
+        if depth < 0:
+            raise ValueError(f"depth must be >= 0, got {depth}")
+        sizes = [in_features] + [width] * depth
+        for i in range(depth):
+            setattr(self, f"l{i + 1}", nn.Linear(sizes[i], sizes[i + 1]))
+        setattr(self, f"l{depth + 1}", nn.Linear(sizes[-1], out_features, bias=False))
+        self.depth = depth
         self.act = nn.LeakyReLU(LEAKY_SLOPE)
 
+    @property
+    def layer_names(self) -> list[str]:
+        return [f"l{i + 1}" for i in range(self.depth + 1)]
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.act(self.l1(x))
-        h = self.act(self.l2(h))
-        h = self.act(self.l3(h))
-        return self.l4(h)
+        h = x
+        for name in self.layer_names[:-1]:
+            h = self.act(getattr(self, name)(h))
+        return getattr(self, self.layer_names[-1])(h)
 
 
 def fix_length(v: torch.Tensor, length: float | torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -79,3 +90,16 @@ def build_synthetic_model(
     f_net = SmallMLP(2, width, rep_dim)
     g_net = SmallMLP(num_classes - 1, width, rep_dim)
     return ModelClass(f_net, g_net, fix_g=fix_g, fix_f=fix_f)
+
+
+def build_roeder_model(seed: int, num_classes: int, in_features: int, width: int, depth: int,
+                       rep_dim: int, g_depth: int = 0) -> ModelClass:
+    """Roeder et al. (2021) App. A.2's classifier: f an MLP of `depth` hidden layers of `width`
+    units ending in a `rep_dim` bottleneck; g a table of class vectors (g_depth 0: one linear
+    map of the truncated one-hot code, the last class's vector fixed at 0, which softmax's
+    invariance to a common shift of every g(y) makes no restriction) or an MLP. Seeded as
+    build_synthetic_model: torch.manual_seed(seed), then f, then g."""
+    torch.manual_seed(seed)
+    f_net = SmallMLP(in_features, width, rep_dim, depth=depth)
+    g_net = SmallMLP(num_classes - 1, width, rep_dim, depth=g_depth)
+    return ModelClass(f_net, g_net)

@@ -15,44 +15,48 @@ from torch import nn
 
 from .mlp import LEAKY_SLOPE, ModelClass, SmallMLP, fix_length
 
-LAYERS = ("l1", "l2", "l3", "l4")
-
-
 _leaky_backward = torch.ops.aten.leaky_relu_backward
 
 
 class StackedMLPFunction(torch.autograd.Function):
-    """The whole MLP as one autograd node: in -> w -> w -> w -> M for S models at once.
+    """The whole MLP as one autograd node: in -> w -> ... -> w -> M for S models at once.
 
+    Arguments: x, then each hidden layer's weight and bias, then the output layer's weight.
     Hidden layers: leaky_relu(h @ weight + bias), the activation applied in place on the product
     (its output's sign tells where the input was negative, the slope being positive). The output
     layer is transposed: out^T = weight @ h^T, (S, M, B), because with M = 2 outputs h @ weight^T
     is an N = 2 matmul that MKL runs far below its peak, while the transposed product (and its
-    weight gradient grad^T @ h) runs faster (benchmarks/synthetic_training.py). One node instead of four saves their per-node overhead.
+    weight gradient grad^T @ h) runs faster (benchmarks/synthetic_training.py). One node instead
+    of one per layer saves their per-node overhead.
     Transposes go to bmm as views (MKL reads them transposed, faster than copying first).
     """
 
     @staticmethod
-    def forward(ctx, x, w1, b1, w2, b2, w3, b3, w4):  # type: ignore[override]
-        h1 = nn.functional.leaky_relu_(torch.baddbmm(b1, x, w1), LEAKY_SLOPE)
-        h2 = nn.functional.leaky_relu_(torch.baddbmm(b2, h1, w2), LEAKY_SLOPE)
-        h3 = nn.functional.leaky_relu_(torch.baddbmm(b3, h2, w3), LEAKY_SLOPE)
-        ctx.save_for_backward(x, h1, h2, h3, w1, w2, w3, w4)
-        return torch.bmm(w4, h3.transpose(1, 2))
+    def forward(ctx, x, *params):  # type: ignore[override]
+        weights, biases, w_out = params[:-1:2], params[1:-1:2], params[-1]
+        hidden = [x]
+        for w, b in zip(weights, biases, strict=True):
+            hidden.append(nn.functional.leaky_relu_(torch.baddbmm(b, hidden[-1], w),
+                                                    LEAKY_SLOPE))
+        ctx.save_for_backward(*hidden, *weights, w_out)
+        return torch.bmm(w_out, hidden[-1].transpose(1, 2))
 
     @staticmethod
     def backward(ctx, grad):  # type: ignore[override]
-        x, h1, h2, h3, w1, w2, w3, w4 = ctx.saved_tensors
+        saved = ctx.saved_tensors
+        depth = (len(saved) - 2) // 2
+        hidden, weights, w_out = saved[: depth + 1], saved[depth + 1 : -1], saved[-1]
         grad = grad.contiguous()
-        g_w4 = torch.bmm(grad, h3)
-        g = _leaky_backward(torch.bmm(grad.transpose(1, 2), w4), h3, LEAKY_SLOPE, True)
-        g_w3, g_b3 = torch.bmm(h2.transpose(1, 2), g), g.sum(dim=1, keepdim=True)
-        g = _leaky_backward(torch.bmm(g, w3.transpose(1, 2)), h2, LEAKY_SLOPE, True)
-        g_w2, g_b2 = torch.bmm(h1.transpose(1, 2), g), g.sum(dim=1, keepdim=True)
-        g = _leaky_backward(torch.bmm(g, w2.transpose(1, 2)), h1, LEAKY_SLOPE, True)
-        g_w1, g_b1 = torch.bmm(x.transpose(1, 2), g), g.sum(dim=1, keepdim=True)
-        g_x = torch.bmm(g, w1.transpose(1, 2)) if ctx.needs_input_grad[0] else None
-        return g_x, g_w1, g_b1, g_w2, g_b2, g_w3, g_b3, g_w4
+        g_out = torch.bmm(grad, hidden[-1])
+        g = grad.transpose(1, 2)
+        w_next = w_out
+        grads: list[torch.Tensor | None] = []
+        for i in reversed(range(depth)):
+            g = _leaky_backward(torch.bmm(g, w_next), hidden[i + 1], LEAKY_SLOPE, True)
+            grads[:0] = [torch.bmm(hidden[i].transpose(1, 2), g), g.sum(dim=1, keepdim=True)]
+            w_next = weights[i].transpose(1, 2)
+        g_x = torch.bmm(g, w_next) if ctx.needs_input_grad[0] else None
+        return (g_x, *grads, g_out)
 
 
 def _class_log_probs(g: torch.Tensor, f_t: torch.Tensor) -> torch.Tensor:
@@ -87,13 +91,18 @@ class StackedNLL(torch.autograd.Function):
 
 class StackedMLP(nn.Module):
     """Hidden layers: weight (S, in, out) (the transpose of nn.Linear's), bias (S, 1, out);
-    the output layer l4: weight (S, out, in) as nn.Linear's (see StackedMLPFunction)."""
+    the output layer (l4 at the original's depth): weight (S, out, in) as nn.Linear's (see
+    StackedMLPFunction)."""
 
     def __init__(self, mlps: Sequence[SmallMLP]) -> None:
         super().__init__()
-        for name in LAYERS:
+        if len({m.depth for m in mlps}) != 1:
+            raise ValueError("the MLPs of one stack must have the same depth")
+        self.layer_names = list(mlps[0].layer_names)
+        for name in self.layer_names:
             layers = [getattr(m, name) for m in mlps]
-            w = torch.stack([_stored(name, lyr.weight.detach()) for lyr in layers]).contiguous()
+            w = torch.stack([self._stored(name, lyr.weight.detach()) for lyr in layers])
+            w = w.contiguous()
             self.register_parameter(f"{name}_weight", nn.Parameter(w))
             if layers[0].bias is not None:
                 b = torch.stack([lyr.bias.detach()[None, :] for lyr in layers]).contiguous()
@@ -107,10 +116,10 @@ class StackedMLP(nn.Module):
         """x: (B, in) shared by all models, or (S, B, in). Returns (S, out, B): transposed."""
         if x.dim() == 2:
             x = x.expand(self.num_models, *x.shape)
-        return StackedMLPFunction.apply(
-            x, self.l1_weight, self.l1_bias, self.l2_weight, self.l2_bias,
-            self.l3_weight, self.l3_bias, self.l4_weight,
-        )
+        params = [getattr(self, f"{name}_{kind}") for name in self.layer_names[:-1]
+                  for kind in ("weight", "bias")]
+        params.append(getattr(self, f"{self.layer_names[-1]}_weight"))
+        return StackedMLPFunction.apply(x, *params)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, in) shared by all models, or (S, B, in). Returns (S, B, out) (a view)."""
@@ -119,19 +128,18 @@ class StackedMLP(nn.Module):
     def state_dict_of(self, index: int, prefix: str) -> dict[str, torch.Tensor]:
         """Model `index` as an nn.Linear-style state dict under `prefix` (e.g. 'f_net.')."""
         out = {}
-        for name in LAYERS:
+        for name in self.layer_names:
             weight = getattr(self, f"{name}_weight")[index].detach()
-            out[f"{prefix}{name}.weight"] = _stored(name, weight).clone()
+            out[f"{prefix}{name}.weight"] = self._stored(name, weight).clone()
             bias = getattr(self, f"{name}_bias", None)
             if bias is not None:
                 out[f"{prefix}{name}.bias"] = bias[index, 0].detach().clone()
         return out
 
-
-def _stored(name: str, weight: torch.Tensor) -> torch.Tensor:
-    """nn.Linear's (out, in) weight in the stack's layout and back (a transpose is its own
-    inverse): hidden layers transposed, the output layer as it is."""
-    return weight if name == LAYERS[-1] else weight.T
+    def _stored(self, name: str, weight: torch.Tensor) -> torch.Tensor:
+        """nn.Linear's (out, in) weight in the stack's layout and back (a transpose is its own
+        inverse): hidden layers transposed, the output layer as it is."""
+        return weight if name == self.layer_names[-1] else weight.T
 
 
 def _lengths(lengths: Sequence[float]) -> float | torch.Tensor:

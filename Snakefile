@@ -65,6 +65,7 @@ include: "rules/constructed.smk"
 include: "rules/synthetic.smk"
 include: "rules/cifar10.smk"
 include: "rules/beyond.smk"
+include: "rules/roeder.smk"
 include: "rules/authors.smk"
 include: "rules/authors_cifar.smk"
 include: "rules/bound_beyond_m2.smk"
@@ -79,6 +80,7 @@ localrules:
     synthetic_all,
     cifar10_all,
     beyond_all,
+    roeder_all,
     authors_all,
     authors_cifar_all,
     authors_cifar_theirs,

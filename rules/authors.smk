@@ -153,8 +153,21 @@ use rule synthetic_bound_figure as authors_bound_figure with:
         title=f"The authors' trained models ({len(authors_configs())} configurations)",
 
 
+use rule synthetic_alignment_figure as authors_alignment_figure with:
+    input:
+        [authors_file("pairs.parquet", K=k, W=w) for k, w in authors_configs()],
+    output:
+        **figure("prh_alignment_authors", "prh_alignment_authors", "The authors' models"),
+        table=out("tables/prh_alignment_authors.csv"),
+    log:
+        out("logs/authors_alignment_figure.log"),
+    params:
+        models="the authors' trained models",
+
+
 rule authors_all:
     input:
+        figure_files("prh_alignment_authors"),
         rules.ours_vs_authors.output,
         rules.authors_initialisation.output,
         figure_files(f"d_llv_vs_width_K{AUTHORS_GROUP}_authors"),

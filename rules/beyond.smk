@@ -39,6 +39,9 @@ rule paper_comparison:
         workshop=out("tables/workshop_example.csv"),
         alignment=out("tables/prh_alignment.csv"),
         authors=[out("tables/ours_vs_authors.csv")] if AUTHORS_ON else [],
+        authors_alignment=(
+            [out("tables/prh_alignment_authors.csv")] if AUTHORS_ON else []
+        ),
         tightness=(
             [out("tables/bound_tightness.csv")] if BOUND_BEYOND["enabled"] else []
         ),
@@ -46,6 +49,9 @@ rule paper_comparison:
             [out("tables/distillation.csv")]
             if config["distillation"]["enabled"]
             else []
+        ),
+        roeder=(
+            [out("tables/roeder_dynamics.csv")] if config["roeder"]["enabled"] else []
         ),
         cifar=(
             [out("cifar10/fd2/pairs.parquet")]

@@ -238,6 +238,7 @@ def branch_targets():
         (rules.synthetic_all, True),
         (rules.cifar10_all, CIFAR["enabled"]),
         (rules.beyond_all, True),
+        (rules.roeder_all, config["roeder"]["enabled"]),
         (rules.authors_all, AUTHORS_ON),
         (rules.authors_cifar_all, AUTHORS_CIFAR_ON),
         (rules.bound_beyond_m2, BOUND_BEYOND["enabled"]),

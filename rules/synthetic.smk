@@ -178,6 +178,8 @@ rule synthetic_alignment_figure:
         out("logs/synthetic_alignment_figure.log"),
     conda:
         "../envs/figures.yaml"
+    params:
+        models="the synthetic grid (unnormalised models)",
     script:
         "../workflow/scripts/alignment_figure.py"
 

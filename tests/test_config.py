@@ -104,6 +104,22 @@ def test_snapshot_after_training_names_the_key():
         check_config(cfg)
 
 
+@pytest.mark.parametrize("change, key", [
+    ({"n_test": 100}, "measures.num_samples"),
+    ({"num_classes": 2}, "roeder.num_classes"),
+    ({"fit_seeds": [0, 10]}, "roeder.fit_seeds"),
+    ({"variants": [{"noise_dims": 0, "lr": 1e-4}, {"noise_dims": 0, "lr": 3e-4}]},
+     "roeder.variants"),
+])
+def test_impossible_roeder_settings_name_the_key(change, key):
+    cfg = load()
+    cfg["roeder"].update(change)
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        check_config(cfg)
+    cfg["roeder"]["enabled"] = False  # a branch turned off is not checked
+    check_config(cfg)
+
+
 def closed_port_url() -> str:
     """An http URL on localhost where nothing listens (the port was just freed)."""
     import socket

@@ -1,5 +1,6 @@
-"""Rule synthetic_alignment_figure: the Platonic Representation Hypothesis' claim (alignment rises
-with width and accuracy) on the unnormalised synthetic models, a figure and its table."""
+"""Rules synthetic_alignment_figure and authors_alignment_figure: the Platonic Representation
+Hypothesis' claim (alignment rises with width and accuracy) on unnormalised synthetic models
+(ours, or the authors'), a figure and its table."""
 
 from repdist.experiments.alignment import alignment_trends, read_alignment_table
 from repdist.figures.style import save_figure
@@ -13,5 +14,6 @@ with job_log(sm.log[0]) as log:
     trends = alignment_trends(table)
     log.info("alignment:\n%s\ntrends: %s", table.to_string(), trends)
     write_csv(sm.output.table, table, table_provenance(sm.config, experiment="prh_alignment"))
-    fig = alignment_figure(table, trends["rho_width_by_k"], trends["rho_accuracy"])
+    fig = alignment_figure(table, trends["rho_width_by_k"], trends["rho_accuracy"],
+                           models=sm.params.models)
     save_figure(fig, [sm.output.pdf, sm.output.png])

@@ -11,6 +11,7 @@ from repdist.experiments.paper_comparison import (
     comparison_markdown,
     kl_table_checks,
     retrace_checks,
+    roeder_checks,
     tightness_checks,
     width_checks,
     width_tables,
@@ -31,10 +32,14 @@ with job_log(sm.log[0]) as log:
     checks += alignment_checks(read_csv(sm.input.alignment))
     if sm.input.tightness:
         checks += tightness_checks(read_csv(sm.input.tightness[0]))
+    if sm.input.authors_alignment:
+        checks += alignment_checks(read_csv(sm.input.authors_alignment[0]), "the authors' models")
     if sm.input.authors:
         checks += retrace_checks(read_csv(sm.input.authors[0]), standin=sm.params.authors_standin)
     if sm.input.distillation:
         checks += distillation_checks(read_csv(sm.input.distillation[0]))
+    if sm.input.roeder:
+        checks += roeder_checks(read_csv(sm.input.roeder[0]))
     if sm.input.cifar:
         checks += cifar_checks(pd.read_parquet(sm.input.cifar[0]),
                                tuple(sm.params.comparison_seeds), sm.params.standin)

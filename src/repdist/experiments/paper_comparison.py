@@ -11,6 +11,7 @@ import pandas as pd
 
 from .alignment import alignment_trends
 from .ours_vs_authors import RETRACE_TOLERANCE
+from .roeder_curves import first_near_max_step
 
 
 @dataclass(frozen=True)
@@ -289,18 +290,53 @@ def distillation_checks(table: pd.DataFrame) -> list[Check]:
 PRH = "Platonic Representation Hypothesis (Huh et al. 2024)"
 
 
-def alignment_checks(table: pd.DataFrame) -> list[Check]:
-    """PRH's headline claim on our synthetic grid (tables/prh_alignment.csv), informational: does
-    mutual k-NN alignment between seeds rise with width (Spearman's rho within each K) and with
-    the seeds' test accuracy (rho over every (K, width))?"""
+def alignment_checks(table: pd.DataFrame, models: str = "") -> list[Check]:
+    """PRH's headline claim on synthetic models (tables/prh_alignment.csv; `models` names other
+    models than our grid, e.g. the authors'), informational: does mutual k-NN alignment between
+    seeds rise with width (Spearman's rho within each K) and with the seeds' test accuracy (rho
+    over every (K, width))?"""
     trends = alignment_trends(table)
     by_k = ", ".join(f"K={k}: {r:+.2f}" for k, r in trends["rho_width_by_k"].items())
+    on = f", {models}" if models else ""
     return [
-        Check(f"PRH: mutual k-NN alignment of f between seeds rises with width (Spearman rho "
-              f"per K: {by_k})", PRH,
+        Check(f"PRH: mutual k-NN alignment of f between seeds rises with width{on} (Spearman "
+              f"rho per K: {by_k})", PRH,
               f"{trends['rising_with_width']} of {trends['class_counts']} K rising",
               "alignment rises with competence", "-", None),
-        Check("PRH: mutual k-NN alignment of f between seeds rises with the seeds' test accuracy "
-              f"(Spearman rho over {len(table)} (K, width) configurations)", PRH,
+        Check(f"PRH: mutual k-NN alignment of f between seeds rises with the seeds' test "
+              f"accuracy{on} (Spearman rho over {len(table)} (K, width) configurations)", PRH,
               float(trends["rho_accuracy"]), "alignment rises with competence", "-", None),
     ]
+
+
+ROEDER = "Roeder et al. 2021, Fig. 2b"
+ROEDER_CLAIMED_STEP = 4000  # "After approx. 4000 iterations, CCA finds a linear transformation"
+ROEDER_WITHIN = 0.02  # "near its maximum": the mean m_CCA within this of its maximum
+
+
+def roeder_checks(curves: pd.DataFrame) -> list[Check]:
+    """Per data variant of tables/roeder_dynamics.csv: is the mean m_CCA between seeds at the
+    snapshot nearest 4,000 steps within ROEDER_WITHIN of its maximum over training?"""
+    checks = []
+    for noise_dims, curve in curves.groupby("noise_dims"):
+        curve = curve.sort_values("step")
+        at = curve.iloc[int(np.argmin(np.abs(curve["step"] - ROEDER_CLAIMED_STEP)))]
+        best = curve.loc[curve["mcca_f_mean"].idxmax()]
+        near = first_near_max_step(curve, ROEDER_WITHIN)
+        variant = f"{noise_dims} noise dimensions" if noise_dims else "no noise dimensions"
+        checks.append(Check(
+            f"Roeder Fig. 2b ({variant}): mean CCA between seeds near its maximum after "
+            f"≈4,000 iterations", ROEDER,
+            f"{at['mcca_f_mean']:.4f} at step {int(at['step']):,}; max "
+            f"{best['mcca_f_mean']:.4f} at {int(best['step']):,}; first within {ROEDER_WITHIN} "
+            f"of it at step {near:,}",
+            "near max after ≈4,000 iterations", f"max - m_CCA(4,000) <= {ROEDER_WITHIN}",
+            bool(best["mcca_f_mean"] - at["mcca_f_mean"] <= ROEDER_WITHIN)))
+        last = curve.iloc[-1]
+        checks.append(Check(
+            f"Roeder Fig. 2b ({variant}): the level CCA reaches, a linear map 'up to "
+            "optimization error'", ROEDER,
+            f"max {best['mcca_f_mean']:.4f}; at step {int(last['step']):,} "
+            f"{last['mcca_f_mean']:.4f} ± {last['mcca_f_sd']:.4f} (sd over pairs)",
+            "no number in the text", "-", None))
+    return checks

@@ -16,6 +16,7 @@ D_LLV = r"$d^{\lambda}_{\mathrm{LLV}}$"
 D_FG = r"$d_{\mathbf{f},\mathbf{g}}$"
 PAPER_BLUE = "#002347"
 PAPER_ORANGE = "#FF5003"
+LINE_COLOURS = [PAPER_BLUE, PAPER_ORANGE, "#2E8B57", "#8B008B"]  # one per line of a figure
 
 plt.rcParams.update(
     {

@@ -8,16 +8,15 @@ from collections.abc import Mapping
 import pandas as pd
 
 from ..data.radial import RadialData
-from .style import D_FG, D_LLV, PAPER_BLUE, PAPER_ORANGE, plt
-
-LINE_COLOURS = [PAPER_BLUE, PAPER_ORANGE, "#2E8B57", "#8B008B"]
+from .style import D_FG, D_LLV, LINE_COLOURS, PAPER_BLUE, plt
 
 
-def data_figure(data: RadialData) -> plt.Figure:
-    """Training points coloured by class (Paired colormap), as paper Fig. 4."""
+def data_figure(data: RadialData, name: str = "Radial data") -> plt.Figure:
+    """Training points (their first two coordinates) coloured by class (Paired colormap), as
+    paper Fig. 4 and Roeder et al.'s Fig. 2a."""
     fig, ax = plt.subplots(figsize=(6, 6))
     ax.scatter(data.x[:, 0], data.x[:, 1], c=data.labels, cmap="Paired", s=5)
-    ax.set_title(f"Radial data, {data.num_classes} classes, {len(data.x):,} training points")
+    ax.set_title(f"{name}, {data.num_classes} classes, {len(data.x):,} training points")
     ax.set_aspect("equal")
     return fig
 
@@ -86,7 +85,8 @@ def measures_vs_width_figure(summary: pd.DataFrame, num_classes: int, n_pairs: i
 
 
 def alignment_figure(table: pd.DataFrame, rho_width: Mapping[int, float],
-                     rho_accuracy: float, column: str = "mutual_knn_f") -> plt.Figure:
+                     rho_accuracy: float, column: str = "mutual_knn_f",
+                     models: str = "the synthetic grid (unnormalised models)") -> plt.Figure:
     """The Platonic Representation Hypothesis' claim on the synthetic grid: mean alignment over
     seed pairs against width, a line (+-1 sd band) per class count, and against the seeds' mean
     test accuracy, a point per (K, width); Spearman's rho in the legends and title."""
@@ -107,8 +107,7 @@ def alignment_figure(table: pd.DataFrame, rho_width: Mapping[int, float],
     for ax in (left, right):
         ax.set_ylabel(f"{name} alignment of f between seeds")
         ax.legend(fontsize=8)
-    fig.suptitle(f"Platonic Representation Hypothesis on the synthetic grid (unnormalised "
-                 f"models): does {name} alignment rise with width and accuracy? ρ(alignment, "
+    fig.suptitle(f"Platonic Representation Hypothesis on {models}: does {name} alignment rise with width and accuracy? ρ(alignment, "
                  f"accuracy) = {rho_accuracy:.2f}; marker size ~ width", fontsize=10)
     fig.tight_layout()
     return fig

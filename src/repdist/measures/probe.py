@@ -4,6 +4,8 @@ from f to the concept, fitted on one part of the inputs and scored by R^2 on the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 
@@ -22,13 +24,44 @@ def linear_probe_r2(f_fit: np.ndarray, z_fit: np.ndarray, f_held: np.ndarray,
                          f"{len(f_held)} vs {len(z_held)}")
     if f_fit.shape[1] != f_held.shape[1] or z_fit.shape[1] != z_held.shape[1]:
         raise ValueError("the fitted and held-out parts differ in their number of columns")
-    design = np.hstack([f_fit, np.ones((len(f_fit), 1))])
-    weights, *_ = np.linalg.lstsq(design, z_fit, rcond=None)
-    predicted = np.hstack([f_held, np.ones((len(f_held), 1))]) @ weights
+    predicted = linear_map(f_fit, z_fit, f_held)
     residual = ((z_held - predicted) ** 2).sum(axis=0)
     total = ((z_held - z_held.mean(axis=0)) ** 2).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, 1.0 - residual / total, np.nan)
+
+
+def linear_map(f_fit: np.ndarray, z_fit: np.ndarray, f_apply: np.ndarray) -> np.ndarray:
+    """The least-squares affine map z ~ [f, 1] W fitted on (f_fit, z_fit), applied to f_apply:
+    (N_apply, T) float64. Roeder et al. 2021's Fig. 2c draws one model's f mapped this way
+    into another's coordinates."""
+    f_fit, z_fit, f_apply = (_matrix(a, n) for a, n in ((f_fit, "f_fit"), (z_fit, "z_fit"),
+                                                         (f_apply, "f_apply")))
+    weights, *_ = np.linalg.lstsq(np.hstack([f_fit, np.ones((len(f_fit), 1))]), z_fit,
+                                  rcond=None)
+    return np.hstack([f_apply, np.ones((len(f_apply), 1))]) @ weights
+
+
+@dataclass(frozen=True)
+class LinearFit:
+    """Roeder's Fig. 2c for one pair: model b's f mapped by least squares (with an intercept,
+    fitted on the first half of the inputs) into model a's coordinates, on the other half."""
+
+    title: str
+    f_a: np.ndarray  # (N_held, M) model a's f on the held-out half
+    mapped_b: np.ndarray  # (N_held, M) model b's f there, mapped into a's coordinates
+    r2: np.ndarray  # (M,) held-out R^2 per dimension of a
+
+
+def linear_fit(title: str, f_a: np.ndarray, f_b: np.ndarray) -> LinearFit:
+    """Fit f_a ~ [f_b, 1] W on the first half of the rows; map and score the second half."""
+    f_a, f_b = np.asarray(f_a, dtype=np.float64), np.asarray(f_b, dtype=np.float64)
+    if f_a.shape[0] != f_b.shape[0]:
+        raise ValueError(f"f of the two models differ in inputs: {len(f_a)} vs {len(f_b)}")
+    half = len(f_a) // 2
+    mapped = linear_map(f_b[:half], f_a[:half], f_b[half:])
+    r2 = linear_probe_r2(f_b[:half], f_a[:half], f_b[half:], f_a[half:])
+    return LinearFit(title, f_a[half:], mapped, r2)
 
 
 def _matrix(a: np.ndarray, name: str) -> np.ndarray:

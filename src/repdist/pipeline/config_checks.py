@@ -41,7 +41,7 @@ def check_config(config: Config) -> None:
     """Raise ConfigError naming the first impossible key combination."""
     for check in (check_kl_table, check_constructed, check_synthetic, check_cifar10,
                   check_authors_models, check_bound_beyond_m2, check_dynamics,
-                  check_distillation):
+                  check_roeder, check_distillation):
         check(config)
 
 
@@ -151,6 +151,21 @@ def check_dynamics(config: Config) -> None:
          f"a snapshot after step {max(dyn['snapshots'])} never happens: training runs "
          f"{steps} steps (synthetic.training.steps)")
     need_labels(dyn["num_classes"], syn["rep_dim"], "dynamics.num_classes")
+
+
+def check_roeder(config: Config) -> None:
+    roe = config["roeder"]
+    if not roe["enabled"]:
+        return
+    need_labels(roe["num_classes"], roe["rep_dim"], "roeder.num_classes", " (roeder.rep_dim)")
+    need_inputs(config["measures"]["num_samples"], roe["rep_dim"], roe["n_test"],
+                "measures.num_samples", "test inputs (roeder.n_test)")
+    noise = [v["noise_dims"] for v in roe["variants"]]
+    need(len(set(noise)) == len(noise), "roeder.variants",
+         f"each noise_dims may appear once, got {noise}")
+    seeds = roe["fit_seeds"]
+    need(max(seeds) < roe["n_seeds"] and len(set(seeds)) == 2, "roeder.fit_seeds",
+         f"need two different seeds below roeder.n_seeds = {roe['n_seeds']}")
 
 
 def check_distillation(config: Config) -> None:

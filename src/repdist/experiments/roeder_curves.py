@@ -1,0 +1,46 @@
+"""Roeder et al. (2021) Fig. 2b and 2c as tables, without torch (the figure and comparison
+jobs read them): the mean curves of the snapshots experiments/roeder.py writes, where they
+plateau, and the held-out R^2 of Fig. 2c's linear fits."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..measures.probe import LinearFit
+
+CURVE_MEASURES = ("mcca_f", "d_llv", "d_fg")
+
+
+def snapshot_curves(snapshots: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
+    """Per variant (noise dimensions) and step: mean, sd (ddof 0) and count over seed pairs of
+    m_CCA(f), d_LLV and d_{f,g}; NaN pairs (undefined d_fg) are left out of that measure."""
+    frames = []
+    for noise_dims, table in sorted(snapshots.items()):
+        grouped = table.groupby("step")[list(CURVE_MEASURES)]
+        curve = grouped.mean().add_suffix("_mean").join(grouped.std(ddof=0).add_suffix("_sd"))
+        curve = curve.join(grouped.count()[["mcca_f"]].rename(columns={"mcca_f": "pairs"}))
+        frames.append(curve.reset_index().assign(noise_dims=int(noise_dims)))
+    columns = ["noise_dims", "step", "pairs"] + [f"{m}_{s}" for m in CURVE_MEASURES
+                                                 for s in ("mean", "sd")]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(
+        columns=columns)
+
+
+def first_near_max_step(curve: pd.DataFrame, within: float) -> int | None:
+    """The first snapshot step at which the mean m_CCA comes within `within` of its maximum
+    over training (None: an empty curve)."""
+    if curve.empty:
+        return None
+    values = curve.sort_values("step")
+    near = (values["mcca_f_mean"] >= values["mcca_f_mean"].max() - within).to_numpy()
+    return int(values["step"].to_numpy()[np.argmax(near)])
+
+
+def linear_fit_table(fits: Sequence[LinearFit]) -> pd.DataFrame:
+    """One row per fit and dimension of model a: its held-out R^2."""
+    return pd.DataFrame([{"pair": fit.title, "dimension": d + 1, "r2": float(r)}
+                         for fit in fits for d, r in enumerate(fit.r2)],
+                        columns=["pair", "dimension", "r2"])

@@ -1,0 +1,28 @@
+"""Roeder et al. (2021) Fig. 2c: one model's first representation dimension against another's
+after the optimal linear map, on held-out inputs, with the fit's R^2: a straight line when the
+two are linear transformations of each other."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..measures.probe import LinearFit
+from .style import PAPER_BLUE, plt
+
+
+def linear_fit_figure(fits: Sequence[LinearFit], title: str) -> plt.Figure:
+    fig, axes = plt.subplots(1, len(fits), figsize=(4.6 * len(fits), 4.6), squeeze=False)
+    for ax, fit in zip(axes[0], fits, strict=True):
+        a, b = fit.f_a[:, 0], fit.mapped_b[:, 0]
+        ax.scatter(a, b, s=4, color=PAPER_BLUE, alpha=0.5)
+        ends = np.array([min(a.min(), b.min()), max(a.max(), b.max())])
+        ax.plot(ends, ends, color="grey", ls=":", lw=1)
+        per_dim = ", ".join(f"{r:.4f}" for r in fit.r2)
+        ax.set_title(f"{fit.title}\nheld-out $R^2$ per dimension: {per_dim}", fontsize=10)
+        ax.set_xlabel("model a: $f_1(x)$")
+        ax.set_ylabel("model b: $(A f(x) + c)_1$")
+    fig.suptitle(title, fontsize=12)
+    fig.tight_layout()
+    return fig

@@ -157,7 +157,9 @@ use rule synthetic_alignment_figure as authors_alignment_figure with:
     input:
         [authors_file("pairs.parquet", K=k, W=w) for k, w in authors_configs()],
     output:
-        **figure("prh_alignment_authors", "prh_alignment_authors", "The authors' models"),
+        **figure(
+            "prh_alignment_authors", "prh_alignment_authors", "The authors' models"
+        ),
         table=out("tables/prh_alignment_authors.csv"),
     log:
         out("logs/authors_alignment_figure.log"),

@@ -46,6 +46,20 @@ def test_a_grid_without_their_models_turns_the_authors_comparison_off():
     assert notes[-1].startswith("authors_models: off") and "class_counts" in notes[-1]
 
 
+def test_a_grid_without_k18_width_64_leaves_out_roeders_fig_2c_of_the_neurips_models():
+    from repdist.pipeline.overlays import neurips_fit_trained
+
+    assert neurips_fit_trained(PAPER)
+    cfg, notes = adapted(class_counts=[4, 6])
+    assert not neurips_fit_trained(cfg)
+    assert notes[-1] == ("roeder: Fig. 2c of the NeurIPS models left out, this run does not "
+                         "train K = 18, width 64, seeds [0, 1]")
+    cfg, notes = adapted(n_seeds=1, min_seeds=1)
+    assert not neurips_fit_trained(cfg) and notes[-1].startswith("roeder: Fig. 2c")
+    cfg["roeder"]["enabled"] = False
+    assert adapt_to_overlays(cfg) == []  # nothing to leave out of a branch that is off
+
+
 def test_fewer_seeds_narrow_the_authors_seeds_and_the_teachers():
     cfg, notes = adapted(n_seeds=2, min_seeds=2)
     assert cfg["authors_models"]["seeds"] == [0, 1] and cfg["authors_models"]["min_seeds"] == 2

@@ -1,9 +1,9 @@
 # Helpers of rules/roeder.smk.
+from repdist.pipeline.overlays import NEURIPS_FIT, neurips_fit_trained
+
 ROEDER = config["roeder"]
 ROEDER_NOISE = [v["noise_dims"] for v in ROEDER["variants"]]
 ROEDER_SEEDS = list(range(ROEDER["n_seeds"]))
-# Fig. 2c for the NeurIPS models too: K = 18, width 64, unnormalised, where the grid has them
-NEURIPS_FIT = (18, 64, 0, 0)
 
 
 def roeder_file(name, D="{D}"):
@@ -41,18 +41,19 @@ def roeder_fit_embeddings(D):
 
 
 def neurips_fit_embeddings():
-    """The same two seeds of the NeurIPS synthetic models at NEURIPS_FIT."""
-    k, w, g, f = NEURIPS_FIT
+    """The same two seeds of the NeurIPS synthetic models at NEURIPS_FIT (K, width),
+    unnormalised."""
+    k, w = NEURIPS_FIT
     return [
-        synthetic_file(f"seed{s}/embeddings.parquet", K=k, W=w, G=g, F=f)
+        synthetic_file(f"seed{s}/embeddings.parquet", K=k, W=w, G=0, F=0)
         for s in ROEDER["fit_seeds"]
     ]
 
 
 def neurips_fit_available():
-    """Whether the synthetic grid trains the NeurIPS Fig. 2c models (an overlay may narrow it)."""
-    fit_seeds_trained = max(ROEDER["fit_seeds"]) < SYNTHETIC["n_seeds"]
-    return NEURIPS_FIT in synthetic_configs() and fit_seeds_trained
+    """Whether the synthetic grid trains the NeurIPS Fig. 2c models (an overlay may narrow it:
+    the log and the report's front page then say so, pipeline/overlays.py)."""
+    return neurips_fit_trained(config)
 
 
 def roeder_runtime(wildcards, attempt=1):

@@ -8,6 +8,7 @@ returns one line per change for the log:
   run trains; off when none of it is;
 - training dynamics: snapshots after the last step are dropped;
 - distillation: teacher seeds the run does not train are dropped; off when none is left;
+- Roeder's Fig. 2c on the NeurIPS models: left out when the run does not train them;
 - `models:` groups: a path starting with `{outdir}/` is under the run's output folder.
 """
 
@@ -24,7 +25,7 @@ Config = dict[str, Any]
 def adapt_to_overlays(config: Config) -> list[str]:
     """Fit the dependent branches to the synthetic grid and training of `config` (in place)."""
     notes = (_width_figures(config) + _authors(config) + _dynamics(config)
-             + _distillation(config))
+             + _distillation(config) + _roeder(config))
     _models_under_outdir(config)
     return notes
 
@@ -98,6 +99,25 @@ def _distillation(config: Config) -> list[str]:
         return [f"distillation: off, none of the teacher seeds {old} is trained "
                 f"(synthetic.n_seeds = {n_seeds})"]
     return [f"distillation.teacher_seeds: {kept} of {old} (synthetic.n_seeds = {n_seeds})"]
+
+
+NEURIPS_FIT = (18, 64)  # (K, width) of the NeurIPS models drawn as Roeder's Fig. 2c
+
+
+def neurips_fit_trained(config: Config) -> bool:
+    """Whether the run trains the NeurIPS models of Roeder's Fig. 2c: K = 18, width 64, the
+    unnormalised variant, both roeder.fit_seeds (rules/helpers/roeder.smk asks here)."""
+    syn, (k, width) = config["synthetic"], NEURIPS_FIT
+    return (k in syn["class_counts"] and width in _unnormalised_widths(syn)
+            and max(config["roeder"]["fit_seeds"]) < syn["n_seeds"])
+
+
+def _roeder(config: Config) -> list[str]:
+    if not config["roeder"]["enabled"] or neurips_fit_trained(config):
+        return []
+    k, width = NEURIPS_FIT
+    return [f"roeder: Fig. 2c of the NeurIPS models left out, this run does not train K = {k}, "
+            f"width {width}, seeds {config['roeder']['fit_seeds']}"]
 
 
 def _models_under_outdir(config: Config) -> None:

@@ -9,5 +9,5 @@ from repdist.pipeline.joblog import job_log
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]):
     data = make_roeder(sm.params.n_train, sm.params.seed, sm.params.num_classes)
-    save_figure(data_figure(data, "Roeder et al.'s simulation data"),
+    save_figure(data_figure(data, "Roeder et al.'s simulation data", cmap="tab20"),
                 [sm.output.pdf, sm.output.png])

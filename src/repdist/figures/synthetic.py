@@ -11,11 +11,11 @@ from ..data.radial import RadialData
 from .style import D_FG, D_LLV, LINE_COLOURS, PAPER_BLUE, plt
 
 
-def data_figure(data: RadialData, name: str = "Radial data") -> plt.Figure:
-    """Training points (their first two coordinates) coloured by class (Paired colormap), as
-    paper Fig. 4 and Roeder et al.'s Fig. 2a."""
+def data_figure(data: RadialData, name: str = "Radial data", cmap: str = "Paired") -> plt.Figure:
+    """Training points (their first two coordinates) coloured by class: Paired as paper Fig. 4;
+    Roeder et al.'s Fig. 2a passes tab20, whose 20 colours keep 18 wedges apart."""
     fig, ax = plt.subplots(figsize=(6, 6))
-    ax.scatter(data.x[:, 0], data.x[:, 1], c=data.labels, cmap="Paired", s=5)
+    ax.scatter(data.x[:, 0], data.x[:, 1], c=data.labels, cmap=cmap, s=5)
     ax.set_title(f"{name}, {data.num_classes} classes, {len(data.x):,} training points")
     ax.set_aspect("equal")
     return fig

@@ -107,7 +107,8 @@ def alignment_figure(table: pd.DataFrame, rho_width: Mapping[int, float],
     for ax in (left, right):
         ax.set_ylabel(f"{name} alignment of f between seeds")
         ax.legend(fontsize=8)
-    fig.suptitle(f"Platonic Representation Hypothesis on {models}: does {name} alignment rise with width and accuracy? ρ(alignment, "
+    fig.suptitle(f"Platonic Representation Hypothesis on {models}: does {name} alignment "
+                 f"rise with width and accuracy? ρ(alignment, "
                  f"accuracy) = {rho_accuracy:.2f}; marker size ~ width", fontsize=10)
     fig.tight_layout()
     return fig

@@ -97,17 +97,18 @@ use rule roeder_linear_fit as synthetic_linear_fit with:
         embeddings=neurips_fit_embeddings(),
     output:
         **figure(
-            "synthetic_linear_fit_K18_w64",
+            f"synthetic_linear_fit_{NEURIPS_FIT_NAME}",
             "synthetic_linear_fit",
             "Beyond the paper",
             subcategory="Roeder et al. 2021, Fig. 2",
         ),
-        table=out("tables/synthetic_linear_fit_K18_w64.csv"),
+        table=out(f"tables/synthetic_linear_fit_{NEURIPS_FIT_NAME}.csv"),
     log:
-        out("logs/synthetic_linear_fit_K18_w64.log"),
+        out(f"logs/synthetic_linear_fit_{NEURIPS_FIT_NAME}.log"),
     params:
         titles=[
-            f"NeurIPS MLP, K = 18, width 64, seeds {ROEDER['fit_seeds'][0]} and "
+            f"NeurIPS MLP, K = {NEURIPS_FIT[0]}, width {NEURIPS_FIT[1]}, seeds "
+            f"{ROEDER['fit_seeds'][0]} and "
             f"{ROEDER['fit_seeds'][1]}"
         ],
         suptitle="Roeder et al.'s Fig. 2c on the NeurIPS synthetic models",
@@ -119,7 +120,7 @@ rule roeder_all:
         figure_files("roeder_dynamics"),
         figure_files("roeder_linear_fit"),
         (
-            figure_files("synthetic_linear_fit_K18_w64")
+            figure_files(f"synthetic_linear_fit_{NEURIPS_FIT_NAME}")
             if neurips_fit_available()
             else []
         ),

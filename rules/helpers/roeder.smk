@@ -4,6 +4,7 @@ from repdist.pipeline.overlays import NEURIPS_FIT, neurips_fit_trained
 ROEDER = config["roeder"]
 ROEDER_NOISE = [v["noise_dims"] for v in ROEDER["variants"]]
 ROEDER_SEEDS = list(range(ROEDER["n_seeds"]))
+NEURIPS_FIT_NAME = "K{}_w{}".format(*NEURIPS_FIT)  # the NeurIPS Fig. 2c's file names
 
 
 def roeder_file(name, D="{D}"):

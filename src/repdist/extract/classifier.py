@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from ..io import provenance, write_npz
+from ..io.host import to_host
 from ..measures.extra import centred_log_probs
 
 BIAS_MODES = ("fold", "drop")
@@ -96,7 +97,7 @@ class _HeadTap:
 
 def _centred(z: torch.Tensor) -> np.ndarray:
     """Logits up to a per-input constant: the measures' clr transform, in float64."""
-    return centred_log_probs(z.detach().double().cpu().reshape(len(z), -1).numpy())
+    return centred_log_probs(to_host(z.reshape(len(z), -1), np.float64))
 
 
 def _check_batch(name: str, tap: _HeadTap, logits: Any, shape: tuple[int, ...]) -> torch.Tensor:
@@ -171,11 +172,11 @@ def _assemble(name: str, f: torch.Tensor, weight: torch.Tensor, layer_bias: torc
     if fold:
         f = torch.cat([f, torch.ones(len(f), 1, dtype=f.dtype)], dim=1)
         g = torch.cat([weight, layer_bias[:, None]], dim=1)
-    y = None if any(v is None for v in labels) else torch.cat(labels).numpy()
+    y = None if any(v is None for v in labels) else to_host(torch.cat(labels))
     info = {"head": name, "bias": "folded" if fold else ("dropped" if layer_bias is not None
                                                           else "none"),
             "N": int(f.shape[0]), "K": int(g.shape[0]), "M": int(g.shape[1])}
-    return ClassifierRepresentations(f.numpy(), g.numpy(), name, fold, y, info)
+    return ClassifierRepresentations(to_host(f), to_host(g), name, fold, y, info)
 
 
 def write_representations(path: str | Path, reps: ClassifierRepresentations,

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .host import is_tensor, to_host
+
 
 def embeddings_frame(f: np.ndarray, labels: np.ndarray, preds: np.ndarray) -> pd.DataFrame:
     frame = pd.DataFrame(
@@ -138,19 +140,8 @@ def _read_torch(path: Path) -> tuple[Any, Any]:
 
 
 def _from_tensor(value: Any) -> Any:
-    """A tensor of any dtype (bfloat16 too) as float64 on the CPU (only called after
-    _read_torch has imported torch)."""
-    if hasattr(value, "detach"):
-        return value.detach().to("cpu", _torch_float64()).numpy()
-    return value
-
-
-def _torch_float64() -> Any:
-    try:
-        import torch
-    except ImportError as err:  # unreachable after _read_torch; keeps torch optional here
-        raise ModelInputError("reading .pt files needs torch (pip install torch)") from err
-    return torch.float64
+    """A tensor of any dtype (bfloat16 too) as float64 on the host."""
+    return to_host(value, np.float64) if is_tensor(value) else value
 
 
 def _pick(path: Path, arrays: Mapping[str, Any]) -> tuple[Any, Any]:

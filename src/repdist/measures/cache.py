@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..io.host import to_host
 from .conventions import AlignmentConventions
 from .prepared import DEFAULT_CONVENTIONS, PreparedModel, prepare
 
@@ -32,9 +33,7 @@ class CacheInfo(NamedTuple):
 
 
 def _as_numpy(a: Any) -> np.ndarray:
-    if hasattr(a, "detach"):  # torch.Tensor without importing torch
-        a = a.detach().cpu().numpy()
-    return np.ascontiguousarray(a)
+    return np.ascontiguousarray(to_host(a))
 
 
 def content_key(*arrays: Any) -> tuple[Any, ...] | None:

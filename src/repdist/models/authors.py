@@ -17,8 +17,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
+
+from ..io.host import to_host
 
 if TYPE_CHECKING:  # torch is imported where weights are read: the DAG reads names only
     import torch
@@ -127,7 +128,7 @@ def state_digest(state: Mapping[str, torch.Tensor]) -> str:  # noqa: F821
     for key, tensor in state.items():
         t = tensor.detach().cpu().contiguous()
         digest.update(f"{key}|{t.dtype}|{tuple(t.shape)}|".encode())
-        digest.update(t.numpy().tobytes())
+        digest.update(to_host(t).tobytes())
     return digest.hexdigest()
 
 

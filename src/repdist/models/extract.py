@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..io.host import to_host
+
 
 @torch.no_grad()
 def extract(model: torch.nn.Module, inputs: np.ndarray, codes: np.ndarray,
@@ -21,7 +23,7 @@ def extract(model: torch.nn.Module, inputs: np.ndarray, codes: np.ndarray,
     was_training = model.training
     model.eval()
     try:
-        g = model.unembed(torch.as_tensor(codes).to(device)).double().cpu().numpy()
+        g = to_host(model.unembed(torch.as_tensor(codes).to(device)), np.float64)
         step = batch_size or len(inputs)
         parts = []
         for start in range(0, len(inputs), step):
@@ -29,7 +31,7 @@ def extract(model: torch.nn.Module, inputs: np.ndarray, codes: np.ndarray,
             if channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
             parts.append(model.embed(x).double().cpu())
-        f = torch.cat(parts, dim=-2).numpy()
+        f = to_host(torch.cat(parts, dim=-2))
     finally:
         model.train(was_training)
     return f, g

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import torch
 
+from ..io.host import to_host
+
 
 def dataloader_batches(
     n: int,
@@ -36,7 +38,7 @@ def dataloader_batches(
     for _ in range(epochs):
         draw()  # the train iterator's base seed
         sampler = torch.Generator().manual_seed(draw())  # RandomSampler's seed
-        order = torch.randperm(n, generator=sampler).numpy()
+        order = to_host(torch.randperm(n, generator=sampler))
         for start in range(0, n, batch_size):
             yield order[start : start + batch_size]
             if test_pass_after(step):

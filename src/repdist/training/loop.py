@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..io.host import to_host
 from .batches import dataloader_batches, numpy_batches
 from .checkpoint import load_resumable, save_checkpoint
 from .memory import keep_freed_memory
@@ -90,9 +91,7 @@ def evaluate(
         nll_sum = nll_sum + per_model_nll(log_probs, yb).double() * len(xb)
         correct = correct + (log_probs.argmax(dim=-1) == yb).double().sum(dim=-1)
     model.train(was_training)
-    loss = (nll_sum / len(x)).cpu().numpy()
-    acc = (correct / len(x)).cpu().numpy()
-    return np.atleast_1d(loss), np.atleast_1d(acc)
+    return np.atleast_1d(to_host(nll_sum / len(x))), np.atleast_1d(to_host(correct / len(x)))
 
 
 @torch.no_grad()
@@ -111,7 +110,7 @@ def train_mode_test_loss(
                                   labels[start : start + batch_size]).double()
         batches += 1
     model.train(was_training)
-    return np.atleast_1d((total / batches).cpu().numpy())
+    return np.atleast_1d(to_host(total / batches))
 
 
 def make_adam(model: torch.nn.Module, lr: float) -> torch.optim.Adam:
@@ -124,7 +123,8 @@ def make_adam(model: torch.nn.Module, lr: float) -> torch.optim.Adam:
 
 
 def _as_list(t: torch.Tensor | np.ndarray) -> list[float]:
-    return [float(v) for v in np.atleast_1d(np.asarray(t))]
+    """Per-model values for the log: the run's sync point (a loss on the device to the host)."""
+    return [float(v) for v in np.atleast_1d(to_host(t))]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,111 @@
+"""The one place where values leave a device: a tensor, on the CPU or a GPU, becomes a numpy
+array on the host only through `to_host`.
+
+numpy cannot read a CUDA tensor (`np.asarray` of one raises), so code that hands tensors to numpy
+runs on a CPU and stops at the first step on a GPU: the first GPU run of this project did, at
+its first logged loss. nanoGPT's train.py marks its one sync point; `to_host` is ours, and
+`host_copies_guarded()` makes the rule checkable on a machine without a GPU: within it, numpy's
+implicit conversion of a tensor (`Tensor.__array__`: np.asarray, np.mean, pandas on a tensor)
+raises, and so does `Tensor.numpy()` anywhere but inside `to_host`. The test suite trains and
+extracts under it, and jobs run under it when REPDIST_GUARD_HOST_COPIES=1 (pipeline.joblog).
+
+torch is never imported here: measures and file readers take tensors without needing torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+GUARD_ENV = "REPDIST_GUARD_HOST_COPIES"
+_STATE = threading.local()
+
+
+class ImplicitHostCopy(TypeError):
+    """A tensor met numpy outside `to_host` while host copies are guarded (on a GPU this is
+    "can't convert cuda:0 device type tensor to numpy")."""
+
+
+def is_tensor(value: Any) -> bool:
+    """A torch tensor, told without importing torch."""
+    return hasattr(value, "detach") and hasattr(value, "device")
+
+
+def to_host(value: Any, dtype: Any = None) -> np.ndarray:
+    """`value` (a tensor on any device, or anything numpy takes) as a numpy array on the host.
+
+    A tensor is detached, converted to float64 on its device when `dtype` is float64 (bfloat16,
+    which numpy lacks, included), and copied to the host: the one synchronisation point.
+    """
+    if not is_tensor(value):
+        return np.asarray(value, dtype=dtype)
+    tensor = value.detach()
+    if dtype is not None and np.dtype(dtype) == np.float64:
+        tensor = tensor.double()
+    _STATE.inside = getattr(_STATE, "inside", 0) + 1
+    try:
+        array = tensor.cpu().numpy()
+    finally:
+        _STATE.inside -= 1
+    return array if dtype is None else array.astype(dtype, copy=False)
+
+
+@contextlib.contextmanager
+def host_copies_guarded(scope: str | None = None) -> Iterator[None]:
+    """Within the block, a tensor that reaches numpy other than through `to_host` raises
+    ImplicitHostCopy, on any device: what a CUDA tensor would do, made visible on a CPU.
+
+    `scope`: a folder; only conversions with a frame of a file in it on the call stack fail
+    (the test suite guards the package's code and leaves its own assertions alone)."""
+    try:
+        import torch
+    except ImportError:  # no torch, no tensors: nothing to guard
+        yield
+        return
+
+    saved = {name: torch.Tensor.__dict__.get(name) for name in ("__array__", "numpy")}
+    base_array, base_numpy = torch.Tensor.__array__, torch.Tensor.numpy
+
+    def refuse_array(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _in_scope(scope):
+            return base_array(self, *args, **kwargs)
+        raise ImplicitHostCopy(
+            f"numpy converted a {self.device} tensor of shape {tuple(self.shape)} implicitly "
+            "(np.asarray, pandas, ...): on a GPU this fails; use repdist.io.host.to_host")
+
+    def numpy_through_to_host(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(_STATE, "inside", 0) or not _in_scope(scope):
+            return base_numpy(self, *args, **kwargs)
+        raise ImplicitHostCopy(
+            f"Tensor.numpy() on a {self.device} tensor of shape {tuple(self.shape)} outside "
+            "repdist.io.host.to_host: on a GPU this fails unless moved to the host first")
+
+    torch.Tensor.__array__ = refuse_array
+    torch.Tensor.numpy = numpy_through_to_host
+    try:
+        yield
+    finally:
+        for name, original in saved.items():
+            if original is None:
+                delattr(torch.Tensor, name)
+            else:
+                setattr(torch.Tensor, name, original)
+
+
+def _in_scope(scope: str | None) -> bool:
+    """Whether the conversion happening now is guarded: always without a scope, else when a
+    frame of a file under `scope` (this one aside: guards may nest) is on the call stack."""
+    if scope is None:
+        return True
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(scope) and name != __file__:
+            return True
+        frame = frame.f_back
+    return False

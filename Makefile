@@ -2,8 +2,8 @@
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
-# The torch build to install. The default is the CPU wheel where pip's indexes carry it (this
-# project's machines; PyPI's own Linux wheel is the CUDA build); GPU users pass their own, e.g.
+# The torch build to install: whatever pip's indexes give for this version (a CPU wheel where an
+# index carries one; PyPI's own Linux wheel is the CUDA build); choose the build, e.g.
 #   make venv TORCH="torch==2.13.0 --index-url https://download.pytorch.org/whl/cu128"
 # TORCH_VERSION is also what `make lock` resolves torch's own dependencies for, and what
 # envs/torch.yaml pins (tests/test_lock.py keeps the three in step).
@@ -20,7 +20,7 @@ SNAKEMAKE := $(BIN)/snakemake
 
 PROFILE ?= profiles/workstation
 
-.PHONY: help venv lock test test-slow test-slurm test-slurm-faults quick run run-synthetic authors bound-beyond-m2 report report-quick lint bench bench-gpu gpu-bundle clean-quick
+.PHONY: help venv lock test test-slow test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-bundle clean-quick
 
 help:
 	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
@@ -28,6 +28,7 @@ help:
 	@echo "               LOCK_ARGS=--upgrade takes the newest versions allowed)"
 	@echo "make test    - run the test suite (sets up the venv first)"
 	@echo "make test-slow - the slow-marked tests (fuzzing by the thousand, whole-DAG runs); CI runs them"
+	@echo "make test-gpu - the GPU paths on a CUDA GPU (the quick DAG on CUDA, stacking, extraction, ...)"
 	@echo "make test-slurm - the quick DAG through a real SLURM cluster on localhost vs a local run (root)"
 	@echo "make test-slurm-faults - requeue, time limit, SIGTERM/SIGINT, slurmd stopped on that cluster (root)"
 	@echo "make quick   - the whole DAG at toy scale into results/quick (offline, a few minutes)"
@@ -35,6 +36,7 @@ help:
 	@echo "make run-synthetic - everything that needs neither CIFAR-10 nor a download (config.synthetic.yaml)"
 	@echo "             (CONFIG=overlay.yaml adds an overlay to run and run-synthetic)"
 	@echo "make authors - download the authors' checkpoints (then run-synthetic includes them)"
+	@echo "make authors-cifar - the authors' CIFAR-10 models alone, drawn (no GPU, no training)"
 	@echo "make bound-beyond-m2 - the bound at M = 3, 5 (beyond the paper; part of make run)"
 	@echo "make report  - results/report.html of the last paper-scale run (run or run-synthetic)"
 	@echo "make report-quick - results/quick/report.html of the toy-scale run"
@@ -72,8 +74,15 @@ test: venv
 test-slow: venv
 	$(BIN)/python -m pytest -q -m slow
 
+# Without a GPU the gpu tests would only skip: refuse instead of reporting a pass.
+test-gpu: venv
+	@$(BIN)/python -c "import torch, sys; sys.exit(not torch.cuda.is_available())" || { \
+	    echo "make test-gpu: torch sees no CUDA GPU here"; exit 1; }
+	$(BIN)/python -m pytest -q -m gpu
+
+# SLURM_ARGS: --faults (then the faults on the same cluster), --keep-runs DIR (see .ci/run)
 test-slurm: venv
-	$(BIN)/python tests/slurm/slurm_check.py
+	$(BIN)/python tests/slurm/slurm_check.py $(SLURM_ARGS)
 
 test-slurm-faults: venv
 	$(BIN)/python tests/slurm/slurm_faults.py
@@ -95,6 +104,9 @@ run-synthetic: venv
 
 authors: venv
 	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) authors_download
+
+authors-cifar: venv
+	$(SNAKEMAKE) authors_cifar_theirs --profile $(PROFILE) --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG))
 
 bound-beyond-m2: venv
 	$(SNAKEMAKE) bound_beyond_m2 --profile $(PROFILE) --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG))

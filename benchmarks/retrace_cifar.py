@@ -21,6 +21,10 @@ forward pre-hook casts g's one-hot input (`.float()` in the original) to float64
 
 Usage: python benchmarks/retrace_cifar.py --original ../shared/authors-code [--steps 20]
     [--float64] [--seeds 0] [--protocol paper clean] [--stacked] [--n-train 2000] [--json F]
+    [--device cuda [--tf32 convolutions|none|all]]
+On --device cuda both codes train on the GPU (float32 in the --tf32 mode, cifar10.tf32 by
+default, PyTorch's own default being what the original gets); the threads baseline then says
+only that the GPU's sums are repeatable.
 Images: a generated stand-in (--n-train/--n-test images, repdist.data.cifar10.write_standin), or
 --cifar-root, a cifar-10-batches-py folder (its first --n-train and --n-test images).
 """
@@ -57,6 +61,7 @@ from repdist.models.extract import extract  # noqa: E402
 from repdist.models.resnet import build_cifar_model  # noqa: E402
 from repdist.models.stacked import StackedModelClass  # noqa: E402
 from repdist.pipeline.subnormals import flush_subnormals  # noqa: E402
+from repdist.training.devices import TF32_MODES, set_cuda_float32  # noqa: E402
 from repdist.training.loop import RunOptions, TrainData, batch_nll, train  # noqa: E402
 
 from paper_config import PAPER_CONFIG, train_config  # noqa: E402
@@ -67,6 +72,7 @@ SHIMS = ("torchvision.datasets.CIFAR10 + ToTensor + Normalize(0.5, 0.5) -> Tenso
          "same uint8 images, /255, -0.5, /0.5 in torch; DataLoader num_workers 2 -> 0")
 SHIMS_USED: list[str] = []
 SHIM_FLOAT64 = "float64: a forward pre-hook on g_net casts the one-hot input to float64"
+DEVICE = torch.device("cpu")  # --device: where both codes train
 
 
 class _Stop(Exception):
@@ -151,7 +157,7 @@ def original_model(folder: Path, seed: int, rep_dim: int, dtype: torch.dtype) ->
     model = initialize_model(model_config_cls(
         random_seed=seed, model_type="ResNetCIFAR10", target_type=target.CLASSIFICATION_MULTI,
         nonlinearity="leaky_relu", num_classes=NUM_CLASSES, num_features=G_WIDTH,
-        rep_dim=rep_dim, fix_length_gs=0.0, fix_length_fs=0.0)).to(dtype)
+        rep_dim=rep_dim, fix_length_gs=0.0, fix_length_fs=0.0)).to(DEVICE, dtype)
     if dtype == torch.float64:
         model.g_net.register_forward_pre_hook(lambda _m, args: tuple(a.double() for a in args))
     return model
@@ -191,7 +197,7 @@ def run_original(folder: Path, seed: int, images: Images, steps: int, at: Sequen
     train_loader, test_loader = original_loaders(images, dtype, settings["batch_size"])
     try:
         original_train.train(train_loader, test_loader, target.CLASSIFICATION_MULTI, model, cfg,
-                             "cpu", steps + 1)
+                             DEVICE.type, steps + 1)
     except _Stop:
         pass
     _done(run)
@@ -210,11 +216,12 @@ def first_gradients(folder: Path, images: Images, rep_dim: int, dtype: torch.dty
     protocol); per group, the largest relative difference of one tensor's gradient."""
     theirs = original_model(folder, 0, rep_dim, dtype)
     from src.util import convert_int_targets_to_one_hot
-    ours = our_stack([0], rep_dim, "paper", dtype)
-    x = torch.from_numpy(normalise(images.train_x[:32])).to(dtype)
-    y = torch.from_numpy(images.train_y[:32].astype(np.int64))
-    theirs.forward(x, convert_int_targets_to_one_hot(y, NUM_CLASSES), "cpu", "mean").backward()
-    codes = torch.from_numpy(label_codes(np.arange(NUM_CLASSES), NUM_CLASSES)).to(dtype)
+    ours = our_stack([0], rep_dim, "paper", dtype).to(DEVICE)
+    x = torch.from_numpy(normalise(images.train_x[:32])).to(DEVICE, dtype)
+    y = torch.from_numpy(images.train_y[:32].astype(np.int64)).to(DEVICE)
+    theirs.forward(x, convert_int_targets_to_one_hot(y, NUM_CLASSES).to(DEVICE), DEVICE.type,
+                   "mean").backward()
+    codes = torch.from_numpy(label_codes(np.arange(NUM_CLASSES), NUM_CLASSES)).to(DEVICE, dtype)
     batch_nll(ours, x, codes, y).sum().backward()
     with torch.no_grad():  # ours' gradients under the original's names and shapes
         weights = {k: p.detach().clone() for k, p in ours.named_parameters()}
@@ -237,7 +244,8 @@ def our_stack(seeds: Sequence[int], rep_dim: int, protocol: str,
     c = PAPER_CONFIG["cifar10"]
     cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(seeds), base_width=BASE_WIDTH,
                            g_width=G_WIDTH, bn_momentum=c["bn_momentum"], device="cpu",
-                           bf16=False, channels_last=False, eval_batch_size=c["eval_batch_size"])
+                           bf16=False, tf32=c["tf32"], channels_last=False,
+                           eval_batch_size=c["eval_batch_size"])
     return cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, protocol), on_cuda=False).to(dtype)
 
 
@@ -267,7 +275,8 @@ def run_ours(name: str, seeds: Sequence[int], images: Images, steps: int, at: Se
                      images.test_y, label_codes(np.arange(NUM_CLASSES), NUM_CLASSES))
     cfg = train_config("cifar10", protocol=protocol, steps=steps, checkpoint_every=0)
     try:
-        train(stack, data, cfg, RunOptions(on_step=on_step, objective=recording_nll))
+        train(stack, data, cfg, RunOptions(on_step=on_step, objective=recording_nll,
+                                           device=DEVICE))
     except _Stop:
         pass
     torch.set_num_threads(2)
@@ -434,6 +443,12 @@ def print_comparisons(rows: list[dict]) -> None:
               f"{r['final']['mcca_f']:9.6f} {str(last['num_batches_tracked']):>20}")
 
 
+def describe_device(args: argparse.Namespace) -> str:
+    if DEVICE.type != "cuda":
+        return "cpu"
+    return f"cuda ({torch.cuda.get_device_name()}, tf32 {args.tf32})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--original", type=Path, help="the authors' source tree (none: ours only)")
@@ -450,7 +465,14 @@ def main() -> None:
     parser.add_argument("--cifar-root", type=Path)
     parser.add_argument("--at", type=int, nargs="+", default=[1, 2, 5, 10, 20, 40, 63])
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--tf32", default=PAPER_CONFIG["cifar10"]["tf32"], choices=TF32_MODES,
+                        help="float32 on CUDA (cifar10.tf32; default: the config's)")
     args = parser.parse_args()
+    global DEVICE
+    DEVICE = torch.device(args.device)
+    if DEVICE.type == "cuda":
+        set_cuda_float32(args.tf32)
     if args.stacked and len(args.seeds) < 2:
         parser.error("--stacked needs two or more --seeds")
     args.original_seeds = args.seeds if args.original_seeds is None else args.original_seeds
@@ -461,7 +483,7 @@ def main() -> None:
         images = load_images(args, Path(tmp))
     print(f"{images.source}; {args.steps} steps, {dtype}, seeds {args.seeds}, "
           f"protocols {args.protocol}, {torch.get_num_threads()} threads, "
-          f"torch {torch.__version__}")
+          f"torch {torch.__version__}, device {describe_device(args)}")
     if args.original:
         grads = first_gradients(args.original, images, args.rep_dim, dtype)
         print("first batch's gradient at seed 0's initial weights, ours (paper) vs original, "
@@ -476,6 +498,7 @@ def main() -> None:
     print_comparisons(rows)
     if args.json:
         args.json.write_text(json.dumps({"images": images.source, "dtype": str(dtype),
+                                         "device": describe_device(args),
                                          "shims": shims,
                                          "steps": args.steps, "rows": rows,
                                          "seconds_per_step": {"/".join(map(str, k)):

@@ -47,10 +47,11 @@ rule authors_cifar_extract:
     resources:
         gpu=int(CIFAR_GPU),
         mem_mb=8000,
-        runtime=60,
+        runtime=cifar_extract_runtime,
     params:
         folder=lambda wc, input: str(Path(input.data[0]).parent),
         eval_batch_size=CIFAR["eval_batch_size"],
+        device=CIFAR["device"],
         run_config=run_config("authors_models"),
     script:
         "../workflow/scripts/extract_authors_resnets.py"

@@ -1,5 +1,7 @@
 # Helpers that several rule files use (paths, settings, figure outputs, the branches a run
 # holds). A helper one rule file needs lives in rules/helpers/, named after that file.
+from snakemake.resources import Resource
+
 from repdist.models.authors import CHECKSUMS as AUTHORS_CHECKSUMS
 from repdist.models.authors import read_checksums
 from repdist.pipeline.availability import (
@@ -7,9 +9,10 @@ from repdist.pipeline.availability import (
     check_authors_cifar_available,
     check_cifar_available,
 )
+from repdist.pipeline.gpu_pool import export_pool
 from repdist.pipeline.measure_settings import alignment_settings
 from repdist.pipeline.training_jobs import training_log as training_log_path
-from repdist.training.devices import uses_gpu
+from repdist.training.devices import cuda_present, gpus_planned, uses_gpu, visible_gpus
 from repdist.training.settings import training_settings as training_settings_of
 
 
@@ -116,12 +119,33 @@ def training_runtime(wildcards, attempt=1, n_configs=1):
     return max(5, int(40 * scale * (int(wildcards.W) / 256) ** 2 + 10)) * attempt
 
 
+def declared_gpus():
+    """The run's `gpu` resource (a profile's `resources: [gpu=N]`, `--resources gpu=N`), None
+    when undeclared: how many GPUs its training jobs may hold at once."""
+    declared = getattr(workflow.global_resources.get("gpu"), "value", None)
+    return None if declared is None else int(declared)
+
+
+# Whether the training jobs run where there are GPUs: as the run declares (a SLURM profile for
+# its nodes, whatever the login node has), else as this machine has (training.devices).
+GPUS = gpus_planned(declared_gpus())
+if GPUS and declared_gpus() is None:
+    # a GPU workstation that did not say how many: every visible GPU, one job each at a time
+    workflow.global_resources["gpu"] = Resource("gpu", len(visible_gpus()))
+if GPUS and not cuda_present():
+    logger.info(
+        f"gpu={declared_gpus()} declared: training jobs planned for GPUs (cluster nodes with "
+        "GPUs); this machine shows none, so locally they would train on the CPU one at a time"
+    )
+# A local run's GPU jobs each take one GPU of this pool (pipeline/gpu_pool.py).
+export_pool(declared_gpus(), visible_gpus())
+
 CONSTRUCTED_K = [c["num_classes"] for c in config["constructed"]["classifiers"]]
 
 SYNTHETIC = config["synthetic"]
 SYNTHETIC_SEEDS = list(range(SYNTHETIC["n_seeds"]))
 SYNTHETIC_DIR = "synthetic/K{K}/w{W}_g{G}_f{F}"
-SYNTHETIC_GPU = uses_gpu(SYNTHETIC["device"])
+SYNTHETIC_GPU = uses_gpu(SYNTHETIC["device"], GPUS)
 
 
 def synthetic_configs():
@@ -173,7 +197,7 @@ def bound_figure_pairs():
 CIFAR = config["cifar10"]
 CIFAR_SEEDS = list(range(CIFAR["n_seeds"]))
 CIFAR_DIR = "cifar10/fd{M}/seed{S}"
-CIFAR_GPU = uses_gpu(CIFAR["device"])
+CIFAR_GPU = uses_gpu(CIFAR["device"], GPUS)
 CIFAR_FILES = [
     "data_batch_1",
     "data_batch_2",

@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 # The paper's constants live in config.yaml only: tests take them from there, as the rules do.
 PAPER_CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+# Every torch job of a DAG the tests run, as on a GPU (repdist.io.host): values reach numpy
+# only through to_host. tests/slurm/slurm_check.py runs its quick DAGs so too.
+GUARDED_JOBS = {"REPDIST_GUARD_HOST_COPIES": "1"}
 
 
 def train_config(section: str = "synthetic", **overrides):
@@ -68,6 +72,18 @@ def _flush_subnormals_as_jobs_do():
     flush_subnormals()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _host_copies_guarded():
+    """Every test runs the package's code as on a GPU: a tensor that reaches numpy anywhere in
+    repdist but through repdist.io.host.to_host fails (np.asarray of a CUDA tensor raises; the
+    first GPU run stopped so at step 0). Conversions in the tests' own code are left alone."""
+    import repdist
+    from repdist.io.host import host_copies_guarded
+
+    with host_copies_guarded(scope=str(Path(repdist.__file__).parent)):
+        yield
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
@@ -75,13 +91,20 @@ def rng():
 
 @pytest.fixture(scope="session")
 def quick_outputs(tmp_path_factory):
-    """The quick DAG, run once per session in a scratch folder (never touching ./results)."""
+    """The quick DAG's results/quick: run once per session in a scratch folder (never touching
+    ./results), every torch job under the host-copy guard, or the local run `make test-slurm`
+    kept for this same workflow (REPDIST_QUICK_RUNS, tests/quick_runs.py)."""
+    from quick_runs import shared_run
+
+    shared = shared_run("local")
+    if shared is not None:
+        return shared / "results" / "quick"
     work = tmp_path_factory.mktemp("quick")
     snakemake = str(Path(sys.executable).parent / "snakemake")
     res = subprocess.run(
         [snakemake, "--cores", "2", "--configfile", str(ROOT / "config.quick.yaml"),
          "-s", str(ROOT / "Snakefile"), "--directory", str(work)],
-        capture_output=True, text=True, timeout=1500,
+        capture_output=True, text=True, timeout=1500, env={**os.environ, **GUARDED_JOBS},
     )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     return work / "results" / "quick"

@@ -59,6 +59,7 @@ def test_job_log_flushes_and_says_so(tmp_path):
     assert "subnormal floats flushed to zero: mxcsr" in (tmp_path / "job.log").read_text()
 
 
+@pytest.mark.slow  # ~10 s: `make test-slow` (CI) runs it
 def test_gpu_benchmark_runs_end_to_end_in_its_cpu_smoke_mode(tmp_path):
     """`make bench-gpu` needs a GPU; its --smoke mode runs every part tiny on the CPU, so the
     script is known to work where no GPU is lent."""

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -39,13 +41,14 @@ def project_copy(dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.slow  # ~20-30 s: `make test-slow` (CI) runs it
 def test_the_packed_bundle_runs_make_bench_gpu_in_smoke_mode(tmp_path):
     repo = project_copy(tmp_path / "repo")
     pack = subprocess.run([sys.executable, "tools/gpu_bundle.py", "--out", ".gpu-bundle",
                            "--no-fetch"], cwd=repo, capture_output=True, text=True, timeout=300)
     assert pack.returncode == 0, pack.stderr[-2000:]
     manifest = (repo / ".gpu-bundle/MANIFEST.txt").read_text()
-    assert "wheels: none" in manifest and "MiB of 64" in manifest
+    assert "wheels (0): none downloaded" in manifest and "MiB of 64" in manifest
 
     out = tmp_path / "out"
     out.mkdir()
@@ -59,3 +62,15 @@ def test_the_packed_bundle_runs_make_bench_gpu_in_smoke_mode(tmp_path):
     assert result["smoke"] and result["device"] == "cpu"
     assert all(r["steps_per_s"] > 0 for r in result["cifar"].values())
     assert result["synthetic_grid"]["extrapolated"] and not result["whole_dag"]["measured"]
+
+    # the other two commands, as far as a machine without a GPU takes them: a whole DAG
+    # through Snakemake (planned only, -n), and make test-gpu refusing for want of a GPU
+    dag = subprocess.run(["bash", ".gpu-bundle/run.sh", "dag", "-n", "--cores", "2",
+                          "--configfile", "config.quick.yaml"], cwd=repo, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert dag.returncode == 0, dag.stdout[-2000:] + dag.stderr[-2000:]
+    assert "This was a dry-run" in dag.stdout and "gpu-bundle: dag took" in dag.stdout
+    if not __import__("torch").cuda.is_available():
+        gpu = subprocess.run(["bash", ".gpu-bundle/run.sh", "test-gpu"], cwd=repo, env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert gpu.returncode != 0 and "make test-gpu: torch sees no CUDA GPU" in gpu.stdout

@@ -37,6 +37,7 @@ def write_config(path: Path, steps: int, cifar: bool = False, lr: float = 1e-4) 
     }
     if cifar:
         cfg["cifar10"] = {"enabled": True, "standin": True, "rep_dims": [2], "n_seeds": 2,
+                          "seeds_per_job": 1,
                           "training": {"steps": steps, "checkpoint_every": 50, "log_every": 50,
                                        "eval_every": 10_000}}
     path.write_text(yaml.safe_dump(cfg))
@@ -77,15 +78,14 @@ CIFAR = dict(
 )
 
 
-@pytest.mark.parametrize("case", [SYNTHETIC, pytest.param(CIFAR, marks=pytest.mark.slow)],
-                         ids=["synthetic", "cifar10"])
+@pytest.mark.slow  # ~30-80 s each, three training runs: `make test-slow` (CI) runs them
+@pytest.mark.parametrize("case", [SYNTHETIC, CIFAR], ids=["synthetic", "cifar10"])
 def test_sigkilled_training_job_resumes_to_the_same_model(tmp_path, case):
     """SIGKILL the training job after its first checkpoint; Snakemake's rerun resumes from the
     checkpoint (not from step 0) and ends with bitwise the model of an uninterrupted run."""
     config = write_config(tmp_path / "cfg.yaml", steps=case["steps"], cifar=case["cifar"])
     whole, killed = tmp_path / "whole", tmp_path / "killed"
-    proc = snakemake(whole, config, case["target"])
-    assert proc.wait(timeout=600) == 0, proc.stdout.read()
+    uninterrupted = snakemake(whole, config, case["target"])  # beside the killed run
 
     proc = snakemake(killed, config, case["target"])
     ckpt = killed / case["checkpoint"]
@@ -107,6 +107,7 @@ def test_sigkilled_training_job_resumes_to_the_same_model(tmp_path, case):
     assert proc.wait(timeout=600) == 0, proc.stdout.read()
     log = (killed / case["log"]).read_text()
     assert f"resuming from step {step_at_kill}" in log
+    assert uninterrupted.wait(timeout=600) == 0, uninterrupted.stdout.read()
     for rel in case["models"]:
         a = torch.load(whole / rel, weights_only=True)
         b = torch.load(killed / rel, weights_only=True)
@@ -136,8 +137,8 @@ def kill_after_first_checkpoint(workdir: Path, config: Path, case: dict) -> int:
     return torch.load(ckpt, weights_only=False)["step"]
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)],
-                         ids=["SIGTERM", "SIGINT"])
+@pytest.mark.slow  # ~45-60 s each: `make test-slow` (CI) runs them
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_to_the_head_stops_the_run_and_the_rerun_resumes(tmp_path, signum):
     """SIGTERM (a login session ending, `timeout`) or SIGINT (Ctrl-C) to Snakemake while a
     training job runs: the run stops within 60 s, its job with it, nothing half-written; the
@@ -146,7 +147,7 @@ def test_a_signal_to_the_head_stops_the_run_and_the_rerun_resumes(tmp_path, sign
     case = SYNTHETIC
     config = write_config(tmp_path / "cfg.yaml", steps=12_000)  # still training at the signal
     whole, stopped = tmp_path / "whole", tmp_path / "stopped"
-    assert snakemake(whole, config, case["target"]).wait(timeout=600) == 0
+    uninterrupted = snakemake(whole, config, case["target"])  # beside the stopped run
     proc = snakemake(stopped, config, case["target"])
     ckpt = stopped / case["checkpoint"]
     deadline = time.time() + 300
@@ -163,10 +164,12 @@ def test_a_signal_to_the_head_stops_the_run_and_the_rerun_resumes(tmp_path, sign
 
     assert snakemake(stopped, config, case["target"]).wait(timeout=600) == 0
     assert "resuming from step" in (stopped / case["log"]).read_text()
+    assert uninterrupted.wait(timeout=600) == 0, uninterrupted.stdout.read()
     pd.testing.assert_frame_equal(pd.read_parquet(whole / TARGET),
                                   pd.read_parquet(stopped / TARGET))
 
 
+@pytest.mark.slow  # ~30 s, three training runs: `make test-slow` (CI) runs it
 def test_a_checkpoint_of_another_lr_is_set_aside_not_resumed(tmp_path):
     """Kill a training job after its first checkpoint, change lr in the config, rerun: the job
     sets the old checkpoint aside (renamed, one log line naming the change) and starts fresh;
@@ -175,13 +178,13 @@ def test_a_checkpoint_of_another_lr_is_set_aside_not_resumed(tmp_path):
     old = write_config(tmp_path / "old.yaml", steps=4000)
     new = write_config(tmp_path / "new.yaml", steps=4000, lr=3e-4)
     fresh, changed = tmp_path / "fresh", tmp_path / "changed"
-    proc = snakemake(fresh, new, SYNTHETIC["target"])
-    assert proc.wait(timeout=600) == 0, proc.stdout.read()
+    uninterrupted = snakemake(fresh, new, SYNTHETIC["target"])  # beside the changed run
 
     step = kill_after_first_checkpoint(changed, old, SYNTHETIC)
     assert 0 < step < 4000
     proc = snakemake(changed, new, SYNTHETIC["target"])
     assert proc.wait(timeout=600) == 0, proc.stdout.read()
+    assert uninterrupted.wait(timeout=600) == 0, uninterrupted.stdout.read()
     log = (changed / SYNTHETIC["log"]).read_text()
     assert "checkpoint set aside: lr 0.0001 -> 0.0003" in log and "resuming" not in log
     aside = list((changed / SYNTHETIC["checkpoint"]).parent.glob("checkpoint.set-aside-*.pt"))
@@ -219,14 +222,19 @@ def test_repdist_progress_reports_a_run_in_progress(tmp_path):
 @pytest.mark.slow  # a second whole quick DAG, ~5 min: `make test-slow` (CI) runs it
 def test_two_quick_runs_give_identical_data(tmp_path, quick_outputs):
     """The whole quick DAG twice from scratch: every parquet table and CSV table is equal
-    (`repdist diff`, what the SLURM check uses too)."""
-    second = tmp_path / "second"
-    res = subprocess.run(
-        [SNAKEMAKE, "--cores", "2", "-s", str(ROOT / "Snakefile"), "--directory", str(second),
-         "--configfile", str(ROOT / "config.quick.yaml")],
-        capture_output=True, text=True, timeout=1200,
-    )
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    (`repdist diff`, what the SLURM check uses too). In CI the second run is the one
+    `make test-slurm` made through SLURM (tests/quick_runs.py)."""
+    from quick_runs import shared_run
+
+    second = shared_run("slurm")
+    if second is None:
+        second = tmp_path / "second"
+        res = subprocess.run(
+            [SNAKEMAKE, "--cores", "2", "-s", str(ROOT / "Snakefile"), "--directory",
+             str(second), "--configfile", str(ROOT / "config.quick.yaml")],
+            capture_output=True, text=True, timeout=1200,
+        )
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     from repdist.cli.diff import diff_runs
 
     compared, problems = diff_runs(quick_outputs, second / "results" / "quick")

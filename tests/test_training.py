@@ -89,7 +89,7 @@ def test_paper_batch_order_is_the_original_dataloader_order(n, batch_size, steps
                                                            strict=True))
 
 
-def _stack_and_alone(data, fix, dtype, steps=200, protocol="clean"):
+def _stack_and_alone(data, fix, dtype, steps=200, protocol="clean", device="cpu"):
     """`fix`: one (fix_g, fix_f) for every seed, or a list of them, one per model."""
     train_d, test_d, codes = data
     cfg = train_config(steps=steps, batch_size=64, eval_every=100, log_every=50, protocol=protocol)
@@ -98,12 +98,12 @@ def _stack_and_alone(data, fix, dtype, steps=200, protocol="clean"):
     stack = StackedModelClass([build_synthetic_model(s, K, 16, 2, *f).to(dtype)
                                for s, f in zip(seeds, fixes, strict=True)])
     log, finals = train(stack, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
-        cfg)
+        cfg, RunOptions(device=device))
     alone = []
     for s, f in zip(seeds, fixes, strict=True):
         model = build_synthetic_model(s, K, 16, 2, *f).to(dtype)
         log_1, finals_1 = train(model, TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels, codes),
-            cfg)
+            cfg, RunOptions(device=device))
         alone.append((model, log_1, finals_1))
     return stack, log, finals, alone
 
@@ -117,18 +117,23 @@ def test_stacked_training_is_each_seed_trained_alone(data, fix, protocol):
     those of the plain nn.Linear model trained alone: the stack changes nothing but speed,
     also when its models differ in length fixing (the variants one job trains together)."""
     stack, log, finals, alone = _stack_and_alone(data, fix, torch.float64, protocol=protocol)
-    for i, (model, log_1, finals_1) in enumerate(alone):
-        for name, p in model.state_dict().items():
-            q = stack.state_dict_of(i)[name]
-            rel = float((p - q).norm() / p.norm())
-            assert rel <= 1e-9, (i, name, rel)
-        assert finals["test_loss"][i] == pytest.approx(finals_1["test_loss"][0], rel=1e-9)
+    assert_stack_is_each_alone(stack, finals, alone)
     if protocol == "clean":  # 200 steps; tests before the step
         assert log.train_steps == [0, 50, 100, 150, 200] and log.test_steps == [0, 100]
         assert finals["steps_total"] == 200
     else:  # 7 whole epochs of 32 batches; test passes after the update of steps 0, 100, 200
         assert log.train_steps == [0, 50, 100, 150, 200] and log.test_steps == [0, 100, 200]
         assert finals["steps_total"] == 224
+
+
+def assert_stack_is_each_alone(stack, finals, alone):
+    """Every seed's weights and final test loss in the stack equal it trained alone (1e-9)."""
+    for i, (model, _, finals_1) in enumerate(alone):
+        for name, p in model.state_dict().items():
+            q = stack.state_dict_of(i)[name]
+            rel = float((p - q).norm() / p.norm())
+            assert rel <= 1e-9, (i, name, rel)
+        assert finals["test_loss"][i] == pytest.approx(finals_1["test_loss"][0], rel=1e-9)
 
 
 def test_stacked_training_in_float32_matches_up_to_rounding(data):

@@ -1,21 +1,30 @@
-"""`make gpu-bundle`: pack what a lent GPU machine needs to run `make bench-gpu` as it is, offline.
+"""`make gpu-bundle`: pack what an offline GPU machine needs to run the project's GPU work as
+it is: `make bench-gpu`, `make test-gpu` and a whole DAG through Snakemake.
 
-Such a machine (the ones lent to this project: python3 with torch, numpy, pandas, pyarrow,
-matplotlib, scipy, pyyaml and more, no Snakemake, no network, at most 64 MiB carried) cannot run
-`make venv`. The bundle, a folder `.gpu-bundle/` beside the project (git-ignored), holds:
+Such a machine (python3 with torch, numpy, pandas, pyarrow, matplotlib, scipy, pyyaml and more,
+no Snakemake, no network, at most 64 MiB carried) cannot run `make venv`. The bundle, a folder
+`.gpu-bundle/` beside the project (git-ignored), holds:
 
-- `wheels/`: the distributions the benchmark imports that the GPU machine's image lacks (found by
-  importing benchmarks/gpu_paper.py here and subtracting GPU_IMAGE), at this venv's versions,
-  built for CPython 3.12 on manylinux x86-64; today none are missing, and the list says so;
-- `run.sh`: installs those wheels offline into a folder beside a shim of the Makefile's venv (a
-  `bin/python` that runs the machine's python3 with them and `src/` on the path, and the venv's
-  `.installed` mark), then runs `make bench-gpu VENV=<shim>` (the same command line without
-  make), within a time limit (BUDGET, default 19m), and copies the JSON to $OUT when set;
-  `run.sh --smoke` runs the benchmark's CPU smoke mode (what tests/test_gpu_bundle.py runs here);
+- `wheels/`: the distributions that the benchmark imports and that Snakemake needs, less what the
+  GPU machine's image holds (GPU_IMAGE), at this venv's versions, built for CPython 3.12 on
+  manylinux x86-64 (a distribution PyPI has no wheel of is built here: pure Python);
+- `authors-code/` and `authors-checkpoints/`: the authors' source tree and the ten checkpoints that
+  `make test-gpu` compares with (--authors-code, --authors-checkpoints: a clone of their
+  repository and its checkpoints/ folder; by default ../shared's copies where the project sits
+  beside one; left out when absent, and those two tests then skip, saying so);
+- `run.sh`: installs the wheels offline into a folder beside a shim of the Makefile's venv (a
+  `bin/python` that runs the machine's python3 with them and `src/` on the path, a
+  `bin/snakemake`, the venv's `.installed` mark), then runs, within a time limit (BUDGET,
+  default 19m), one of
+    `run.sh [bench-gpu] [ARGS]`  make bench-gpu (its JSON copied to $OUT when set);
+    `run.sh --smoke`             the benchmark's CPU smoke mode (tests/test_gpu_bundle.py);
+    `run.sh test-gpu`            make test-gpu, with the authors' files found;
+    `run.sh dag [ARGS]`          snakemake --profile profiles/workstation ARGS (a whole DAG),
+                                 its wall time, and `repdist job-times` into $OUT;
 - `MANIFEST.txt`: what is inside, and the size that travels with the project.
 
 On this workplace: `make gpu-bundle`, then the device tool with carry [".gpu-bundle"] and
-the command `bash .gpu-bundle/run.sh`.
+the command `bash .gpu-bundle/run.sh test-gpu`.
 """
 
 from __future__ import annotations
@@ -29,8 +38,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARK = ROOT / "benchmarks/gpu_paper.py"
+SHARED = ROOT.parent / "shared"  # the default home of the authors' files beside a checkout
 LIMIT_BYTES = 64 * 2**20  # what the device tool carries: the project and the bundle together
 PYTHON_VERSION = "3.12"  # the GPU machines' python3
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"]
@@ -43,10 +56,17 @@ numpy packaging pandas pillow pip pluggy psutil pyarrow pygments pyparsing pytes
 pytz pyyaml requests scikit-learn scipy setuptools six sympy tabulate threadpoolctl torch tqdm
 triton typing-extensions tzdata urllib3 wheel wrapt
 """.split())
+# What `make test-gpu` compares our GPU-trained seeds with (tests/test_gpu.py): K = 4 and 6,
+# width 32, seeds 0-4, trained.
+AUTHORS_CHECKPOINTS = [
+    f"{date}trained_radial_classification_SmallMLP_classes{k}_seed{s}_features32_fd2_data20000"
+    "_lr0_0001_steps15000"
+    for k, date in ((4, "2025-04-22"), (6, "2024-12-06")) for s in range(5)]
 
 RUN_SH = r"""#!/usr/bin/env bash
-# `make bench-gpu` on a machine without network whose python3 has torch (tools/gpu_bundle.py).
-#   bash .gpu-bundle/run.sh [--smoke]     PYTHON (default python3), BUDGET (default 19m), OUT
+# The project's GPU work on a machine without network whose python3 has torch
+# (tools/gpu_bundle.py): bash .gpu-bundle/run.sh [bench-gpu|test-gpu|dag|--smoke] [ARGS]
+#   PYTHON (default python3), BUDGET (default 19m), OUT (where results are copied)
 set -euo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$bundle")
@@ -61,23 +81,44 @@ cat >"$shim/bin/python" <<EOF
 #!/bin/sh
 PYTHONPATH="$shim/site:$root/src\${PYTHONPATH:+:\$PYTHONPATH}" exec "$py" "\$@"
 EOF
-chmod +x "$shim/bin/python"
-touch "$shim/.installed"    # the Makefile's venv, made: `make bench-gpu` runs as it is
+printf '#!/bin/sh\nexec "%s/bin/python" -m snakemake "$@"\n' "$shim" >"$shim/bin/snakemake"
+chmod +x "$shim/bin/python" "$shim/bin/snakemake"
+touch "$shim/.installed"    # the Makefile's venv, made: make runs as it is
+export PATH="$shim/bin:$PATH"
+if [[ -d $bundle/authors-code ]]; then export REPDIST_AUTHORS_CODE="$bundle/authors-code"; fi
+if [[ -d $bundle/authors-checkpoints ]]; then
+    export REPDIST_AUTHORS_CHECKPOINTS="$bundle/authors-checkpoints"
+fi
 cd "$root"
 probe='import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
 echo "gpu-bundle: $("$shim/bin/python" -c "$probe")"
+what=bench-gpu
+case "${1:-}" in bench-gpu|test-gpu|dag) what=$1; shift ;; esac
 status=0
-if command -v make >/dev/null; then
-    timeout "${BUDGET:-19m}" make bench-gpu VENV="$shim" BENCH_ARGS="$*" || status=$?
-else
-    timeout "${BUDGET:-19m}" "$shim/bin/python" benchmarks/gpu_paper.py \
-        --json results/benchmarks/gpu_paper.json "$@" || status=$?
-fi
+start=$(date +%s)
+case $what in
+    bench-gpu)
+        timeout "${BUDGET:-19m}" make bench-gpu VENV="$shim" BENCH_ARGS="$*" || status=$? ;;
+    test-gpu)
+        timeout "${BUDGET:-19m}" make test-gpu VENV="$shim" || status=$? ;;
+    dag)
+        timeout "${BUDGET:-19m}" "$shim/bin/snakemake" --profile profiles/workstation "$@" \
+            || status=$? ;;
+esac
+echo "gpu-bundle: $what took $(( $(date +%s) - start )) s (exit $status)"
 if [[ $status -eq 124 ]]; then
-    echo "gpu-bundle: stopped at the time limit (${BUDGET:-19m}); no JSON written" >&2
+    echo "gpu-bundle: stopped at the time limit (${BUDGET:-19m})" >&2
 fi
-if [[ -n ${OUT:-} && -f results/benchmarks/gpu_paper.json ]]; then
-    cp results/benchmarks/gpu_paper.json "$OUT/"
+if [[ -n ${OUT:-} ]]; then
+    if [[ -f results/benchmarks/gpu_paper.json ]]; then cp results/benchmarks/gpu_paper.json "$OUT/"; fi
+    if [[ $what == dag ]]; then
+        for folder in results results/quick; do
+            if [[ -d $folder/benchmarks ]]; then
+                "$shim/bin/python" -m repdist job-times "$folder" \
+                    >"$OUT/job-times-$(basename "$folder").txt" 2>&1 || true
+            fi
+        done
+    fi
 fi
 exit "$status"
 """
@@ -106,6 +147,25 @@ print(json.dumps({{d: md.version(d) for d in dists}}))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def requirement_closure(name: str, python: str = PYTHON_VERSION) -> dict[str, str]:
+    """{distribution: version} of `name` and everything it requires on `python`, as installed
+    here (`make venv` holds exactly what the lock pins)."""
+    env = {**default_environment(), "python_version": python,
+           "python_full_version": f"{python}.0", "extra": ""}
+    found: dict[str, str] = {}
+    todo = [name]
+    while todo:
+        dist = md.distribution(todo.pop())
+        if normalise(dist.metadata["Name"]) in {normalise(n) for n in found}:
+            continue
+        found[dist.metadata["Name"]] = dist.version
+        for line in dist.requires or []:
+            req = Requirement(line)
+            if req.marker is None or req.marker.evaluate(env):
+                todo.append(req.name)
+    return found
+
+
 def missing(needed: dict[str, str], present: frozenset[str] = GPU_IMAGE) -> dict[str, str]:
     """The needed distributions the GPU image lacks (this project itself travels as source)."""
     return {d: v for d, v in sorted(needed.items())
@@ -119,7 +179,24 @@ def download(wanted: dict[str, str], folder: Path) -> None:
                "--only-binary=:all:", "--python-version", PYTHON_VERSION, "--implementation",
                "cp", *sum([["--platform", p] for p in PLATFORMS], []), "-d", str(folder),
                f"{name}=={version}"]
-        subprocess.run(cmd, check=True)
+        if subprocess.run(cmd).returncode != 0:  # no wheel on PyPI: build one (pure Python)
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                            "-w", str(folder), f"{name}=={version}"], check=True)
+
+
+def copy_authors_files(out: Path, code: Path, checkpoints: Path) -> list[str]:
+    """The authors' source tree and the checkpoints test-gpu compares with, where given; what
+    was copied, by folder."""
+    copied = []
+    if (code / "src").is_dir():
+        shutil.copytree(code, out / "authors-code", ignore=shutil.ignore_patterns(".git"))
+        copied.append("authors-code")
+    if all((checkpoints / n).is_file() for n in AUTHORS_CHECKPOINTS):
+        (out / "authors-checkpoints").mkdir()
+        for name in AUTHORS_CHECKPOINTS:
+            shutil.copy2(checkpoints / name, out / "authors-checkpoints")
+        copied.append(f"authors-checkpoints ({len(AUTHORS_CHECKPOINTS)})")
+    return copied
 
 
 def project_bytes() -> int:
@@ -129,23 +206,26 @@ def project_bytes() -> int:
                if f and (ROOT / f.decode()).is_file())
 
 
-def pack(out: Path, fetch: bool = True) -> dict[str, object]:
+def pack(out: Path, fetch: bool = True, code: Path = SHARED / "authors-code",
+         checkpoints: Path = SHARED / "authors-checkpoints") -> dict[str, object]:
     """Write the bundle into `out` (replaced); what it holds."""
     if out.exists():
         shutil.rmtree(out)
     (out / "wheels").mkdir(parents=True)
-    carried = missing(imported_distributions())
+    carried = missing({**imported_distributions(), **requirement_closure("snakemake")})
     if carried and fetch:
         download(carried, out / "wheels")
+    authors = copy_authors_files(out, code, checkpoints) if fetch else []
     (out / "run.sh").write_text(RUN_SH)
     (out / "run.sh").chmod(0o755)
     wheels = sorted(p.name for p in (out / "wheels").glob("*.whl"))
     size = project_bytes() + sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    summary = {"carried": carried, "wheels": wheels, "travels_bytes": size,
+    summary = {"carried": carried, "wheels": wheels, "authors": authors, "travels_bytes": size,
                "limit_bytes": LIMIT_BYTES}
-    lines = [f"bench-gpu bundle (tools/gpu_bundle.py), for python {PYTHON_VERSION} with torch",
-             "wheels: " + (", ".join(wheels) or "none: the GPU image holds every distribution "
-                           "the benchmark imports"),
+    lines = [f"GPU bundle (tools/gpu_bundle.py), for python {PYTHON_VERSION} with torch",
+             f"wheels ({len(wheels)}): " + (", ".join(wheels) or "none downloaded"),
+             "the authors' files: " + (", ".join(authors) or "none (not found, or --no-fetch): "
+                                       "test-gpu's two comparisons with them skip"),
              f"project and bundle together: {size / 2**20:.1f} MiB of {LIMIT_BYTES / 2**20:.0f}"]
     (out / "MANIFEST.txt").write_text("\n".join(lines) + "\n")
     if size > LIMIT_BYTES:
@@ -158,8 +238,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / ".gpu-bundle")
     parser.add_argument("--no-fetch", action="store_true",
                         help="write run.sh and the manifest, download no wheels")
+    parser.add_argument("--authors-code", type=Path, default=SHARED / "authors-code",
+                        help="the authors' source tree (a clone of their repository)")
+    parser.add_argument("--authors-checkpoints", type=Path,
+                        default=SHARED / "authors-checkpoints",
+                        help="a folder holding their trained SmallMLP checkpoints")
     args = parser.parse_args()
-    summary = pack(args.out, fetch=not args.no_fetch)
+    summary = pack(args.out, fetch=not args.no_fetch, code=args.authors_code,
+                   checkpoints=args.authors_checkpoints)
     print((args.out / "MANIFEST.txt").read_text(), end="")
     if summary["carried"] and args.no_fetch:
         print(f"not downloaded (--no-fetch): {summary['carried']}")

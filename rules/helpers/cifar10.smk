@@ -7,15 +7,28 @@ def cifar_seeds_per_job():
 
 
 def cifar_train_runtime(wildcards, attempt=1, n_seeds=1):
-    """Minutes for n_seeds models trained together at full scale on a GPU, with a margin, times
-    the attempt (as training_runtime)."""
+    """Minutes for n_seeds models trained together, with a margin, times the attempt (as
+    training_runtime): at paper scale about 60 min for one model on a GPU (twice that for a
+    stack of 10), and on a CPU about 5 h a model (0.85 s a step on 2 cores, docs/results.md),
+    given 8.
+    """
     scale = CIFAR["training"]["steps"] / 20000 * (CIFAR["base_width"] / 64) ** 2
-    return max(10, int(60 * scale)) * (2 if n_seeds > 1 else 1) * attempt
+    if CIFAR_GPU:
+        return max(10, int(60 * scale)) * (2 if n_seeds > 1 else 1) * attempt
+    return max(10, int(480 * scale * n_seeds)) * attempt
 
 
 def cifar_model_settings(seeds):
     """CifarModelConfig fields of a job training `seeds` at the wildcard's M."""
-    keys = ("base_width", "g_width", "bn_momentum", "device", "bf16", "channels_last")
+    keys = (
+        "base_width",
+        "g_width",
+        "bn_momentum",
+        "device",
+        "bf16",
+        "tf32",
+        "channels_last",
+    )
     return lambda wc: {
         "rep_dim": int(wc.M),
         "seeds": seeds(wc),

@@ -59,6 +59,6 @@ def neurips_fit_available():
 
 def roeder_runtime(wildcards, attempt=1):
     """Minutes, times the attempt: a job of 10 seeds x 50,000 steps at width 64 took 6.4-8.6 min
-    on one core of a 2-core AMD EPYC (README), given 35."""
+    on one core of a 2-core AMD EPYC (docs/results.md), given 35."""
     scale = ROEDER["n_seeds"] / 10 * ROEDER["training"]["steps"] / 50000
     return max(5, int(30 * scale * (ROEDER["width"] / 64) ** 2 + 5)) * attempt

@@ -26,8 +26,9 @@
 #                            is the default              (default: "debug gpu")
 #   LOCAL_SLURM_STARTED_FILE if set, the names of the daemons this call started are
 #                            appended to it, one per line
-#   LOCAL_SLURM_FAKE_GPUS    fake GPU GRES on the node, 0|1 (default: 1)
-#                            gpu:fake:1 backed by /dev/null, so --gpus=1 /
+#   LOCAL_SLURM_FAKE_GPUS    fake GPU GRES on the node, 0 to 4 (default: 1):
+#                            gpu:fake:N, each backed by a character device of
+#                            /dev/{null,zero,full,urandom}, so --gpus=1 /
 #                            --gres=gpu:1 jobs can be scheduled on a GPU-less box
 #   LOCAL_SLURM_MIN_JOB_AGE  seconds finished jobs stay visible to squeue
 #                            (default: 600). Without accounting, the snakemake
@@ -121,8 +122,8 @@ threads=$(sed -n 's/.*ThreadsPerCore=\([0-9]*\).*/\1/p' <<<"$hw")
 realmem=$(sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p' <<<"$hw")
 mem=$((realmem * 9 / 10))    # headroom: RealMemory above the real value drains the node
 gres_node="" gres_types=""
-if [[ $FAKE_GPUS == 1 ]]; then
-    gres_node=" Gres=gpu:fake:1"
+if (( FAKE_GPUS > 0 )); then
+    gres_node=" Gres=gpu:fake:$FAKE_GPUS"
     gres_types="GresTypes=gpu"
 fi
 if [[ $ACCOUNTING == 1 ]]; then
@@ -176,7 +177,10 @@ tmpgres=$(mktemp)
 {
     echo "$MARK"
     echo "AutoDetect=off"
-    if [[ $FAKE_GPUS == 1 ]]; then echo "NodeName=$NODE Name=gpu Type=fake File=/dev/null"; fi
+    fake_files=(/dev/null /dev/zero /dev/full /dev/urandom)
+    for file in "${fake_files[@]:0:FAKE_GPUS}"; do
+        echo "NodeName=$NODE Name=gpu Type=fake File=$file"
+    done
 } >"$tmpgres"
 tmpdbd=$(mktemp)
 cat >"$tmpdbd" <<EOF
@@ -302,7 +306,8 @@ for _ in $(seq 60); do
 done
 case $state in
     idle|mixed|allocated|completing) ;;
-    *) die "node $NODE not ready (state '$state'); see /var/log/slurm/*.log" ;;
+    *)  reason=$(scontrol show node "$NODE" 2>/dev/null | sed -n 's/^ *Reason=//p' || true)
+        die "node $NODE not ready (state '$state'${reason:+, reason: $reason}); see /var/log/slurm/*.log" ;;
 esac
 
 hint="--slurm-status-command squeue"

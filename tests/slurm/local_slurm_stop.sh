@@ -10,8 +10,9 @@
 #   --cancel-jobs   first ask slurmctld to cancel all queued/running jobs
 #                   (scancel), so no slurmstepd job processes linger after
 #                   slurmd is gone. Without it, running jobs are reported.
-# Config files, the munge key, /var/lib/slurm state and the MariaDB data are
-# kept, so a later local_slurm_start.sh is fast.
+# The munge key, /var/lib/slurm state and the MariaDB data are kept, so a later
+# local_slurm_start.sh is fast; so are the config files, except slurm.conf once no
+# slurmctld runs (see the end).
 set -uo pipefail
 
 RUNDIR=/run/local-slurm
@@ -84,3 +85,12 @@ stop_one slurmctld
 stop_one slurmdbd
 stop_one mariadbd
 stop_one munged
+
+# With no controller, SLURM's client commands wait about 9 s for one: `scontrol show config`
+# does, and the Snakemake SLURM plugin runs it whenever Snakemake starts, so every later
+# snakemake on this machine would start 9 s late. Without slurm.conf they fail at once, as on a
+# machine without SLURM: the slurm.conf this pair wrote goes aside (the next start writes it).
+if ! pgrep -x slurmctld >/dev/null && grep -qs "managed by start_local_slurm.sh" /etc/slurm/slurm.conf; then
+    mv /etc/slurm/slurm.conf /etc/slurm/slurm.conf.stopped
+    log "slurm.conf set aside (no slurmctld runs): SLURM's commands now fail at once"
+fi

@@ -36,8 +36,17 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 CPU_PARTITION, GPU_PARTITION, ACCOUNT = "debug", "gpu", "local"
-GPU_RULES = {"cifar10_train"}
 CONFIGS = [ROOT / "config.quick.yaml"]
+# The quick config trains the synthetic models with `device: auto`: through SLURM the profile's
+# `gpu` line plans them for the GPU partition's nodes (the login node here has none; on the
+# fake-GPU node they then train on its CPU, as the local run does, to the same data). The
+# check fails if one of these is not planned so. (CIFAR-10's planning: tests/test_gpu_planning.py.)
+EXPECTED_GPU_RULES = {"synthetic_train", "synthetic_train_variants", "distillation_train",
+                      "bound_beyond_train"}
+FAKE_GPUS = 4  # on the node: GPU jobs of the faults' scenarios run side by side
+STATUS_CHECK_S = 5  # the plugin's first status check after a submission (its default: 40)
+# every torch job of both runs as on a GPU (repdist.io.host), as the test suite's quick DAG
+GUARDED_JOBS = {"REPDIST_GUARD_HOST_COPIES": "1"}
 RUNNING: list[subprocess.Popen] = []
 
 
@@ -46,16 +55,25 @@ def log(msg: str) -> None:
 
 
 def local_profile(work: Path) -> Path:
-    """profiles/slurm with the partition and account names of the local cluster."""
-    profile = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
-    profile["default-resources"]["slurm_partition"] = CPU_PARTITION
+    """profiles/slurm with the partition and account names of the local cluster (its
+    partitions.yaml's two partitions renamed) and quicker status checks; everything else as
+    shipped."""
+    shipped = ROOT / "profiles/slurm"
+    profile = yaml.safe_load((shipped / "config.yaml").read_text())
     profile["default-resources"]["slurm_account"] = ACCOUNT
-    for rule, resources in profile.get("set-resources", {}).items():
-        if "slurm_partition" in resources:
-            resources["slurm_partition"] = GPU_PARTITION if rule in GPU_RULES else CPU_PARTITION
+    # the plugin's first status check comes 40 s after a submission, later ones up to 180 s
+    # apart: right for a real cluster's sacct, but the quick DAG's chains of second-long jobs
+    # would wait on it here
+    profile["slurm-init-seconds-before-status-checks"] = STATUS_CHECK_S
+    partitions = yaml.safe_load((shipped / profile["slurm-partition-config"]).read_text())
+    renamed = {}
+    for name, limits in partitions["partitions"].items():
+        renamed[GPU_PARTITION if limits.get("max_gpu", 0) > 0 else CPU_PARTITION] = limits
     folder = work / "profile"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.yaml").write_text(yaml.safe_dump(profile, sort_keys=False))
+    (folder / profile["slurm-partition-config"]).write_text(
+        yaml.safe_dump({"partitions": renamed}, sort_keys=False))
     return folder
 
 
@@ -96,7 +114,8 @@ def snakemake(*args: str, log_file: Path,
     cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), *args]
     cmd += ["--configfile", *map(str, configs)]  # one flag: a second would replace the first
     with open(log_file, "w") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT,
+                                env={**os.environ, **GUARDED_JOBS})
     RUNNING.append(proc)
     return proc, time.monotonic()
 
@@ -111,20 +130,30 @@ def finish(run: tuple[subprocess.Popen, float], log_file: Path) -> float:
     return time.monotonic() - start
 
 
-def planned_jobs(work: Path) -> Counter:
-    """Jobs per rule of the quick DAG that run as cluster jobs (target rules are local)."""
+def planned_jobs(work: Path, profile: Path, configs: Sequence[Path]) -> tuple[Counter, set[str]]:
+    """Jobs per rule that the SLURM run plans as cluster jobs (target rules are local), and
+    the rules whose jobs ask for a GPU: a dry run with the run's profile and configs, here, on a
+    login node without a GPU."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import dag_snapshot
+
     out = subprocess.run(
-        [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-n", "--quiet",
-         "rules", "--directory", str(work / "dry"), *sum([["--configfile", str(c)] for c in CONFIGS], [])],
+        [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-n",
+         "--profile", str(profile), "--directory", str(work / "dry"),
+         "--configfile", *map(str, configs)],
         capture_output=True, text=True, check=True,
     ).stdout
-    counts: Counter = Counter()
-    for line in out.splitlines():
-        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if m and m.group(1) != "total":
-            counts[m.group(1)] = int(m.group(2))
     local = {"all", "constructed_all", "synthetic_all", "cifar10_all", "beyond_all"}
-    return Counter({rule: n for rule, n in counts.items() if rule not in local})
+    counts: Counter = Counter()
+    gpu_rules: set[str] = set()
+    for block in dag_snapshot.jobs(out):
+        rule = block.splitlines()[0].split()[1].rstrip(":")
+        if block.startswith("localrule") or rule in local:
+            continue
+        counts[rule] += 1
+        if re.search(r"\bgpu=[1-9]", block):
+            gpu_rules.add(rule)
+    return counts, gpu_rules
 
 
 def sacct_jobs(run_name: str) -> list[dict[str, str]]:
@@ -141,19 +170,22 @@ def sacct_jobs(run_name: str) -> list[dict[str, str]]:
     return rows
 
 
-def check_jobs(rows: list[dict[str, str]], planned: Counter) -> list[str]:
+def check_jobs(rows: list[dict[str, str]], planned: Counter, gpu_rules: set[str]) -> list[str]:
     problems = []
+    if not EXPECTED_GPU_RULES <= gpu_rules:
+        problems.append(f"planned without a GPU: {EXPECTED_GPU_RULES - gpu_rules} (the "
+                        "profile's gpu line should plan them for GPU nodes)")
     ran = Counter(row["rule"] for row in rows if row["State"] == "COMPLETED")
     if ran != planned:
         problems.append(f"completed SLURM jobs per rule {dict(ran)} != planned {dict(planned)}")
     for row in rows:
         if row["State"] != "COMPLETED":
             problems.append(f"job {row['JobID']} ({row['rule']}): {row['State']}")
-        want = GPU_PARTITION if row["rule"] in GPU_RULES else CPU_PARTITION
+        want = GPU_PARTITION if row["rule"] in gpu_rules else CPU_PARTITION
         if row["Partition"] != want:
             problems.append(f"job {row['JobID']} ({row['rule']}) ran in {row['Partition']}, not {want}")
         has_gpu = "gres/gpu=1" in row["AllocTRES"]
-        if has_gpu != (row["rule"] in GPU_RULES):
+        if has_gpu != (row["rule"] in gpu_rules):
             problems.append(f"job {row['JobID']} ({row['rule']}): AllocTRES {row['AllocTRES']}")
         if row["Account"] != ACCOUNT:
             problems.append(f"job {row['JobID']} ({row['rule']}): account {row['Account']}")
@@ -187,10 +219,32 @@ def same_data(a: Path, b: Path) -> bool:
 
 
 def main() -> int:
-    work, keep, _ = scratch_folder(__doc__.splitlines()[0], "slurm")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--faults", action="store_true",
+                        help="then inject slurm_faults.py's faults on the same cluster")
+    parser.add_argument("--keep-runs", type=Path,
+                        help="keep the two quick runs here (local/, slurm/) for the test suite "
+                             "(REPDIST_QUICK_RUNS, tests/quick_runs.py)")
+    work, keep, args = scratch_folder(__doc__.splitlines()[0], "slurm", parser)
+    knobs = {"fake_gpus": str(FAKE_GPUS)}
+    if args.faults:
+        from slurm_faults import SLURMD_TIMEOUT_S
+        knobs["slurmd_timeout"] = str(SLURMD_TIMEOUT_S)
     try:
-        with local_cluster(work):
-            return check_quick_dag(work)
+        with local_cluster(work, **knobs) as restart:
+            code = check_quick_dag(work)
+            if code == 0 and args.keep_runs:
+                sys.path.insert(0, str(HERE.parent))
+                from quick_runs import keep as keep_runs
+
+                keep_runs({"local": work / "local", "slurm": work / "slurm"}, args.keep_runs)
+                log(f"the two quick runs kept in {args.keep_runs}")
+            if args.faults:
+                from slurm_faults import SCENARIOS, faults, report
+
+                code = report(faults(work / "faults", restart, list(SCENARIOS)),
+                              list(SCENARIOS)) or code
+            return code
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -199,8 +253,8 @@ def main() -> int:
 def check_quick_dag(work: Path) -> int:
     """Steps 2-4 of the module docstring; 0 when the SLURM run passes every check."""
     profile = local_profile(work)
-    planned = planned_jobs(work)
-    log(f"quick DAG: {sum(planned.values())} cluster jobs planned")
+    planned, gpu_rules = planned_jobs(work, profile, CONFIGS)
+    log(f"quick DAG: {sum(planned.values())} cluster jobs planned, on GPUs: {sorted(gpu_rules)}")
 
     # one after the other: run at once they oversubscribe the cores (the CIFAR jobs use two
     # threads each) and both slow down several-fold
@@ -221,7 +275,7 @@ def check_quick_dag(work: Path) -> int:
     for row in rows:
         print(f"{row['JobID']:>6} {row['rule']:28} {row['Partition']:9} {row['State']:9} "
               f"{row['Elapsed']:8} {row['AllocTRES']}")
-    problems = check_jobs(rows, planned)
+    problems = check_jobs(rows, planned, gpu_rules)
 
     if not same_data(work / "local/results/quick", work / "slurm/results/quick"):
         problems.append("the SLURM run's data differ from the local run's")

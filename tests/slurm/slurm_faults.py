@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -40,6 +41,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from slurm_check import (  # noqa: E402
+    FAKE_GPUS,
     ROOT,
     local_cluster,
     local_profile,
@@ -105,6 +107,9 @@ def job_id(folder: Path) -> str | None:
 def run_id(folder: Path, every: bool = False) -> str:
     """The SLURM job name of the folder's last run (`every`: of all its runs, comma-separated)."""
     ids = re.findall(r"SLURM run ID: (\S+)", head_log(folder))
+    if not ids:
+        tail = "".join(head_log(folder).splitlines(keepends=True)[-30:])
+        raise SystemExit(f"slurm_faults: no run of {folder} reached SLURM; its log ends:\n{tail}")
     return ",".join(ids) if every else ids[-1]
 
 
@@ -162,28 +167,31 @@ def outcome(name: str, folder: Path, reference: Path, code: int, extra: list[str
     return [f"{name}: {p}" for p in problems]
 
 
-def requeue(folder: Path, profile: Path, config: Path, reference: Path) -> list[str]:
+Reference = Callable[[str], Path]  # "short" | "long" -> the uninterrupted run's folder
+
+
+def requeue(folder: Path, profile: Path, config: Path, reference: Reference) -> list[str]:
     run = start(folder, profile, config)
-    wait_for("checkpoint", lambda: checkpoint(folder), 180)
+    wait_for("checkpoint", lambda: checkpoint(folder), 900)  # queued behind the others
     job = job_id(folder)
     subprocess.run(["scontrol", "requeue", job], check=True)
     log(f"requeue: job {job} requeued after its first checkpoint")
-    code = finished(run, 600)
+    code = finished(run, 1200)
     records = sacct_states(run_id(folder))
     extra = [] if any(state == "REQUEUED" for _, state, _ in records) else [
         f"no REQUEUED record: {records}"]
-    return outcome("requeue", folder, reference, code, extra)
+    return outcome("requeue", folder, reference("short"), code, extra)
 
 
-def time_limit(folder: Path, profile: Path, config: Path, reference: Path) -> list[str]:
+def time_limit(folder: Path, profile: Path, config: Path, reference: Reference) -> list[str]:
     settings = yaml.safe_load((profile / "config.yaml").read_text())
     settings["retries"] = 3
     settings.setdefault("set-resources", {}).update(
         {rule: {"runtime": "attempt"} for rule in TRAIN_RULES})
     timed = folder / "profile"
-    timed.mkdir(parents=True)
+    shutil.copytree(profile, timed)  # the partitions file too
     (timed / "config.yaml").write_text(yaml.safe_dump(settings, sort_keys=False))
-    code = finished(start(folder, timed, config), 900)
+    code = finished(start(folder, timed, config), 1800)
     records = sacct_states(run_id(folder))
     timed_out = [limit for _, state, limit in records if state == "TIMEOUT"]
     completed = [limit for _, state, limit in records if state == "COMPLETED"]
@@ -192,13 +200,13 @@ def time_limit(folder: Path, profile: Path, config: Path, reference: Path) -> li
         extra.append(f"no job hit its time limit: {records}")
     elif not completed or max(completed) <= min(timed_out):  # HH:MM:SS compares as text
         extra.append(f"no later attempt with a longer limit completed: {records}")
-    return outcome("time limit", folder, reference, code, extra)
+    return outcome("time limit", folder, reference("long"), code, extra)
 
 
-def stop_head(folder: Path, profile: Path, config: Path, reference: Path,
+def stop_head(folder: Path, profile: Path, config: Path, reference: Reference,
               signum: signal.Signals) -> list[str]:
     run = start(folder, profile, config)
-    wait_for("checkpoint", lambda: checkpoint(folder), 180)
+    wait_for("checkpoint", lambda: checkpoint(folder), 900)  # queued behind the others
     sent = time.monotonic()
     run[0].send_signal(signum)
     code = finished(run, STOP_LIMIT_S + 120)
@@ -211,14 +219,14 @@ def stop_head(folder: Path, profile: Path, config: Path, reference: Path,
     if left:
         extra.append(f"jobs left in the queue: {left}")
     extra += whole_files(folder)
-    rerun = finished(start(folder, profile, config), 600)
-    return outcome(signum.name, folder, reference, rerun, extra)
+    rerun = finished(start(folder, profile, config), 1200)
+    return outcome(signum.name, folder, reference("short"), rerun, extra)
 
 
-def slurmd_stopped(folder: Path, profile: Path, config: Path, reference: Path,
+def slurmd_stopped(folder: Path, profile: Path, config: Path, reference: Reference,
                    restart: Callable[[], None]) -> list[str]:
     run = start(folder, profile, config)
-    wait_for("checkpoint", lambda: checkpoint(folder), 180)
+    wait_for("checkpoint", lambda: checkpoint(folder), 900)  # queued behind the others
     pid = int(Path("/run/local-slurm/slurmd.pid").read_text())
     subprocess.run(["kill", "-TERM", str(pid)], check=True)
     log(f"slurmd (pid {pid}) stopped under job {job_id(folder)}")
@@ -231,7 +239,7 @@ def slurmd_stopped(folder: Path, profile: Path, config: Path, reference: Path,
         f"{sacct_states(run_id(folder))}")
     restart()
     log("slurmd started again")
-    code = finished(run, 600)
+    code = finished(run, 1200)
     if code != 0:
         log(f"slurmd: the run ended with status {code}; running it again")
         code = finished(start(folder, profile, config), 600)
@@ -241,44 +249,64 @@ def slurmd_stopped(folder: Path, profile: Path, config: Path, reference: Path,
         extra.append(f"the job was not failed by the node's loss: {records}")
     if len({job for job, _, _ in records}) > 1:  # SLURM's requeue and a resubmission at once
         extra.append(f"more than one SLURM job trained the model: {records}")
-    return outcome("slurmd stopped", folder, reference, code, extra)
+    return outcome("slurmd stopped", folder, reference("long"), code, extra)
 
 
 def reference_run(work: Path, config: Path) -> Path:
     folder = work / f"reference_{config.stem}"
     local = start(folder, ROOT / "profiles/workstation", config)
-    if finished(local, 900) != 0:
+    if finished(local, 1800) != 0:
         raise SystemExit(f"slurm_faults: the uninterrupted local run failed, see {folder}")
+    log(f"uninterrupted local run ({config.stem}) done")
     return folder
 
 
 SCENARIOS = ("requeue", "sigterm", "sigint", "slurmd", "time_limit")
 
 
+# Run together (their waits overlap: a requeued job's hold, time limits, heads exiting), then
+# the one that takes the node down, alone (it fails every job on the node).
+TOGETHER = ("requeue", "time_limit", "sigterm", "sigint")
+ALONE = ("slurmd",)
+
+
 def faults(work: Path, restart: Callable[[], None], chosen: list[str]) -> list[str]:
-    """Run the `chosen` scenarios, each in its own folder under `work`; their problems."""
+    """Run the `chosen` scenarios, each in its own folder under `work`, those of TOGETHER at
+    the same time (with the uninterrupted reference runs), then those of ALONE; their
+    problems."""
     profile = local_profile(work)
     configs = {"short": overlay(work, **SHORT), "long": overlay(work, **LONG)}
-    refs: dict[str, Path] = {}
+    pool = ThreadPoolExecutor(max_workers=len(SCENARIOS) + 2)
+    refs = {size: pool.submit(reference_run, work, config) for size, config in configs.items()}
 
     def ref(size: str) -> Path:
-        if size not in refs:
-            refs[size] = reference_run(work, configs[size])
-            log(f"uninterrupted local run ({size}) done")
-        return refs[size]
+        return refs[size].result()
 
     scenarios = {
-        "requeue": lambda: requeue(work / "requeue", profile, configs["short"], ref("short")),
-        "sigterm": lambda: stop_head(work / "sigterm", profile, configs["short"], ref("short"),
+        "requeue": lambda: requeue(work / "requeue", profile, configs["short"], ref),
+        "sigterm": lambda: stop_head(work / "sigterm", profile, configs["short"], ref,
                                      signal.SIGTERM),
-        "sigint": lambda: stop_head(work / "sigint", profile, configs["short"], ref("short"),
+        "sigint": lambda: stop_head(work / "sigint", profile, configs["short"], ref,
                                     signal.SIGINT),
-        "slurmd": lambda: slurmd_stopped(work / "slurmd", profile, configs["long"], ref("long"),
+        "slurmd": lambda: slurmd_stopped(work / "slurmd", profile, configs["long"], ref,
                                          restart),
-        "time_limit": lambda: time_limit(work / "time_limit", profile, configs["long"],
-                                         ref("long")),
+        "time_limit": lambda: time_limit(work / "time_limit", profile, configs["long"], ref),
     }
-    return [problem for name in chosen for problem in scenarios[name]()]
+    problems = []
+    with pool:
+        for phase in (TOGETHER, ALONE):
+            running = [pool.submit(scenarios[name]) for name in phase if name in chosen]
+            problems += [p for future in running for p in future.result()]
+    return problems
+
+
+def report(problems: list[str], chosen: list[str]) -> int:
+    for line in problems:
+        log(f"FAIL: {line}")
+    if not problems:
+        log(f"OK: {len(chosen)} faults injected ({', '.join(chosen)}); every run ended "
+            "with data equal to an uninterrupted run")
+    return 1 if problems else 0
 
 
 def main() -> int:
@@ -286,16 +314,10 @@ def main() -> int:
     parser.add_argument("--only", nargs="+", choices=SCENARIOS, default=list(SCENARIOS),
                         help="run these scenarios only (default: all)")
     work, keep, args = scratch_folder(__doc__.splitlines()[0], "slurm-faults", parser)
-    chosen = args.only
     try:
-        with local_cluster(work, slurmd_timeout=str(SLURMD_TIMEOUT_S)) as restart:
-            problems = faults(work, restart, chosen)
-        for line in problems:
-            log(f"FAIL: {line}")
-        if not problems:
-            log(f"OK: {len(chosen)} faults injected ({', '.join(chosen)}); every run ended "
-                "with data equal to an uninterrupted run")
-        return 1 if problems else 0
+        with local_cluster(work, slurmd_timeout=str(SLURMD_TIMEOUT_S),
+                           fake_gpus=str(FAKE_GPUS)) as restart:
+            return report(faults(work, restart, args.only), args.only)
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)

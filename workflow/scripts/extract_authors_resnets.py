@@ -10,12 +10,13 @@ from repdist.io import provenance
 from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-with job_log(sm.log[0]) as log:
+with job_log(sm.log[0], gpus=sm.resources.get("gpu", 0)) as log:
     o = sm.output
     files = [SeedFiles({"test": Path(test), "train": Path(train)}, Path(u), Path(m))
              for test, train, u, m in zip(o.embeddings_test, o.embeddings_train, o.unembeddings,
                                           o.metrics, strict=True)]
     rows = extract_cifar(sm.input.checkpoints, load_cifar10(sm.params.folder), files,
-                         sm.params.eval_batch_size, provenance(sm.params.run_config))
+                         sm.params.eval_batch_size, provenance(sm.params.run_config),
+                         sm.params.device)
     for r in rows:
         log.info("%s: test accuracy %.4f", r["source"], r["test_accuracy"])

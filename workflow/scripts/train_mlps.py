@@ -13,9 +13,10 @@ from repdist.training.devices import resolve_device
 from repdist.training.loop import TrainConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-with job_log(sm.log[0]) as log:
+gpus = sm.resources.get("gpu", 0)
+with job_log(sm.log[0], gpus=gpus) as log:
     torch.set_num_threads(sm.threads)
-    device = resolve_device(sm.params.device, "synthetic.device")
+    device = resolve_device(sm.params.device, "synthetic.device", promised=bool(gpus))
     model_cfgs = [
         SyntheticModelConfig(**sm.params.model_cfg, fix_g=fix_g, fix_f=fix_f)
         for fix_g, fix_f in sm.params.variants

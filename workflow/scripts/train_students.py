@@ -14,9 +14,10 @@ from repdist.training.devices import resolve_device
 from repdist.training.loop import RunOptions, TrainConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-with job_log(sm.log[0]) as log:
+gpus = sm.resources.get("gpu", 0)
+with job_log(sm.log[0], gpus=gpus) as log:
     torch.set_num_threads(sm.threads)
-    device = resolve_device(sm.params.device, "synthetic.device")
+    device = resolve_device(sm.params.device, "synthetic.device", promised=bool(gpus))
     model_cfg = SyntheticModelConfig(**sm.params.model_cfg, fix_g=0.0, fix_f=0.0)
     spec = StudentSpec(sm.wildcards.loss, sm.params.student_seed_offset)
     train_cfg = TrainConfig(**sm.params.train_cfg)

@@ -131,22 +131,24 @@ def fetch(url_base: str, names: Sequence[str], folder: str | Path,
 
 
 def extract_cifar(checkpoints: Sequence[str | Path], data: Any, files: Sequence[SeedFiles],
-                  eval_batch_size: int, provenance_meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+                  eval_batch_size: int, provenance_meta: Mapping[str, Any],
+                  device: str = "auto") -> list[dict[str, Any]]:
     """The authors' ResNetCIFAR10 checkpoints, each written as our CIFAR models' files:
     eval-mode embeddings of the test and train images, unembeddings, and metrics (loss and
-    accuracy measured here in eval mode: their train-mode losses were not shipped)."""
+    accuracy measured here in eval mode: their train-mode losses were not shipped); on
+    `device` (cifar10.device: auto | cpu | cuda)."""
     from ..data.cifar10 import normalise
     from ..models.authors import load_cifar_model
     from ..training.devices import resolve_device
 
-    device = resolve_device("auto", "cifar10.device")
+    torch_device = resolve_device(device, "cifar10.device")
     codes = label_codes(np.arange(10), 10)
     splits = {"test": (data.test_images, data.test_labels),
               "train": (data.train_images, data.train_labels)}
     rows = []
     for path, out in zip(checkpoints, files, strict=True):
         name = parse_name(path)
-        model = load_cifar_model(path).to(device)
+        model = load_cifar_model(path).to(torch_device)
         meta = {"experiment": "authors_cifar10", "source": Path(path).name,
                 "sha256": file_digest(path), "standin_data": data.standin, "K": 10,
                 "M": name.rep_dim, "width": name.width, "steps": name.steps,

@@ -15,7 +15,7 @@ import torch
 
 from ..data.cifar10 import CIFAR10, normalise
 from ..data.radial import label_codes
-from ..training.devices import resolve_device
+from ..training.devices import resolve_device, set_cuda_float32
 from ..io import provenance
 from ..models.extract import extract
 from ..models.resnet import build_cifar_model, effective_bn_momentum
@@ -39,6 +39,7 @@ class CifarModelConfig:
     bn_momentum: float | str  # "protocol", "original" (1 - 0.9^(K+1)) or a number
     device: str  # auto | cpu | cuda
     bf16: bool  # CUDA only: bfloat16 autocast for f
+    tf32: str  # CUDA only: convolutions | none | all (training.devices.set_cuda_float32)
     channels_last: bool  # CUDA only
     eval_batch_size: int
 
@@ -59,8 +60,8 @@ def training_device(requested: str) -> torch.device:
     device = resolve_device(requested, "cifar10.device")
     if requested == "auto" and device.type == "cpu":
         warnings.warn(
-            "no CUDA device: training ResNet-18 on the CPU, far slower than on a GPU (README "
-            "'Speed'); use a GPU node for the paper scale",
+            "no CUDA device: training ResNet-18 on the CPU, far slower than on a GPU "
+            "(docs/gpu.md); use a GPU node for the paper scale",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -95,7 +96,8 @@ def cifar_identity(cfg: CifarModelConfig, data: CIFAR10, momentum: float,
     """What a CIFAR job's checkpoint must match besides the training settings."""
     return {"model": {"rep_dim": cfg.rep_dim, "seeds": list(cfg.seeds),
                       "base_width": cfg.base_width, "g_width": cfg.g_width,
-                      "bn_momentum": momentum, "bf16": cfg.bf16 and on_cuda},
+                      "bn_momentum": momentum, "bf16": cfg.bf16 and on_cuda,
+                      **({"tf32": cfg.tf32} if on_cuda else {})},
             "data": {"n_train": len(data.train_labels), "n_test": len(data.test_labels),
                      "standin": data.standin}}
 
@@ -114,6 +116,8 @@ def train_cifar_models(
         raise ValueError(f"{len(files)} output sets for {len(cfg.seeds)} seeds")
     device = training_device(cfg.device)
     on_cuda = device.type == "cuda"
+    if on_cuda:
+        set_cuda_float32(cfg.tf32)
     momentum = resolve_bn_momentum(cfg.bn_momentum, train_cfg.protocol)
     stack = cifar_stack(cfg, momentum, on_cuda)
     codes = label_codes(np.arange(NUM_CLASSES), NUM_CLASSES)

@@ -90,6 +90,8 @@ stop_one munged
 # does, and the Snakemake SLURM plugin runs it whenever Snakemake starts, so every later
 # snakemake on this machine would start 9 s late. Without slurm.conf they fail at once, as on a
 # machine without SLURM: the slurm.conf this pair wrote goes aside (the next start writes it).
+# A stopped slurmctld can linger a moment as a zombie that pgrep still sees: wait for it.
+for _ in $(seq 25); do pgrep -x slurmctld >/dev/null || break; sleep 0.2; done
 if ! pgrep -x slurmctld >/dev/null && grep -qs "managed by start_local_slurm.sh" /etc/slurm/slurm.conf; then
     mv /etc/slurm/slurm.conf /etc/slurm/slurm.conf.stopped
     log "slurm.conf set aside (no slurmctld runs): SLURM's commands now fail at once"

@@ -6,8 +6,10 @@ The model comes from Python code, FILE.py:NAME, a class or function called with 
 that returns the nn.Module, then loads --weights (a state dict, read with weights_only=True);
 or from a whole module saved with torch.save(model) (--model model.pt: unpickled, so only for
 files you trust, with --code FILE.py when its class lives there). Inputs: an .npy array, or a
-.pt tensor or dict with 'x' (and 'y', labels). Bad input stops with exit status 2 and a
-message; nothing is written.
+.pt tensor or dict with 'x' (and 'y', labels). With --positions (all, last) the model is a
+causal LM and the inputs token ids: an .npy integer array (contexts, length), or a .pt dict
+with 'input_ids' and 'attention_mask'. Bad input stops with exit status 2 and a message;
+nothing is written.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 NAME = "extract"
-HELP = "f and g of a PyTorch classifier (final linear layer) into an .npz for repdist compare"
+HELP = ("f and g of a PyTorch classifier or causal LM (final linear layer) into an .npz for "
+        "repdist compare")
 EXIT_BAD_INPUT = 2
 
 
@@ -39,13 +42,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bias", choices=("fold", "drop"), default="fold",
                    help="fold the head's bias in as one more dimension (default; the same "
                         "p(y|x)) or drop it")
+    p.add_argument("--positions", choices=("all", "last"), default=None,
+                   help="the model is a causal LM and --inputs token ids: f at every unmasked "
+                        "position, or at the last of each context (default: a classifier)")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--device", default=None, help="default: cuda when available, else cpu")
 
 
 def run(args: argparse.Namespace) -> int:
     """The `extract` subcommand; returns the exit status."""
-    from ..extract import ExtractionError, classifier_representations, write_representations
+    from ..extract import (
+        ExtractionError,
+        causal_lm_representations,
+        classifier_representations,
+        write_representations,
+    )
 
     try:
         if args.output.suffix != ".npz":
@@ -53,9 +64,14 @@ def run(args: argparse.Namespace) -> int:
         if args.batch_size < 1:
             raise ValueError(f"--batch-size must be at least 1, got {args.batch_size}")
         model = _model(args)
-        inputs = _inputs(args.inputs, args.batch_size)
-        reps = classifier_representations(model, inputs, args.head, bias=args.bias,
-                                          device=args.device, batch_size=args.batch_size)
+        if args.positions is None:
+            reps = classifier_representations(model, _inputs(args.inputs, args.batch_size),
+                                              args.head, bias=args.bias, device=args.device,
+                                              batch_size=args.batch_size)
+        else:
+            reps = causal_lm_representations(model, _tokens(args.inputs), args.head,
+                                             positions=args.positions, bias=args.bias,
+                                             device=args.device, batch_size=args.batch_size)
         write_representations(args.output, reps, model=args.model, inputs=str(args.inputs),
                               weights=str(args.weights) if args.weights else None)
     except (ExtractionError, ValueError, OSError, ImportError, AttributeError, KeyError,
@@ -124,3 +140,19 @@ def _inputs(path: Path, batch_size: int) -> Any:
     if not isinstance(data, torch.Tensor):
         raise ValueError(f"{path}: expected a tensor or a dict with 'x', got {type(data).__name__}")
     return data
+
+
+def _tokens(path: Path) -> Any:
+    """A causal LM's inputs: token ids (.npy), or a .pt dict with 'input_ids' (and
+    'attention_mask')."""
+    import numpy as np
+    import torch
+
+    if path.suffix == ".npy":
+        return np.load(path, allow_pickle=False)
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(data, dict):
+        return data
+    if "input_ids" not in data:
+        raise ValueError(f"{path}: a dict of token inputs needs 'input_ids' (found {sorted(data)})")
+    return {k: data[k] for k in ("input_ids", "attention_mask") if k in data}

@@ -1,8 +1,10 @@
 """f and g straight from a PyTorch classifier: `classifier_representations(model, loader)`
 reads the inputs of the final linear layer as f and its weight rows as g, so that
 `repdist compare` (and `repdist.measures.compare`) can take any classifier of the family
-p(y|x) = softmax(f(x)^T g(y))."""
+p(y|x) = softmax(f(x)^T g(y)). `causal_lm_representations(model, tokens)` does the same for a
+causal language model (f: the last hidden state at a position, g: the unembedding rows)."""
 
+from .causal_lm import causal_lm_representations
 from .classifier import (
     ClassifierRepresentations,
     ExtractionError,
@@ -13,6 +15,7 @@ from .classifier import (
 __all__ = [
     "ClassifierRepresentations",
     "ExtractionError",
+    "causal_lm_representations",
     "classifier_representations",
     "write_representations",
 ]

@@ -12,7 +12,8 @@ after it) is an error, not a silent mismatch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ def find_head(model: nn.Module, head: str | None = None) -> tuple[str, nn.Linear
     return head, modules[head]
 
 
-def _batches(loader: Any, batch_size: int) -> Iterable[Any]:
+def batches(loader: Any, batch_size: int) -> Iterable[Any]:
     """A loader's batches; an array or tensor of inputs is cut into batches of `batch_size`."""
     if isinstance(loader, np.ndarray | torch.Tensor):
         inputs = torch.as_tensor(loader)
@@ -84,7 +85,7 @@ def _split(batch: Any) -> tuple[torch.Tensor, Any]:
     return torch.as_tensor(batch), None
 
 
-class _HeadTap:
+class HeadTap:
     """A forward hook that keeps the head's inputs and outputs of one forward pass."""
 
     def __init__(self, head: nn.Linear) -> None:
@@ -100,21 +101,31 @@ def _centred(z: torch.Tensor) -> np.ndarray:
     return centred_log_probs(to_host(z.reshape(len(z), -1), np.float64))
 
 
-def _check_batch(name: str, tap: _HeadTap, logits: Any, shape: tuple[int, ...]) -> torch.Tensor:
-    """The head's input for this batch, after checking that the model's output is the head's."""
+def head_call(name: str, tap: HeadTap, shape: tuple[int, ...], dims: int) -> tuple[torch.Tensor,
+                                                                                      torch.Tensor]:
+    """The head's (input, output) of this forward pass: it must have run once, on inputs of
+    `dims` dimensions (2: a classifier's (batch, features); 3: an LM's (batch, sequence, width))."""
     calls, tap.calls = tap.calls, []
     if len(calls) != 1:
         raise ExtractionError(f"head {name!r} ran {len(calls)} times in one forward pass on "
                               f"inputs of shape {shape}; it must run exactly once")
     f, out = calls[0]
-    if f.dim() != 2:
+    if f.dim() != dims:
+        want = "(batch, features)" if dims == 2 else "(batch, sequence, width)"
         raise ExtractionError(f"head {name!r} received inputs of shape {tuple(f.shape)}; "
-                              "f must be (batch, features)")
+                              f"f must be {want}")
+    return f, out
+
+
+def check_logits(name: str, logits: Any, out: torch.Tensor) -> None:
+    """The model's output must be the head's output (rows: the last axis is the labels), up
+    to a per-row constant: otherwise the head's inputs and weights are not the model's f, g."""
     if not isinstance(logits, torch.Tensor) or logits.shape != out.shape:
         got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
         raise ExtractionError(f"the model's output ({got}) is not the head {name!r}'s output "
                               f"{tuple(out.shape)}: the logits do not come from this layer")
-    a, b = _centred(logits), _centred(out)
+    k = out.shape[-1] if out.dim() else 1
+    a, b = _centred(logits.reshape(-1, k)), _centred(out.reshape(-1, k))
     gap = float(np.abs(a - b).max()) if a.size else 0.0
     scale = max(1.0, float(np.abs(b).max()) if b.size else 0.0)
     if gap > LOGIT_TOLERANCE * scale:
@@ -122,7 +133,58 @@ def _check_batch(name: str, tap: _HeadTap, logits: Any, shape: tuple[int, ...]) 
             f"the model's outputs differ from head {name!r}'s by up to {gap:.3g} (beyond a "
             "per-input constant): something non-linear follows the head, so its inputs and "
             "weights are not the model's f and g")
+
+
+def _check_batch(name: str, tap: HeadTap, logits: Any, shape: tuple[int, ...]) -> torch.Tensor:
+    """The head's input for this batch, after checking that the model's output is the head's."""
+    f, out = head_call(name, tap, shape, dims=2)
+    check_logits(name, logits, out)
     return f
+
+
+@dataclass
+class TappedHead:
+    """A model on its extraction device with its head tapped (see `tapped_head`)."""
+
+    name: str
+    layer: nn.Linear
+    tap: HeadTap
+    device: torch.device
+
+    def weights(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The head's weight and bias (None without one) on the host, as float64."""
+        bias = self.layer.bias
+        return (self.layer.weight.detach().double().cpu(),
+                None if bias is None else bias.detach().double().cpu())
+
+
+@contextlib.contextmanager
+def tapped_head(model: nn.Module, head: str | None, bias: str,
+                device: str | torch.device | None) -> Iterator[TappedHead]:
+    """The model in eval mode on `device` (default CUDA when available) with its head tapped;
+    afterwards the tap is removed and the model's mode and device are restored."""
+    if bias not in BIAS_MODES:
+        raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
+    name, layer = find_head(model, head)
+    target = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    params = next(model.parameters(), None)
+    home, was_training = (params.device if params is not None else target), model.training
+    tap = HeadTap(layer)
+    try:
+        model.to(target).eval()
+        yield TappedHead(name, layer, tap, target)
+    finally:
+        tap.handle.remove()
+        model.to(home).train(was_training)
+
+
+def run_model(model: nn.Module, x: torch.Tensor, **kwargs: Any) -> Any:
+    """The model's output on one batch; a model that cannot take it is an ExtractionError."""
+    try:
+        return model(x, **kwargs)
+    except (RuntimeError, ValueError, TypeError) as err:
+        raise ExtractionError(f"the model cannot run on a batch of inputs of shape "
+                              f"{tuple(x.shape)} ({type(err).__name__}: {err})") from err
 
 
 @torch.no_grad()
@@ -136,37 +198,22 @@ def classifier_representations(model: nn.Module, loader: Any, head: str | None =
     the last one registered). `bias`: "fold" (f' = [f, 1], g' = [W, b]) or "drop". `device`:
     default CUDA when available. The model's mode and device are restored afterwards.
     """
-    if bias not in BIAS_MODES:
-        raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
-    name, layer = find_head(model, head)
-    target = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    params = next(model.parameters(), None)
-    home, was_training = (params.device if params is not None else target), model.training
-    tap = _HeadTap(layer)
     fs, labels = [], []
-    try:
-        model.to(target).eval()
-        for batch in _batches(loader, batch_size):
+    with tapped_head(model, head, bias, device) as tapped:
+        for batch in batches(loader, batch_size):
             x, y = _split(batch)
-            try:
-                logits = model(x.to(target))
-            except (RuntimeError, ValueError, TypeError) as err:
-                raise ExtractionError(f"the model cannot run on a batch of inputs of shape "
-                                      f"{tuple(x.shape)} ({type(err).__name__}: {err})") from err
-            fs.append(_check_batch(name, tap, logits, tuple(x.shape)).double().cpu())
+            logits = run_model(model, x.to(tapped.device))
+            fs.append(_check_batch(tapped.name, tapped.tap, logits, tuple(x.shape)).double().cpu())
             labels.append(None if y is None else torch.as_tensor(y).cpu())
-        weight = layer.weight.detach().double().cpu()
-        layer_bias = None if layer.bias is None else layer.bias.detach().double().cpu()
-    finally:
-        tap.handle.remove()
-        model.to(home).train(was_training)
+        weight, layer_bias = tapped.weights()
     if not fs:
         raise ExtractionError("the loader yielded no inputs")
-    return _assemble(name, torch.cat(fs), weight, layer_bias, bias, labels)
+    return assemble(tapped.name, torch.cat(fs), weight, layer_bias, bias, labels)
 
 
-def _assemble(name: str, f: torch.Tensor, weight: torch.Tensor, layer_bias: torch.Tensor | None,
-              bias: str, labels: list[Any]) -> ClassifierRepresentations:
+def assemble(name: str, f: torch.Tensor, weight: torch.Tensor, layer_bias: torch.Tensor | None,
+             bias: str, labels: list[Any]) -> ClassifierRepresentations:
+    """The representations of f (rows) and the head's weight and bias, folded or dropped."""
     fold = bias == "fold" and layer_bias is not None
     g = weight
     if fold:

@@ -1,0 +1,133 @@
+"""A causal language model is a model of the paper's family too: the logits of the token after
+position t are W h_t + b, so f(x) is the head's input at t (the last hidden state of the
+context x = tokens[..t]), g(y) the head's weight row of token y, and K the vocabulary.
+
+The head's input is (batch, sequence, width) rather than a classifier's (batch, features), and
+a Hugging Face model returns an object with `.logits`; otherwise the extraction is the
+classifier's (classifier.py): the head tapped while the whole model runs, its outputs checked
+against the model's at every position kept, the bias folded or dropped. A tied head (GPT-2's
+lm_head shares the token embedding's weight) is an nn.Linear like any other: g is its weight.
+When a LayerNorm comes right before the head (GPT-2, Pythia), f centred over inputs has rank at
+most width - 1 (its normalised coordinates sum to zero): measures over all M components of f
+(m_CCA) say so rather than return a number (a folded head bias is a constant coordinate, which
+centring removes too).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import torch
+from torch import nn
+
+from .classifier import (
+    ClassifierRepresentations,
+    ExtractionError,
+    assemble,
+    check_logits,
+    head_call,
+    run_model,
+    tapped_head,
+)
+
+POSITIONS = ("all", "last")
+NO_NEXT_TOKEN = -1  # the label of a position whose next token is not in the input
+
+
+def token_batches(tokens: Any, batch_size: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """(input ids, attention mask) batches, on the host, of a (contexts, length) array or tensor
+    of token ids, or of a mapping with "input_ids" and "attention_mask" (what a Hugging Face
+    tokenizer returns, as lists, arrays or tensors)."""
+    if isinstance(tokens, Mapping):
+        if "input_ids" not in tokens:
+            raise ExtractionError("token inputs given as a mapping need 'input_ids' "
+                                  f"(got keys {sorted(tokens)})")
+        ids = torch.as_tensor(tokens["input_ids"]).cpu()
+        mask = tokens.get("attention_mask")
+        mask = torch.ones_like(ids) if mask is None else torch.as_tensor(mask).cpu()
+    else:
+        ids = torch.as_tensor(tokens).cpu()
+        mask = torch.ones_like(ids)
+    if ids.dim() != 2 or ids.dtype.is_floating_point or ids.dtype == torch.bool:
+        raise ExtractionError(f"token ids must be integers of shape (contexts, length), got "
+                              f"{tuple(ids.shape)} {ids.dtype}")
+    if mask.shape != ids.shape:
+        raise ExtractionError(f"attention_mask {tuple(mask.shape)} is not the shape of "
+                              f"input_ids {tuple(ids.shape)}")
+    if len(ids) == 0:
+        raise ExtractionError("no contexts given")
+    mask = mask.to(torch.bool)
+    for lo in range(0, len(ids), batch_size):
+        yield ids[lo : lo + batch_size].long(), mask[lo : lo + batch_size]
+
+
+def kept_positions(mask: torch.Tensor, positions: str) -> torch.Tensor:
+    """A (batch, length) boolean of the positions whose f is kept: every unmasked one, or the
+    last unmasked one of each context (padding on either side)."""
+    if positions == "all":
+        return mask.clone()
+    length = mask.shape[1]
+    last = torch.where(mask, torch.arange(length), -1).amax(dim=1)
+    if bool((last < 0).any()):
+        raise ExtractionError("a context has no unmasked token (its attention_mask is all 0)")
+    keep = torch.zeros_like(mask)
+    keep[torch.arange(len(mask)), last] = True
+    return keep
+
+
+def next_tokens(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The token after each position (the label its p(y|x) predicts), NO_NEXT_TOKEN where the
+    input does not hold it (the end of a context, or padding after it)."""
+    after = torch.full_like(ids, NO_NEXT_TOKEN)
+    known = mask[:, :-1] & mask[:, 1:]
+    after[:, :-1] = torch.where(known, ids[:, 1:], NO_NEXT_TOKEN)
+    return after
+
+
+def _logits_of(output: Any) -> Any:
+    """The logits of a model's output: a tensor, an object with .logits (Hugging Face), or
+    the first item of a tuple."""
+    if isinstance(output, torch.Tensor):
+        return output
+    if hasattr(output, "logits"):
+        return output.logits
+    if isinstance(output, tuple | list) and output:
+        return output[0]
+    return output
+
+
+@torch.no_grad()
+def causal_lm_representations(model: nn.Module, tokens: Any, head: str | None = None, *,
+                              positions: str = "all", bias: str = "fold",
+                              device: str | torch.device | None = None,
+                              batch_size: int = 16) -> ClassifierRepresentations:
+    """f at the kept positions of every context and g of the LM's head (see the module's text).
+
+    `tokens`: a (contexts, length) integer array, or {"input_ids", "attention_mask"} (mask 0 =
+    padding, never kept). `positions`: "all" (every unmasked position: N = the unmasked tokens)
+    or "last" (the last unmasked position of each context: N = contexts). `head`, `bias` and
+    `device` as for `classifier_representations`. `labels` are the next tokens (-1 where the
+    input does not hold one); the model is called as model(ids, attention_mask=mask).
+    """
+    if positions not in POSITIONS:
+        raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
+    fs, labels, contexts = [], [], 0
+    with tapped_head(model, head, bias, device) as tapped:
+        for ids, mask in token_batches(tokens, batch_size):
+            contexts += len(ids)
+            output = run_model(model, ids.to(tapped.device),
+                               attention_mask=mask.long().to(tapped.device))
+            f, out = head_call(tapped.name, tapped.tap, tuple(ids.shape), dims=3)
+            keep = kept_positions(mask, positions).to(tapped.device)
+            logits = _logits_of(output)
+            if not isinstance(logits, torch.Tensor) or logits.shape != out.shape:
+                check_logits(tapped.name, logits, out)  # raises, naming both shapes
+            check_logits(tapped.name, logits[keep], out[keep])
+            fs.append(f[keep].double().cpu())
+            labels.append(next_tokens(ids, mask)[keep.cpu()])
+        weight, layer_bias = tapped.weights()
+    reps = assemble(tapped.name, torch.cat(fs), weight, layer_bias, bias, labels)
+    return dataclasses.replace(reps, info={**reps.info, "positions": positions,
+                                           "contexts": contexts})

@@ -1,0 +1,218 @@
+"""`repdist.extract.causal_lm_representations`: f and g of causal language models, on tiny
+transformers built here in two layouts (GPT-2's: learned positions, a head tied to the token
+embedding; GPT-NeoX's: parallel attention and MLP, an untied head), several seeds."""
+
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from repdist.extract import ExtractionError, causal_lm_representations, write_representations
+from repdist.extract.causal_lm import NO_NEXT_TOKEN
+from repdist.io import read_npz_metadata
+from repdist.io.representations import load_model
+from repdist.measures import compare
+
+VOCAB, WIDTH, LENGTH = 40, 16, 12
+
+
+class Block(nn.Module):
+    def __init__(self, parallel: bool) -> None:
+        super().__init__()
+        self.parallel = parallel
+        self.ln1, self.ln2 = nn.LayerNorm(WIDTH), nn.LayerNorm(WIDTH)
+        self.attn = nn.MultiheadAttention(WIDTH, 2, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(WIDTH, 4 * WIDTH), nn.GELU(),
+                                 nn.Linear(4 * WIDTH, WIDTH))
+
+    def forward(self, h):
+        causal = torch.triu(torch.ones(h.shape[1], h.shape[1], dtype=torch.bool), diagonal=1)
+        a = self.ln1(h)
+        attended = self.attn(a, a, a, attn_mask=causal, need_weights=False)[0]
+        if self.parallel:  # GPT-NeoX: h + attn(ln1 h) + mlp(ln2 h)
+            return h + attended + self.mlp(self.ln2(h))
+        h = h + attended  # GPT-2: sequential
+        return h + self.mlp(self.ln2(h))
+
+
+class TinyLM(nn.Module):
+    """Token ids (batch, length) to next-token logits (batch, length, VOCAB)."""
+
+    def __init__(self, layout: str, seed: int, head_bias: bool = False) -> None:
+        super().__init__()
+        torch.manual_seed(seed)
+        self.layout = layout
+        self.wte = nn.Embedding(VOCAB, WIDTH)
+        self.wpe = nn.Embedding(LENGTH, WIDTH) if layout == "gpt2" else None
+        self.blocks = nn.ModuleList(Block(parallel=layout == "neox") for _ in range(2))
+        self.ln_f = nn.LayerNorm(WIDTH)
+        self.lm_head = nn.Linear(WIDTH, VOCAB, bias=head_bias)
+        if layout == "gpt2":
+            self.lm_head.weight = self.wte.weight  # tied, as GPT-2's
+        self.double()
+
+    def forward(self, input_ids, attention_mask=None):
+        h = self.wte(input_ids)
+        if self.wpe is not None:
+            h = h + self.wpe(torch.arange(input_ids.shape[1]))
+        for block in self.blocks:
+            h = block(h)
+        logits = self.lm_head(self.ln_f(h))
+        return SimpleNamespace(logits=logits) if self.layout == "neox" else logits
+
+
+def padded_tokens(seed: int = 0, contexts: int = 9, side: str = "right"):
+    """Contexts of random lengths, padded with token 0 (a real token too) and masked."""
+    gen = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, VOCAB, (contexts, LENGTH), generator=gen)
+    lengths = torch.randint(2, LENGTH + 1, (contexts,), generator=gen)
+    at = torch.arange(LENGTH)[None, :]
+    mask = at < lengths[:, None] if side == "right" else at >= LENGTH - lengths[:, None]
+    return {"input_ids": torch.where(mask, ids, 0).numpy(), "attention_mask": mask.long().numpy()}
+
+
+def model_log_probs(model, tokens):
+    with torch.no_grad():
+        out = model(torch.as_tensor(tokens["input_ids"]))
+    logits = out.logits if hasattr(out, "logits") else out
+    return torch.log_softmax(logits, dim=-1).numpy()
+
+
+def log_softmax(z):
+    z = z - z.max(axis=1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("layout", ["gpt2", "neox"])
+def test_f_and_g_give_the_models_next_token_probabilities(layout):
+    tokens = padded_tokens()
+    mask = tokens["attention_mask"].astype(bool)
+    reps = [causal_lm_representations(TinyLM(layout, seed), tokens, batch_size=4)
+            for seed in (0, 1, 2)]
+    for seed, rep in enumerate(reps):
+        model = TinyLM(layout, seed)
+        assert rep.f.shape == (mask.sum(), WIDTH) and rep.g.shape == (VOCAB, WIDTH)
+        assert rep.head == "lm_head" and rep.info["positions"] == "all"
+        expected = model_log_probs(model, tokens)[mask]
+        np.testing.assert_allclose(log_softmax(rep.f @ rep.g.T), expected, atol=1e-6, rtol=0)
+        if layout == "gpt2":  # tied: g is the token embedding
+            np.testing.assert_array_equal(rep.g, model.wte.weight.detach().numpy())
+        nxt = np.where(mask[:, 1:], tokens["input_ids"][:, 1:], NO_NEXT_TOKEN)
+        expected_labels = np.concatenate([nxt, np.full((len(nxt), 1), NO_NEXT_TOKEN)], axis=1)
+        np.testing.assert_array_equal(rep.labels, expected_labels[mask])
+    assert not np.allclose(reps[0].f, reps[1].f)  # the seeds are different models
+    result = compare(reps[0].f, reps[0].g, reps[1].f, reps[1].g, num_samples=2,
+                     measures=["kl", "d_llv"])
+    assert result["kl"] > 0 and result["d_llv"] > 0 and np.isfinite(result["d_llv"])
+    # f is LayerNorm's output: centred over inputs it has rank WIDTH - 1 (its normalised
+    # coordinates sum to zero), so m_CCA over all WIDTH components is undefined and says so
+    with pytest.warns(UserWarning, match="rank-deficient"):
+        compare(reps[0].f, reps[0].g, reps[1].f, reps[1].g, num_samples=2, measures=["mcca_f"])
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_the_last_position_of_each_context_is_its_last_unmasked_token(side):
+    model, tokens = TinyLM("neox", 3), padded_tokens(1, side=side)
+    mask = tokens["attention_mask"].astype(bool)
+    every = causal_lm_representations(model, {k: torch.as_tensor(v) for k, v in tokens.items()})
+    last = causal_lm_representations(model, tokens, positions="last")
+    assert last.f.shape == (len(mask), WIDTH) and last.info["contexts"] == len(mask)
+    rows = np.cumsum(mask.ravel())[[i * LENGTH + np.flatnonzero(m).max()
+                                    for i, m in enumerate(mask)]] - 1
+    np.testing.assert_array_equal(last.f, every.f[rows])
+    np.testing.assert_array_equal(last.labels, NO_NEXT_TOKEN)  # nothing follows a context's end
+
+
+def test_a_head_bias_is_folded_or_dropped_and_plain_arrays_are_unmasked():
+    model = TinyLM("neox", 0, head_bias=True)
+    ids = padded_tokens()["input_ids"]
+    folded = causal_lm_representations(model, ids)
+    dropped = causal_lm_representations(model, ids, bias="drop")
+    assert folded.f.shape == (ids.size, WIDTH + 1) and folded.bias_folded
+    np.testing.assert_array_equal(folded.g[:, -1], model.lm_head.bias.detach().numpy())
+    np.testing.assert_array_equal(dropped.f, folded.f[:, :-1])
+    expected = model_log_probs(model, {"input_ids": ids}).reshape(-1, VOCAB)
+    np.testing.assert_allclose(log_softmax(folded.f @ folded.g.T), expected, atol=1e-6, rtol=0)
+
+
+def test_written_lm_representations_read_back(tmp_path):
+    rep = causal_lm_representations(TinyLM("gpt2", 0), padded_tokens(), positions="last")
+    write_representations(tmp_path / "lm.npz", rep, model="tiny gpt2-like")
+    loaded = load_model(tmp_path / "lm.npz")
+    np.testing.assert_array_equal(loaded.f, rep.f)
+    np.testing.assert_array_equal(loaded.g, rep.g)
+    meta = read_npz_metadata(tmp_path / "lm.npz")
+    assert meta["positions"] == "last" and meta["contexts"] == 9 and meta["K"] == VOCAB
+
+
+def test_what_is_not_a_causal_lm_or_its_tokens_is_named():
+    model = TinyLM("gpt2", 0)
+    tokens = padded_tokens()
+    with pytest.raises(ExtractionError, match="integers of shape"):
+        causal_lm_representations(model, tokens["input_ids"].astype(float))
+    with pytest.raises(ExtractionError, match="not the shape of input_ids"):
+        causal_lm_representations(model, {**tokens,
+                                          "attention_mask": tokens["attention_mask"][:, :3]})
+    with pytest.raises(ExtractionError, match="all 0"):
+        causal_lm_representations(model, {**tokens, "attention_mask": 0 * tokens["attention_mask"]},
+                                  positions="last")
+    with pytest.raises(ValueError, match="positions"):
+        causal_lm_representations(model, tokens, positions="first")
+
+    class Tempered(TinyLM):  # something non-linear after the head
+        def forward(self, input_ids, attention_mask=None):
+            return torch.tanh(super().forward(input_ids))
+
+    with pytest.raises(ExtractionError, match="non-linear follows the head"):
+        causal_lm_representations(Tempered("gpt2", 0), tokens)
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = nn.Linear(LENGTH, 3)
+
+        def forward(self, input_ids, attention_mask=None):
+            return self.head(input_ids.double())
+
+    with pytest.raises(ExtractionError, match=r"\(batch, sequence, width\)"):
+        causal_lm_representations(Classifier().double(), tokens)
+
+
+BIGRAM = '''
+import torch
+from torch import nn
+
+
+class Bigram(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb, self.head = nn.Embedding(20, 8), nn.Linear(8, 20)
+
+    def forward(self, input_ids, attention_mask=None):
+        return self.head(torch.tanh(self.emb(input_ids)))
+'''
+
+
+def test_the_command_line_extracts_a_causal_lm(tmp_path):
+    (tmp_path / "lm.py").write_text(BIGRAM)
+    ids = np.random.default_rng(0).integers(0, 20, (7, 5))
+    np.save(tmp_path / "tokens.npy", ids)
+    torch.save({"input_ids": torch.as_tensor(ids), "attention_mask": torch.ones(7, 5)},
+               tmp_path / "tokens.pt")
+    base = [sys.executable, "-m", "repdist", "extract", "--model", "lm.py:Bigram"]
+    for inputs, positions, rows in (("tokens.npy", "last", 7), ("tokens.pt", "all", 35)):
+        done = subprocess.run([*base, "--inputs", inputs, "--positions", positions, "-o",
+                               f"{positions}.npz"], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        loaded = load_model(tmp_path / f"{positions}.npz")
+        assert loaded.f.shape == (rows, 9) and loaded.g.shape == (20, 9)  # the bias folded in
+    np.save(tmp_path / "floats.npy", ids.astype(float))
+    bad = subprocess.run([*base, "--inputs", "floats.npy", "--positions", "all", "-o", "x.npz"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert bad.returncode == 2 and "integers of shape" in bad.stderr
+    assert not (tmp_path / "x.npz").exists()

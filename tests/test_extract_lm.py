@@ -181,6 +181,13 @@ def test_what_is_not_a_causal_lm_or_its_tokens_is_named():
     with pytest.raises(ExtractionError, match=r"\(batch, sequence, width\)"):
         causal_lm_representations(Classifier().double(), tokens)
 
+    class Pooled(TinyLM):  # the head sees one vector per context, not one per position
+        def forward(self, input_ids, attention_mask=None):
+            return self.lm_head(self.wte(input_ids).mean(dim=1, keepdim=True))
+
+    with pytest.raises(ExtractionError, match="not one f per position"):
+        causal_lm_representations(Pooled("neox", 0), tokens)
+
 
 BIGRAM = '''
 import torch

@@ -120,6 +120,9 @@ def causal_lm_representations(model: nn.Module, tokens: Any, head: str | None = 
             output = run_model(model, ids.to(tapped.device),
                                attention_mask=mask.long().to(tapped.device))
             f, out = head_call(tapped.name, tapped.tap, tuple(ids.shape), dims=3)
+            if f.shape[:2] != ids.shape:
+                raise ExtractionError(f"head {tapped.name!r} received {tuple(f.shape)} for "
+                                      f"token ids {tuple(ids.shape)}: not one f per position")
             keep = kept_positions(mask, positions).to(tapped.device)
             logits = _logits_of(output)
             if not isinstance(logits, torch.Tensor) or logits.shape != out.shape:

@@ -28,8 +28,13 @@ def cuda_present() -> bool:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None and visible.strip() in ("", "-1"):
         return False
+    return _driver_gpu_count() > 0 or Path("/dev/nvidia0").exists()
+
+
+def _driver_gpu_count() -> int:
+    """The GPUs the NVIDIA driver lists (/proc), else 1 if its first device file exists."""
     gpus = Path("/proc/driver/nvidia/gpus")
-    return (gpus.is_dir() and any(gpus.iterdir())) or Path("/dev/nvidia0").exists()
+    return len(list(gpus.iterdir())) if gpus.is_dir() else int(Path("/dev/nvidia0").exists())
 
 
 def visible_gpus() -> list[str]:
@@ -38,9 +43,7 @@ def visible_gpus() -> list[str]:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return [v.strip() for v in visible.split(",") if v.strip() and v.strip() != "-1"]
-    gpus = Path("/proc/driver/nvidia/gpus")
-    count = len(list(gpus.iterdir())) if gpus.is_dir() else int(Path("/dev/nvidia0").exists())
-    return [str(i) for i in range(count)]
+    return [str(i) for i in range(_driver_gpu_count())]
 
 
 def gpus_planned(declared: int | None) -> bool:

@@ -293,7 +293,7 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(case, tmp_path, family, c
     (tmp_path / "empty.txt").write_text("")
     models, fragments = _bad_cases(tmp_path, family)[case]()
     out = tmp_path / "out" / "pairs.parquet"
-    samples = [] if case == "too few inputs for num_samples" else FAST
+    samples = ["--num-samples", "200"] if case == "too few inputs for num_samples" else FAST
     assert run(*models, "-o", out, *samples) == 2
     err = capsys.readouterr().err
     assert err.startswith("repdist compare: error: ")
@@ -338,7 +338,7 @@ def test_an_existing_output_survives_a_failed_run(tmp_path, family, model_paths)
     out = tmp_path / "pairs.csv"
     assert run(*model_paths[:2], "-o", out, *FAST) == 0
     before = out.read_bytes()
-    assert run(*model_paths[:2], "-o", out) == 2  # num_samples 200 needs 600 inputs
+    assert run(*model_paths[:2], "-o", out, "--num-samples", "200") == 2  # needs 600 inputs
     assert out.read_bytes() == before
     sidecar = out.with_name(out.name + ".provenance.json")
     assert json.loads(sidecar.read_text())["settings"]["num_samples"] == 20
@@ -377,3 +377,22 @@ def test_a_full_disk_names_the_output_and_leaves_nothing_behind(tmp_path, rng):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m0.npz", "m1.npz", "m2.npz"]
     again = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and len(pd.read_parquet(out)) == 3
+
+
+def test_the_low_rank_method_is_chosen_from_the_command_line(tmp_path, rng):
+    """--method low_rank with every pivot searched gives the exact method's numbers; a pivot
+    sample gives a t1 at or above them."""
+    paths = [save_npz(tmp_path / f"m{i}.npz", *random_model(rng, n=N, k=40)) for i in range(2)]
+    tables = {}
+    for name, flags in {"exact": ["--method", "exact"],
+                        "low_rank": ["--method", "low_rank", "--max-pivots", "40"],
+                        "sampled": ["--method", "low_rank", "--max-pivots", "5"]}.items():
+        out = tmp_path / f"{name}.csv"
+        assert run(*paths, "-o", out, *FAST, "--max-label-sets", "30", *flags) == 0
+        tables[name] = read_csv(out)
+    for column in ("kl", "d_llv", "t2", "t3", "t4", "d_fg", "mcca_f", "mcca_g", "d_logit"):
+        np.testing.assert_allclose(tables["low_rank"][column], tables["exact"][column],
+                                   rtol=1e-9, atol=1e-12)
+    assert (tables["sampled"]["t1"] >= tables["exact"]["t1"] - 1e-12).all()
+    with pytest.raises(SystemExit):  # argparse names the choices
+        run(*paths, "-o", tmp_path / "x.csv", "--method", "fast")

@@ -254,7 +254,7 @@ def test_degenerate_model_is_flagged_in_the_pairs_table(tmp_path, rng):
     assert broken["warning"].str.contains("zero").all()
 
 
-DOCUMENTED_KEYWORDS = {"num_samples": 200, "lam": 1e-5, "seed": 0, "input_set": None,
+DOCUMENTED_KEYWORDS = {"num_samples": None, "lam": 1e-5, "seed": 0, "input_set": None,
                        "y_pivot": None, "y_leave_out": None, "dist_type": "max",
                        "sum_or_max": "max"}
 
@@ -266,7 +266,8 @@ def test_compare_functions_show_the_documented_keywords(func):
     params = inspect.signature(func).parameters
     shown = {n: p.default for n, p in params.items() if p.kind is p.KEYWORD_ONLY}
     assert {n: shown.get(n, "absent") for n in DOCUMENTED_KEYWORDS} == DOCUMENTED_KEYWORDS
-    assert shown["max_label_sets"] == 10_000 and shown["measures"] is None  # the new ones
+    assert shown["max_label_sets"] is None and shown["measures"] is None  # the new ones
+    assert shown["method"] == "auto" and shown["max_pivots"] == 512
 
 
 def test_settings_are_checked_whichever_entry_point(rng):
@@ -485,10 +486,11 @@ def test_mean_objective_at_many_labels_is_the_running_sum(rng, monkeypatch):
 
 
 def test_absurd_label_counts_are_refused_before_any_work(rng):
-    """K = 400,000: the K x K covariance alone would need 1.2 TiB."""
+    """K = 400,000 by the exact path: the K x K covariance alone would need 1.2 TiB (the
+    default, low-rank at that K, holds nothing K x K)."""
     f, g = random_model(rng, n=50, k=400_000, m=2)
     with pytest.raises(MemoryError, match=r"N=50 inputs, K=400000 labels, M=2.*GiB"):
-        prepare(f, g)
+        prepare(f, g, method="exact")
     with pytest.raises(MemoryError, match=r"C\(98, 8\) = 157366449604 label sets"):
         label_sets(100, 8)  # every label set, no limit: ~1.6e11 of them
 

@@ -22,7 +22,9 @@ from ..io import write_table
 from ..io.representations import ModelInputError
 from ..measures import CompareSettings
 from ..measures.conventions import PRH_CONVENTIONS, SVCCA_MODES, with_prh_conventions
+from ..measures.low_rank import LOW_RANK_ABOVE_LABELS, METHODS
 from ..measures.selection import MEASURES
+from ..measures.svd import MAX_LABEL_SETS
 
 NAME = "compare"
 HELP = "every measure for every pair of models given as folders, .npz or .pt files"
@@ -42,15 +44,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", type=Path, required=True,
                    help="the pairs table: .parquet or .csv")
     p.add_argument("--num-samples", type=int, default=DEFAULTS.num_samples,
-                   help="candidate diversity sets of M+1 inputs for d_LLV "
-                        f"(default {DEFAULTS.num_samples})")
+                   help="candidate diversity sets of M+1 inputs for d_LLV (default 200, or "
+                        "N // (M+1) when the inputs hold fewer disjoint sets)")
     p.add_argument("--seed", type=int, default=DEFAULTS.seed,
                    help=f"seed of every random draw (default {DEFAULTS.seed})")
     p.add_argument("--lam", type=float, default=DEFAULTS.lam,
                    help=f"weight of the scale terms t3, t4 in d_LLV (default {DEFAULTS.lam:g})")
     p.add_argument("--max-label-sets", type=int, default=DEFAULTS.max_label_sets,
                    help="above this many label sets, m_SVD_f runs on a seeded sample of them "
-                        f"and d_fg is an estimate (default {DEFAULTS.max_label_sets})")
+                        f"and d_fg is an estimate (default {MAX_LABEL_SETS}; by the low-rank "
+                        "method as many M x M SVDs as ~2^33 operations allow, 18 at M = 768)")
+    p.add_argument("--method", choices=METHODS, default=DEFAULTS.method,
+                   help="exact: N x K log-likelihoods and K x K covariances, as the paper's "
+                        "code; low_rank: nothing N x K kept, d_LLV's pivots sampled above "
+                        f"--max-pivots; auto (default): low_rank above {LOW_RANK_ABOVE_LABELS} "
+                        "labels (a language model's vocabulary)")
+    p.add_argument("--max-pivots", type=int, default=DEFAULTS.max_pivots,
+                   help="low_rank: d_LLV's pivot label is searched among this many seeded "
+                        "labels when there are more; t1 and d_LLV are then at or above the "
+                        f"exact search's (default {DEFAULTS.max_pivots})")
     p.add_argument("--measures", default=None,
                    help=f"comma-separated subset of: {', '.join(MEASURES)} (default: all)")
     add_convention_arguments(p)
@@ -114,6 +126,7 @@ def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
     conventions = with_prh_conventions({**given, "prh_conventions": args.prh})
     settings = CompareSettings(num_samples=args.num_samples, lam=args.lam, seed=args.seed,
                                max_label_sets=args.max_label_sets, measures=measures,
+                               method=args.method, max_pivots=args.max_pivots,
                                **conventions)
     return output, settings
 

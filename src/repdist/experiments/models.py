@@ -31,7 +31,8 @@ def compare_models(
     models = [load_model(p) for p in paths]
     check_models(models)
     names = model_names(paths)
-    prepared = [prepare(m.f, m.g, settings.selected, settings.conventions) for m in models]
+    prepared = [prepare(m.f, m.g, settings.selected, settings.conventions, settings.method)
+                for m in models]
     results = compare_pairs(prepared, settings, jobs=jobs, name="repdist compare", quiet=True)
     rows = [_row(names[i], names[j], r) for (i, j), r in zip(all_pairs(len(models)), results,
                                                              strict=True)]

@@ -68,9 +68,10 @@ class PreparedCache:
         self._misses = 0
 
     def get(self, f: Any, g: Any, measures: Iterable[str] | str | None = None,
-            conventions: AlignmentConventions = DEFAULT_CONVENTIONS) -> PreparedModel:
+            conventions: AlignmentConventions = DEFAULT_CONVENTIONS,
+            method: str = "auto") -> PreparedModel:
         """The prepared model of (f, g), from the cache when the same content was seen, warmed
-        for these measures (the alignment measures' under `conventions`)."""
+        for these measures (the alignment measures' under `conventions`, by `method`'s path)."""
         key = content_key(f, g) if self.max_models > 0 else None
         if key is not None:
             with self._lock:
@@ -79,8 +80,8 @@ class PreparedCache:
                     self._models.move_to_end(key)
                     self._hits += 1
             if model is not None:
-                return model.warm(measures, conventions)
-        model = prepare(f, g, measures, conventions)
+                return model.warm(measures, conventions, method)
+        model = prepare(f, g, measures, conventions, method)
         with self._lock:
             self._misses += 1
             if key is not None:

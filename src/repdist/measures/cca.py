@@ -68,3 +68,32 @@ def mean_cca(x: np.ndarray, y: np.ndarray, n_components: int | None = None) -> f
         return float("nan")
     value, _ = mean_cca_from_bases(orthonormal_basis(x), orthonormal_basis(y), n_comp)
     return value
+
+
+COVARIANCE_RTOL = 1e-12  # eigenvalues of a covariance below this fraction of the largest: rank lost
+
+
+def _whitener(cov: np.ndarray) -> np.ndarray:
+    """W with W^T cov W = I on cov's range (eigenvalues above COVARIANCE_RTOL of the largest)."""
+    values, vectors = np.linalg.eigh(cov)
+    if not values.size or not values[-1] > 0:
+        return vectors[:, :0]
+    keep = values > COVARIANCE_RTOL * values[-1]
+    return vectors[:, keep] / np.sqrt(values[keep])
+
+
+def covariance_cca(cov_xx: np.ndarray, cov_yy: np.ndarray, cov_xy: np.ndarray,
+                   n_components: int) -> tuple[float, str]:
+    """m_CCA from covariances alone (M x M), for representations too tall to take an SVD of
+    cheaply (g of a 50,257-token vocabulary): the canonical correlations are the singular
+    values of Wx^T cov_xy Wy with whiteners Wx, Wy. Working on squares, it resolves ranks only
+    down to ~sqrt(machine epsilon) (COVARIANCE_RTOL on eigenvalues), where the SVD of the
+    data goes to epsilon; (NaN, reason) if rank-deficient, as mean_cca_from_bases."""
+    wx, wy = _whitener(cov_xx), _whitener(cov_yy)
+    rank = min(wx.shape[1], wy.shape[1])
+    if rank < n_components:
+        return float("nan"), (
+            f"rank-deficient representation: rank {rank} < {n_components} components"
+        )
+    sv = np.clip(np.linalg.svd(wx.T @ cov_xy @ wy, compute_uv=False), 0.0, 1.0)
+    return float(sv[:n_components].mean()), ""

@@ -17,7 +17,7 @@ import numpy as np
 
 from .alignment import alignment_measures
 from .cache import prepared_cache
-from .cca import cca_components, mean_cca_from_bases
+from .cca import cca_components, covariance_cca, mean_cca_from_bases
 from .conventions import ALIGNMENT_MEASURES, PRH_CONVENTIONS, AlignmentConventions
 from .extra import d_logit_from_clr
 from .llv import (
@@ -34,7 +34,23 @@ from .llv import (
     pivot_terms,
 )
 from .loglik import mean_kl
-from .memory import pair_bytes, require
+from .low_rank import (
+    BLOCK_ELEMENTS,
+    MAX_PIVOTS,
+    PIVOT_BLOCK,
+    STREAM_LABELS,
+    check_method,
+    default_label_sets,
+    label_covariance,
+    low_rank_d_logit,
+    low_rank_input_side,
+    low_rank_label_side,
+    low_rank_m_svd_f,
+    low_rank_m_svd_g,
+    streamed_kl,
+    use_low_rank,
+)
+from .memory import low_rank_pair_bytes, pair_bytes, require
 from .prepared import MUTUAL_KNN_K, PreparedModel, prepare
 from .selection import (
     INPUT_SIDE,
@@ -46,7 +62,7 @@ from .selection import (
     keys_for,
     select_measures,
 )
-from .svd import MAX_LABEL_SETS, SET_CHUNK, d_fg, label_set_count, label_sets, m_svd_f, m_svd_g
+from .svd import SET_CHUNK, d_fg, label_set_count, label_sets, m_svd_f, m_svd_g
 
 __all__ = [
     "MUTUAL_KNN_K",
@@ -73,12 +89,17 @@ class CompareSettings:
     Both functions take exactly these keywords, with these defaults; building the object is
     where a bad value is rejected, so every code path sees validated settings. `measures`
     (None: all of them) is kept as the frozenset of measure names it selects. Above
-    `max_label_sets` label sets, m_SVD_f runs on a sample of that many, drawn from `seed`.
+    `max_label_sets` label sets, m_SVD_f runs on a sample of that many, drawn from `seed`
+    (None: MAX_LABEL_SETS, or at vocabulary scale what low_rank.SET_FLOPS allows).
+    num_samples None: 200 candidate sets, or N // (M+1) when the inputs hold fewer.
+    `method`: "exact" (N x K log-likelihoods, K x K covariances), "low_rank" (low_rank.py:
+    nothing N x K is kept; d_LLV's pivot search over max_pivots sampled pivots) or "auto"
+    (low_rank above low_rank.LOW_RANK_ABOVE_LABELS labels).
     The last four say how the f-side alignment measures read f (AlignmentConventions; the
     defaults change nothing, PRH_CONVENTIONS are the Platonic Representation Hypothesis').
     """
 
-    num_samples: int = 200
+    num_samples: int | None = None
     lam: float = 1e-5
     seed: int = 0
     input_set: Any = None
@@ -86,8 +107,10 @@ class CompareSettings:
     y_leave_out: int | None = None
     dist_type: str = "max"
     sum_or_max: str = "max"
-    max_label_sets: int = MAX_LABEL_SETS
+    max_label_sets: int | None = None
     measures: Iterable[str] | str | None = None
+    method: str = "auto"
+    max_pivots: int = MAX_PIVOTS
     outlier_quantile: float = 1.0
     unit_rows: bool = False
     svcca: str = "variance"
@@ -98,9 +121,13 @@ class CompareSettings:
         check_combine(self.sum_or_max)
         if (self.y_pivot is None) != (self.y_leave_out is None):
             raise ValueError("give both y_pivot and y_leave_out, or neither")
-        limit = self.max_label_sets
-        if isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1:
-            raise ValueError(f"max_label_sets must be a positive integer, got {limit!r}")
+        for name in ("max_label_sets", "num_samples", "max_pivots"):
+            value = getattr(self, name)
+            if value is None and name != "max_pivots":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_method(self.method)
         object.__setattr__(self, "measures", select_measures(self.measures))
         _ = self.conventions  # rejects a bad alignment option here, naming it
 
@@ -145,11 +172,31 @@ def _cached_label_sets(num_labels: int, rep_dim: int, max_sets: int, seed: int) 
     return sets
 
 
+def _low_rank(m1: PreparedModel, s: CompareSettings) -> bool:
+    return use_low_rank(s.method, m1.num_labels)
+
+
+def _label_set_limit(m1: PreparedModel, s: CompareSettings) -> int:
+    if s.max_label_sets is not None:
+        return int(s.max_label_sets)
+    return default_label_sets(m1.rep_dim, _low_rank(m1, s))
+
+
 def _label_set_info(m1: PreparedModel, s: CompareSettings) -> dict[str, Any]:
     """How many label sets m_SVD_f runs over, and whether they are a sample of all of them."""
     count = label_set_count(m1.num_labels, m1.rep_dim)
-    return {"m_svd_label_sets": min(count, int(s.max_label_sets)),
-            "d_fg_estimate": count > s.max_label_sets}
+    limit = _label_set_limit(m1, s)
+    return {"m_svd_label_sets": min(count, limit), "d_fg_estimate": count > limit}
+
+
+DEFAULT_SAMPLES = 200  # candidate diversity sets, as the original's d_prob
+
+
+def candidate_count(s: CompareSettings, n_inputs: int, rep_dim: int) -> int:
+    """num_samples, or by default 200, fewer when N < 200 (M+1) (disjoint sets of M+1 inputs)."""
+    if s.num_samples is not None:
+        return int(s.num_samples)
+    return max(1, min(DEFAULT_SAMPLES, n_inputs // (rep_dim + 1)))
 
 
 def _check_pair(m1: PreparedModel, m2: PreparedModel) -> None:
@@ -204,23 +251,32 @@ def compare_with_settings(
         return _nan_result(m1, reason, keys, s)
 
     n, k, m = m1.n_inputs, m1.num_labels, m1.rep_dim
-    n_sets = min(label_set_count(k, m), int(s.max_label_sets))
-    require(pair_bytes(n, k, m, bool(want & LABEL_SIDE), n_sets, SET_CHUNK,
-                       bool(want & (KNN_MEASURES | {"cknna_f"}))),
-            f"comparing models of N={n} inputs, K={k} labels, M={m} ({n_sets} label sets)")
+    n_sets = min(label_set_count(k, m), _label_set_limit(m1, s))
+    low_rank = _low_rank(m1, s)
+    if low_rank:
+        nbytes = low_rank_pair_bytes(n, k, m, STREAM_LABELS, PIVOT_BLOCK, BLOCK_ELEMENTS)
+    else:
+        nbytes = pair_bytes(n, k, m, bool(want & LABEL_SIDE), n_sets, SET_CHUNK,
+                            bool(want & (KNN_MEASURES | {"cknna_f"})))
+    require(nbytes, f"comparing models of N={n} inputs, K={k} labels, M={m} ({n_sets} label sets)")
     reasons: list[str] = []
-    values = _distribution_measures(m1, m2, s, reasons)
+    # the low-rank input side and d_logit read Cov over labels of g1 and g2: once per pair
+    g_cross = (label_covariance(m1.g, m2.g)
+               if low_rank and want & (INPUT_SIDE | {"d_logit", "mcca_g"}) else None)
+    values = _distribution_measures(m1, m2, s, reasons, g_cross)
     values.update(_label_set_info(m1, s))
-    _svd_measures(m1, m2, s, values, reasons)
+    _svd_measures(m1, m2, s, values, reasons, g_cross)
     for side in ("f", "g"):
         if f"mcca_{side}" in want:
-            basis = f"{side}_basis"
-            values[f"mcca_{side}"], why = mean_cca_from_bases(
-                getattr(m1, basis), getattr(m2, basis),
-                cca_components(getattr(m1, side), getattr(m2, side), m1.rep_dim),
-            )
+            components = cca_components(getattr(m1, side), getattr(m2, side), m1.rep_dim)
+            if side == "g" and g_cross is not None:  # K x M bases cost more than the KL
+                values["mcca_g"], why = covariance_cca(m1.g_cov, m2.g_cov, g_cross, components)
+            else:
+                basis = f"{side}_basis"
+                values[f"mcca_{side}"], why = mean_cca_from_bases(
+                    getattr(m1, basis), getattr(m2, basis), components)
             reasons += [f"m_CCA({side}): {why}"] * bool(why)
-    values.update(extra_measures(m1, m2, want, s.conventions, reasons))
+    values.update(extra_measures(m1, m2, want, s.conventions, reasons, g_cross))
 
     reason = "; ".join(reasons)
     if reason:
@@ -230,16 +286,22 @@ def compare_with_settings(
 
 
 def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
-                           reasons: list[str]) -> dict[str, Any]:
+                           reasons: list[str], g_cross: np.ndarray | None = None
+                           ) -> dict[str, Any]:
     """KL, and d_LLV with its terms and the labels and inputs it chose (paper Def. 4.4)."""
     want = s.selected
     values: dict[str, Any] = {}
-    if "kl" in want:
+    low_rank = _low_rank(m1, s)
+    if "kl" in want and low_rank:  # one pass over the logits; both models keep their lse
+        values["kl"], lse_1, lse_2 = streamed_kl(m1.f, m1.g, m2.f, m2.g)
+        m1.keep_lse(lse_1)
+        m2.keep_lse(lse_2)
+    elif "kl" in want:
         values["kl"] = mean_kl(m1.loglik, m2.loglik)
     if want & LABEL_SIDE:
-        values.update(_label_side(m1, m2, s))
+        values.update((_low_rank_label_side if low_rank else _label_side)(m1, m2, s))
     if want & INPUT_SIDE:
-        values.update(_input_side(m1, m2, s))
+        values.update(_input_side(m1, m2, s, g_cross))
     if "d_llv" in want:
         values["d_llv"] = combine_terms(
             values["t1"], values["t2"], values["t3"], values["t4"], s.lam, s.sum_or_max
@@ -252,20 +314,28 @@ def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSetti
 
 
 def _svd_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
-                  values: dict[str, Any], reasons: list[str]) -> None:
+                  values: dict[str, Any], reasons: list[str],
+                  g_cross: np.ndarray | None = None) -> None:
     """m_SVD of f over the label sets, of g on the chosen inputs, and d_{f,g} (paper Def. 4.5),
     added to `values` (which holds the pivot, left-out label and input set they use)."""
     want = s.selected
     with np.errstate(invalid="ignore", divide="ignore"):
         if want & SVD_F:
             sets = _cached_label_sets(
-                m1.num_labels, m1.rep_dim, int(s.max_label_sets), int(s.seed)
+                m1.num_labels, m1.rep_dim, _label_set_limit(m1, s), int(s.seed)
             )
-            values["m_svd_f"] = m_svd_f(
-                m1.loglik_centred, m2.loglik_centred, values["y_pivot"], values["y_leave_out"],
-                m1.rep_dim, values.pop("_terms"), sets,
-            )
-        if want & SVD_G:
+            if "_side" in values:
+                side = values.pop("_side")
+                values["m_svd_f"] = low_rank_m_svd_f(m1.g, m2.g, side.f_cross, side, sets)
+            else:
+                values["m_svd_f"] = m_svd_f(
+                    m1.loglik_centred, m2.loglik_centred, values["y_pivot"],
+                    values["y_leave_out"], m1.rep_dim, values.pop("_terms"), sets,
+                )
+        if want & SVD_G and g_cross is not None:  # the low-rank path
+            values["m_svd_g"] = low_rank_m_svd_g(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross,
+                                                 values["input_set"])
+        elif want & SVD_G:
             values["m_svd_g"] = m_svd_g(m1.f, m1.g, m2.f, m2.g, values["input_set"])
     if "d_fg" in want:
         values["d_fg"] = d_fg(values["m_svd_f"], values["m_svd_g"])
@@ -309,18 +379,31 @@ def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dic
             "_terms": terms}
 
 
-def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dict[str, Any]:
+def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
+                         s: CompareSettings) -> dict[str, Any]:
+    """The label side from the models' low-rank factors (pivots sampled above max_pivots)."""
+    side = low_rank_label_side(m1.loglik_factors, m2.loglik_factors, s.dist_type,
+                               int(s.max_pivots), int(s.seed), s.y_pivot, s.y_leave_out)
+    return {"y_pivot": side.y_pivot, "y_leave_out": side.y_leave_out, "t1": side.terms.t1,
+            "t3": side.terms.t3, "_side": side}
+
+
+def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
+                g_cross: np.ndarray | None = None) -> dict[str, Any]:
     """The given diversity set, or the scan over seeded candidates: t2, t4 and the set."""
     n, m = m1.n_inputs, m1.rep_dim
     if s.input_set is None:
-        rows = _cached_candidates(n, m, int(s.num_samples), int(s.seed))
+        rows = _cached_candidates(n, m, candidate_count(s, n, m), int(s.seed))
     else:
         rows = np.asarray(s.input_set, dtype=np.intp).reshape(1, -1)
         if rows.shape[1] != m + 1 or rows.min() < 0 or rows.max() >= n:
             raise ValueError(
                 f"input_set must hold M+1 = {m + 1} indices in [0, {n}), got {s.input_set}"
             )
-    scan = input_terms(m1.loglik[rows], m2.loglik[rows], s.dist_type)
+    if g_cross is not None:  # the low-rank path
+        scan = low_rank_input_side(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross, rows, s.dist_type)
+    else:
+        scan = input_terms(m1.loglik[rows], m2.loglik[rows], s.dist_type)
     return {"input_set": rows[scan.chosen], "t2": float(scan.scores[scan.chosen]),
             "t4": float(scan.t4[scan.chosen])}
 
@@ -331,6 +414,7 @@ def extra_measures(
     want: frozenset[str] | None = None,
     conventions: AlignmentConventions | None = None,
     reasons: list[str] | None = None,
+    g_cross: np.ndarray | None = None,
 ) -> dict[str, float]:
     """The measures beyond the paper: the f-side alignment measures (linear CKA, SVCCA, mutual
     k-NN, PRH's cycle/LCS/edit-distance k-NN, unbiased CKA, CKNNA) of f read under
@@ -341,7 +425,9 @@ def extra_measures(
     if want & ALIGNMENT_MEASURES:
         out.update(alignment_measures(m1.view(conventions), m2.view(conventions), want,
                                       conventions, [] if reasons is None else reasons))
-    if "d_logit" in want:
+    if "d_logit" in want and g_cross is not None:  # the low-rank path's
+        out["d_logit"] = low_rank_d_logit(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross, m1.num_labels)
+    elif "d_logit" in want:
         out["d_logit"] = d_logit_from_clr(m1.loglik_clr, m2.loglik_clr)
     return out
 
@@ -369,7 +455,7 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
     """
     options = CompareSettings(**settings)
     return compare_with_settings(
-        prepared_cache.get(f1, g1, options.selected, options.conventions),
-        prepared_cache.get(f2, g2, options.selected, options.conventions),
+        prepared_cache.get(f1, g1, options.selected, options.conventions, options.method),
+        prepared_cache.get(f2, g2, options.selected, options.conventions, options.method),
         options,
     )

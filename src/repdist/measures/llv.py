@@ -45,13 +45,6 @@ def _nan_to_inf(a: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(a), np.inf, a)
 
 
-def logodds_scale(cov: np.ndarray) -> np.ndarray:
-    """s[a, y] = sd over inputs of ell(y) - ell(a), from the K x K covariance of ell's columns."""
-    d = np.diag(cov)
-    var = d[None, :] + d[:, None] - 2.0 * cov
-    return np.sqrt(np.clip(var, 0.0, None))
-
-
 CUBIC_MEAN_MAX_LABELS = 1024  # above, the "mean" objective uses the O(K^2) running-sum form
 OBJECTIVE_BLOCK = 1 << 22  # elements of a (pivots, K, K) block held at once (32 MiB)
 
@@ -129,6 +122,30 @@ def _taint_with_nan(out: np.ndarray, nan: np.ndarray, without_nan: np.ndarray) -
     return out
 
 
+def pivot_row_terms(
+    d1: np.ndarray, d2: np.ndarray, x12: np.ndarray, c1: np.ndarray, c2: np.ndarray,
+    rows: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A, B and the log-odds scales s1, s2 of the pivots `rows`, from second moments alone.
+
+    d_m[y] = Var(ell_m(y)), x12[y] = Cov(ell_1(y), ell_2(y)), c_m[i, y] = Cov(ell_m(rows[i]),
+    ell_m(y)) (rows x K): s_m[a, y] = sd(ell_m(y) - ell_m(a)), A[a, y] = sd(ell_1(y)/s1 -
+    ell_2(y)/s2), B[a, y] the same for the pivot's column; NaN where a scale is zero. The exact
+    path passes K x K covariances (rows: every label), the low-rank path blocks of rows.
+    """
+    s1 = np.sqrt(np.clip(d1[None, :] + d1[rows, None] - 2.0 * c1, 0.0, None))
+    s2 = np.sqrt(np.clip(d2[None, :] + d2[rows, None] - 2.0 * c2, 0.0, None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv1, inv2 = 1.0 / s1, 1.0 / s2
+        a_sq = d1[None, :] * inv1**2 + d2[None, :] * inv2**2 - 2.0 * x12[None, :] * inv1 * inv2
+        b_sq = (d1[rows, None] * inv1**2 + d2[rows, None] * inv2**2
+                - 2.0 * x12[rows, None] * inv1 * inv2)
+    degenerate = (s1 == 0) | (s2 == 0)
+    a_term = np.where(degenerate, np.nan, np.sqrt(np.clip(a_sq, 0.0, None)))
+    b_term = np.where(degenerate, np.nan, np.sqrt(np.clip(b_sq, 0.0, None)))
+    return a_term, b_term, s1, s2
+
+
 def pivot_objective(
     cov_11: np.ndarray, cov_22: np.ndarray, cov_12: np.ndarray, dist_type: str = "max"
 ) -> np.ndarray:
@@ -139,17 +156,10 @@ def pivot_objective(
     near-ties are settled by `exact_objective_rows`. NaN marks a zero log-odds scale.
     """
     check_dist_type(dist_type)
-    s1 = logodds_scale(cov_11)
-    s2 = logodds_scale(cov_22)
-    d1, d2, x12 = np.diag(cov_11), np.diag(cov_22), np.diag(cov_12)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv1, inv2 = 1.0 / s1, 1.0 / s2
-        # A[a, y] = sd(ell_1(y)/s1 - ell_2(y)/s2); B[a, y] = the same for the pivot's column.
-        a_sq = d1[None, :] * inv1**2 + d2[None, :] * inv2**2 - 2.0 * x12[None, :] * inv1 * inv2
-        b_sq = d1[:, None] * inv1**2 + d2[:, None] * inv2**2 - 2.0 * x12[:, None] * inv1 * inv2
-    degenerate = (s1 == 0) | (s2 == 0)
-    a_term = np.where(degenerate, np.nan, np.sqrt(np.clip(a_sq, 0.0, None)))
-    b_term = np.where(degenerate, np.nan, np.sqrt(np.clip(b_sq, 0.0, None)))
+    rows = np.arange(cov_11.shape[0])
+    a_term, b_term, _, _ = pivot_row_terms(
+        np.diag(cov_11), np.diag(cov_22), np.diag(cov_12), cov_11, cov_22, rows
+    )
     return _objective_from_terms(a_term, b_term, dist_type)
 
 
@@ -347,9 +357,18 @@ def label_terms(
     check_label_pair(k, y_pivot, y_leave_out)
     if terms is None or terms.pivot != y_pivot:
         terms = pivot_terms(loglik_1, loglik_2, y_pivot)
+    return terms_of_row(terms.a_term, terms.b_term, terms.scale_1, terms.scale_2, y_pivot,
+                        y_leave_out, dist_type)
+
+
+def terms_of_row(a_term: np.ndarray, b_term: np.ndarray, scale_1: np.ndarray,
+                 scale_2: np.ndarray, y_pivot: int, y_leave_out: int,
+                 dist_type: str = "max") -> LabelTerms:
+    """t1 and t3 from pivot a's row of A, B and the log-odds scales, labels a and b left out."""
+    k = len(a_term)
     rest = np.array([y for y in range(k) if y not in (y_pivot, y_leave_out)])
-    a_term, b_term = terms.a_term[rest], terms.b_term[rest]
-    c_term = np.abs(terms.scale_1[rest] - terms.scale_2[rest])
+    a_term, b_term = a_term[rest], b_term[rest]
+    c_term = np.abs(scale_1[rest] - scale_2[rest])
     if dist_type == "max":
         t1 = float(np.max(np.maximum(a_term, b_term)))
         t3 = float(np.max(c_term))
@@ -397,10 +416,17 @@ def input_terms(
     with np.errstate(divide="ignore", invalid="ignore"):
         a_term = (rows_1[:, 1:, :] / tau_1 - rows_2[:, 1:, :] / tau_2).std(axis=2, ddof=1)
         b_term = (rows_1[:, :1, :] / tau_1 - rows_2[:, :1, :] / tau_2).std(axis=2, ddof=1)
-    degenerate = (tau_1[..., 0] == 0) | (tau_2[..., 0] == 0)
+    return scan_input_sets(tau_1[..., 0], tau_2[..., 0], a_term, b_term, dist_type, threshold)
+
+
+def scan_input_sets(tau_1: np.ndarray, tau_2: np.ndarray, a_term: np.ndarray,
+                    b_term: np.ndarray, dist_type: str = "max",
+                    threshold: float = 1.0) -> InputTerms:
+    """The scan over candidate sets from their (S, M) log-odds scales tau_m and terms A, B."""
+    degenerate = (tau_1 == 0) | (tau_2 == 0)
     per_input = np.where(degenerate, np.nan, np.maximum(a_term, b_term))
     scores = per_input.max(axis=1)  # always a max over j, as the original
-    c_term = np.abs(tau_1[..., 0] - tau_2[..., 0])
+    c_term = np.abs(tau_1 - tau_2)
     t4 = c_term.max(axis=1) if dist_type == "max" else c_term.mean(axis=1)
     ranked = _nan_to_inf(scores)
     best = int(np.argmin(ranked))

@@ -64,7 +64,7 @@ def compare_pairs(
     """The result of every pair (default: all pairs i < j), in the order of `pairs`."""
     pairs = all_pairs(len(prepared)) if pairs is None else list(pairs)
     for model in prepared:  # each model's work once, here, not once per pair or worker
-        model.warm(settings.selected, settings.conventions)
+        model.warm(settings.selected, settings.conventions, settings.method)
     progress = Progress(len(pairs), name)
     one_pair = compare_quietly if quiet else compare_with_settings
     results: dict[Pair, dict[str, Any]] = {}

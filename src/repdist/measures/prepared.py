@@ -27,6 +27,7 @@ from .extra import (
     knn_indices,
 )
 from .loglik import as_float64_matrix, log_likelihoods
+from .low_rank import STREAM_LABELS, LogLikFactors, label_covariance, loglik_factors, streamed_lse, use_low_rank
 from .memory import prepare_bytes, require
 from .prh import PRH_K, cknna_self, hsic_unbiased_linear, zscored_basis
 from .selection import model_parts, select_measures, view_parts
@@ -108,7 +109,6 @@ class PreparedModel:
 
     f: np.ndarray
     g: np.ndarray
-    loglik: np.ndarray = field(repr=False)
     problem: str = ""
     views: dict[tuple[float, bool], AlignmentView] = field(default_factory=dict, repr=False)
 
@@ -123,6 +123,32 @@ class PreparedModel:
     @property
     def rep_dim(self) -> int:
         return self.f.shape[1]
+
+    @cached_property
+    def loglik(self) -> np.ndarray:
+        """log p(y|x), N x K float64 (the exact path; the low-rank path never builds it)."""
+        require(8 * 2 * self.n_inputs * self.num_labels,
+                f"the N x K log-likelihoods of N={self.n_inputs} inputs, K={self.num_labels} labels")
+        return log_likelihoods(self.f, self.g)
+
+    @cached_property
+    def lse(self) -> np.ndarray:
+        """log sum_y exp(f(x)^T g(y)) per input, streamed over labels (low_rank.py); a pair's
+        KL pass computes it on the way and leaves it here (`keep_lse`)."""
+        return streamed_lse(self.f, self.g)
+
+    def keep_lse(self, lse: np.ndarray) -> None:
+        self.__dict__.setdefault("lse", lse)
+
+    @cached_property
+    def loglik_factors(self) -> LogLikFactors:
+        """The centred log-likelihoods as a product of N x (M+1) and K x (M+1) factors."""
+        return loglik_factors(self.f, self.g, self.lse)
+
+    @cached_property
+    def g_cov(self) -> np.ndarray:
+        """Covariance over labels of g's coordinates (M x M): the input side and d_logit."""
+        return label_covariance(self.g, self.g)
 
     @cached_property
     def loglik_centred(self) -> np.ndarray:
@@ -157,11 +183,13 @@ class PreparedModel:
         return self.views[key]
 
     def warm(self, measures: Iterable[str] | str | None = None,
-             conventions: AlignmentConventions = DEFAULT_CONVENTIONS) -> PreparedModel:
-        """Compute now every per-model quantity these measures need; returns self."""
+             conventions: AlignmentConventions = DEFAULT_CONVENTIONS,
+             method: str = "auto") -> PreparedModel:
+        """Compute now every per-model quantity these measures need (by the exact or the
+        low-rank path, `method` as in compare); returns self."""
         if not self.problem:
             selected = select_measures(measures)
-            for part in model_parts(selected):
+            for part in model_parts(selected, use_low_rank(method, self.num_labels)):
                 getattr(self, part)
             for part in view_parts(selected, conventions.svcca):
                 getattr(self.view(conventions), part)
@@ -173,10 +201,10 @@ def _unusable(f64: np.ndarray, g64: np.ndarray, problem: str) -> PreparedModel:
     f64 = np.where(np.isfinite(f64), f64, np.nan)
     g64 = np.where(np.isfinite(g64), g64, np.nan)
     nan_nk = np.full((f64.shape[0], g64.shape[0]), np.nan)
-    model = PreparedModel(f64, g64, nan_nk, problem=problem)
+    model = PreparedModel(f64, g64, problem=problem)
     empty = np.zeros((0, 0))
     model.__dict__.update(  # fill the cached properties: nothing is computed from NaN
-        loglik_centred=nan_nk, loglik_cov=np.full((g64.shape[0],) * 2, np.nan),
+        loglik=nan_nk, loglik_centred=nan_nk, loglik_cov=np.full((g64.shape[0],) * 2, np.nan),
         g_basis=empty, loglik_clr=None,
     )
     model.view().__dict__.update(
@@ -196,12 +224,14 @@ def _own_read_only(converted: np.ndarray, given: Any) -> np.ndarray:
 
 
 def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None,
-            conventions: AlignmentConventions = DEFAULT_CONVENTIONS) -> PreparedModel:
+            conventions: AlignmentConventions = DEFAULT_CONVENTIONS,
+            method: str = "auto") -> PreparedModel:
     """Validate a model's representations and precompute its per-model quantities.
 
     `measures` (default: all) limits the up-front work to what those measures need, the
-    alignment measures' under `conventions`; anything else is computed on first use. The model
-    keeps its own read-only copy of f and g.
+    alignment measures' under `conventions`, by the exact or the low-rank path (`method`, as
+    in compare); anything else is computed on first use. The model keeps its own read-only
+    copy of f and g.
     """
     f64 = _own_read_only(as_float64_matrix(f, "f"), f)
     g64 = _own_read_only(as_float64_matrix(g, "g"), g)
@@ -214,8 +244,9 @@ def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None,
         raise ValueError(f"need at least 2 inputs, got f of shape {f64.shape}")
     (n, m), k = f64.shape, g64.shape[0]
     selected = select_measures(measures)
-    parts = (*model_parts(selected), *view_parts(selected, conventions.svcca))
-    require(prepare_bytes(n, k, m, parts),
+    low_rank = use_low_rank(method, k)
+    parts = (*model_parts(selected, low_rank), *view_parts(selected, conventions.svcca))
+    require(prepare_bytes(n, k, m, parts, STREAM_LABELS if low_rank else 0),
             f"preparing a model of N={n} inputs, K={k} labels, M={m}")
     problems = []
     if not np.isfinite(f64).all():
@@ -224,9 +255,19 @@ def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None,
         problems.append("non-finite values in the unembeddings g")
     if problems:
         return _unusable(f64, g64, "; ".join(problems))
-    with np.errstate(over="ignore", invalid="ignore"):
-        loglik = log_likelihoods(f64, g64)
-    if not np.isfinite(loglik).all():
+    model = PreparedModel(f64, g64)
+    if not _logits_finite(model, low_rank):
         problem = "log-likelihoods overflow (embedding or unembedding norms too large)"
-        return PreparedModel(f64, g64, loglik, problem=problem)
-    return PreparedModel(f64, g64, loglik).warm(selected, conventions)
+        return PreparedModel(f64, g64, problem=problem)
+    return model.warm(selected, conventions, method)
+
+
+def _logits_finite(model: PreparedModel, low_rank: bool) -> bool:
+    """Whether log p(y|x) is finite everywhere: checked on the N x K log-likelihoods (kept, the
+    exact path needs them) or, at vocabulary scale, by Cauchy-Schwarz on the largest norms
+    (every logit finite), else on the streamed lse."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if not low_rank:
+            return bool(np.isfinite(model.loglik).all())
+        largest = (np.linalg.norm(model.f, axis=1).max() * np.linalg.norm(model.g, axis=1).max())
+        return bool(largest < 1e300 or np.isfinite(model.lse).all())

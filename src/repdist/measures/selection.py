@@ -59,6 +59,13 @@ MODEL_PARTS: dict[str, frozenset[str]] = {
     "g_basis": frozenset({"mcca_g"}),
     "loglik_clr": frozenset({"d_logit"}),
 }
+# The same at vocabulary scale (low_rank.py): no N x K or K x K array. lse comes with the
+# factors; a pair's KL pass computes it anyway, so it is left to that pass when KL is asked.
+LOW_RANK_PARTS: dict[str, frozenset[str]] = {
+    "loglik_factors": LABEL_SIDE,
+    "g_cov": INPUT_SIDE | {"d_logit", "mcca_g"},  # m_CCA of g from covariances (cca.py)
+    "f_basis": frozenset({"mcca_f"}),
+}
 # The f-side alignment measures' per-model quantities (attributes of AlignmentView: f as they
 # read it, prepared.py). The k-NN measures share one neighbour search; which SVCCA pieces are
 # needed depends on the `svcca` option.
@@ -97,8 +104,14 @@ def keys_for(selected: frozenset[str]) -> tuple[str, ...]:
     return tuple(key for key in RESULT_KEYS if key in selected or key == "warning")
 
 
-def model_parts(selected: frozenset[str]) -> tuple[str, ...]:
-    """The per-model quantities these measures need (what `prepare` computes up front)."""
+def model_parts(selected: frozenset[str], low_rank: bool = False) -> tuple[str, ...]:
+    """The per-model quantities these measures need (what `prepare` computes up front), by
+    the exact or the low-rank path."""
+    if low_rank:
+        if "kl" in selected:  # the pair's KL pass brings lse, which the factors need
+            return tuple(part for part, users in LOW_RANK_PARTS.items()
+                         if users & selected and part != "loglik_factors")
+        return tuple(part for part, users in LOW_RANK_PARTS.items() if users & selected)
     return tuple(part for part, users in MODEL_PARTS.items() if users & selected)
 
 

@@ -1,0 +1,321 @@
+"""The measures at vocabulary scale: K in the tens of thousands (a language model's vocabulary).
+
+The exact path (compare.py) holds N x K log-likelihoods and K x K covariances: at N = 10,000
+and K = 50,257 (GPT-2) those are 4 GB and 20 GB. But ell(x, y) = f(x)^T g(y) - lse(x) has
+rank at most M + 1: centred over inputs, ell_c = F G^T with F = [f - mean f, -(lse - mean lse)]
+(N x (M+1)) and G = [g, 1] (K x (M+1)). Every covariance of log-likelihood columns the paper's
+d_LLV and m_SVD_f read is then G_a S G_b^T with S = F^T F / (N - 1), an (M+1) x (M+1) matrix;
+the input side's variances over labels are quadratic forms in g's M x M covariance; d_logit's
+too. Only the log-normaliser lse(x) and the KL need every logit: they stream over blocks of
+labels (an online logsumexp), holding N x STREAM_LABELS numbers at a time.
+
+Two searches of the paper's d_LLV and d_{f,g} are combinatorial and are sampled here:
+- d_LLV's pivot label a (and left-out b) minimise t1 over K(K-1) pairs; the exact search
+  costs K^2 (M+1) per model (8e12 operations at GPT-2's size). Above `max_pivots` labels the
+  search runs over a seeded sample of that many pivots (every b for each): t1, and so d_LLV,
+  can only come out at or above the exact minimum; benchmarks/measures_sweep.py measures how
+  far (docs/measures.md).
+- m_SVD_f runs over a seeded sample of label sets, as the exact path does above
+  MAX_LABEL_SETS; here as many as SET_FLOPS allows for M x M SVDs (d_fg_estimate says so).
+Where the exact path settles near-ties by recomputing from the log-likelihoods, this path
+takes the moments as they are (~1e-8 absolute rounding in the terms).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..io.host import to_host
+from .llv import (
+    TIE_RTOL,
+    InputTerms,
+    LabelTerms,
+    _nan_to_inf,
+    _objective_from_terms,
+    pivot_row_terms,
+    scan_input_sets,
+    terms_of_row,
+)
+from .svd import MAX_LABEL_SETS, mean_singular_values
+
+METHODS = ("auto", "exact", "low_rank")
+LOW_RANK_ABOVE_LABELS = 1024  # method "auto": the exact path up to this many labels
+MAX_PIVOTS = 512  # pivots d_LLV's label search tries at vocabulary scale (seeded sample)
+PIVOT_STREAM = 0x9170  # seeds the pivot sample apart from the input candidates and label sets
+STREAM_LABELS = 2048  # labels per block of streamed logits (N x 2048 float64: 164 MB at N = 10^4)
+PIVOT_BLOCK = 64  # pivot rows (x K) computed at once
+SET_FLOPS = 1 << 33  # m_SVD_f's default budget at vocabulary scale: ~ sets x M^3
+MIN_LABEL_SETS = 16
+BLOCK_ELEMENTS = 1 << 23  # elements of an (items, M, M) block held at once (64 MiB)
+
+
+def check_method(method: str) -> None:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
+def use_low_rank(method: str, num_labels: int) -> bool:
+    """Whether a comparison of models with this many labels takes the low-rank path."""
+    check_method(method)
+    return method == "low_rank" or (method == "auto" and num_labels > LOW_RANK_ABOVE_LABELS)
+
+
+def default_label_sets(rep_dim: int, low_rank: bool) -> int:
+    """max_label_sets when none is given: MAX_LABEL_SETS, or at vocabulary scale as many M x M
+    SVDs as SET_FLOPS allows (18 at M = 768), at least MIN_LABEL_SETS."""
+    if not low_rank:
+        return MAX_LABEL_SETS
+    return int(min(MAX_LABEL_SETS, max(MIN_LABEL_SETS, SET_FLOPS // max(1, rep_dim) ** 3)))
+
+
+def _blocks(total: int, step: int) -> list[slice]:
+    return [slice(lo, min(lo + step, total)) for lo in range(0, total, step)]
+
+
+# ----- streamed over labels: lse and KL -----------------------------------------------------
+
+def streamed_lse(f: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """lse(x) = log sum_y exp(f(x)^T g(y)) for every input, N x STREAM_LABELS logits at a time."""
+    return _stream(f, g)[1]
+
+
+def streamed_kl(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray,
+                g2: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """Mean over inputs of KL(p1 || p2), and both models' lse, in one pass over label blocks.
+
+    KL(x) = sum_y p1(y|x) (z1 - z2) - lse1 + lse2 with z = f^T g: the sum is kept relative to
+    the running maximum of z1 and rescaled when it grows (an online softmax), so no N x K
+    array is ever held. float64 throughout, like the exact path.
+    """
+    kl, lse1, lse2 = _stream(f1, g1, f2, g2)
+    assert lse2 is not None
+    return kl, lse1, lse2
+
+
+def _stream(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray | None = None,
+            g2: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray | None]:
+    import torch  # torch's float64 matmul and exp are ~1.2x and ~3.5x numpy's on 2 cores
+
+    pair = f2 is not None and g2 is not None
+    n = f1.shape[0]
+    with warnings.catch_warnings():  # prepared arrays are read-only; nothing here writes them
+        warnings.filterwarnings("ignore", "The given NumPy array is not writable")
+        tf1, tg1 = torch.from_numpy(f1), torch.from_numpy(g1)
+        tf2 = torch.from_numpy(f2) if pair else None
+        tg2 = torch.from_numpy(g2) if pair else None
+    run = {1: _Running(n, torch), 2: _Running(n, torch)}
+    acc = torch.zeros(n, dtype=torch.float64)
+    with torch.no_grad():
+        for block in _blocks(g1.shape[0], STREAM_LABELS):
+            z1 = tf1 @ tg1[block].T
+            if pair:
+                z2 = tf2 @ tg2[block].T
+                diff = z1 - z2
+                run[2].add(z2)
+            scale, weights = run[1].add(z1)
+            if pair:
+                acc = acc * scale + (weights * diff).sum(dim=1)
+        lse1 = run[1].lse()
+        if not pair:
+            return float("nan"), to_host(lse1, np.float64), None
+        lse2 = run[2].lse()
+        kl = (acc / run[1].total - lse1 + lse2).mean()
+    return float(kl.item()), to_host(lse1, np.float64), to_host(lse2, np.float64)
+
+
+class _Running:
+    """An online logsumexp over blocks of columns: running row maximum and rescaled sum."""
+
+    def __init__(self, n: int, torch) -> None:  # noqa: ANN001 - the lazily imported module
+        self.torch = torch
+        self.top = torch.full((n,), -torch.inf, dtype=torch.float64)
+        self.total = torch.zeros(n, dtype=torch.float64)
+
+    def add(self, z):  # noqa: ANN001, ANN201 - torch tensors
+        """Take a block; returns the factor earlier sums shrink by and the block's weights
+        exp(z - new maximum)."""
+        top = self.torch.maximum(self.top, z.max(dim=1).values)
+        scale = self.torch.exp(self.top - top)
+        weights = self.torch.exp(z - top[:, None])
+        self.total = self.total * scale + weights.sum(dim=1)
+        self.top = top
+        return scale, weights
+
+    def lse(self):  # noqa: ANN201
+        return self.top + self.torch.log(self.total)
+
+
+# ----- per-model factors ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LogLikFactors:
+    """One model's centred log-likelihoods as ell_c = inputs @ labels^T (rank <= M + 1).
+
+    inputs: [f - mean f, -(lse - mean lse)] (N x (M+1)); labels: [g, 1] (K x (M+1));
+    gram: inputs^T inputs / (N - 1); var[y] = Var over inputs of ell(y).
+    """
+
+    inputs: np.ndarray
+    labels: np.ndarray
+    gram: np.ndarray
+    labels_gram: np.ndarray  # labels @ gram (K x (M+1)): Cov(ell(y), ell(y')) = its row y . labels[y']
+    var: np.ndarray
+
+
+def loglik_factors(f: np.ndarray, g: np.ndarray, lse: np.ndarray) -> LogLikFactors:
+    inputs = np.concatenate([f - f.mean(axis=0), -(lse - lse.mean())[:, None]], axis=1)
+    labels = np.concatenate([g, np.ones((g.shape[0], 1))], axis=1)
+    gram = inputs.T @ inputs / (inputs.shape[0] - 1)
+    labels_gram = labels @ gram
+    var = np.einsum("ij,ij->i", labels_gram, labels)
+    return LogLikFactors(inputs, labels, gram, labels_gram, var)
+
+
+def label_covariance(g_1: np.ndarray, g_2: np.ndarray) -> np.ndarray:
+    """Cov over labels (ddof 1) of g_1's and g_2's coordinates: M x M."""
+    return (g_1 - g_1.mean(axis=0)).T @ (g_2 - g_2.mean(axis=0)) / (g_1.shape[0] - 1)
+
+
+# ----- d_LLV, label side -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LowRankLabelSide:
+    y_pivot: int
+    y_leave_out: int
+    terms: LabelTerms
+    scale_1: np.ndarray  # the chosen pivot's log-odds scales (m_SVD_f standardises by them)
+    scale_2: np.ndarray
+    pivots_searched: int
+    f_cross: np.ndarray  # Cov(f1, f2), M x M: m_SVD_f's cross-correlations
+
+
+def pivot_sample(num_labels: int, max_pivots: int, seed: int) -> np.ndarray:
+    """Every label when there are at most max_pivots, else a seeded sample of them, sorted."""
+    if num_labels <= max_pivots:
+        return np.arange(num_labels)
+    rng = np.random.default_rng([PIVOT_STREAM, seed])
+    return np.sort(rng.choice(num_labels, max_pivots, replace=False))
+
+
+def low_rank_label_side(a: LogLikFactors, b: LogLikFactors, dist_type: str, max_pivots: int,
+                        seed: int, y_pivot: int | None = None,
+                        y_leave_out: int | None = None) -> LowRankLabelSide:
+    """The pivot and left-out label minimising t1 over the pivot sample (or the given pair),
+    with t1, t3 and the pivot's scales, from the two models' factors."""
+    k = a.labels.shape[0]
+    cross = a.inputs.T @ b.inputs / (a.inputs.shape[0] - 1)
+    x12 = np.einsum("ij,ij->i", a.labels @ cross, b.labels)
+
+    def rows_terms(rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        return pivot_row_terms(a.var, b.var, x12, a.labels_gram[rows] @ a.labels.T,
+                               b.labels_gram[rows] @ b.labels.T, rows)
+
+    pivots = pivot_sample(k, max_pivots, seed)
+    if y_pivot is None:
+        lowest = np.full(len(pivots), np.inf)
+        for block in _blocks(len(pivots), PIVOT_BLOCK):
+            rows = pivots[block]
+            a_term, b_term, _, _ = rows_terms(rows)
+            lowest[block] = _nan_to_inf(
+                _objective_from_terms(a_term, b_term, dist_type, rows)).min(axis=1)
+        best = lowest.min()
+        # ties to the smallest pivot, then the smallest left-out label (the exact path's rule)
+        at = int(np.argmax(lowest <= best + TIE_RTOL * abs(best))) if np.isfinite(best) else 0
+        y_pivot = int(pivots[at])
+    rows = np.array([y_pivot])
+    a_term, b_term, s1, s2 = rows_terms(rows)
+    if y_leave_out is None:
+        objective = _nan_to_inf(_objective_from_terms(a_term, b_term, dist_type, rows)[0])
+        low = objective.min()
+        y_leave_out = (int(np.argmax(objective <= low + TIE_RTOL * abs(low)))
+                       if np.isfinite(low) else (1 if y_pivot == 0 else 0))
+    terms = terms_of_row(a_term[0], b_term[0], s1[0], s2[0], y_pivot, y_leave_out, dist_type)
+    m = a.inputs.shape[1] - 1
+    return LowRankLabelSide(y_pivot, y_leave_out, terms, s1[0], s2[0], len(pivots),
+                            cross[:m, :m])
+
+
+def low_rank_m_svd_f(g1: np.ndarray, g2: np.ndarray, f_cross: np.ndarray,
+                     side: LowRankLabelSide, sets: np.ndarray) -> np.ndarray:
+    """m_SVD_f for every label set, from the log-odds' low-rank form (paper Def. 4.5).
+
+    Cov(ell_1(y) - ell_1(a), ell_2(y') - ell_2(a)) = (g1_y - g1_a)^T C (g2_y' - g2_a) with
+    C = Cov(f1, f2) (M x M): each set's M x M cross-correlation block is built alone.
+    """
+    k, m = g1.shape
+    a, b = side.y_pivot, side.y_leave_out
+    rest = np.array([y for y in range(k) if y not in (a, b)])
+    out = np.empty(len(sets))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for block in _blocks(len(sets), max(1, BLOCK_ELEMENTS // (m * m))):
+            labels = rest[sets[block]]  # (sets, M) label indices
+            h1 = (g1[labels] - g1[a]) / side.scale_1[labels][..., None]
+            h2 = (g2[labels] - g2[a]) / side.scale_2[labels][..., None]
+            out[block] = mean_singular_values(h1 @ f_cross @ h2.transpose(0, 2, 1))
+    return out
+
+
+# ----- d_LLV, input side, and d_logit -----------------------------------------------------------
+
+def low_rank_input_side(f1: np.ndarray, f2: np.ndarray, cov_11: np.ndarray,
+                        cov_22: np.ndarray, cov_12: np.ndarray, rows: np.ndarray,
+                        dist_type: str) -> InputTerms:
+    """The input side's scan over candidate sets, its variances over labels as quadratic forms
+    in g's covariances cov_mn (M x M, over labels): lse(x) is one number per input and drops."""
+    s, width = rows.shape[0], rows.shape[1] - 1
+    tau_1, tau_2 = np.empty((s, width)), np.empty((s, width))
+    a_term, b_term = np.empty((s, width)), np.empty((s, width))
+    step = max(1, BLOCK_ELEMENTS // (width * f1.shape[1]))
+    for block in _blocks(s, step):
+        x1, x2 = f1[rows[block]], f2[rows[block]]  # (sets, M+1, M)
+        tau_1[block] = _sd(x1[:, 1:] - x1[:, :1], cov_11)
+        tau_2[block] = _sd(x2[:, 1:] - x2[:, :1], cov_22)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u1, u2 = x1[:, 1:] / tau_1[block][..., None], x2[:, 1:] / tau_2[block][..., None]
+            v1, v2 = x1[:, :1] / tau_1[block][..., None], x2[:, :1] / tau_2[block][..., None]
+        a_term[block] = _sd_difference(u1, u2, cov_11, cov_22, cov_12)
+        b_term[block] = _sd_difference(v1, v2, cov_11, cov_22, cov_12)
+    return scan_input_sets(tau_1, tau_2, a_term, b_term, dist_type)
+
+
+def low_rank_m_svd_g(f1: np.ndarray, f2: np.ndarray, cov_11: np.ndarray, cov_22: np.ndarray,
+                     cov_12: np.ndarray, input_set: np.ndarray) -> float:
+    """m_SVD of the unembeddings on one diversity set (paper Def. 4.5) from g's covariances:
+    W_m[y, j] = (f_m(x_j) - f_m(x_0))^T g_m(y), so Cov over labels of W_1 and W_2 is
+    D_1 cov_12 D_2^T (M x M), never the K x M matrices."""
+    idx = np.asarray(input_set, dtype=np.intp)
+    d1, d2 = f1[idx[1:]] - f1[idx[:1]], f2[idx[1:]] - f2[idx[:1]]
+    sd1, sd2 = _sd(d1, cov_11), _sd(d2, cov_22)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = (d1 @ cov_12 @ d2.T) / np.outer(sd1, sd2)
+        cross = np.where((sd1[:, None] > 0) & (sd2[None, :] > 0), cross, np.nan)
+    return float(mean_singular_values(cross))
+
+
+def _quadratic(u: np.ndarray, cov: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return np.einsum("...i,...i->...", u @ cov, v)
+
+
+def _sd(u: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.clip(_quadratic(u, cov, u), 0.0, None))
+
+
+def _sd_difference(u1: np.ndarray, u2: np.ndarray, cov_11: np.ndarray, cov_22: np.ndarray,
+                   cov_12: np.ndarray) -> np.ndarray:
+    """sd over labels of u1^T g1(y) - u2^T g2(y)."""
+    with np.errstate(invalid="ignore"):
+        var = (_quadratic(u1, cov_11, u1) + _quadratic(u2, cov_22, u2)
+               - 2.0 * _quadratic(u1, cov_12, u2))
+    return np.sqrt(np.clip(var, 0.0, None))
+
+
+def low_rank_d_logit(f1: np.ndarray, f2: np.ndarray, cov_11: np.ndarray, cov_22: np.ndarray,
+                     cov_12: np.ndarray, num_labels: int) -> float:
+    """d_logit = sqrt(E_x sum_y (clr_1 - clr_2)^2) with clr_m = f_m^T (g_m(y) - mean g_m)."""
+    per_input = (num_labels - 1) * (
+        _quadratic(f1, cov_11, f1) + _quadratic(f2, cov_22, f2) - 2.0 * _quadratic(f1, cov_12, f2)
+    )
+    return float(np.sqrt(max(float(per_input.mean()), 0.0)))

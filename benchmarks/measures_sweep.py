@@ -2,17 +2,22 @@
 model's sizes (K = 50,257, M = 768, N = 10,000 contexts; the LM issue's target: every measure
 within 60 s and 8 GiB on 2 cores).
 
-Each cell (K, M, one measure) runs `compare(..., measures=[measure])` on two models of the
-benchmark family (benchmarks/measures.py::model_family) in a fresh process, under a time limit
-and an address-space limit, and reports its wall time and peak resident memory (ru_maxrss of
-that process: Python, numpy and the two models included). A cell past a limit is reported as
-such, and the larger cells of that measure (K and M both at least as large) are not run; a
-cell that `compare` refuses (K - 2 < M, say) is reported with its message.
-num_samples is lowered to N // (M + 1) where the default 200 disjoint sets of M + 1 inputs do
-not fit in N.
+Each cell (K, M, one measure) runs `compare(..., measures=[measure])` with the defaults on two
+models of the benchmark family (benchmarks/measures.py::model_family) in a fresh process,
+under a time limit and an address-space limit, and reports its wall time, peak resident
+memory (ru_maxrss of that process: Python, numpy, torch and the two models included) and the
+path `method="auto"` took (exact up to 1,024 labels, low_rank above). The column "paper" is
+the paper's five measures in one call (KL, d_LLV, d_fg with m_SVD, m_CCA of f and g), sharing
+their work. A cell past a limit is reported as such, and the larger cells of that measure (K
+and M both at least as large) are not run; a cell that `compare` refuses (K - 2 < M, say) is
+reported with its message.
+
+--pivot-error instead measures the low-rank path's sampled pivot search against the exact
+search over every pivot, on several seeds, at sizes where both run.
 
 Usage: python benchmarks/measures_sweep.py [--n 10000] [--k 100 500 ...] [--m 8 64 ...]
                                            [--limit-s 120] [--limit-gib 8] [--json out.json]
+       python benchmarks/measures_sweep.py --pivot-error [--k 2000 5000] [--m 64] [--seeds 5]
 """
 
 from __future__ import annotations
@@ -26,8 +31,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-MEASURES = ("kl", "d_llv", "d_fg", "mcca_f", "mcca_g")
-DEFAULT_SAMPLES = 200
+MEASURES = ("kl", "d_llv", "d_fg", "mcca_f", "mcca_g", "paper")
+PAPER = "kl,d_llv,d_fg,mcca_f,mcca_g"
 
 
 def run_cell(k: int, m: int, n: int, measure: str) -> dict[str, float]:
@@ -38,16 +43,56 @@ def run_cell(k: int, m: int, n: int, measure: str) -> dict[str, float]:
     from measures import model_family
 
     from repdist.measures import compare
+    from repdist.measures.compare import CompareSettings, candidate_count
+    from repdist.measures.low_rank import use_low_rank
 
     (f1, g1), (f2, g2) = model_family(2, n, k, m)
-    samples = min(DEFAULT_SAMPLES, n // (m + 1))
     start = time.perf_counter()
-    result = compare(f1, g1, f2, g2, measures=[measure], num_samples=samples)
+    result = compare(f1, g1, f2, g2, measures=PAPER if measure == "paper" else [measure])
     seconds = time.perf_counter() - start
-    value = result[measure]
-    return {"seconds": seconds, "num_samples": samples,
+    value = result["d_llv" if measure == "paper" else measure]
+    return {"seconds": seconds, "num_samples": candidate_count(CompareSettings(), n, m),
+            "method": "low_rank" if use_low_rank("auto", k) else "exact",
             "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
             "value": float(value) if np.isscalar(value) else None}
+
+
+def pivot_error(ks: list[int], ms: list[int], n: int, seeds: int) -> list[dict]:
+    """t1 and d_LLV by the low-rank path's pivot sample (the default max_pivots) against the
+    exhaustive search (every pivot) and the exact path, per model-family seed."""
+    sys.path.insert(0, str(HERE))
+    from measures import model_family
+
+    from repdist.measures import compare
+
+    rows = []
+    for k in ks:
+        for m in ms:
+            for seed in range(seeds):
+                (f1, g1), (f2, g2) = model_family(2, n, k, m, seed=seed)
+                runs = {"exact": dict(method="exact"),
+                        "every_pivot": dict(method="low_rank", max_pivots=k),
+                        "sampled": dict(method="low_rank")}
+                got = {}
+                for name, kw in runs.items():
+                    start = time.perf_counter()
+                    got[name] = compare(f1, g1, f2, g2, measures="d_llv,t1,y_pivot", **kw)
+                    got[name]["seconds"] = time.perf_counter() - start
+                exact, sampled = got["exact"], got["sampled"]
+                row = {"k": k, "m": m, "n": n, "seed": seed, "t1_exact": exact["t1"],
+                       "t1_every_pivot": got["every_pivot"]["t1"], "t1_sampled": sampled["t1"],
+                       "d_llv_exact": exact["d_llv"], "d_llv_sampled": sampled["d_llv"],
+                       "same_pivot": exact["y_pivot"] == sampled["y_pivot"],
+                       **{f"seconds_{name}": r["seconds"] for name, r in got.items()}}
+                row["t1_rel_error"] = (row["t1_sampled"] - row["t1_exact"]) / row["t1_exact"]
+                rows.append(row)
+                print(f"K={k} M={m} seed={seed}: t1 exact {row['t1_exact']:.6g}, every pivot "
+                      f"{row['t1_every_pivot']:.6g}, sampled {row['t1_sampled']:.6g} "
+                      f"({100 * row['t1_rel_error']:+.2f}%), same pivot {row['same_pivot']}; "
+                      f"d_LLV exact {row['d_llv_exact']:.6g}, sampled {row['d_llv_sampled']:.6g}"
+                      f" ({row['seconds_exact']:.1f} s / {row['seconds_sampled']:.1f} s)",
+                      flush=True)
+    return rows
 
 
 def cell(k: int, m: int, n: int, measure: str, limit_s: float, limit_gib: float) -> dict:
@@ -91,8 +136,8 @@ def sweep(ks: list[int], ms: list[int], n: int, limit_s: float, limit_gib: float
 
 
 def _line(row: dict) -> str:
-    what = (f"{row['seconds']:.2f} s, {row['peak_rss_gib']:.2f} GiB" if row["status"] == "ok"
-            else row["status"])
+    what = (f"{row['seconds']:.2f} s, {row['peak_rss_gib']:.2f} GiB ({row['method']})"
+            if row["status"] == "ok" else row["status"])
     return f"K={row['k']:>6} M={row['m']:>4} N={row['n']} {row['measure']:>7}: {what}"
 
 
@@ -119,12 +164,24 @@ def main() -> None:
     parser.add_argument("--limit-s", type=float, default=120.0)
     parser.add_argument("--limit-gib", type=float, default=8.0)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--pivot-error", action="store_true",
+                        help="the sampled pivot search against the exact one (default K 2000 "
+                             "5000, M 64)")
+    parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--cell", nargs=4, metavar=("K", "M", "N", "MEASURE"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cell:
         k, m, n, measure = args.cell
         print(json.dumps(run_cell(int(k), int(m), int(n), measure)))
+        return
+    if args.pivot_error:
+        given = {"--k", "--m"} & set(sys.argv)
+        ks = args.k if "--k" in given else [2_000, 5_000]
+        ms = args.m if "--m" in given else [64]
+        rows = pivot_error(ks, ms, args.n, args.seeds)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=2))
         return
     rows = sweep(args.k, args.m, args.n, args.limit_s, args.limit_gib)
     print(table(rows, args.k, args.m))

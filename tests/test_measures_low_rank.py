@@ -9,7 +9,7 @@ import pytest
 from repdist.measures import compare, prepare
 from repdist.measures import low_rank as lr
 from repdist.measures.cca import covariance_cca, mean_cca
-from repdist.measures.compare import CompareSettings, candidate_count
+from repdist.measures.compare import CompareSettings, PivotSampleWarning, candidate_count
 from repdist.measures.loglik import log_likelihoods, logsumexp_rows, mean_kl
 
 SCALARS = ("kl", "d_llv", "t1", "t2", "t3", "t4", "m_svd_g", "d_fg", "mcca_f", "mcca_g",
@@ -54,14 +54,30 @@ def test_identical_models_are_at_distance_zero():
 
 
 def test_sampled_pivots_can_only_raise_t1():
-    """t1 minimises over pivots: a sample of them finds the minimum or something above it."""
+    """t1 minimises over pivots: a sample of them ("mean", or "max" past its budget) finds the
+    minimum or something above it, and says so."""
     f1, g1, f2, g2 = pair(4, k=200)
-    full = compare(f1, g1, f2, g2, method="low_rank", max_pivots=10_000, measures="t1")
-    for seed in range(4):
-        sampled = compare(f1, g1, f2, g2, method="low_rank", max_pivots=20, seed=seed,
-                          measures="t1,y_pivot")
-        assert sampled["t1"] >= full["t1"] - 1e-12
-        assert sampled["y_pivot"] in lr.pivot_sample(200, 20, seed)
+    for dist_type in ("mean", "max"):
+        full = compare(f1, g1, f2, g2, method="low_rank", max_pivots=10_000, measures="t1",
+                       dist_type=dist_type)
+        for seed in range(3):
+            with pytest.warns(PivotSampleWarning, match="max_pivots=3 of K=200"):
+                sampled = compare(f1, g1, f2, g2, method="low_rank", max_pivots=3, seed=seed,
+                                  measures="t1,y_pivot", dist_type=dist_type)
+            assert sampled["t1"] >= full["t1"] - 1e-12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_bounded_search_finds_the_exact_pivot_without_every_row(seed):
+    """dist_type "max": branch and bound over pivots gives the pivot (and t1) of the search
+    over every pivot, having computed fewer rows."""
+    f1, g1, f2, g2 = pair(10 + seed, n=800, k=700, m=4)
+    a, b = prepare(f1, g1, method="low_rank"), prepare(f2, g2, method="low_rank")
+    every = lr.low_rank_label_side(a.loglik_factors, b.loglik_factors, "max", 700, seed)
+    bounded = lr.low_rank_label_side(a.loglik_factors, b.loglik_factors, "max", 600, seed)
+    assert bounded.proven and bounded.pivots_searched < 700
+    assert (bounded.y_pivot, bounded.y_leave_out) == (every.y_pivot, every.y_leave_out)
+    assert bounded.terms == every.terms
 
 
 def test_auto_takes_the_low_rank_path_above_the_threshold_and_never_builds_n_by_k(monkeypatch):
@@ -122,3 +138,17 @@ def test_a_model_whose_logits_overflow_is_named_on_the_low_rank_path():
     with pytest.warns(UserWarning, match="overflow"):
         r = compare(f1 * 1e200, g1 * 1e200, f2, g2, method="low_rank", max_label_sets=5)
     assert np.isnan(r["kl"]) and "overflow" in r["warning"]
+
+
+def test_the_bound_never_exceeds_a_pivot_row_minimum():
+    """What makes the bounded search exact: for every pivot and any label subset, the bound is
+    at most the pivot's row minimum (its best left-out label) under dist_type "max"."""
+    f1, g1, f2, g2 = pair(20, n=600, k=300, m=4)
+    a, b = prepare(f1, g1, method="low_rank"), prepare(f2, g2, method="low_rank")
+    search = lr.PivotSearch(lr.PivotRows(a.loglik_factors, b.loglik_factors), 300, "max")
+    search.evaluate(np.arange(300))
+    rng = np.random.default_rng(0)
+    for size in (2, 17, 100, 300):
+        bounds = search.lower_bounds(np.sort(rng.choice(300, size, replace=False)))
+        assert (bounds <= search.lowest * (1 + 1e-12)).all()
+    assert (bounds >= 0.9 * search.lowest).mean() > 0.5  # over every label: mostly tight

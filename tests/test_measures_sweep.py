@@ -16,7 +16,7 @@ def sweep(tmp_path, *args):
     done = subprocess.run([*SWEEP, *args, "--json", str(out)], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "| K | M | kl | d_llv | d_fg | mcca_f | mcca_g |" in done.stdout
+    assert "| K | M | kl | d_llv | d_fg | mcca_f | mcca_g | paper |" in done.stdout
     return {(r["k"], r["measure"]): r for r in json.loads(out.read_text())}
 
 
@@ -26,6 +26,19 @@ def test_refused_cells_are_named_and_the_sweep_goes_on(tmp_path):
     ok = rows[(12, "d_llv")]
     assert ok["status"] == "ok" and ok["seconds"] > 0 and ok["peak_rss_gib"] > 0
     assert ok["num_samples"] == 60 and ok["value"] > 0  # 300 // (M + 1)
+    assert ok["method"] == "exact" and rows[(12, "paper")]["value"] == ok["value"]
+
+
+def test_the_pivot_error_mode_compares_the_sampled_search_with_the_exact(tmp_path):
+    out = tmp_path / "pivots.json"
+    done = subprocess.run([*SWEEP, "--pivot-error", "--k", "600", "--m", "4", "--seeds", "2",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(out.read_text())
+    assert len(rows) == 2
+    for row in rows:  # 512 of 600 pivots: at or above the minimum over every pivot
+        assert row["t1_sampled"] >= row["t1_exact"] * (1 - 1e-9)
+        assert abs(row["t1_every_pivot"] - row["t1_exact"]) <= 1e-9 * row["t1_exact"]
 
 
 def test_a_cell_past_its_time_limit_stops_the_larger_ones(tmp_path):

@@ -70,6 +70,7 @@ __all__ = [
     "RESULT_KEYS",
     "CompareSettings",
     "DegenerateRepresentationWarning",
+    "PivotSampleWarning",
     "PreparedModel",
     "compare",
     "compare_prepared",
@@ -80,6 +81,10 @@ __all__ = [
 
 class DegenerateRepresentationWarning(UserWarning):
     """A measure is undefined for this pair (collapsed embedding, tied unembeddings, NaN/inf)."""
+
+
+class PivotSampleWarning(UserWarning):
+    """d_LLV's pivot label was searched among a sample of pivots, not proven the minimum."""
 
 
 @dataclass(frozen=True)
@@ -384,6 +389,11 @@ def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
     """The label side from the models' low-rank factors (pivots sampled above max_pivots)."""
     side = low_rank_label_side(m1.loglik_factors, m2.loglik_factors, s.dist_type,
                                int(s.max_pivots), int(s.seed), s.y_pivot, s.y_leave_out)
+    if not side.proven:
+        warnings.warn(
+            f"d_LLV's pivot search stopped at max_pivots={s.max_pivots} of K={m1.num_labels} "
+            "labels before proving its minimum: t1 and d_LLV are estimates, at or above the "
+            "exact values (raise max_pivots for more)", PivotSampleWarning, stacklevel=4)
     return {"y_pivot": side.y_pivot, "y_leave_out": side.y_leave_out, "t1": side.terms.t1,
             "t3": side.terms.t3, "_side": side}
 

@@ -124,20 +124,22 @@ def _taint_with_nan(out: np.ndarray, nan: np.ndarray, without_nan: np.ndarray) -
 
 def pivot_row_terms(
     d1: np.ndarray, d2: np.ndarray, x12: np.ndarray, c1: np.ndarray, c2: np.ndarray,
-    rows: np.ndarray,
+    rows: np.ndarray, cols: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A, B and the log-odds scales s1, s2 of the pivots `rows`, from second moments alone.
 
     d_m[y] = Var(ell_m(y)), x12[y] = Cov(ell_1(y), ell_2(y)), c_m[i, y] = Cov(ell_m(rows[i]),
-    ell_m(y)) (rows x K): s_m[a, y] = sd(ell_m(y) - ell_m(a)), A[a, y] = sd(ell_1(y)/s1 -
-    ell_2(y)/s2), B[a, y] the same for the pivot's column; NaN where a scale is zero. The exact
-    path passes K x K covariances (rows: every label), the low-rank path blocks of rows.
+    ell_m(y)) (rows x K, or rows x len(cols) for the labels `cols` only): s_m[a, y] =
+    sd(ell_m(y) - ell_m(a)), A[a, y] = sd(ell_1(y)/s1 - ell_2(y)/s2), B[a, y] the same for the
+    pivot's column; NaN where a scale is zero. The exact path passes K x K covariances (rows:
+    every label), the low-rank path blocks of rows.
     """
-    s1 = np.sqrt(np.clip(d1[None, :] + d1[rows, None] - 2.0 * c1, 0.0, None))
-    s2 = np.sqrt(np.clip(d2[None, :] + d2[rows, None] - 2.0 * c2, 0.0, None))
+    e1, e2, ex = (d1, d2, x12) if cols is None else (d1[cols], d2[cols], x12[cols])
+    s1 = np.sqrt(np.clip(e1[None, :] + d1[rows, None] - 2.0 * c1, 0.0, None))
+    s2 = np.sqrt(np.clip(e2[None, :] + d2[rows, None] - 2.0 * c2, 0.0, None))
     with np.errstate(divide="ignore", invalid="ignore"):
         inv1, inv2 = 1.0 / s1, 1.0 / s2
-        a_sq = d1[None, :] * inv1**2 + d2[None, :] * inv2**2 - 2.0 * x12[None, :] * inv1 * inv2
+        a_sq = e1[None, :] * inv1**2 + e2[None, :] * inv2**2 - 2.0 * ex[None, :] * inv1 * inv2
         b_sq = (d1[rows, None] * inv1**2 + d2[rows, None] * inv2**2
                 - 2.0 * x12[rows, None] * inv1 * inv2)
     degenerate = (s1 == 0) | (s2 == 0)

@@ -47,6 +47,10 @@ MAX_PIVOTS = 512  # pivots d_LLV's label search tries at vocabulary scale (seede
 PIVOT_STREAM = 0x9170  # seeds the pivot sample apart from the input candidates and label sets
 STREAM_LABELS = 2048  # labels per block of streamed logits (N x 2048 float64: 164 MB at N = 10^4)
 PIVOT_BLOCK = 64  # pivot rows (x K) computed at once
+PROBE_PIVOTS = 64  # pivots whose rows pick the labels the bound is taken over
+BOUND_LABELS = 256  # labels the lower bound of every pivot's row is taken over
+BOUND_ROWS = 4096  # pivots (x BOUND_LABELS) bounded at once
+BOUND_SLACK = 1e-9  # a bound this close to the best row is evaluated (rounding differs)
 SET_FLOPS = 1 << 33  # m_SVD_f's default budget at vocabulary scale: ~ sets x M^3
 MIN_LABEL_SETS = 16
 BLOCK_ELEMENTS = 1 << 23  # elements of an (items, M, M) block held at once (64 MiB)
@@ -189,6 +193,7 @@ class LowRankLabelSide:
     scale_1: np.ndarray  # the chosen pivot's log-odds scales (m_SVD_f standardises by them)
     scale_2: np.ndarray
     pivots_searched: int
+    proven: bool  # the pivot is the exact search's (every pivot bounded or evaluated)
     f_cross: np.ndarray  # Cov(f1, f2), M x M: m_SVD_f's cross-correlations
 
 
@@ -206,25 +211,18 @@ def low_rank_label_side(a: LogLikFactors, b: LogLikFactors, dist_type: str, max_
     """The pivot and left-out label minimising t1 over the pivot sample (or the given pair),
     with t1, t3 and the pivot's scales, from the two models' factors."""
     k = a.labels.shape[0]
-    cross = a.inputs.T @ b.inputs / (a.inputs.shape[0] - 1)
-    x12 = np.einsum("ij,ij->i", a.labels @ cross, b.labels)
-
-    def rows_terms(rows: np.ndarray) -> tuple[np.ndarray, ...]:
-        return pivot_row_terms(a.var, b.var, x12, a.labels_gram[rows] @ a.labels.T,
-                               b.labels_gram[rows] @ b.labels.T, rows)
-
-    pivots = pivot_sample(k, max_pivots, seed)
+    rows_terms = PivotRows(a, b)
+    searched, proven = k, True
     if y_pivot is None:
-        lowest = np.full(len(pivots), np.inf)
-        for block in _blocks(len(pivots), PIVOT_BLOCK):
-            rows = pivots[block]
-            a_term, b_term, _, _ = rows_terms(rows)
-            lowest[block] = _nan_to_inf(
-                _objective_from_terms(a_term, b_term, dist_type, rows)).min(axis=1)
-        best = lowest.min()
-        # ties to the smallest pivot, then the smallest left-out label (the exact path's rule)
-        at = int(np.argmax(lowest <= best + TIE_RTOL * abs(best))) if np.isfinite(best) else 0
-        y_pivot = int(pivots[at])
+        search = PivotSearch(rows_terms, k, dist_type)
+        if k <= max_pivots:
+            search.evaluate(np.arange(k))
+        elif dist_type == "max":
+            proven = search.bounded(max_pivots, seed)
+        else:
+            search.evaluate(pivot_sample(k, max_pivots, seed))
+            proven = False
+        y_pivot, searched = search.best_pivot(), search.evaluated
     rows = np.array([y_pivot])
     a_term, b_term, s1, s2 = rows_terms(rows)
     if y_leave_out is None:
@@ -234,8 +232,94 @@ def low_rank_label_side(a: LogLikFactors, b: LogLikFactors, dist_type: str, max_
                        if np.isfinite(low) else (1 if y_pivot == 0 else 0))
     terms = terms_of_row(a_term[0], b_term[0], s1[0], s2[0], y_pivot, y_leave_out, dist_type)
     m = a.inputs.shape[1] - 1
-    return LowRankLabelSide(y_pivot, y_leave_out, terms, s1[0], s2[0], len(pivots),
-                            cross[:m, :m])
+    return LowRankLabelSide(y_pivot, y_leave_out, terms, s1[0], s2[0], searched, proven,
+                            rows_terms.cross[:m, :m])
+
+
+class PivotRows:
+    """A, B, s1, s2 of pivot rows (over every label, or the labels `cols`) of a pair."""
+
+    def __init__(self, a: LogLikFactors, b: LogLikFactors) -> None:
+        self.a, self.b = a, b
+        self.cross = a.inputs.T @ b.inputs / (a.inputs.shape[0] - 1)
+        self.x12 = np.einsum("ij,ij->i", a.labels @ self.cross, b.labels)
+
+    def __call__(self, rows: np.ndarray,
+                 cols: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+        a, b = self.a, self.b
+        la, lb = (a.labels, b.labels) if cols is None else (a.labels[cols], b.labels[cols])
+        return pivot_row_terms(a.var, b.var, self.x12, a.labels_gram[rows] @ la.T,
+                               b.labels_gram[rows] @ lb.T, rows, cols)
+
+
+class PivotSearch:
+    """The minimum over pivots a of min_b T[a, b], pivot rows computed PIVOT_BLOCK at a time.
+
+    `bounded` finds it exactly without every row when dist_type is "max": T[a, b] is a max
+    over labels y, so over any label subset Y0 it is at least the second largest of
+    max(A[a, y], B[a, y]) for y in Y0 (b can remove one). With Y0 the labels that dominate a
+    probe of pivots, that bound is cheap for every pivot (K x |Y0|); pivots are then taken
+    in increasing bound until the bound passes the best row found: every pivot left can
+    only be worse. Past `max_pivots` rows it stops, and the minimum is an estimate (at or
+    above the exact one).
+    """
+
+    def __init__(self, rows_terms, k: int, dist_type: str) -> None:  # noqa: ANN001
+        self.rows_terms, self.k, self.dist_type = rows_terms, k, dist_type
+        self.lowest = np.full(k, np.inf)  # each evaluated pivot's row minimum
+        self.done = np.zeros(k, dtype=bool)
+
+    @property
+    def evaluated(self) -> int:
+        return int(self.done.sum())
+
+    def evaluate(self, pivots: np.ndarray) -> np.ndarray:
+        """Row minima of these pivots; returns max(A, B) of their rows (for the probe)."""
+        worst = []
+        for block in _blocks(len(pivots), PIVOT_BLOCK):
+            rows = pivots[block]
+            a_term, b_term, _, _ = self.rows_terms(rows)
+            self.lowest[rows] = _nan_to_inf(
+                _objective_from_terms(a_term, b_term, self.dist_type, rows)).min(axis=1)
+            self.done[rows] = True
+            worst.append(np.fmax(a_term, b_term).max(axis=0))
+        return np.max(worst, axis=0) if worst else np.zeros(self.k)
+
+    def bounded(self, max_pivots: int, seed: int) -> bool:
+        """Branch and bound (dist_type "max"); True when the minimum is proven."""
+        probe = pivot_sample(self.k, min(PROBE_PIVOTS, max_pivots), seed)
+        dominant = self.evaluate(probe)
+        dominant[np.isnan(dominant)] = -np.inf
+        bound = self.lower_bounds(np.sort(np.argsort(-dominant, kind="stable")[:BOUND_LABELS]))
+        order = np.argsort(bound, kind="stable")
+        order = order[~self.done[order]]
+        for block in _blocks(len(order), PIVOT_BLOCK):
+            best = self.lowest.min()
+            if bound[order[block.start]] > best + BOUND_SLACK * (1.0 + abs(best)):
+                return True  # every pivot left is bounded above the best row
+            if self.evaluated >= max_pivots:
+                return False
+            self.evaluate(order[block])
+        return True
+
+    def lower_bounds(self, cols: np.ndarray) -> np.ndarray:
+        """For every pivot, a lower bound of its row minimum: the second largest of
+        max(A, B) over the labels `cols` (NaN labels, and the pivot itself, left out)."""
+        bound = np.empty(self.k)
+        for block in _blocks(self.k, BOUND_ROWS):
+            rows = np.arange(block.start, block.stop)
+            a_term, b_term, _, _ = self.rows_terms(rows, cols)
+            values = np.fmax(a_term, b_term)
+            values[np.isnan(values) | (rows[:, None] == cols[None, :])] = -np.inf
+            bound[block] = -np.partition(-values, 1, axis=1)[:, 1]
+        return bound
+
+    def best_pivot(self) -> int:
+        """The smallest pivot whose row minimum ties the lowest (the exact path's rule)."""
+        best = self.lowest.min()
+        if not np.isfinite(best):
+            return 0
+        return int(np.argmax(self.done & (self.lowest <= best + TIE_RTOL * abs(best))))
 
 
 def low_rank_m_svd_f(g1: np.ndarray, g2: np.ndarray, f_cross: np.ndarray,

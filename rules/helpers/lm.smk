@@ -25,8 +25,8 @@ def lm_measures():
 
 
 def lm_runtime(wildcards, attempt=1):
-    """Minutes for one seed, with a margin (1,500 steps of width 64 take about 4 on 2 cores),
+    """Minutes for one seed, with a margin (1,000 steps of width 64 take about 3 on one core),
     times the attempt: a resubmitted job resumes from its checkpoint."""
     steps, width = LM["training"]["steps"], LM["model"]["width"]
-    scale = steps / 1500 * (width / 64) ** 2 * LM["training"]["batch_size"] / 32
+    scale = steps / 1000 * (width / 64) ** 2 * LM["training"]["batch_size"] / 32
     return max(10, int(10 * scale + 5)) * attempt

@@ -138,7 +138,7 @@ def write_lm_seed(run: LMRun, trained: LMTrained, reps: Any, files: SeedFiles,
             "seed": int(run.seed)}
     log, finals = trained.log, trained.finals
     metrics = {"train_loss_steps": log.train_steps, "train_loss": log.train_loss,
-               "eval_loss_steps": log.eval_steps, "eval_loss": log.eval_loss,
+               "eval_loss_steps": log.eval_steps, "eval_loss_curve": log.eval_loss,
                **finals, "final_test_loss": finals["eval_loss"],
                "test_accuracy": finals["eval_accuracy"],
                "loss_note": "test = the eval contexts: mean next-token NLL over every position"}

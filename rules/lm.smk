@@ -14,7 +14,7 @@ rule lm_tokens:
     benchmark:
         out("benchmarks/lm_tokens.tsv")
     conda:
-        "../envs/torch.yaml"
+        "../envs/measures.yaml"
     threads: 1
     resources:
         mem_mb=4000,

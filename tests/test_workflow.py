@@ -318,7 +318,8 @@ def test_report_of_a_synthetic_only_run_names_the_missing_branches(quick_run, tm
     overlay asked for beyond the run's grid (a seed of the authors' that it does not train)."""
     overlay = tmp_path / "no_cifar.yaml"
     overlay.write_text("cifar10: {enabled: false}\nbound_beyond_m2: {enabled: false}\n"
-                       "roeder: {enabled: false}\nauthors_models: {seeds: [0, 1, 2, 3]}\n")
+                       "roeder: {enabled: false}\nauthors_models: {seeds: [0, 1, 2, 3]}\n"
+                       "lm: {enabled: false}\n")
     report = tmp_path / "report.html"
     res = run(SNAKEMAKE, "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
               str(quick_run.parents[1]), "--configfile", str(ROOT / "config.quick.yaml"),
@@ -328,6 +329,7 @@ def test_report_of_a_synthetic_only_run_names_the_missing_branches(quick_run, tm
     assert "Not in this report" in html and "cifar10.enabled: false" in html
     assert "bound_beyond_m2.enabled: false" in html and "roeder.enabled: false" in html
     assert "roeder_dynamics.png" not in html
+    assert "lm.enabled: false" in html and "lm_seed_pairs.png" not in html
     assert "Adapted to this run" in html
     assert "authors_models.seeds: [0, 1, 2] of their [0, 1, 2, 3]" in html
     # each branch left out is an item of its own, not run into the one before it

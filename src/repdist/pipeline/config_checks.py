@@ -183,8 +183,8 @@ def check_distillation(config: Config) -> None:
 def check_lm(config: Config) -> None:
     """The language models' seeds (lm:): heads that split the width, a vocabulary of at least
     M + 2 tokens, enough f rows for d_LLV's candidate sets."""
-    lm = config.get("lm")
-    if not lm or not lm["enabled"]:
+    lm = config["lm"]
+    if not lm["enabled"]:
         return
     data, model = lm["data"], lm["model"]
     need(model["width"] % model["heads"] == 0, "lm.model.heads",

@@ -71,6 +71,7 @@ include: "rules/authors_cifar.smk"
 include: "rules/bound_beyond_m2.smk"
 include: "rules/distillation.smk"
 include: "rules/models.smk"
+include: "rules/lm.smk"
 
 
 # Target rules only collect files: on a cluster they run on the login node, not as jobs.
@@ -87,6 +88,7 @@ localrules:
     bound_beyond_m2,
     distillation_all,
     models_all,
+    lm_all,
 
 
 # The head process only (cluster jobs run with --no-hooks): one run per results folder, and

@@ -268,6 +268,7 @@ def branch_targets():
         (rules.bound_beyond_m2, BOUND_BEYOND["enabled"]),
         (rules.distillation_all, config["distillation"]["enabled"]),
         (rules.models_all, True),
+        (rules.lm_all, config["lm"]["enabled"]),
     ]
     return [rule.input for rule, on in branches if on]
 

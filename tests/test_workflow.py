@@ -318,7 +318,8 @@ def test_report_of_a_synthetic_only_run_names_the_missing_branches(quick_run, tm
     overlay asked for beyond the run's grid (a seed of the authors' that it does not train)."""
     overlay = tmp_path / "no_cifar.yaml"
     overlay.write_text("cifar10: {enabled: false}\nbound_beyond_m2: {enabled: false}\n"
-                       "roeder: {enabled: false}\nauthors_models: {seeds: [0, 1, 2, 3]}\n")
+                       "roeder: {enabled: false}\nauthors_models: {seeds: [0, 1, 2, 3]}\n"
+                       "lm: {enabled: false}\n")
     report = tmp_path / "report.html"
     res = run(SNAKEMAKE, "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
               str(quick_run.parents[1]), "--configfile", str(ROOT / "config.quick.yaml"),
@@ -328,6 +329,7 @@ def test_report_of_a_synthetic_only_run_names_the_missing_branches(quick_run, tm
     assert "Not in this report" in html and "cifar10.enabled: false" in html
     assert "bound_beyond_m2.enabled: false" in html and "roeder.enabled: false" in html
     assert "roeder_dynamics.png" not in html
+    assert "lm.enabled: false" in html and "lm_seed_pairs.png" not in html
     assert "Adapted to this run" in html
     assert "authors_models.seeds: [0, 1, 2] of their [0, 1, 2, 3]" in html
     # each branch left out is an item of its own, not run into the one before it
@@ -377,3 +379,34 @@ def test_quick_dag_distillation(quick_run):
     assert len(rows) == 4 and (rows["verdict"] == "informational").all()
     assert not (quick_run / "distillation" / "K6_w16" / "kl" / "checkpoint.pt").exists()
     assert_image(quick_run / "figures" / "distillation.png")
+
+
+def test_quick_dag_lm_seed_pairs(quick_run):
+    """The quick DAG's language models (config.quick.yaml `lm`): the tokenizer and token windows
+    of the stdlib text, three seeds' files, their three pairs, the report's table and figure."""
+    from repdist.io import read_npz_metadata, read_parquet_metadata
+
+    lm = quick_run / "lm"
+    tokenizer = json.loads((lm / "tokenizer.json").read_text())
+    assert tokenizer["vocab_size"] == 320 and len(tokenizer["merges"]) == 64
+    meta = read_npz_metadata(lm / "tokens_eval.npz")
+    assert meta["python_version"] == f"{sys.version_info.major}.{sys.version_info.minor}." \
+        f"{sys.version_info.micro}" and meta["bytes_train"] > 0 and meta["bytes_eval"] > 0
+    for seed in (0, 1, 2):
+        metrics = json.loads((lm / f"seed{seed}" / "metrics.json").read_text())
+        assert metrics["seed"] == seed and metrics["K"] == 320 and metrics["M"] == 16
+        assert metrics["final_test_loss"] == metrics["eval_loss"] < metrics["eval_loss_curve"][0]
+        f = pd.read_parquet(lm / f"seed{seed}" / "embeddings.parquet")
+        assert len(f) == 200 and "f_15" in f.columns
+        assert not (lm / f"seed{seed}" / "checkpoint.pt").exists()
+        assert (quick_run / "logs" / "lm_train" / f"seed{seed}.log").read_text().strip()
+    pairs = pd.read_parquet(lm / "pairs.parquet")
+    assert pairs[["seed_a", "seed_b"]].values.tolist() == [[0, 1], [0, 2], [1, 2]]
+    assert pairs[["kl", "d_llv", "mcca_f", "mcca_g", "d_fg"]].notna().all().all()
+    assert (pairs["kl"] > 0).all() and pairs["mcca_f"].between(0, 1).all()
+    assert read_parquet_metadata(lm / "pairs.parquet")["measures"]["num_samples"] == 10
+    table = read_csv(quick_run / "tables" / "lm_seed_pairs.csv")
+    assert table["kl"].tolist() == pytest.approx(pairs["kl"].tolist(), rel=1e-14)
+    assert (quick_run / "benchmarks" / "lm_pairs.tsv").exists()
+    for ext in ("pdf", "png"):
+        assert_image(quick_run / "figures" / f"lm_seed_pairs.{ext}")

@@ -26,23 +26,21 @@ from .host import is_tensor, to_host
 
 
 def embeddings_frame(f: np.ndarray, labels: np.ndarray, preds: np.ndarray) -> pd.DataFrame:
-    frame = pd.DataFrame(
+    # every column at once: inserting M columns one by one fragments the frame (pandas warns
+    # from M = 100 on)
+    return pd.DataFrame(
         {
             "index": np.arange(len(f), dtype=np.int64),
             "label": np.asarray(labels, dtype=np.int64),
             "pred": np.asarray(preds, dtype=np.int64),
+            **{f"f_{j}": f[:, j] for j in range(f.shape[1])},
         }
     )
-    for j in range(f.shape[1]):
-        frame[f"f_{j}"] = f[:, j]
-    return frame
 
 
 def unembeddings_frame(g: np.ndarray) -> pd.DataFrame:
-    frame = pd.DataFrame({"label": np.arange(len(g), dtype=np.int64)})
-    for j in range(g.shape[1]):
-        frame[f"g_{j}"] = g[:, j]
-    return frame
+    return pd.DataFrame({"label": np.arange(len(g), dtype=np.int64),
+                         **{f"g_{j}": g[:, j] for j in range(g.shape[1])}})
 
 
 def columns_of(frame: pd.DataFrame, prefix: str) -> np.ndarray:

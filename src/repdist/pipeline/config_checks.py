@@ -41,7 +41,7 @@ def check_config(config: Config) -> None:
     """Raise ConfigError naming the first impossible key combination."""
     for check in (check_kl_table, check_constructed, check_synthetic, check_cifar10,
                   check_authors_models, check_bound_beyond_m2, check_dynamics,
-                  check_roeder, check_distillation):
+                  check_roeder, check_distillation, check_lm):
         check(config)
 
 
@@ -178,3 +178,22 @@ def check_distillation(config: Config) -> None:
          f"{syn['n_seeds']} (seeds 0..{syn['n_seeds'] - 1})")
     for k in dist["class_counts"]:
         need_labels(k, syn["rep_dim"], "distillation.class_counts")
+
+
+def check_lm(config: Config) -> None:
+    """The language models' seeds (lm:): heads that split the width, a vocabulary of at least
+    M + 2 tokens, enough f rows for d_LLV's candidate sets."""
+    lm = config["lm"]
+    if not lm["enabled"]:
+        return
+    data, model = lm["data"], lm["model"]
+    need(model["width"] % model["heads"] == 0, "lm.model.heads",
+         f"must divide lm.model.width = {model['width']}, got {model['heads']}")
+    need_labels(data["vocab_size"], model["width"], "lm.data.vocab_size", " (lm.model.width)")
+    per_context = data["context"] if lm["positions"] == "all" else 1
+    need_inputs(lm["num_samples"], model["width"], data["eval_contexts"] * per_context,
+                "lm.num_samples", f"f rows (lm.data.eval_contexts x {per_context} position(s))")
+    train = data["train_contexts"]
+    need(train == 0 or train >= lm["training"]["batch_size"], "lm.data.train_contexts",
+         f"{train} windows cannot fill a batch of lm.training.batch_size = "
+         f"{lm['training']['batch_size']}")

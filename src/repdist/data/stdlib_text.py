@@ -1,0 +1,92 @@
+"""Text every Python installation ships: its standard library's `.py` sources, so the language
+models of the `lm` branch train on real text with no download.
+
+The files are read in sorted order of their path under the stdlib folder (site-packages, test
+suites and other bundled third-party trees left out), concatenated up to a byte cap, and split
+into train and eval by file: a file goes to eval when the sha256 of its relative path falls in
+the eval fraction, so the split of a file never depends on which other files the cap kept. The
+corpus differs between Python versions: `StdlibText.info` records the version, files and bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import sysconfig
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# folders of the stdlib that are not its own source, test suites, or generated tables (the
+# codecs' character maps of encodings/ would be half of a few MB of text)
+SKIPPED_DIRS = frozenset({"site-packages", "dist-packages", "test", "tests", "idle_test",
+                          "__pycache__", "lib2to3", "ensurepip", "turtledemo", "encodings"})
+HASH_BUCKETS = 10_000
+
+
+@dataclass(frozen=True)
+class StdlibText:
+    """The train and eval text and what they were made of (`info`: Python version, stdlib
+    folder, files and UTF-8 bytes per split)."""
+
+    train: str
+    eval: str
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def stdlib_root() -> Path:
+    """This interpreter's standard-library folder."""
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+def stdlib_files(root: str | Path | None = None) -> list[Path]:
+    """Every `.py` file of the standard library outside SKIPPED_DIRS, sorted by relative path."""
+    root = Path(root) if root is not None else stdlib_root()
+    files = [p for p in root.rglob("*.py")
+             if p.is_file() and not SKIPPED_DIRS.intersection(p.relative_to(root).parts[:-1])]
+    return sorted(files, key=lambda p: p.relative_to(root).as_posix())
+
+
+def in_eval(relative: str, eval_fraction: float) -> bool:
+    """Whether a file (by its relative path) belongs to the eval split: a hash, not an order."""
+    bucket = int(hashlib.sha256(relative.encode()).hexdigest(), 16) % HASH_BUCKETS
+    return bucket < eval_fraction * HASH_BUCKETS
+
+
+def read_stdlib_text(max_bytes: int, eval_fraction: float,
+                     root: str | Path | None = None) -> StdlibText:
+    """The stdlib sources up to `max_bytes` UTF-8 bytes in all (whole files, in sorted order),
+    split by file into train and eval (see the module's text)."""
+    if not 0 < eval_fraction < 1:
+        raise ValueError(f"eval_fraction must be in (0, 1), got {eval_fraction}")
+    root = Path(root) if root is not None else stdlib_root()
+    parts: dict[str, list[str]] = {"train": [], "eval": []}
+    counts = {"train": 0, "eval": 0}
+    sizes = {"train": 0, "eval": 0}
+    total = 0
+    for path in stdlib_files(root):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        size = len(text.encode("utf-8"))
+        if total + size > max_bytes:
+            continue  # whole files only: a smaller later file may still fit
+        total += size
+        split = "eval" if in_eval(path.relative_to(root).as_posix(), eval_fraction) else "train"
+        parts[split].append(text)
+        counts[split] += 1
+        sizes[split] += size
+    if not parts["train"] or not parts["eval"]:
+        raise ValueError(f"{root}: max_bytes={max_bytes} and eval_fraction={eval_fraction} leave "
+                         f"{counts['train']} train and {counts['eval']} eval files; raise them")
+    info = {"python_version": platform.python_version(), "stdlib": str(root),
+            "files_train": counts["train"], "files_eval": counts["eval"],
+            "bytes_train": sizes["train"], "bytes_eval": sizes["eval"]}
+    return StdlibText("".join(parts["train"]), "".join(parts["eval"]), info)
+
+
+def contexts(ids: Sequence[int], length: int, limit: int | None = None) -> list[list[int]]:
+    """Non-overlapping windows of `length` tokens from the start of `ids` (at most `limit`)."""
+    n = len(ids) // length
+    if limit is not None:
+        n = min(n, limit)
+    return [list(ids[i * length : (i + 1) * length]) for i in range(n)]

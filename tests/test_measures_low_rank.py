@@ -93,7 +93,11 @@ def test_auto_takes_the_low_rank_path_above_the_threshold_and_never_builds_n_by_
     assert "loglik" in small.__dict__  # the exact path keeps the paper's arrays
 
 
-def test_streamed_kl_and_lse_equal_the_direct_ones_across_blocks(monkeypatch):
+@pytest.mark.parametrize("backend", ["torch", "numpy"])
+def test_streamed_kl_and_lse_equal_the_direct_ones_across_blocks(monkeypatch, backend):
+    """With torch (every venv) and without (the measures' conda env): the same numbers."""
+    if backend == "numpy":
+        monkeypatch.setattr(lr, "_array_ops", lr._NumpyOps)
     monkeypatch.setattr(lr, "STREAM_LABELS", 7)  # 120 labels in 18 blocks, the last short
     f1, g1, f2, g2 = pair(6)
     f1, f2 = 4 * f1, 4 * f2  # sharp distributions: the running maximum moves between blocks

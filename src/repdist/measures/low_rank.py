@@ -101,55 +101,114 @@ def streamed_kl(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray,
 
 def _stream(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray | None = None,
             g2: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray | None]:
-    import torch  # torch's float64 matmul and exp are ~1.2x and ~3.5x numpy's on 2 cores
-
     pair = f2 is not None and g2 is not None
-    n = f1.shape[0]
-    with warnings.catch_warnings():  # prepared arrays are read-only; nothing here writes them
-        warnings.filterwarnings("ignore", "The given NumPy array is not writable")
-        tf1, tg1 = torch.from_numpy(f1), torch.from_numpy(g1)
-        tf2 = torch.from_numpy(f2) if pair else None
-        tg2 = torch.from_numpy(g2) if pair else None
-    run = {1: _Running(n, torch), 2: _Running(n, torch)}
-    acc = torch.zeros(n, dtype=torch.float64)
-    with torch.no_grad():
-        for block in _blocks(g1.shape[0], STREAM_LABELS):
-            z1 = tf1 @ tg1[block].T
-            if pair:
-                z2 = tf2 @ tg2[block].T
-                diff = z1 - z2
-                run[2].add(z2)
-            scale, weights = run[1].add(z1)
-            if pair:
-                acc = acc * scale + (weights * diff).sum(dim=1)
-        lse1 = run[1].lse()
-        if not pair:
-            return float("nan"), to_host(lse1, np.float64), None
-        lse2 = run[2].lse()
-        kl = (acc / run[1].total - lse1 + lse2).mean()
-    return float(kl.item()), to_host(lse1, np.float64), to_host(lse2, np.float64)
+    ops = _array_ops()
+    tf1, tg1 = ops.wrap(f1), ops.wrap(g1)
+    tf2 = ops.wrap(f2) if pair else None
+    tg2 = ops.wrap(g2) if pair else None
+    run = {1: _Running(f1.shape[0], ops), 2: _Running(f1.shape[0], ops)}
+    acc = ops.zeros(f1.shape[0])
+    for block in _blocks(g1.shape[0], STREAM_LABELS):
+        z1 = tf1 @ tg1[block].T
+        if pair:
+            z2 = tf2 @ tg2[block].T
+            diff = z1 - z2
+            run[2].add(z2)
+        scale, weights = run[1].add(z1)
+        if pair:
+            acc = acc * scale + ops.row_sum(weights * diff)
+    lse1 = to_host(run[1].lse(), np.float64)
+    if not pair:
+        return float("nan"), lse1, None
+    lse2 = to_host(run[2].lse(), np.float64)
+    kl = float(np.mean(to_host(acc / run[1].total, np.float64) - lse1 + lse2))
+    return kl, lse1, lse2
+
+
+class _NumpyOps:
+    """The few array operations the stream needs, on numpy arrays."""
+
+    exp, log, maximum = staticmethod(np.exp), staticmethod(np.log), staticmethod(np.maximum)
+
+    @staticmethod
+    def wrap(a: np.ndarray) -> np.ndarray:
+        return a
+
+    @staticmethod
+    def zeros(n: int) -> np.ndarray:
+        return np.zeros(n)
+
+    @staticmethod
+    def full(n: int, value: float) -> np.ndarray:
+        return np.full(n, value)
+
+    @staticmethod
+    def row_max(z: np.ndarray) -> np.ndarray:
+        return z.max(axis=1)
+
+    @staticmethod
+    def row_sum(z: np.ndarray) -> np.ndarray:
+        return z.sum(axis=1)
+
+
+class _TorchOps:
+    """The same on CPU torch tensors sharing the arrays' memory: torch's float64 matmul and exp
+    run ~1.2x and ~3.5x numpy's on 2 cores (the stream is the KL's whole cost)."""
+
+    def __init__(self, torch) -> None:  # noqa: ANN001 - the module, imported when present
+        self.torch = torch
+        self.exp, self.log, self.maximum = torch.exp, torch.log, torch.maximum
+
+    def wrap(self, a: np.ndarray):  # noqa: ANN201
+        with warnings.catch_warnings():  # prepared arrays are read-only; nothing writes them
+            warnings.filterwarnings("ignore", "The given NumPy array is not writable")
+            return self.torch.from_numpy(a)
+
+    def zeros(self, n: int):  # noqa: ANN201
+        return self.torch.zeros(n, dtype=self.torch.float64)
+
+    def full(self, n: int, value: float):  # noqa: ANN201
+        return self.torch.full((n,), value, dtype=self.torch.float64)
+
+    @staticmethod
+    def row_max(z):  # noqa: ANN001, ANN205
+        return z.max(dim=1).values
+
+    @staticmethod
+    def row_sum(z):  # noqa: ANN001, ANN205
+        return z.sum(dim=1)
+
+
+def _array_ops() -> _NumpyOps | _TorchOps:
+    """torch where it is installed (every repdist venv), numpy otherwise (the measures' conda
+    env, which has no torch): the same float64 arithmetic either way."""
+    try:
+        import torch
+    except ImportError:
+        return _NumpyOps()
+    return _TorchOps(torch)
 
 
 class _Running:
     """An online logsumexp over blocks of columns: running row maximum and rescaled sum."""
 
-    def __init__(self, n: int, torch) -> None:  # noqa: ANN001 - the lazily imported module
-        self.torch = torch
-        self.top = torch.full((n,), -torch.inf, dtype=torch.float64)
-        self.total = torch.zeros(n, dtype=torch.float64)
+    def __init__(self, n: int, ops: _NumpyOps | _TorchOps) -> None:
+        self.ops = ops
+        self.top = ops.full(n, -np.inf)
+        self.total = ops.zeros(n)
 
-    def add(self, z):  # noqa: ANN001, ANN201 - torch tensors
+    def add(self, z):  # noqa: ANN001, ANN201 - arrays or tensors
         """Take a block; returns the factor earlier sums shrink by and the block's weights
         exp(z - new maximum)."""
-        top = self.torch.maximum(self.top, z.max(dim=1).values)
-        scale = self.torch.exp(self.top - top)
-        weights = self.torch.exp(z - top[:, None])
-        self.total = self.total * scale + weights.sum(dim=1)
+        top = self.ops.maximum(self.top, self.ops.row_max(z))
+        scale = self.ops.exp(self.top - top)
+        weights = self.ops.exp(z - top[:, None])
+        self.total = self.total * scale + self.ops.row_sum(weights)
         self.top = top
         return scale, weights
 
     def lse(self):  # noqa: ANN201
-        return self.top + self.torch.log(self.total)
+        return self.top + self.ops.log(self.total)
 
 
 # ----- per-model factors ---------------------------------------------------------------------

@@ -156,3 +156,12 @@ def test_the_bound_never_exceeds_a_pivot_row_minimum():
         bounds = search.lower_bounds(np.sort(rng.choice(300, size, replace=False)))
         assert (bounds <= search.lowest * (1 + 1e-12)).all()
     assert (bounds >= 0.9 * search.lowest).mean() > 0.5  # over every label: mostly tight
+
+
+def test_only_m_svd_f_asks_for_more_labels_than_dimensions():
+    """K - 2 < M leaves no label set for m_SVD_f; KL, d_LLV and m_CCA are defined there."""
+    f1, g1, f2, g2 = pair(30, n=400, k=6, m=5)
+    r = compare(f1, g1, f2, g2, measures="kl,d_llv,mcca_f,mcca_g,m_svd_g")
+    assert all(np.isfinite(r[key]) for key in ("kl", "d_llv", "mcca_f", "mcca_g", "m_svd_g"))
+    with pytest.raises(ValueError, match="K-2 >= M"):
+        compare(f1, g1, f2, g2, measures="d_fg")

@@ -194,6 +194,8 @@ def _label_set_info(m1: PreparedModel, s: CompareSettings) -> dict[str, Any]:
     return {"m_svd_label_sets": min(count, limit), "d_fg_estimate": count > limit}
 
 
+# the measures that need m_SVD_f's label sets, and so K - 2 >= M
+LABEL_SETS = SVD_F | {"m_svd_label_sets", "d_fg_estimate"}
 DEFAULT_SAMPLES = 200  # candidate diversity sets, as the original's d_prob
 
 
@@ -204,7 +206,7 @@ def candidate_count(s: CompareSettings, n_inputs: int, rep_dim: int) -> int:
     return max(1, min(DEFAULT_SAMPLES, n_inputs // (rep_dim + 1)))
 
 
-def _check_pair(m1: PreparedModel, m2: PreparedModel) -> None:
+def _check_pair(m1: PreparedModel, m2: PreparedModel, want: frozenset[str]) -> None:
     if m1.f.shape != m2.f.shape:
         raise ValueError(
             f"embeddings must be of the same inputs and dimension: {m1.f.shape} vs {m2.f.shape}"
@@ -213,14 +215,15 @@ def _check_pair(m1: PreparedModel, m2: PreparedModel) -> None:
         raise ValueError(
             f"unembeddings must be of the same labels and dimension: {m1.g.shape} vs {m2.g.shape}"
         )
-    label_set_count(m1.num_labels, m1.rep_dim)  # raises if K - 2 < M
+    if want & LABEL_SETS:
+        label_set_count(m1.num_labels, m1.rep_dim)  # raises if K - 2 < M: only m_SVD_f needs it
 
 
 def _nan_result(
     m1: PreparedModel, reason: str, keys: tuple[str, ...], s: CompareSettings
 ) -> dict[str, Any]:
     """Every measure NaN (indices -1), with the reason: a model's representations are unusable."""
-    info = _label_set_info(m1, s)
+    info = _label_set_info(m1, s) if s.selected & LABEL_SETS else {"m_svd_label_sets": 0}
     not_nan = {
         "y_pivot": -1,
         "y_leave_out": -1,
@@ -246,8 +249,8 @@ def compare_with_settings(
     m1: PreparedModel, m2: PreparedModel, settings: CompareSettings
 ) -> dict[str, Any]:
     """`compare_prepared` with its keywords already gathered in a CompareSettings."""
-    _check_pair(m1, m2)
     s, want = settings, settings.selected
+    _check_pair(m1, m2, want)
     keys = keys_for(want)
     problems = [f"model {i}: {m.problem}" for i, m in ((1, m1), (2, m2)) if m.problem]
     if problems:
@@ -256,7 +259,7 @@ def compare_with_settings(
         return _nan_result(m1, reason, keys, s)
 
     n, k, m = m1.n_inputs, m1.num_labels, m1.rep_dim
-    n_sets = min(label_set_count(k, m), _label_set_limit(m1, s))
+    n_sets = min(label_set_count(k, m), _label_set_limit(m1, s)) if want & LABEL_SETS else 0
     low_rank = _low_rank(m1, s)
     if low_rank:
         nbytes = low_rank_pair_bytes(n, k, m, STREAM_LABELS, PIVOT_BLOCK, BLOCK_ELEMENTS)
@@ -269,7 +272,8 @@ def compare_with_settings(
     g_cross = (label_covariance(m1.g, m2.g)
                if low_rank and want & (INPUT_SIDE | {"d_logit", "mcca_g"}) else None)
     values = _distribution_measures(m1, m2, s, reasons, g_cross)
-    values.update(_label_set_info(m1, s))
+    if want & LABEL_SETS:
+        values.update(_label_set_info(m1, s))
     _svd_measures(m1, m2, s, values, reasons, g_cross)
     for side in ("f", "g"):
         if f"mcca_{side}" in want:

@@ -113,6 +113,15 @@ def test_loaded_models_give_their_next_token_probabilities(saved, layout):
     assert not np.allclose(fs[0], fs[1])  # the seeds are different models
 
 
+def test_a_half_precision_checkpoint_loads_as_float32(tmp_path):
+    half = build("gpt2", 4).to(torch.bfloat16)
+    half.save_pretrained(tmp_path / "bf16")
+    model = load_causal_lm(str(tmp_path / "bf16"))
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+    np.testing.assert_array_equal(model.lm_head.weight.detach().numpy(),
+                                  half.lm_head.weight.detach().float().numpy())
+
+
 def test_a_head_bias_is_folded_into_f_and_g(saved):
     folder, original = saved["neox", 1]
     original = copy.deepcopy(original)  # the fixture's model stays as saved

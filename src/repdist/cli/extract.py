@@ -55,7 +55,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="keep at most this many contexts of --text (the first ones)")
     p.add_argument("-o", "--output", type=Path, required=True, help="the .npz to write")
     p.add_argument("--head", default=None,
-                   help="module name of the final nn.Linear (default: the last one)")
+                   help="module name of the final nn.Linear (default: the last one; an hf: "
+                        "model's output embedding)")
     p.add_argument("--bias", choices=("fold", "drop"), default="fold",
                    help="fold the head's bias in as one more dimension (default; the same "
                         "p(y|x)) or drop it")

@@ -67,10 +67,12 @@ def _load(what: str, name_or_path: str, load: Any, **kwargs: Any) -> Any:
 
 def load_causal_lm(name_or_path: str, device: str | None = None) -> Any:
     """A Hugging Face causal LM (AutoModelForCausalLM) in eval mode, float32, eager attention,
-    on `device` (default: where it loads, the CPU)."""
+    on `device` (default: where it loads, the CPU). Loaded in its checkpoint's dtype (the keyword
+    for another differs across transformers 4 and 5), then made float32: exact for float16 and
+    bfloat16 weights."""
     transformers = _transformers(name_or_path)
     model = _load("causal LM", name_or_path, transformers.AutoModelForCausalLM.from_pretrained,
-                  dtype="float32", attn_implementation="eager")
+                  attn_implementation="eager")
     if device is not None:
         model = model.to(device)
     return model.float().eval()

@@ -55,7 +55,7 @@ def _load(what: str, name_or_path: str, load: Any, **kwargs: Any) -> Any:
             raise ExtractionError(f"{name_or_path}: this folder does not hold a {what} that "
                                   f"transformers can load ({type(err).__name__}: {err})") from err
         cache = os.environ.get("HF_HOME", "~/.cache/huggingface")
-        why = ("HF_HUB_OFFLINE is set" if offline
+        why = ("HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set" if offline
                else "the hub could not be reached or has no such id")
         raise ExtractionError(
             f"{name_or_path!r}: no such folder, not in the Hugging Face cache ({cache}), and "

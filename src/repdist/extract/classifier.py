@@ -182,7 +182,8 @@ def run_model(model: nn.Module, x: torch.Tensor, **kwargs: Any) -> Any:
     """The model's output on one batch; a model that cannot take it is an ExtractionError."""
     try:
         return model(x, **kwargs)
-    except (RuntimeError, ValueError, TypeError) as err:
+    except (RuntimeError, ValueError, TypeError, IndexError) as err:  # IndexError: a token id
+        # past the vocabulary (an embedding lookup on the CPU)
         raise ExtractionError(f"the model cannot run on a batch of inputs of shape "
                               f"{tuple(x.shape)} ({type(err).__name__}: {err})") from err
 

@@ -1,0 +1,121 @@
+"""Hugging Face causal LMs and tokenizers, by local folder or hub id, for
+`causal_lm_representations` (causal_lm.py does the extraction; nothing here extracts).
+
+`transformers` is optional (`pip install repdist[lm]`): it is imported when a model or tokenizer
+is loaded, and its absence is an ExtractionError that says how to install it. A name that is
+neither a folder nor in the Hugging Face cache while the hub cannot be reached (no network, or
+HF_HUB_OFFLINE=1) is an ExtractionError naming the model and what to do, not a traceback.
+HF_HUB_OFFLINE is read at each call (huggingface_hub reads it once, at import), so that setting
+it later still means "the cache only". Models load in float32 with eager attention, so that
+softmax(f g^T) is the model's own next-token distribution to float32 rounding.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .classifier import ExtractionError
+
+INSTALL = "pip install transformers (or pip install 'repdist[lm]')"
+
+
+def _transformers(name: str) -> Any:
+    """The transformers module, or an ExtractionError naming `name` and the install command."""
+    try:
+        import transformers
+    except ImportError as err:
+        raise ExtractionError(f"loading {name!r} needs the transformers package, which is not "
+                              f"installed: {INSTALL}") from err
+    return transformers
+
+
+def _offline() -> bool:
+    """Whether HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set now, as huggingface_hub reads it."""
+    return any(os.environ.get(v, "").strip().upper() in ("1", "ON", "YES", "TRUE")
+               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def _load(what: str, name_or_path: str, load: Any, **kwargs: Any) -> Any:
+    """`load(name_or_path, ...)`, its missing-folder, offline and not-found errors made one
+    ExtractionError that names the model and the way out."""
+    local = Path(name_or_path).expanduser()
+    if local.exists() and not local.is_dir():
+        raise ExtractionError(f"{name_or_path}: a {what} is a folder (save_pretrained's) or a "
+                              "Hugging Face hub id, not a file")
+    source = str(local) if local.is_dir() else name_or_path
+    offline = _offline()
+    try:
+        return load(source, local_files_only=offline, **kwargs)
+    except (OSError, ValueError) as err:  # hub errors are OSErrors; a bad id is a ValueError
+        if local.is_dir():
+            raise ExtractionError(f"{name_or_path}: this folder does not hold a {what} that "
+                                  f"transformers can load ({type(err).__name__}: {err})") from err
+        cache = os.environ.get("HF_HOME", "~/.cache/huggingface")
+        why = ("HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set" if offline
+               else "the hub could not be reached or has no such id")
+        raise ExtractionError(
+            f"{name_or_path!r}: no such folder, not in the Hugging Face cache ({cache}), and "
+            f"{why}. Download it where the hub is reachable (hf download {name_or_path}, or "
+            f"save_pretrained to a folder) and pass the folder, or set HF_HOME to a cache that "
+            f"holds it ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})"
+        ) from err
+
+
+def load_causal_lm(name_or_path: str, device: str | None = None) -> Any:
+    """A Hugging Face causal LM (AutoModelForCausalLM) in eval mode, float32, eager attention,
+    on `device` (default: where it loads, the CPU). Loaded in its checkpoint's dtype (the keyword
+    for another differs across transformers 4 and 5), then made float32: exact for float16 and
+    bfloat16 weights."""
+    transformers = _transformers(name_or_path)
+    model = _load("causal LM", name_or_path, transformers.AutoModelForCausalLM.from_pretrained,
+                  attn_implementation="eager")
+    if device is not None:
+        model = model.to(device)
+    return model.float().eval()
+
+
+def output_head(model: Any) -> str | None:
+    """The module name of the model's unembedding (get_output_embeddings), None if it has none
+    (then the last nn.Linear is the head)."""
+    getter = getattr(model, "get_output_embeddings", None)
+    head = getter() if callable(getter) else None
+    if head is None:
+        return None
+    return next((name for name, module in model.named_modules() if module is head), None)
+
+
+def load_tokenizer(name_or_path: str) -> Any:
+    """A Hugging Face tokenizer (AutoTokenizer), with the same errors as load_causal_lm. A folder
+    without tokenizer files loads (transformers 5) as a tokenizer of special tokens only, which
+    turns any text into no tokens: that is an error here too."""
+    transformers = _transformers(name_or_path)
+    tokenizer = _load("tokenizer", name_or_path, transformers.AutoTokenizer.from_pretrained)
+    if not set(tokenizer.get_vocab()) - set(tokenizer.all_special_tokens):
+        raise ExtractionError(f"{name_or_path}: this does not hold a tokenizer that transformers "
+                              "can load (no vocabulary besides special tokens): give the "
+                              "tokenizer's own folder or hub id (repdist extract --tokenizer)")
+    return tokenizer
+
+
+def text_contexts(text: str, tokenizer: Any, context_length: int,
+                  max_contexts: int | None = None) -> np.ndarray:
+    """Consecutive non-overlapping windows of `context_length` tokens of the text, (contexts,
+    context_length) int64; the last, shorter window is dropped (every context has the same
+    length, so nothing is padded). Tokenized whole, without special tokens (no BOS/EOS inside
+    a window that the text does not hold)."""
+    if context_length < 1:
+        raise ExtractionError(f"the context length must be at least 1, got {context_length}")
+    if max_contexts is not None and max_contexts < 1:
+        raise ExtractionError(f"max_contexts must be at least 1, got {max_contexts}")
+    ids = np.asarray(tokenizer(text, add_special_tokens=False)["input_ids"], dtype=np.int64)
+    contexts = len(ids) // context_length
+    if contexts == 0:
+        raise ExtractionError(f"the text is {len(ids)} tokens long, shorter than one context "
+                              f"of {context_length}: give more text or a shorter context length")
+    if max_contexts is not None:
+        contexts = min(contexts, max_contexts)
+    return ids[: contexts * context_length].reshape(contexts, context_length)

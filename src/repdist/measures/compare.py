@@ -39,6 +39,7 @@ from .low_rank import (
     MAX_PIVOTS,
     PIVOT_BLOCK,
     STREAM_LABELS,
+    STREAM_ROWS,
     check_method,
     default_label_sets,
     label_covariance,
@@ -262,7 +263,8 @@ def compare_with_settings(
     n_sets = min(label_set_count(k, m), _label_set_limit(m1, s)) if want & LABEL_SETS else 0
     low_rank = _low_rank(m1, s)
     if low_rank:
-        nbytes = low_rank_pair_bytes(n, k, m, STREAM_LABELS, PIVOT_BLOCK, BLOCK_ELEMENTS)
+        nbytes = low_rank_pair_bytes(n, k, m, STREAM_ROWS * STREAM_LABELS, PIVOT_BLOCK,
+                                     BLOCK_ELEMENTS)
     else:
         nbytes = pair_bytes(n, k, m, bool(want & LABEL_SIDE), n_sets, SET_CHUNK,
                             bool(want & (KNN_MEASURES | {"cknna_f"})))

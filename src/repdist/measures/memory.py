@@ -57,13 +57,13 @@ def require(nbytes: int, what: str) -> None:
         )
 
 
-def prepare_bytes(n: int, k: int, m: int, parts: Collection[str], stream_labels: int = 0) -> int:
+def prepare_bytes(n: int, k: int, m: int, parts: Collection[str], stream_block: int = 0) -> int:
     """Peak bytes of `prepare` for N inputs, K labels, dimension M and these model parts; with
-    `stream_labels`, by the low-rank path (log-likelihoods streamed that many labels at a time,
-    g's SVD for m_CCA held as K x M)."""
-    if stream_labels:
+    `stream_block`, by the low-rank path (logits streamed that many at a time, the factors
+    K x (M+1) and N x (M+1))."""
+    if stream_block:
         nk_arrays = 0
-        total = 8 * (4 * n * stream_labels + 4 * n * m + 4 * k * (m + 1))
+        total = 8 * (4 * stream_block + 4 * n * m + 4 * k * (m + 1))
     else:
         nk_arrays = 3 + ("loglik_centred" in parts) + ("loglik_clr" in parts)
         total = 8 * (nk_arrays * n * k + 4 * n * m)
@@ -93,12 +93,12 @@ def pair_bytes(
     return total
 
 
-def low_rank_pair_bytes(n: int, k: int, m: int, stream_labels: int, pivot_block: int,
+def low_rank_pair_bytes(n: int, k: int, m: int, stream_block: int, pivot_block: int,
                         block_elements: int) -> int:
-    """Peak bytes of one pair by the low-rank path: the KL pass's N x stream_labels blocks (~6:
+    """Peak bytes of one pair by the low-rank path: the KL pass's blocks of logits (~6:
     both models' logits, their difference, weights, products), the pivot search's rows (~12
     pivot_block x K arrays), two K x (M+1) products, and m_SVD_f's (sets, M, M) blocks."""
-    return 8 * (6 * n * stream_labels + 12 * pivot_block * k + 4 * k * (m + 2)
+    return 8 * (6 * stream_block + 12 * pivot_block * k + 4 * k * (m + 2)
                 + 6 * block_elements + 2 * n * (m + 1))
 
 

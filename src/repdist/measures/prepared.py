@@ -27,7 +27,15 @@ from .extra import (
     knn_indices,
 )
 from .loglik import as_float64_matrix, log_likelihoods
-from .low_rank import STREAM_LABELS, LogLikFactors, label_covariance, loglik_factors, streamed_lse, use_low_rank
+from .low_rank import (
+    STREAM_LABELS,
+    STREAM_ROWS,
+    LogLikFactors,
+    label_covariance,
+    loglik_factors,
+    streamed_lse,
+    use_low_rank,
+)
 from .memory import prepare_bytes, require
 from .prh import PRH_K, cknna_self, hsic_unbiased_linear, zscored_basis
 from .selection import model_parts, select_measures, view_parts
@@ -246,7 +254,7 @@ def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None,
     selected = select_measures(measures)
     low_rank = use_low_rank(method, k)
     parts = (*model_parts(selected, low_rank), *view_parts(selected, conventions.svcca))
-    require(prepare_bytes(n, k, m, parts, STREAM_LABELS if low_rank else 0),
+    require(prepare_bytes(n, k, m, parts, STREAM_ROWS * STREAM_LABELS if low_rank else 0),
             f"preparing a model of N={n} inputs, K={k} labels, M={m}")
     problems = []
     if not np.isfinite(f64).all():

@@ -141,6 +141,11 @@ def _line(row: dict) -> str:
     return f"K={row['k']:>6} M={row['m']:>4} N={row['n']} {row['measure']:>7}: {what}"
 
 
+def _short(status: str) -> str:
+    """A refused cell's status as a table cell (the JSON keeps the whole message)."""
+    return "refused: K - 2 < M" if "K-2 >= M" in status else status
+
+
 def table(rows: list[dict], ks: list[int], ms: list[int]) -> str:
     """A Markdown table: one row per (K, M), one column per measure."""
     out = ["| K | M | " + " | ".join(MEASURES) + " |", "|---|---|" + "---|" * len(MEASURES)]
@@ -151,7 +156,7 @@ def table(rows: list[dict], ks: list[int], ms: list[int]) -> str:
             for measure in MEASURES:
                 r = by[(k, m, measure)]
                 cells.append(f"{r['seconds']:.1f} s, {r['peak_rss_gib']:.2f} GiB"
-                             if r["status"] == "ok" else r["status"])
+                             if r["status"] == "ok" else _short(r["status"]))
             out.append(f"| {k:,} | {m} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 

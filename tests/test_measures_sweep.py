@@ -22,7 +22,8 @@ def sweep(tmp_path, *args):
 
 def test_refused_cells_are_named_and_the_sweep_goes_on(tmp_path):
     rows = sweep(tmp_path, "--k", "4", "12", "--m", "4")
-    assert all("K-2 >= M" in rows[(4, m)]["status"] for m in ("kl", "mcca_f"))
+    assert all("K-2 >= M" in rows[(4, m)]["status"] for m in ("d_fg", "paper"))
+    assert all(rows[(4, m)]["status"] == "ok" for m in ("kl", "d_llv", "mcca_f"))  # only m_SVD_f asks
     ok = rows[(12, "d_llv")]
     assert ok["status"] == "ok" and ok["seconds"] > 0 and ok["peak_rss_gib"] > 0
     assert ok["num_samples"] == 60 and ok["value"] > 0  # 300 // (M + 1)

@@ -42,7 +42,9 @@ def diff_file(a: Path, b: Path) -> str | None:
     if a.suffix == ".parquet":
         import pandas as pd
 
-        left, right = pd.read_parquet(a), pd.read_parquet(b)
+        from ..io import read_parquet_single_threaded
+
+        left, right = read_parquet_single_threaded(a), read_parquet_single_threaded(b)
         try:
             pd.testing.assert_frame_equal(left, right, check_exact=True)
         except AssertionError as err:

@@ -123,6 +123,17 @@ def read_table_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
     return json.loads(first[len(head): len(first) - len(end)])
 
 
+def read_parquet_single_threaded(path: str | os.PathLike[str]) -> Any:
+    """A parquet table as a DataFrame, read without Arrow's thread pools: a process that reads
+    many files and exits (`repdist diff`) otherwise aborts now and then at exit, a pool thread
+    still joinable ("terminate called without an active exception", exit status 134: 1 in 12
+    concurrent diffs of the quick DAG's 179 files, 2026-11-26), which CI read as a difference."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path, use_threads=False, pre_buffer=False)
+    return table.to_pandas(use_threads=False)
+
+
 def read_csv(path: str | os.PathLike[str]) -> Any:
     """Read a CSV table (a plain CSV: `pd.read_csv` does the same)."""
     import pandas as pd

@@ -56,12 +56,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "method as many M x M SVDs as ~2^33 operations allow, 18 at M = 768)")
     p.add_argument("--method", choices=METHODS, default=DEFAULTS.method,
                    help="exact: N x K log-likelihoods and K x K covariances, as the paper's "
-                        "code; low_rank: nothing N x K kept, d_LLV's pivots sampled above "
+                        "code; low_rank: nothing N x K kept, d_LLV's pivot search bounded by "
                         f"--max-pivots; auto (default): low_rank above {LOW_RANK_ABOVE_LABELS} "
                         "labels (a language model's vocabulary)")
     p.add_argument("--max-pivots", type=int, default=DEFAULTS.max_pivots,
-                   help="low_rank: d_LLV's pivot label is searched among this many seeded "
-                        "labels when there are more; t1 and d_LLV are then at or above the "
+                   help="low_rank: d_LLV's pivot search computes at most this many pivot rows "
+                        "(branch and bound; a sample under dist_type mean); when that does not "
+                        "prove the minimum, a warning, and t1 and d_LLV are at or above the "
                         f"exact search's (default {DEFAULTS.max_pivots})")
     p.add_argument("--measures", default=None,
                    help=f"comma-separated subset of: {', '.join(MEASURES)} (default: all)")

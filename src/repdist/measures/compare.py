@@ -99,7 +99,7 @@ class CompareSettings:
     (None: MAX_LABEL_SETS, or at vocabulary scale what low_rank.SET_FLOPS allows).
     num_samples None: 200 candidate sets, or N // (M+1) when the inputs hold fewer.
     `method`: "exact" (N x K log-likelihoods, K x K covariances), "low_rank" (low_rank.py:
-    nothing N x K is kept; d_LLV's pivot search over max_pivots sampled pivots) or "auto"
+    nothing N x K is kept; d_LLV's pivot search bounded to max_pivots rows) or "auto"
     (low_rank above low_rank.LOW_RANK_ABOVE_LABELS labels).
     The last four say how the f-side alignment measures read f (AlignmentConventions; the
     defaults change nothing, PRH_CONVENTIONS are the Platonic Representation Hypothesis').

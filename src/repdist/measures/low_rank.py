@@ -11,10 +11,11 @@ labels (an online logsumexp), STREAM_ROWS x STREAM_LABELS logits at a time.
 
 Two searches of the paper's d_LLV and d_{f,g} are combinatorial and are sampled here:
 - d_LLV's pivot label a (and left-out b) minimise t1 over K(K-1) pairs; the exact search
-  costs K^2 (M+1) per model (8e12 operations at GPT-2's size). Above `max_pivots` labels the
-  search runs over a seeded sample of that many pivots (every b for each): t1, and so d_LLV,
-  can only come out at or above the exact minimum; benchmarks/measures_sweep.py measures how
-  far (docs/measures.md).
+  costs K^2 (M+1) per model (8e12 operations at GPT-2's size). Above `max_pivots` labels,
+  dist_type "max" runs a branch and bound (PivotSearch: exact when its bound closes within
+  max_pivots rows), "mean" a seeded sample of max_pivots pivots; when not proven, t1 and so
+  d_LLV can only come out at or above the exact minimum (a PivotSampleWarning);
+  benchmarks/measures_sweep.py --pivot-error measures how far (docs/measures.md).
 - m_SVD_f runs over a seeded sample of label sets, as the exact path does above
   MAX_LABEL_SETS; here as many as SET_FLOPS allows for M x M SVDs (d_fg_estimate says so).
 Where the exact path settles near-ties by recomputing from the log-likelihoods, this path

@@ -109,9 +109,11 @@ def test_f_and_g_give_the_models_next_token_probabilities(layout):
                      measures=["kl", "d_llv"])
     assert result["kl"] > 0 and result["d_llv"] > 0 and np.isfinite(result["d_llv"])
     # f is LayerNorm's output: centred over inputs it has rank WIDTH - 1 (its normalised
-    # coordinates sum to zero), so m_CCA over all WIDTH components is undefined and says so
-    with pytest.warns(UserWarning, match="rank-deficient"):
-        compare(reps[0].f, reps[0].g, reps[1].f, reps[1].g, num_samples=2, measures=["mcca_f"])
+    # coordinates sum to zero), so m_CCA is the mean over those WIDTH - 1 and says so
+    with pytest.warns(UserWarning, match=f"mean over {WIDTH - 1} of {WIDTH} components"):
+        r = compare(reps[0].f, reps[0].g, reps[1].f, reps[1].g, num_samples=2,
+                    measures=["mcca_f"])
+    assert r["mcca_f_components"] == WIDTH - 1 and np.isfinite(r["mcca_f"])
 
 
 @pytest.mark.parametrize("side", ["right", "left"])
@@ -223,3 +225,4 @@ def test_the_command_line_extracts_a_causal_lm(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True)
     assert bad.returncode == 2 and "integers of shape" in bad.stderr
     assert not (tmp_path / "x.npz").exists()
+

@@ -8,9 +8,9 @@ classifier's (classifier.py): the head tapped while the whole model runs, its ou
 against the model's at every position kept, the bias folded or dropped. A tied head (GPT-2's
 lm_head shares the token embedding's weight) is an nn.Linear like any other: g is its weight.
 When a LayerNorm comes right before the head (GPT-2, Pythia), f centred over inputs has rank at
-most width - 1 (its normalised coordinates sum to zero): measures over all M components of f
-(m_CCA) say so rather than return a number (a folded head bias is a constant coordinate, which
-centring removes too).
+most width - 1 (its normalised coordinates sum to zero, to float32 rounding): m_CCA averages
+over the M - 1 directions f varies in and says so (mcca_f_components; a folded head bias is a
+constant coordinate, which centring removes too).
 """
 
 from __future__ import annotations

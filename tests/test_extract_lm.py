@@ -226,3 +226,31 @@ def test_the_command_line_extracts_a_causal_lm(tmp_path):
     assert bad.returncode == 2 and "integers of shape" in bad.stderr
     assert not (tmp_path / "x.npz").exists()
 
+class MaskFree(nn.Module):
+    """A hand-written causal LM whose forward takes the ids alone (no attention_mask)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(3)
+        self.emb, self.head = nn.Embedding(VOCAB, WIDTH), nn.Linear(WIDTH, VOCAB, bias=False)
+        self.double()
+
+    def forward(self, input_ids):
+        h = torch.cumsum(self.emb(input_ids), dim=1)  # causal: position t sees tokens <= t
+        return self.head(torch.tanh(h))
+
+
+def test_a_model_without_an_attention_mask_keyword_runs_on_the_ids_alone():
+    """Nothing is padded in a (contexts, length) array, or under an all-ones mask: the model is
+    called as model(ids); padded inputs are an ExtractionError naming the missing keyword."""
+    model = MaskFree()
+    ids = np.random.default_rng(0).integers(0, VOCAB, (5, LENGTH))
+    reps = causal_lm_representations(model, ids, positions="all")
+    with torch.no_grad():
+        logits = model(torch.as_tensor(ids)).reshape(-1, VOCAB).numpy()
+    np.testing.assert_allclose(reps.f @ reps.g.T, logits, rtol=1e-10, atol=1e-10)
+    ones = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+    same = causal_lm_representations(model, ones, positions="last")
+    np.testing.assert_array_equal(same.f, reps.f.reshape(5, LENGTH, -1)[:, -1])
+    with pytest.raises(ExtractionError, match="takes no attention_mask.*padded"):
+        causal_lm_representations(model, padded_tokens(), positions="all")

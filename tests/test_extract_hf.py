@@ -277,3 +277,7 @@ def test_m_cca_of_two_gpt2s_runs_over_the_rank_their_final_layer_norm_leaves(sav
     bases = [np.linalg.svd(c, full_matrices=False)[0][:, : WIDTH - 1] for c in centred]
     want = np.linalg.svd(bases[0].T @ bases[1], compute_uv=False).mean()
     assert row["mcca_f"] == pytest.approx(want, rel=1e-9)
+    # --precision float64: the rounding direction counts (what the tolerance was before)
+    assert main(["compare", *map(str, files), "-o", str(out), "--measures", "mcca_f",
+                 "--precision", "float64"]) == 0
+    assert pd.read_csv(out).iloc[0]["mcca_f_components"] == WIDTH

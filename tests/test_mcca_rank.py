@@ -71,6 +71,13 @@ def test_precision_is_read_from_the_values():
     assert detect_precision(with_nan) == "float32"
 
 
+def test_an_unknown_precision_is_refused():
+    from repdist.measures import CompareSettings
+
+    with pytest.raises(ValueError, match="precision must be one of"):
+        CompareSettings(precision="float8")
+
+
 def test_a_float32_layer_norm_f_has_rank_m_minus_1_and_m_cca_averages_over_it(layer_normed):
     f1, g1, f2, g2 = layer_normed
     s = spectrum(f1)

@@ -514,14 +514,18 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
     """Compare models (f1, g1) and (f2, g2): KL, d_LLV and its terms, m_SVD, d_{f,g}, m_CCA.
 
     f is N x M (embeddings of the same N inputs for both models), g is K x M (unembeddings of
-    the K labels, in class order). num_samples candidate diversity sets of M+1 inputs are
-    drawn from numpy.random.default_rng(seed); lam weighs the scale terms t3, t4. Given
-    input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are used instead of
-    searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
+    the K labels, in class order); the two models' M may differ (then m_SVD_f, m_SVD_g and
+    d_fg are NaN, with the reason, and M below is the larger). num_samples candidate diversity
+    sets of M+1 inputs are drawn from numpy.random.default_rng(seed); lam weighs the scale
+    terms t3, t4. Given input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are
+    used instead of searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
     measures. m_SVD_f runs over all C(K-2, M) label sets, or over a sample of max_label_sets
     of them drawn from `seed` when there are more: then `d_fg_estimate` is True and d_fg can
     only be lower than the exact value (`m_svd_label_sets` says how many sets were used).
-    Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
+    m_CCA is the mean over the directions both models vary in (mcca_f_components,
+    mcca_g_components), ranks taken at `precision` (CompareSettings).
+    Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN) or m_CCA
+    ran over fewer components than coordinates.
     outlier_quantile, unit_rows, svcca and svcca_components say how the f-side alignment
     measures (cka_f, svcca_f and the k-NN, unbiased CKA and CKNNA keys) read f; `**PRH_CONVENTIONS`
     gives the Platonic Representation Hypothesis' (clamp at the 0.95-quantile, unit rows,

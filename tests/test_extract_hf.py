@@ -251,3 +251,33 @@ def test_bad_hf_inputs_stop_with_a_message(saved, tmp_path, capsys):
                                                   tmp_path, capsys)
     assert "--weights" in run_bad(["--model", gpt2, "--weights", "w.pt", "--inputs", ids],
                                   tmp_path, capsys)
+
+
+def test_m_cca_of_two_gpt2s_runs_over_the_rank_their_final_layer_norm_leaves(saved, tmp_path,
+                                                                              capsys):
+    """GPT-2 ends in a LayerNorm, run in float32: f varies in WIDTH - 1 directions plus float32
+    rounding. `repdist extract` then `repdist compare`: m_CCA(f) is the mean over those
+    WIDTH - 1 (mcca_f_components), with the reason in the warning column; g (the tied token
+    embedding) keeps all WIDTH."""
+    import pandas as pd
+
+    np.save(tmp_path / "ids.npy", token_ids(3, contexts=20))
+    files = []
+    for seed in SEEDS[:2]:
+        files.append(tmp_path / f"gpt2_{seed}.npz")
+        assert main(["extract", "--model", f"hf:{saved['gpt2', seed][0]}", "--inputs",
+                     str(tmp_path / "ids.npy"), "--positions", "all", "-o", str(files[-1])]) == 0
+    out = tmp_path / "pairs.csv"
+    assert main(["compare", *map(str, files), "-o", str(out), "--measures", "mcca_f,mcca_g"]) == 0
+    row = pd.read_csv(out).iloc[0]
+    assert row["mcca_f_components"] == WIDTH - 1 and row["mcca_g_components"] == WIDTH
+    assert f"mean over {WIDTH - 1} of {WIDTH} components" in row["warning"]
+    f1, f2 = (load_model(path).f for path in files)
+    centred = [f - f.mean(axis=0) for f in (f1, f2)]
+    bases = [np.linalg.svd(c, full_matrices=False)[0][:, : WIDTH - 1] for c in centred]
+    want = np.linalg.svd(bases[0].T @ bases[1], compute_uv=False).mean()
+    assert row["mcca_f"] == pytest.approx(want, rel=1e-9)
+    # --precision float64: the rounding direction counts (what the tolerance was before)
+    assert main(["compare", *map(str, files), "-o", str(out), "--measures", "mcca_f",
+                 "--precision", "float64"]) == 0
+    assert pd.read_csv(out).iloc[0]["mcca_f_components"] == WIDTH

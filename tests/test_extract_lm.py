@@ -109,9 +109,11 @@ def test_f_and_g_give_the_models_next_token_probabilities(layout):
                      measures=["kl", "d_llv"])
     assert result["kl"] > 0 and result["d_llv"] > 0 and np.isfinite(result["d_llv"])
     # f is LayerNorm's output: centred over inputs it has rank WIDTH - 1 (its normalised
-    # coordinates sum to zero), so m_CCA over all WIDTH components is undefined and says so
-    with pytest.warns(UserWarning, match="rank-deficient"):
-        compare(reps[0].f, reps[0].g, reps[1].f, reps[1].g, num_samples=2, measures=["mcca_f"])
+    # coordinates sum to zero), so m_CCA is the mean over those WIDTH - 1 and says so
+    with pytest.warns(UserWarning, match=f"mean over {WIDTH - 1} of {WIDTH} components"):
+        r = compare(reps[0].f, reps[0].g, reps[1].f, reps[1].g, num_samples=2,
+                    measures=["mcca_f"])
+    assert r["mcca_f_components"] == WIDTH - 1 and np.isfinite(r["mcca_f"])
 
 
 @pytest.mark.parametrize("side", ["right", "left"])
@@ -223,3 +225,32 @@ def test_the_command_line_extracts_a_causal_lm(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True)
     assert bad.returncode == 2 and "integers of shape" in bad.stderr
     assert not (tmp_path / "x.npz").exists()
+
+class MaskFree(nn.Module):
+    """A hand-written causal LM whose forward takes the ids alone (no attention_mask)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(3)
+        self.emb, self.head = nn.Embedding(VOCAB, WIDTH), nn.Linear(WIDTH, VOCAB, bias=False)
+        self.double()
+
+    def forward(self, input_ids):
+        h = torch.cumsum(self.emb(input_ids), dim=1)  # causal: position t sees tokens <= t
+        return self.head(torch.tanh(h))
+
+
+def test_a_model_without_an_attention_mask_keyword_runs_on_the_ids_alone():
+    """Nothing is padded in a (contexts, length) array, or under an all-ones mask: the model is
+    called as model(ids); padded inputs are an ExtractionError naming the missing keyword."""
+    model = MaskFree()
+    ids = np.random.default_rng(0).integers(0, VOCAB, (5, LENGTH))
+    reps = causal_lm_representations(model, ids, positions="all")
+    with torch.no_grad():
+        logits = model(torch.as_tensor(ids)).reshape(-1, VOCAB).numpy()
+    np.testing.assert_allclose(reps.f @ reps.g.T, logits, rtol=1e-10, atol=1e-10)
+    ones = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+    same = causal_lm_representations(model, ones, positions="last")
+    np.testing.assert_array_equal(same.f, reps.f.reshape(5, LENGTH, -1)[:, -1])
+    with pytest.raises(ExtractionError, match="takes no attention_mask.*padded"):
+        causal_lm_representations(model, padded_tokens(), positions="all")

@@ -289,7 +289,8 @@ def test_each_measure_alone_equals_its_value_in_the_full_result(name, rng):
     full = compare(f, g, f2, g2, num_samples=30)
     alone = compare(f, g, f2, g2, num_samples=30, measures=[name])
     companions = {"m_svd_f": ["m_svd_label_sets", "d_fg_estimate"],
-                  "d_fg": ["m_svd_label_sets", "d_fg_estimate"]}.get(name, [])
+                  "d_fg": ["m_svd_label_sets", "d_fg_estimate"],
+                  "mcca_f": ["mcca_f_components"], "mcca_g": ["mcca_g_components"]}.get(name, [])
     assert list(alone) == [name, *companions, "warning"]
     assert alone[name] == full[name]
 
@@ -311,7 +312,7 @@ def test_a_measures_subset_skips_the_work_of_the_others(rng, monkeypatch):
     f, g = random_model(rng, n=300, k=6)
     f2, g2 = perturbed(rng, f, g)
     r = compare(f, g, f2, g2, measures="mcca_f,kl")
-    assert list(r) == ["kl", "mcca_f", "warning"]
+    assert list(r) == ["kl", "mcca_f", "mcca_f_components", "warning"]
     m = prepare(f, g, measures=["mcca_g"])
     assert "g_basis" in vars(m) and not {"knn", "loglik_cov", "f_basis"} & set(vars(m))
     with pytest.raises(AssertionError, match="not asked for"):

@@ -60,7 +60,9 @@ def test_result_keys_keep_todays_order_with_the_new_ones_last():
     old = ["kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out", "input_set",
            "m_svd_f", "m_svd_g", "d_fg", "m_svd_label_sets", "d_fg_estimate", "mcca_f",
            "mcca_g", "cka_f", "svcca_f", "mutual_knn_f", "d_logit"]
-    assert list(RESULT_KEYS) == [*old, *NEW_KEYS, "warning"]
+    counts = ["mcca_f_components", "mcca_g_components"]  # added beside m_CCA (issue 42)
+    at = old.index("mcca_g") + 1
+    assert list(RESULT_KEYS) == [*old[:at], *counts, *old[at:], *NEW_KEYS, "warning"]
     from repdist.experiments.pairs import CIFAR_PAIR_COLUMNS, EXTRA_COLUMNS, PAIR_COLUMNS
 
     assert EXTRA_COLUMNS == ["cka_f", "svcca_f", "mutual_knn_f", "d_logit", *NEW_KEYS]

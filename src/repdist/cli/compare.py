@@ -1,7 +1,8 @@
 """`repdist compare MODEL... -o pairs.parquet`: every measure for every pair of the given models.
 
 For users with their own models: each MODEL is a folder with our parquet files, an .npz or a .pt
-holding f (N x M, the same N inputs for every model) and g (K x M); see io.representations.
+holding f (N x M, the same N inputs for every model) and g (K x M, the same K labels); widths M
+may differ between models (m_SVD and d_fg are then NaN); see io.representations.
 All pairs (i < j in the order given) go to one table, through the atomic writers with
 provenance. Bad input stops with exit status 2 and a message naming the file and the numbers,
 before anything is written; a failure later also leaves no output file.
@@ -21,6 +22,7 @@ from ..experiments.models import ALIASES, compare_models
 from ..io import write_table
 from ..io.representations import ModelInputError
 from ..measures import CompareSettings
+from ..measures.cca import PRECISIONS
 from ..measures.conventions import PRH_CONVENTIONS, SVCCA_MODES, with_prh_conventions
 from ..measures.low_rank import LOW_RANK_ABOVE_LABELS, METHODS
 from ..measures.selection import MEASURES
@@ -64,6 +66,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(branch and bound; a sample under dist_type mean); when that does not "
                         "prove the minimum, a warning, and t1 and d_LLV are at or above the "
                         f"exact search's (default {DEFAULTS.max_pivots})")
+    p.add_argument("--precision", choices=PRECISIONS, default=DEFAULTS.precision,
+                   help="the precision f and g were computed in, which sets m_CCA's rank "
+                        "tolerance (a final LayerNorm's f varies in M - 1 directions, the "
+                        "last one float32 rounding); auto (default): float32 where every "
+                        "value is a float32 value, else float64, per model")
     p.add_argument("--measures", default=None,
                    help=f"comma-separated subset of: {', '.join(MEASURES)} (default: all)")
     add_convention_arguments(p)
@@ -128,7 +135,7 @@ def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
     settings = CompareSettings(num_samples=args.num_samples, lam=args.lam, seed=args.seed,
                                max_label_sets=args.max_label_sets, measures=measures,
                                method=args.method, max_pivots=args.max_pivots,
-                               **conventions)
+                               precision=args.precision, **conventions)
     return output, settings
 
 

@@ -26,7 +26,7 @@ def compare_models(
     paths: Sequence[str | Path], settings: CompareSettings, jobs: int = 1
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read, check and compare every pair of the models at `paths`: the pairs table and its
-    provenance (which records M, the models' shared representation dimension)."""
+    provenance (which records M, the largest of the models' widths, and each model's)."""
     paths = [Path(p) for p in paths]
     models = [load_model(p) for p in paths]
     check_models(models)
@@ -66,7 +66,8 @@ def _provenance(settings: CompareSettings, models: Sequence[LoadedModel],
         None,
         tool="repdist compare",
         settings=options,
-        M=int(models[0].f.shape[1]),
+        M=max(int(m.f.shape[1]) for m in models),
         models=[{"name": name, "path": str(m.path), "resolved_path": str(m.path.resolve()),
-                 "shape": m.shape_text} for name, m in zip(names, models, strict=True)],
+                 "shape": m.shape_text, "M": int(m.f.shape[1])}
+                for name, m in zip(names, models, strict=True)],
     )

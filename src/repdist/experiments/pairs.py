@@ -35,9 +35,12 @@ def extra_fields(result: Mapping[str, Any]) -> dict[str, Any]:
     return {k: result[k] for k in EXTRA_COLUMNS}
 
 
+# how many components m_CCA averaged (fewer than M when a model's f or g varies in fewer
+# directions, e.g. after a final LayerNorm), added beside m_CCA
+MCCA_COMPONENTS = ["mcca_f_components", "mcca_g_components"]
 PAIR_COLUMNS = [
-    "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f", "mcca_g", "test_loss_diff", "acc_a",
-    "acc_b", *EXTRA_COLUMNS, "warning",
+    "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f", "mcca_g", *MCCA_COMPONENTS,
+    "test_loss_diff", "acc_a", "acc_b", *EXTRA_COLUMNS, "warning",
 ]
 
 
@@ -55,6 +58,7 @@ def compare_seeds(
     results = compare_pairs(prepared, CompareSettings(**measure_kwargs), pairs)
     rows = [{"seed_a": int(seeds[i]), "seed_b": int(seeds[j]), **distribution_fields(r),
              "mcca_f": r["mcca_f"], "mcca_g": r["mcca_g"],
+             **{key: r[key] for key in MCCA_COMPONENTS},
              "test_loss_diff": abs(metrics[i]["final_test_loss"] - metrics[j]["final_test_loss"]),
              "acc_a": metrics[i]["test_accuracy"], "acc_b": metrics[j]["test_accuracy"],
              **extra_fields(r), "warning": r["warning"]}
@@ -70,7 +74,7 @@ def pairs_metadata(embeddings: str | Path, measure_kwargs: Mapping[str, Any]) ->
 
 CIFAR_PAIR_COLUMNS = [
     "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f_test", "mcca_f_train", "mcca_g",
-    "test_loss_a", "test_loss_b", "test_loss_diff", "test_loss_eval_a", "test_loss_eval_b",
+    *MCCA_COMPONENTS, "test_loss_a", "test_loss_b", "test_loss_diff", "test_loss_eval_a", "test_loss_eval_b",
     "test_loss_eval_diff", *EXTRA_COLUMNS, "warning",
 ]
 
@@ -105,6 +109,7 @@ def _cifar_row(seeds: Sequence[int], metrics: Sequence[Mapping[str, Any]],
     eval_a, eval_b = metrics[i]["final_test_loss_eval"], metrics[j]["final_test_loss_eval"]
     return {"seed_a": int(seeds[i]), "seed_b": int(seeds[j]), **distribution_fields(r),
             "mcca_f_test": r["mcca_f"], "mcca_f_train": mcca_train, "mcca_g": r["mcca_g"],
+            **{key: r[key] for key in MCCA_COMPONENTS},
             "test_loss_a": loss_a, "test_loss_b": loss_b, "test_loss_diff": abs(loss_a - loss_b),
             "test_loss_eval_a": eval_a, "test_loss_eval_b": eval_b,
             "test_loss_eval_diff": abs(eval_a - eval_b), **extra_fields(r),

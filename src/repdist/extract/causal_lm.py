@@ -8,14 +8,15 @@ classifier's (classifier.py): the head tapped while the whole model runs, its ou
 against the model's at every position kept, the bias folded or dropped. A tied head (GPT-2's
 lm_head shares the token embedding's weight) is an nn.Linear like any other: g is its weight.
 When a LayerNorm comes right before the head (GPT-2, Pythia), f centred over inputs has rank at
-most width - 1 (its normalised coordinates sum to zero): measures over all M components of f
-(m_CCA) say so rather than return a number (a folded head bias is a constant coordinate, which
-centring removes too).
+most width - 1 (its normalised coordinates sum to zero, to float32 rounding): m_CCA averages
+over the M - 1 directions f varies in and says so (mcca_f_components; a folded head bias is a
+constant coordinate, which centring removes too).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -86,6 +87,32 @@ def next_tokens(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return after
 
 
+def takes_attention_mask(model: nn.Module) -> bool:
+    """Whether the model's forward takes an `attention_mask` keyword (by name or **kwargs);
+    True when its signature cannot be read (it is then called with one, as before)."""
+    try:
+        parameters = inspect.signature(model.forward).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind is p.VAR_KEYWORD or (p.name == "attention_mask"
+                                          and p.kind is not p.POSITIONAL_ONLY)
+               for p in parameters)
+
+
+def mask_keywords(takes_mask: bool, mask: torch.Tensor, device: torch.device) -> dict[str, Any]:
+    """The keywords a batch is run with: its attention_mask, or nothing for a model that
+    takes none when nothing in the batch is padded (an ExtractionError when something is)."""
+    if takes_mask:
+        return {"attention_mask": mask.long().to(device)}
+    if not bool(mask.all()):
+        raise ExtractionError(
+            "the model's forward takes no attention_mask keyword, but the inputs are padded "
+            f"({int((~mask).sum())} masked positions in a batch of {tuple(mask.shape)}): give "
+            "contexts of one length without an attention_mask, or a model whose forward takes "
+            "attention_mask")
+    return {}
+
+
 def _logits_of(output: Any) -> Any:
     """The logits of a model's output: a tensor, an object with .logits (Hugging Face), or
     the first item of a tuple."""
@@ -109,16 +136,18 @@ def causal_lm_representations(model: nn.Module, tokens: Any, head: str | None = 
     padding, never kept). `positions`: "all" (every unmasked position: N = the unmasked tokens)
     or "last" (the last unmasked position of each context: N = contexts). `head`, `bias` and
     `device` as for `classifier_representations`. `labels` are the next tokens (-1 where the
-    input does not hold one); the model is called as model(ids, attention_mask=mask).
+    input does not hold one); the model is called as model(ids, attention_mask=mask), or as
+    model(ids) when its forward takes no attention_mask and nothing is padded.
     """
     if positions not in POSITIONS:
         raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
     fs, labels, contexts = [], [], 0
+    takes_mask = takes_attention_mask(model)
     with tapped_head(model, head, bias, device) as tapped:
         for ids, mask in token_batches(tokens, batch_size):
             contexts += len(ids)
             output = run_model(model, ids.to(tapped.device),
-                               attention_mask=mask.long().to(tapped.device))
+                               **mask_keywords(takes_mask, mask, tapped.device))
             f, out = head_call(tapped.name, tapped.tap, tuple(ids.shape), dims=3)
             if f.shape[:2] != ids.shape:
                 raise ExtractionError(f"head {tapped.name!r} received {tuple(f.shape)} for "

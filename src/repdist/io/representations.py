@@ -164,21 +164,22 @@ def _matrix(path: Path, name: str, value: Any) -> np.ndarray:
 
 
 def check_models(models: Sequence[LoadedModel]) -> None:
-    """Every model well-formed and comparable with every other: the same N inputs and M, the
-    same K labels, K >= M + 2 (m_SVD), finite values. Raises ModelInputError otherwise."""
+    """Every model well-formed and comparable with every other: the same N inputs, the same K
+    labels, K >= M + 2 (m_SVD), finite values. Widths M may differ (then a pair's m_SVD and
+    d_fg are NaN, with the reason). Raises ModelInputError otherwise."""
     if len(models) < 2:
         raise ModelInputError(f"need at least two models to compare, got {len(models)}")
     for model in models:
         _check_one(model)
     first = models[0]
     for model in models[1:]:
-        if model.f.shape != first.f.shape:
+        if model.f.shape[0] != first.f.shape[0]:
             raise ModelInputError(
                 f"{model.path}: f is {model.f.shape[0]} x {model.f.shape[1]} (N x M), but "
                 f"{first.path} has f {first.f.shape[0]} x {first.f.shape[1]}: every model must "
-                "embed the same N inputs, in the same order, in the same dimension M"
+                "embed the same N inputs, in the same order (widths M may differ)"
             )
-        if model.g.shape != first.g.shape:
+        if model.g.shape[0] != first.g.shape[0]:
             raise ModelInputError(
                 f"{model.path}: g has K={model.g.shape[0]} labels, but {first.path} has "
                 f"K={first.g.shape[0]}: every model must have the same labels"

@@ -3,25 +3,118 @@
 Canonical correlations are the singular values of Ux^T Uy where Ux, Uy are orthonormal bases
 of the centred representations; m_CCA is their mean over the first n_components. Invariant to
 any invertible affine map of either representation, as identifiability requires.
+
+The rank (how many directions a representation varies in) fits the precision it was computed
+in: a float32 model's f, even stored as float64, carries float32 rounding, so a direction it
+does not vary in (a final LayerNorm's: its normalised coordinates sum to zero) shows up at
+~1e-7 of the largest singular value, not at float64's 1e-16. `detect_precision` reads it from
+the values (an array whose every value is a float32 value was computed in float32), and a
+singular value of the centred data counts only above ROUNDING_FACTOR x eps x ||x||_F, the
+size rounding every entry by eps (relative) can reach (Weyl; `Spectrum.tolerance`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+# eps (spacing at 1) of each precision a representation may have been computed in
+EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps),
+       "bfloat16": 2.0**-7, "float16": float(np.finfo(np.float16).eps)}
+PRECISIONS = ("auto", *EPS)  # auto: float32 or float64, read from the values (detect_precision)
+# Rounding every entry of x by eps (relative) moves its singular values by at most
+# eps ||x||_F; a float32 computation's own rounding (a LayerNorm's mean, massive activations)
+# reaches ~0.2 of that (measured), real directions of the paper's models sit above 2e4 of it.
+ROUNDING_FACTOR = 16.0
+DETECT_BLOCK = 1 << 20  # elements compared at once when detecting a precision
 
-def orthonormal_basis(x: np.ndarray, rtol: float | None = None) -> np.ndarray:
+
+def check_precision(precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+
+
+def detect_precision(x: np.ndarray) -> str:
+    """"float32" when every value of x is a float32 value (x.astype(float32) == x: what a
+    float32 model's outputs are, stored in any wider type), else "float64". A float64
+    computation lands on a float32 value with probability 2^-29 per entry; data that does
+    (small integers, a constant) is exact, and float32's tolerance then costs nothing."""
+    flat = np.asarray(x).reshape(-1)
+    if flat.dtype in (np.float32, np.float16):
+        return "float32"
+    if flat.dtype != np.float64:
+        flat = flat.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for lo in range(0, flat.size, DETECT_BLOCK):
+            block = flat[lo : lo + DETECT_BLOCK]
+            same = block.astype(np.float32) == block
+            if not same.all() and not np.isnan(block[~same]).all():
+                return "float64"
+    return "float32"
+
+
+def resolve_precision(precision: str, detected: str) -> str:
+    """The precision a rank is taken at: the one given, or under "auto" the detected one."""
+    check_precision(precision)
+    return detected if precision == "auto" else precision
+
+
+@dataclass(frozen=True, eq=False)
+class Spectrum:
+    """The thin SVD of a representation x (rows x M) centred over its rows, with what its rank
+    depends on: ||x||_F (x as given, uncentred: rounding is relative to the values themselves)
+    and the precision its values show (detect_precision)."""
+
+    u: np.ndarray  # left singular vectors (rows x min(rows, M)), by decreasing singular value
+    s: np.ndarray
+    shape: tuple[int, int]
+    norm: float
+    detected: str
+
+    def tolerance(self, precision: str = "auto") -> float:
+        """Singular values at or below this are rounding: the larger of numpy.linalg
+        .matrix_rank's float64 rule (s_max max(rows, M) eps64, the SVD's own accuracy) and
+        ROUNDING_FACTOR eps ||x||_F, eps that of the precision x was computed in."""
+        s_max = float(self.s[0]) if self.s.size else 0.0
+        return max(s_max * max(self.shape) * EPS["float64"],
+                   rounding_level(self.norm, resolve_precision(precision, self.detected)))
+
+    def rank(self, precision: str = "auto") -> int:
+        """How many directions x varies in, at this precision (0: x is constant)."""
+        if self.s.size == 0 or not self.s[0] > 0 or not np.isfinite(self.s[0]):
+            return 0
+        return int(np.sum(self.s > self.tolerance(precision)))
+
+    def basis(self, precision: str = "auto") -> np.ndarray:
+        """An orthonormal basis (rows x rank) of the centred x's column space."""
+        return self.u[:, : self.rank(precision)]
+
+
+def spectrum(x: np.ndarray) -> Spectrum:
+    """x's Spectrum (float32 input is computed in float64 too)."""
+    x = np.asarray(x, dtype=np.float64)
+    centred = x - x.mean(axis=0, keepdims=True)
+    u, s, _ = np.linalg.svd(centred, full_matrices=False)
+    return Spectrum(u, s, (int(x.shape[0]), int(x.shape[1])), float(np.linalg.norm(x)),
+                    detect_precision(x))
+
+
+def orthonormal_basis(x: np.ndarray, rtol: float | None = None,
+                      precision: str = "auto") -> np.ndarray:
     """Orthonormal basis (N x rank) of the column space of the centred x (thin SVD, rank-revealing).
 
-    The default tolerance is numpy.linalg.matrix_rank's: s_max * max(N, M) * eps.
+    The default tolerance fits the precision x was computed in (Spectrum.tolerance; "auto":
+    read from the values); a given rtol is relative to the largest singular value instead.
     """
+    if rtol is None:
+        return spectrum(x).basis(precision)
     x = np.asarray(x, dtype=np.float64)  # float32 input is computed in float64 too
     centred = x - x.mean(axis=0, keepdims=True)
     u, s, _ = np.linalg.svd(centred, full_matrices=False)
     if s.size == 0 or s[0] == 0 or not np.isfinite(s[0]):
         return u[:, :0]
-    tol = s[0] * (max(x.shape) * np.finfo(np.float64).eps if rtol is None else rtol)
-    return u[:, : int(np.sum(s > tol))]
+    return u[:, : int(np.sum(s > s[0] * rtol))]
 
 
 def constant_columns(x: np.ndarray) -> int:
@@ -37,6 +130,49 @@ def cca_components(x: np.ndarray, y: np.ndarray, rep_dim: int) -> int:
     (then a collapsed representation is reported rank-deficient)."""
     n = rep_dim - max(constant_columns(x), constant_columns(y))
     return n if n >= 1 else rep_dim
+
+
+def varying_coordinates(x: np.ndarray) -> int:
+    """M less x's constant coordinates: the most directions its centred rows can vary in."""
+    return int(np.asarray(x).shape[1]) - constant_columns(x)
+
+
+@dataclass(frozen=True)
+class MeanCCA:
+    """m_CCA of a pair over the directions both vary in, how many, and why fewer (or NaN)."""
+
+    value: float
+    components: int
+    reason: str = ""
+
+
+def components_used(rank_x: int, rank_y: int, coordinates: int,
+                    precision: str = "") -> tuple[int, str]:
+    """m_CCA's components: the directions both representations vary in, min(rank_x, rank_y),
+    at most `coordinates` (the smaller M less constant coordinates: cca_components). With the
+    reason when that is fewer than `coordinates` (a final LayerNorm: M - 1), and 0 when either
+    representation is constant (m_CCA is then NaN). `precision` names what the ranks were
+    taken at, for the reason."""
+    n = min(rank_x, rank_y, coordinates)
+    at = f" at {precision} precision" if precision else ""
+    if n < 1:
+        return 0, (f"rank-deficient representation: rank {min(rank_x, rank_y)}{at} "
+                   f"(a constant representation) < {max(coordinates, 1)} components")
+    if n == coordinates:
+        return n, ""
+    return n, (f"mean over {n} of {coordinates} components: the ranks{at} are {rank_x} "
+               f"(model 1) and {rank_y} (model 2): the centred values vary in fewer "
+               "directions than there are coordinates (e.g. after a final LayerNorm: M - 1)")
+
+
+def mean_cca_over_rank(basis_x: np.ndarray, basis_y: np.ndarray, coordinates: int,
+                       precision: str = "") -> MeanCCA:
+    """m_CCA over the directions both orthonormal bases span (components_used): the mean of
+    all min(rank_x, rank_y) canonical correlations; NaN when either basis is empty."""
+    n, reason = components_used(basis_x.shape[1], basis_y.shape[1], coordinates, precision)
+    if n < 1:
+        return MeanCCA(float("nan"), 0, reason)
+    return MeanCCA(float(canonical_correlations(basis_x, basis_y)[:n].mean()), n, reason)
 
 
 def canonical_correlations(basis_x: np.ndarray, basis_y: np.ndarray) -> np.ndarray:
@@ -59,26 +195,40 @@ def mean_cca_from_bases(
     return float(canonical_correlations(basis_x, basis_y)[:n_components].mean()), ""
 
 
-def mean_cca(x: np.ndarray, y: np.ndarray, n_components: int | None = None) -> float:
-    """m_CCA between x (N x Mx) and y (N x My); NaN if either has rank below n_components."""
+def mean_cca(x: np.ndarray, y: np.ndarray, n_components: int | None = None,
+             precision: str = "auto") -> float:
+    """m_CCA between x (N x Mx) and y (N x My): by default over the directions both vary in
+    (mean_cca_over_rank, as compare's mcca_f), NaN if either is constant; given n_components,
+    over that many, NaN if either has a lower rank. Ranks at `precision` (Spectrum)."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    n_comp = min(x.shape[1], y.shape[1]) if n_components is None else n_components
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
         return float("nan")
-    value, _ = mean_cca_from_bases(orthonormal_basis(x), orthonormal_basis(y), n_comp)
+    basis_x = orthonormal_basis(x, precision=precision)
+    basis_y = orthonormal_basis(y, precision=precision)
+    if n_components is None:
+        coordinates = min(varying_coordinates(x), varying_coordinates(y))
+        return mean_cca_over_rank(basis_x, basis_y, coordinates).value
+    value, _ = mean_cca_from_bases(basis_x, basis_y, n_components)
     return value
 
 
 COVARIANCE_RTOL = 1e-12  # eigenvalues of a covariance below this fraction of the largest: rank lost
 
 
-def _whitener(cov: np.ndarray) -> np.ndarray:
-    """W with W^T cov W = I on cov's range (eigenvalues above COVARIANCE_RTOL of the largest)."""
+def rounding_level(norm: float, precision: str) -> float:
+    """ROUNDING_FACTOR eps ||x||_F: singular values of a representation of Frobenius norm
+    `norm`, computed in `precision` (not "auto"), at or below it are rounding."""
+    return ROUNDING_FACTOR * EPS[precision] * norm
+
+
+def _whitener(cov: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    """W with W^T cov W = I on cov's range (eigenvalues above COVARIANCE_RTOL of the largest
+    and above `floor`)."""
     values, vectors = np.linalg.eigh(cov)
     if not values.size or not values[-1] > 0:
         return vectors[:, :0]
-    keep = values > COVARIANCE_RTOL * values[-1]
+    keep = values > max(COVARIANCE_RTOL * values[-1], floor)
     return vectors[:, keep] / np.sqrt(values[keep])
 
 
@@ -97,3 +247,17 @@ def covariance_cca(cov_xx: np.ndarray, cov_yy: np.ndarray, cov_xy: np.ndarray,
         )
     sv = np.clip(np.linalg.svd(wx.T @ cov_xy @ wy, compute_uv=False), 0.0, 1.0)
     return float(sv[:n_components].mean()), ""
+
+
+def covariance_cca_over_rank(cov_xx: np.ndarray, cov_yy: np.ndarray, cov_xy: np.ndarray,
+                             coordinates: int, floor_x: float = 0.0, floor_y: float = 0.0,
+                             precision: str = "") -> MeanCCA:
+    """covariance_cca over the directions both vary in (as mean_cca_over_rank): an eigenvalue
+    of cov_xx counts above floor_x (a rounding level r of the data, over K rows: r^2 / (K - 1)),
+    and above COVARIANCE_RTOL of the largest."""
+    wx, wy = _whitener(cov_xx, floor_x), _whitener(cov_yy, floor_y)
+    n, reason = components_used(wx.shape[1], wy.shape[1], coordinates, precision)
+    if n < 1:
+        return MeanCCA(float("nan"), 0, reason)
+    sv = np.clip(np.linalg.svd(wx.T @ cov_xy @ wy, compute_uv=False), 0.0, 1.0)
+    return MeanCCA(float(sv[:n].mean()), n, reason)

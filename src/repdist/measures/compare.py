@@ -17,7 +17,14 @@ import numpy as np
 
 from .alignment import alignment_measures
 from .cache import prepared_cache
-from .cca import cca_components, covariance_cca, mean_cca_from_bases
+from .cca import (
+    MeanCCA,
+    check_precision,
+    covariance_cca_over_rank,
+    mean_cca_over_rank,
+    resolve_precision,
+    rounding_level,
+)
 from .conventions import ALIGNMENT_MEASURES, PRH_CONVENTIONS, AlignmentConventions
 from .extra import d_logit_from_clr
 from .llv import (
@@ -57,6 +64,8 @@ from .selection import (
     INPUT_SIDE,
     KNN_MEASURES,
     LABEL_SIDE,
+    MCCA_F,
+    MCCA_G,
     RESULT_KEYS,
     SVD_F,
     SVD_G,
@@ -101,8 +110,12 @@ class CompareSettings:
     `method`: "exact" (N x K log-likelihoods, K x K covariances), "low_rank" (low_rank.py:
     nothing N x K is kept; d_LLV's pivot search bounded to max_pivots rows) or "auto"
     (low_rank above low_rank.LOW_RANK_ABOVE_LABELS labels).
-    The last four say how the f-side alignment measures read f (AlignmentConventions; the
-    defaults change nothing, PRH_CONVENTIONS are the Platonic Representation Hypothesis').
+    outlier_quantile, unit_rows, svcca and svcca_components say how the f-side alignment
+    measures read f (AlignmentConventions; the defaults change nothing, PRH_CONVENTIONS are the
+    Platonic Representation Hypothesis'). `precision`: what m_CCA's ranks are taken at, the
+    precision f and g were computed in ("auto": float32 where every value is a float32 value,
+    else float64, each model's f and g read apart; or "float64", "float32", "bfloat16",
+    "float16" for all of them: a float32 model's f post-processed in float64 is not detected).
     """
 
     num_samples: int | None = None
@@ -121,9 +134,11 @@ class CompareSettings:
     unit_rows: bool = False
     svcca: str = "variance"
     svcca_components: int = PRH_CONVENTIONS["svcca_components"]
+    precision: str = "auto"
 
     def __post_init__(self) -> None:
         check_dist_type(self.dist_type)
+        check_precision(self.precision)
         check_combine(self.sum_or_max)
         if (self.y_pivot is None) != (self.y_leave_out is None):
             raise ValueError("give both y_pivot and y_leave_out, or neither")
@@ -188,8 +203,12 @@ def _label_set_limit(m1: PreparedModel, s: CompareSettings) -> int:
     return default_label_sets(m1.rep_dim, _low_rank(m1, s))
 
 
-def _label_set_info(m1: PreparedModel, s: CompareSettings) -> dict[str, Any]:
-    """How many label sets m_SVD_f runs over, and whether they are a sample of all of them."""
+def _label_set_info(m1: PreparedModel, s: CompareSettings,
+                    same_width: bool = True) -> dict[str, Any]:
+    """How many label sets m_SVD_f runs over, and whether they are a sample of all of them
+    (none between models of different widths: m_SVD_f needs one M)."""
+    if not same_width:
+        return {"m_svd_label_sets": 0, "d_fg_estimate": False}
     count = label_set_count(m1.num_labels, m1.rep_dim)
     limit = _label_set_limit(m1, s)
     return {"m_svd_label_sets": min(count, limit), "d_fg_estimate": count > limit}
@@ -208,29 +227,44 @@ def candidate_count(s: CompareSettings, n_inputs: int, rep_dim: int) -> int:
 
 
 def _check_pair(m1: PreparedModel, m2: PreparedModel, want: frozenset[str]) -> None:
-    if m1.f.shape != m2.f.shape:
+    """The same N inputs and K labels; the widths M may differ (then m_SVD and d_fg are NaN)."""
+    if m1.n_inputs != m2.n_inputs:
         raise ValueError(
-            f"embeddings must be of the same inputs and dimension: {m1.f.shape} vs {m2.f.shape}"
+            f"embeddings must be of the same inputs: {m1.f.shape} vs {m2.f.shape} (N x M)"
         )
-    if m1.g.shape != m2.g.shape:
+    if m1.num_labels != m2.num_labels:
         raise ValueError(
-            f"unembeddings must be of the same labels and dimension: {m1.g.shape} vs {m2.g.shape}"
+            f"unembeddings must be of the same labels: {m1.g.shape} vs {m2.g.shape} (K x M)"
         )
-    if want & LABEL_SETS:
+    if want & LABEL_SETS and m1.rep_dim == m2.rep_dim:
         label_set_count(m1.num_labels, m1.rep_dim)  # raises if K - 2 < M: only m_SVD_f needs it
 
 
+def pair_width(m1: PreparedModel, m2: PreparedModel) -> int:
+    """The M of a pair: the larger width (d_LLV's diversity sets hold M + 1 inputs, enough for
+    either model's f to span its own width)."""
+    return max(m1.rep_dim, m2.rep_dim)
+
+
+WIDTHS_DIFFER = ("m_SVD and d_fg undefined: the models' widths differ (M = {} and {}), and "
+                 "m_SVD compares sets of M labels and M + 1 inputs of one M")
+
+
 def _nan_result(
-    m1: PreparedModel, reason: str, keys: tuple[str, ...], s: CompareSettings
+    m1: PreparedModel, m2: PreparedModel, reason: str, keys: tuple[str, ...], s: CompareSettings
 ) -> dict[str, Any]:
     """Every measure NaN (indices -1), with the reason: a model's representations are unusable."""
-    info = _label_set_info(m1, s) if s.selected & LABEL_SETS else {"m_svd_label_sets": 0}
+    same_width = m1.rep_dim == m2.rep_dim
+    info = (_label_set_info(m1, s, same_width) if s.selected & LABEL_SETS
+            else {"m_svd_label_sets": 0})
     not_nan = {
         "y_pivot": -1,
         "y_leave_out": -1,
-        "input_set": [-1] * (m1.rep_dim + 1),
-        "m_svd_f": [float("nan")] * info["m_svd_label_sets"],
+        "input_set": [-1] * (pair_width(m1, m2) + 1),
+        "m_svd_f": [float("nan")] * max(1, info["m_svd_label_sets"]),
         **info,
+        "mcca_f_components": 0,
+        "mcca_g_components": 0,
         "warning": reason,
     }
     return {key: not_nan.get(key, float("nan")) for key in keys}
@@ -257,10 +291,12 @@ def compare_with_settings(
     if problems:
         reason = "; ".join(problems)
         warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
-        return _nan_result(m1, reason, keys, s)
+        return _nan_result(m1, m2, reason, keys, s)
 
-    n, k, m = m1.n_inputs, m1.num_labels, m1.rep_dim
-    n_sets = min(label_set_count(k, m), _label_set_limit(m1, s)) if want & LABEL_SETS else 0
+    n, k, m = m1.n_inputs, m1.num_labels, pair_width(m1, m2)
+    same_width = m1.rep_dim == m2.rep_dim
+    n_sets = (min(label_set_count(k, m), _label_set_limit(m1, s))
+              if want & LABEL_SETS and same_width else 0)
     low_rank = _low_rank(m1, s)
     if low_rank:
         nbytes = low_rank_pair_bytes(n, k, m, STREAM_ROWS * STREAM_LABELS, PIVOT_BLOCK,
@@ -272,21 +308,17 @@ def compare_with_settings(
     reasons: list[str] = []
     # the low-rank input side and d_logit read Cov over labels of g1 and g2: once per pair
     g_cross = (label_covariance(m1.g, m2.g)
-               if low_rank and want & (INPUT_SIDE | {"d_logit", "mcca_g"}) else None)
+               if low_rank and want & (INPUT_SIDE | {"d_logit"} | MCCA_G) else None)
     values = _distribution_measures(m1, m2, s, reasons, g_cross)
     if want & LABEL_SETS:
-        values.update(_label_set_info(m1, s))
+        values.update(_label_set_info(m1, s, same_width))
     _svd_measures(m1, m2, s, values, reasons, g_cross)
-    for side in ("f", "g"):
-        if f"mcca_{side}" in want:
-            components = cca_components(getattr(m1, side), getattr(m2, side), m1.rep_dim)
-            if side == "g" and g_cross is not None:  # K x M bases cost more than the KL
-                values["mcca_g"], why = covariance_cca(m1.g_cov, m2.g_cov, g_cross, components)
-            else:
-                basis = f"{side}_basis"
-                values[f"mcca_{side}"], why = mean_cca_from_bases(
-                    getattr(m1, basis), getattr(m2, basis), components)
-            reasons += [f"m_CCA({side}): {why}"] * bool(why)
+    for side, asked in (("f", MCCA_F), ("g", MCCA_G)):
+        if want & asked:
+            mcca = _mean_cca(m1, m2, side, s.precision, g_cross)
+            values[f"mcca_{side}"] = mcca.value
+            values[f"mcca_{side}_components"] = mcca.components
+            reasons += [f"m_CCA({side}): {mcca.reason}"] * bool(mcca.reason)
     values.update(extra_measures(m1, m2, want, s.conventions, reasons, g_cross))
 
     reason = "; ".join(reasons)
@@ -294,6 +326,27 @@ def compare_with_settings(
         warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
     values["warning"] = reason
     return _as_result(values, keys)
+
+
+def _mean_cca(m1: PreparedModel, m2: PreparedModel, side: str, precision: str,
+              g_cross: np.ndarray | None) -> MeanCCA:
+    """m_CCA of f or g over the directions both models vary in, their ranks taken at the
+    precision each was computed in (cca.py): a final LayerNorm's f has M - 1."""
+    coordinates = min(getattr(m1, f"{side}_varying"), getattr(m2, f"{side}_varying"))
+    if side == "g" and g_cross is not None:  # K x M bases cost more than the KL
+        used = [resolve_precision(precision, model.g_rounding[1]) for model in (m1, m2)]
+        floors = [rounding_level(model.g_rounding[0], p) ** 2 / (model.num_labels - 1)
+                  for model, p in zip((m1, m2), used, strict=True)]
+        return covariance_cca_over_rank(m1.g_cov, m2.g_cov, g_cross, coordinates, *floors,
+                                        precision=_precisions_text(used))
+    spectra = [getattr(model, f"{side}_spectrum") for model in (m1, m2)]
+    used = [resolve_precision(precision, spectrum.detected) for spectrum in spectra]
+    return mean_cca_over_rank(spectra[0].basis(precision), spectra[1].basis(precision),
+                              coordinates, _precisions_text(used))
+
+
+def _precisions_text(used: list[str]) -> str:
+    return used[0] if used[0] == used[1] else f"{used[0]} and {used[1]}"
 
 
 def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
@@ -330,6 +383,14 @@ def _svd_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
     """m_SVD of f over the label sets, of g on the chosen inputs, and d_{f,g} (paper Def. 4.5),
     added to `values` (which holds the pivot, left-out label and input set they use)."""
     want = s.selected
+    if m1.rep_dim != m2.rep_dim:  # m_SVD compares coordinates pairwise: one M
+        values.pop("_side", None)
+        values.pop("_terms", None)
+        nan = float("nan")
+        values.update({"m_svd_f": [nan], "m_svd_g": nan, "d_fg": nan})
+        if want & (SVD_F | SVD_G):
+            reasons.append(WIDTHS_DIFFER.format(m1.rep_dim, m2.rep_dim))
+        return
     with np.errstate(invalid="ignore", divide="ignore"):
         if want & SVD_F:
             sets = _cached_label_sets(
@@ -407,7 +468,7 @@ def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
 def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
                 g_cross: np.ndarray | None = None) -> dict[str, Any]:
     """The given diversity set, or the scan over seeded candidates: t2, t4 and the set."""
-    n, m = m1.n_inputs, m1.rep_dim
+    n, m = m1.n_inputs, pair_width(m1, m2)
     if s.input_set is None:
         rows = _cached_candidates(n, m, candidate_count(s, n, m), int(s.seed))
     else:
@@ -453,14 +514,18 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
     """Compare models (f1, g1) and (f2, g2): KL, d_LLV and its terms, m_SVD, d_{f,g}, m_CCA.
 
     f is N x M (embeddings of the same N inputs for both models), g is K x M (unembeddings of
-    the K labels, in class order). num_samples candidate diversity sets of M+1 inputs are
-    drawn from numpy.random.default_rng(seed); lam weighs the scale terms t3, t4. Given
-    input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are used instead of
-    searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
+    the K labels, in class order); the two models' M may differ (then m_SVD_f, m_SVD_g and
+    d_fg are NaN, with the reason, and M below is the larger). num_samples candidate diversity
+    sets of M+1 inputs are drawn from numpy.random.default_rng(seed); lam weighs the scale
+    terms t3, t4. Given input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are
+    used instead of searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
     measures. m_SVD_f runs over all C(K-2, M) label sets, or over a sample of max_label_sets
     of them drawn from `seed` when there are more: then `d_fg_estimate` is True and d_fg can
     only be lower than the exact value (`m_svd_label_sets` says how many sets were used).
-    Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN).
+    m_CCA is the mean over the directions both models vary in (mcca_f_components,
+    mcca_g_components), ranks taken at `precision` (CompareSettings).
+    Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN) or m_CCA
+    ran over fewer components than coordinates.
     outlier_quantile, unit_rows, svcca and svcca_components say how the f-side alignment
     measures (cka_f, svcca_f and the k-NN, unbiased CKA and CKNNA keys) read f; `**PRH_CONVENTIONS`
     gives the Platonic Representation Hypothesis' (clamp at the 0.95-quantile, unit rows,

@@ -259,7 +259,7 @@ class LowRankLabelSide:
     scale_2: np.ndarray
     pivots_searched: int
     proven: bool  # the pivot is the exact search's (every pivot bounded or evaluated)
-    f_cross: np.ndarray  # Cov(f1, f2), M x M: m_SVD_f's cross-correlations
+    f_cross: np.ndarray  # Cov(f1, f2), M1 x M2: m_SVD_f's cross-correlations
 
 
 def pivot_sample(num_labels: int, max_pivots: int, seed: int) -> np.ndarray:
@@ -296,9 +296,8 @@ def low_rank_label_side(a: LogLikFactors, b: LogLikFactors, dist_type: str, max_
         y_leave_out = (int(np.argmax(objective <= low + TIE_RTOL * abs(low)))
                        if np.isfinite(low) else (1 if y_pivot == 0 else 0))
     terms = terms_of_row(a_term[0], b_term[0], s1[0], s2[0], y_pivot, y_leave_out, dist_type)
-    m = a.inputs.shape[1] - 1
     return LowRankLabelSide(y_pivot, y_leave_out, terms, s1[0], s2[0], searched, proven,
-                            rows_terms.cross[:m, :m])
+                            rows_terms.cross[:-1, :-1])  # Cov(f1, f2): M1 x M2
 
 
 class PivotRows:

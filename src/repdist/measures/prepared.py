@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .cca import orthonormal_basis
+from .cca import Spectrum, detect_precision, spectrum, varying_coordinates
 from .conventions import AlignmentConventions
 from .extra import (
     centred_log_probs,
@@ -94,8 +94,14 @@ class AlignmentView:
         return float(np.linalg.norm(self.centred.T @ self.centred))
 
     @cached_property
+    def spectrum(self) -> Spectrum:
+        """x's centred SVD, from which a basis at any precision is a slice (cca.py)."""
+        return spectrum(self.x)
+
+    @cached_property
     def basis(self) -> np.ndarray:
-        return orthonormal_basis(self.x)
+        """x's orthonormal basis at the precision its values show (Spectrum, "auto")."""
+        return self.spectrum.basis()
 
     @cached_property
     def svcca_kept(self) -> int:
@@ -172,9 +178,33 @@ class PreparedModel:
         """f's orthonormal basis (m_CCA), kept in the default view, where SVCCA shares it."""
         return self.view().basis
 
+    @property
+    def f_spectrum(self) -> Spectrum:
+        """f's centred SVD (m_CCA's bases at any precision), kept in the default view."""
+        return self.view().spectrum
+
+    @cached_property
+    def g_spectrum(self) -> Spectrum:
+        return spectrum(self.g)
+
     @cached_property
     def g_basis(self) -> np.ndarray:
-        return orthonormal_basis(self.g)
+        return self.g_spectrum.basis()
+
+    @cached_property
+    def f_varying(self) -> int:
+        """M less f's constant coordinates (a folded bias): m_CCA's most components."""
+        return varying_coordinates(self.f)
+
+    @cached_property
+    def g_varying(self) -> int:
+        return varying_coordinates(self.g)
+
+    @cached_property
+    def g_rounding(self) -> tuple[float, str]:
+        """||g||_F and the precision g's values show: the low-rank m_CCA(g)'s rank tolerance
+        (cca.covariance_cca_over_rank), without g's SVD."""
+        return float(np.linalg.norm(self.g)), detect_precision(self.g)
 
     @cached_property
     def loglik_clr(self) -> np.ndarray:
@@ -213,7 +243,7 @@ def _unusable(f64: np.ndarray, g64: np.ndarray, problem: str) -> PreparedModel:
     empty = np.zeros((0, 0))
     model.__dict__.update(  # fill the cached properties: nothing is computed from NaN
         loglik=nan_nk, loglik_centred=nan_nk, loglik_cov=np.full((g64.shape[0],) * 2, np.nan),
-        g_basis=empty, loglik_clr=None,
+        g_basis=empty, loglik_clr=None, f_varying=0, g_varying=0,
     )
     model.view().__dict__.update(
         basis=empty, knn_idx=None, knn=None, ip_knn=None, centred=None, gram_norm=0.0,

@@ -26,6 +26,8 @@ RESULT_KEYS = (
     "d_fg_estimate",
     "mcca_f",
     "mcca_g",
+    "mcca_f_components",  # how many canonical correlations mcca_f / mcca_g are the mean of
+    "mcca_g_components",
     "cka_f",
     "svcca_f",
     "mutual_knn_f",
@@ -40,10 +42,16 @@ RESULT_KEYS = (
 MEASURES = tuple(key for key in RESULT_KEYS if key != "warning")
 # Keys that qualify a measure and come with it: how many label sets m_SVD_f ran over, and
 # whether that was a sample (then min m_SVD_f can only be too high, d_fg too low).
+# m_CCA's: how many components (directions both models vary in: fewer than M after a final
+# LayerNorm) it averaged.
 COMPANIONS = {
     "m_svd_f": ("m_svd_label_sets", "d_fg_estimate"),
     "d_fg": ("m_svd_label_sets", "d_fg_estimate"),
+    "mcca_f": ("mcca_f_components",),
+    "mcca_g": ("mcca_g_components",),
 }
+MCCA_F = frozenset({"mcca_f", "mcca_f_components"})
+MCCA_G = frozenset({"mcca_g", "mcca_g_components"})
 
 # Pair-level steps and the measures that need them.
 LABEL_SIDE = frozenset({"d_llv", "t1", "t3", "y_pivot", "y_leave_out", "m_svd_f", "d_fg"})
@@ -55,16 +63,17 @@ SVD_G = frozenset({"m_svd_g", "d_fg"})
 MODEL_PARTS: dict[str, frozenset[str]] = {
     "loglik_centred": LABEL_SIDE,
     "loglik_cov": LABEL_SIDE,
-    "f_basis": frozenset({"mcca_f"}),
-    "g_basis": frozenset({"mcca_g"}),
+    "f_basis": MCCA_F,
+    "g_basis": MCCA_G,
     "loglik_clr": frozenset({"d_logit"}),
 }
 # The same at vocabulary scale (low_rank.py): no N x K or K x K array. lse comes with the
 # factors; a pair's KL pass computes it anyway, so it is left to that pass when KL is asked.
 LOW_RANK_PARTS: dict[str, frozenset[str]] = {
     "loglik_factors": LABEL_SIDE,
-    "g_cov": INPUT_SIDE | {"d_logit", "mcca_g"},  # m_CCA of g from covariances (cca.py)
-    "f_basis": frozenset({"mcca_f"}),
+    "g_cov": INPUT_SIDE | {"d_logit"} | MCCA_G,  # m_CCA of g from covariances (cca.py)
+    "g_rounding": MCCA_G,  # and its rank tolerance
+    "f_basis": MCCA_F,
 }
 # The f-side alignment measures' per-model quantities (attributes of AlignmentView: f as they
 # read it, prepared.py). The k-NN measures share one neighbour search; which SVCCA pieces are

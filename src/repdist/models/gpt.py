@@ -5,8 +5,8 @@ a final norm and a linear head over the vocabulary.
 The head takes (batch, sequence, width), as `repdist.extract.causal_lm_representations` taps it:
 f(x) is the head's input at a position, g(y) its weight row of token y (the head has no bias).
 The norms are RMSNorm, not LayerNorm: a LayerNorm right before the head leaves f centred over
-inputs in a (width - 1)-dimensional subspace, where m_CCA over all M components of f is
-undefined (extract/causal_lm.py); RMSNorm does not subtract the mean.
+inputs in a (width - 1)-dimensional subspace, where m_CCA of f runs over width - 1 components
+(extract/causal_lm.py); RMSNorm does not subtract the mean.
 """
 
 from __future__ import annotations

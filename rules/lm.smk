@@ -21,7 +21,7 @@ rule lm_tokens:
         runtime=20,
     params:
         data=LM["data"],
-        run_config=run_config("lm"),
+        run_config=lm_seeds_run_config(),
     script:
         "../workflow/scripts/lm_tokens.py"
 
@@ -52,7 +52,7 @@ rule lm_train:
         positions=LM["positions"],
         device=LM["device"],
         checkpoint=lm_file("checkpoint.pt"),
-        run_config=run_config("lm"),
+        run_config=lm_seeds_run_config(),
     script:
         "../workflow/scripts/lm_train.py"
 
@@ -124,7 +124,7 @@ rule lm_seed_layers:
         model_cfg=lm_model_settings(),
         positions=LM["positions"],
         layers=LM["layers"],
-        run_config=run_config("lm"),
+        run_config=lm_seeds_run_config("layers"),
     script:
         "../workflow/scripts/lm_seed_layers.py"
 
@@ -137,7 +137,7 @@ rule lm_standins:
     log:
         out("logs/lm_standins.log"),
     conda:
-        "../envs/torch.yaml"
+        "../envs/lm.yaml"
     params:
         specs=LM_STANDINS,
         data=LM["data"],
@@ -156,7 +156,7 @@ rule lm_models_tokens:
     benchmark:
         out("benchmarks/lm_models_tokens.tsv")
     conda:
-        "../envs/torch.yaml"
+        "../envs/lm.yaml"
     resources:
         mem_mb=4000,
         runtime=20,
@@ -165,7 +165,7 @@ rule lm_models_tokens:
         corpus=LM["corpus"],
         data=LM["data"],
         text=LM["text"],
-        run_config=run_config("lm"),
+        run_config=lm_models_run_config(),
     script:
         "../workflow/scripts/lm_models_tokens.py"
 
@@ -183,7 +183,7 @@ rule lm_models_extract:
     benchmark:
         out("benchmarks/lm_extract/{name}.tsv")
     conda:
-        "../envs/torch.yaml"
+        "../envs/lm.yaml"
     threads: LM["threads"]
     resources:
         gpu=int(LM_EXTRACT_GPU),
@@ -195,7 +195,7 @@ rule lm_models_extract:
         layers=LM["layers"],
         device=LM["extract_device"],
         batch_size=LM["text"]["batch_size"],
-        run_config=run_config("lm"),
+        run_config=lambda wc: lm_models_run_config(wc.name),
     script:
         "../workflow/scripts/lm_models_extract.py"
 

@@ -410,3 +410,49 @@ def test_quick_dag_lm_seed_pairs(quick_run):
     assert (quick_run / "benchmarks" / "lm_pairs.tsv").exists()
     for ext in ("pdf", "png"):
         assert_image(quick_run / "figures" / f"lm_seed_pairs.{ext}")
+
+
+def test_quick_dag_lm_models_and_layers(quick_run):
+    """The quick DAG's outside models (config.quick.yaml `lm.models`: tiny GPT-2, GPT-NeoX and
+    Llama stand-ins built here, one tokenizer) on one set of contexts, their pairs, and both
+    model sets (these and the lm seeds) layer by layer, with the head's input marked."""
+    from repdist.experiments.lm_layers import LAYER_COLUMNS, SUMMARY_COLUMNS
+    from repdist.experiments.pairs import NAMED_PAIR_COLUMNS
+    from repdist.io import read_npz_metadata
+
+    names = ["tiny_gpt2", "tiny_neox", "tiny_llama"]
+    assert all((quick_run / "lm_standins" / n / "tokenizer.json").is_file() for n in names)
+    models = quick_run / "lm_models"
+    meta = read_npz_metadata(models / "contexts.npz")
+    assert meta["contexts"] == 200 and meta["window"] == 17 and meta["corpus"] == "stdlib"
+    for name in names:
+        f = pd.read_parquet(models / name / "embeddings.parquet")
+        assert len(f) == 200 and "f_15" in f.columns and (f["label"] >= 0).all()
+        metrics = json.loads((models / name / "metrics.json").read_text())
+        assert metrics["positions_scored"] == 200 and metrics["final_test_loss"] > 0
+        index = json.loads((models / name / "layers" / "layers.json").read_text())
+        assert index["count"] == 3 and index["head_input"] == 2 and index["layers"] == [0, 1, 2]
+        head = pd.read_parquet(models / name / "layers" / "layer2.parquet")
+        assert (head.filter(like="f_").to_numpy() == f.filter(like="f_").to_numpy()).all()
+        log = (quick_run / "logs" / "lm_extract" / f"{name}.log").read_text()
+        assert "progress: step 200/200" in log
+    pairs = pd.read_parquet(models / "pairs.parquet")
+    assert list(pairs.columns) == NAMED_PAIR_COLUMNS
+    assert pairs[["model_a", "model_b"]].values.tolist() == [
+        names[:2], [names[0], names[2]], names[1:]]
+    assert (pairs["kl"] > 0).all() and pairs["d_llv"].notna().all()
+    seeds = json.loads((quick_run / "lm" / "seed0" / "layers" / "layers.json").read_text())
+    assert seeds["count"] == 3 and seeds["source"] == "blocks"  # embeddings, block 1, head input
+    for branch, pair_count in (("lm", 3), ("lm_models", 3)):
+        table = pd.read_parquet(quick_run / branch / "layers.parquet")
+        assert list(table.columns) == LAYER_COLUMNS and table["slot"].max() == 2
+        assert table["value"].between(-1e-9, 1 + 1e-9).all()
+        svcca = table[table["measure"] == "svcca"]
+        assert sorted(svcca["components"].unique()) == [4, 8, 16]  # 768 capped by the width
+        summary = read_csv(quick_run / "tables" / f"{branch}_layers.csv")
+        assert list(summary.columns) == SUMMARY_COLUMNS and (summary["pairs"] == pair_count).all()
+        assert summary.loc[summary["head_input"], "slot"].unique().tolist() == [2]
+        for ext in ("pdf", "png"):
+            assert_image(quick_run / "figures" / f"{branch}_layers.{ext}")
+    assert len(read_csv(quick_run / "tables" / "lm_models_pairs.csv")) == 3
+    assert_image(quick_run / "figures" / "lm_models_pairs.png")

@@ -6,6 +6,36 @@ LM = config["lm"]
 LM_SEEDS = LM["seeds"]
 
 
+# Keys of `lm` the seeds' jobs do not read (the layers and the outside models): left out of
+# the config they record, so that setting them reruns no seed.
+LM_NOT_SEEDS = (
+    "layers",
+    "layer_components",
+    "models",
+    "corpus",
+    "text",
+    "extract_device",
+)
+# Keys the outside models' contexts and extraction read (besides their own entry).
+LM_MODELS_READ = ("data", "corpus", "text", "positions", "layers")
+
+
+def lm_seeds_run_config(*also):
+    """The config a seed's job records: `lm` without LM_NOT_SEEDS, but `also`."""
+    keep = {k: v for k, v in LM.items() if k not in LM_NOT_SEEDS or k in also}
+    return {**run_config("lm"), "lm": keep}
+
+
+def lm_models_run_config(name=None):
+    """The config an outside model's job records: what the contexts are made of, the first
+    model (its tokenizer cut them) and `name`'s entry; adding a model reruns no other.
+    """
+    names = [LM_MODEL_NAMES[0]] + ([name] if name else []) if LM_MODELS_ON else []
+    keep = {k: LM[k] for k in LM_MODELS_READ}
+    models = {n: config["lm"]["models"][n] for n in names}
+    return {**run_config("lm"), "lm": {**keep, "models": models}}
+
+
 def lm_file(name, seed="{S}"):
     """A file of one seed's language model (the seed left open by default)."""
     return out(f"lm/seed{seed}/{name}")
@@ -41,7 +71,9 @@ LM_LAYER_SETTINGS = {"layers": LM["layers"], "components": LM["layer_components"
 LM_MODELS = {m.name: m for m in lm_model_entries(config)}
 LM_MODEL_NAMES = list(LM_MODELS)
 LM_MODELS_ON = len(LM_MODELS) >= 2
-LM_STANDINS = {n: dict(m.standin) for n, m in LM_MODELS.items() if m.standin is not None}
+LM_STANDINS = {
+    n: dict(m.standin) for n, m in LM_MODELS.items() if m.standin is not None
+}
 LM_STANDIN_DIR = out("lm_standins")
 LM_EXTRACT_GPU = uses_gpu(LM["extract_device"], GPUS)
 
@@ -99,5 +131,7 @@ def lm_layer_names(wildcards):
 def check_lm_models_downloads(jobs):
     """At start-up: the hub models this run must extract, not here and not reachable, stop
     the run (pipeline/lm_models.py), as a missing CIFAR-10 does."""
-    needed = {j.wildcards.get("name") for j in jobs if j.rule.name == "lm_models_extract"}
+    needed = {
+        j.wildcards.get("name") for j in jobs if j.rule.name == "lm_models_extract"
+    }
     check_lm_models_available([LM_MODELS[n] for n in LM_MODEL_NAMES if n in needed])

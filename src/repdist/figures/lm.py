@@ -74,8 +74,10 @@ def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
     lines += [(summary[summary["measure"] == m], label, colour, "--")
               for (m, label), colour in zip(MEASURE_LABELS.items(), (PAPER_ORANGE, PAPER_BLUE),
                                             strict=True)]
-    for rows, label, colour, style in lines:
-        ax.plot(rows["slot"], rows["mean"], style, marker="o", color=colour, label=label)
+    for rows, label, colour, style in lines:  # m_CCA (last) wide: SVCCA at M is m_CCA
+        wide = label == MEASURE_LABELS["mcca"]
+        ax.plot(rows["slot"], rows["mean"], style, marker="o", color=colour, label=label,
+                linewidth=3.5 if wide else 1.8, zorder=1 if wide else 2)
         ax.fill_between(rows["slot"], rows["min"], rows["max"], color=colour, alpha=0.12)
     head = summary.loc[summary["head_input"], "slot"].unique()
     for slot in head:

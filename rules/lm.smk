@@ -131,24 +131,26 @@ rule lm_seed_layers:
 
 # Outside models (lm.models): stand-ins made here, the contexts cut once, each model extracted
 # once (f, g and its layers), every pair compared (the one pairs loop) and drawn.
-rule lm_standins:
+rule lm_standin:
     output:
-        directory(LM_STANDIN_DIR),
+        directory(lm_standin_folder()),
     log:
-        out("logs/lm_standins.log"),
+        out("logs/lm_standin/{name}.log"),
+    wildcard_constraints:
+        name=lm_standin_names(),
     conda:
         "../envs/lm.yaml"
     params:
-        specs=LM_STANDINS,
+        spec=lambda wc: LM_STANDINS[wc.name],
         data=LM["data"],
         context=LM["text"]["context"],
     script:
-        "../workflow/scripts/lm_standins.py"
+        "../workflow/scripts/lm_standin.py"
 
 
 rule lm_models_tokens:
     input:
-        lm_models_needs(first_only=True),
+        lm_models_needs(LM_MODEL_NAMES[:1]),
     output:
         out("lm_models/contexts.npz"),
     log:

@@ -46,13 +46,14 @@ def config_with(models):
 
 @pytest.fixture(scope="module")
 def standins(tmp_path_factory):
-    """The three stand-ins as the lm_standins job makes them."""
-    from repdist.models.lm_standins import StandinSpec, save_standins
+    """The three stand-ins as the lm_standin jobs make them."""
+    from repdist.models.lm_standins import StandinSpec, save_standin
 
     folder = tmp_path_factory.mktemp("standins")
     specs = {"g": StandinSpec("gpt2", width=8), "n": StandinSpec("gpt_neox", width=8, seed=1),
              "l": StandinSpec("llama", width=8, seed=2)}
-    made = save_standins(folder, specs, TEXT, context=12)
+    made = {name: save_standin(folder / name, spec, TEXT, context=12)
+            for name, spec in specs.items()}
     return folder, made
 
 
@@ -60,14 +61,16 @@ def test_standins_load_as_hub_models_sharing_one_tokenizer(standins):
     from repdist.extract import load_causal_lm, load_tokenizer
 
     folder, made = standins
-    assert 257 < made["vocab_size"] <= 384 and set(made["models"]) == {"g", "n", "l"}
+    vocab = made["g"]["vocab_size"]
+    assert 257 < vocab <= 384 and {m["vocab_size"] for m in made.values()} == {vocab}
+    assert not list(folder.glob("*.tmp"))
     prints = {tokenizer_fingerprint(LMModel(n, str(folder / n))) for n in "gnl"}
     assert len(prints) == 1 and None not in prints
     kinds = {type(load_causal_lm(str(folder / n))).__name__ for n in "gnl"}
     assert kinds == {"GPT2LMHeadModel", "GPTNeoXForCausalLM", "LlamaForCausalLM"}
     tokenizer = load_tokenizer(str(folder / "l"))
     ids = tokenizer(TEXT[:80], add_special_tokens=False)["input_ids"]
-    assert tokenizer.decode(ids) == TEXT[:80] and max(ids) < made["vocab_size"]
+    assert tokenizer.decode(ids) == TEXT[:80] and max(ids) < vocab
 
 
 def test_a_standin_tokenizer_is_the_same_for_the_same_text(standins, tmp_path):

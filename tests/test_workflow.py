@@ -456,3 +456,31 @@ def test_quick_dag_lm_models_and_layers(quick_run):
             assert_image(quick_run / "figures" / f"{branch}_layers.{ext}")
     assert len(read_csv(quick_run / "tables" / "lm_models_pairs.csv")) == 3
     assert_image(quick_run / "figures" / "lm_models_pairs.png")
+    import re
+
+    from repdist.cli.progress import report
+
+    text = report(quick_run)  # `repdist progress` follows the extraction jobs
+    assert all(re.search(rf"finished +lm_extract +{name} ", text) for name in names), text
+
+
+def test_a_model_added_to_lm_models_is_the_only_one_extracted(quick_run, tmp_path):
+    """Resume: after the quick run, a fourth model in lm.models plans its own stand-in and
+    extraction and the tables that read every model; no other model, contexts or seed again."""
+    import re
+
+    overlay = tmp_path / "more.yaml"
+    overlay.write_text("lm:\n  models:\n    tiny_gpt2b: {standin: {arch: gpt2, width: 16, "
+                       "seed: 5}}\n")
+    res = run(SNAKEMAKE, "-n", "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
+              str(quick_run.parents[1]), "--configfile", str(ROOT / "config.quick.yaml"),
+              str(overlay))
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    planned = re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    wildcards: (.*)$|"
+                         r"^(?:local)?rule (\w+):$", res.stdout, flags=re.M)
+    jobs = {(a or c, b) for a, b, c in planned}
+    extracted = {w for rule, w in jobs if rule in ("lm_models_extract", "lm_standin")}
+    assert extracted == {"name=tiny_gpt2b"}, jobs
+    rules = {rule for rule, _ in jobs}
+    assert {"lm_models_pairs", "lm_layers"} <= rules
+    assert not rules & {"lm_models_tokens", "lm_train", "lm_seed_layers", "lm_pairs"}, rules

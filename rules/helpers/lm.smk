@@ -74,7 +74,6 @@ LM_MODELS_ON = len(LM_MODELS) >= 2
 LM_STANDINS = {
     n: dict(m.standin) for n, m in LM_MODELS.items() if m.standin is not None
 }
-LM_STANDIN_DIR = out("lm_standins")
 LM_EXTRACT_GPU = uses_gpu(LM["extract_device"], GPUS)
 
 
@@ -88,11 +87,23 @@ def lm_models_files(name):
     return [lm_model_file(name, m) for m in LM_MODEL_NAMES]
 
 
+def lm_standin_names():
+    """The stand-ins' names as a wildcard pattern (none: a pattern no name matches)."""
+    import re
+
+    return "|".join(re.escape(n) for n in LM_STANDINS) or "(?!)"
+
+
+def lm_standin_folder(name="{name}"):
+    """A stand-in's save_pretrained folder (made by lm_standin)."""
+    return out(f"lm_standins/{name}")
+
+
 def lm_model_source(name):
     """Where a model loads from: its stand-in's folder, its own folder, or its hub id; the
     revision (None: main) and its tokenizer's folder or id (default: the model's)."""
     entry = LM_MODELS[name]
-    source = f"{LM_STANDIN_DIR}/{name}" if entry.standin is not None else entry.model
+    source = lm_standin_folder(name) if entry.standin is not None else entry.model
     return {
         "model": source,
         "revision": entry.revision,
@@ -101,17 +112,18 @@ def lm_model_source(name):
     }
 
 
-def lm_models_needs(first_only=False):
-    """Input files of the outside models' jobs: the stand-ins' folder when one is a stand-in,
-    and a corpus file (not the stdlib)."""
-    names = LM_MODEL_NAMES[:1] if first_only else LM_MODEL_NAMES
-    needs = [LM_STANDIN_DIR] if any(n in LM_STANDINS for n in names) else []
-    return needs + ([] if LM["corpus"] == "stdlib" else [LM["corpus"]])
+def lm_models_needs(names):
+    """Input files of the outside models' jobs that read `names`: a stand-in's folder, and a
+    corpus file (not the stdlib)."""
+    folders = [lm_standin_folder(n) for n in names if n in LM_STANDINS]
+    return folders + ([] if LM["corpus"] == "stdlib" else [LM["corpus"]])
 
 
 def lm_model_inputs(wildcards):
-    """An extraction job's inputs: the contexts, and the stand-ins' folder for a stand-in."""
-    standin = [LM_STANDIN_DIR] if wildcards.name in LM_STANDINS else []
+    """An extraction job's inputs: the contexts, and its stand-in's folder for a stand-in."""
+    standin = (
+        [lm_standin_folder(wildcards.name)] if wildcards.name in LM_STANDINS else []
+    )
     return [out("lm_models/contexts.npz"), *standin]
 
 

@@ -9,7 +9,8 @@ transformers and tokenizers are imported when a stand-in is made (the `lm` extra
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,16 +79,18 @@ def build_standin(spec: StandinSpec, vocab: int, context: int) -> Any:
     return cls(config).float().eval()
 
 
-def save_standins(folder: str | Path, specs: Mapping[str, StandinSpec], text: str,
-                  context: int) -> dict[str, Any]:
-    """Every stand-in in folder/<name>/ with the shared tokenizer beside it; returns what was
-    made (the tokenizer's size, each model's layout)."""
+def save_standin(folder: str | Path, spec: StandinSpec, text: str,
+                 context: int) -> dict[str, Any]:
+    """One stand-in and the shared tokenizer (trained on `text`: the same for every stand-in
+    of a run) in `folder`, which takes its name once both are in it; returns what was made."""
+    folder = Path(folder)
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
     tokenizer = standin_tokenizer(text)
-    made = {}
-    for name, spec in specs.items():
-        model = build_standin(spec, len(tokenizer), context)
-        model.save_pretrained(Path(folder) / name)
-        tokenizer.save_pretrained(Path(folder) / name)
-        made[name] = {"arch": spec.arch, "width": spec.width, "layers": spec.layers,
-                      "parameters": sum(p.numel() for p in model.parameters())}
-    return {"vocab_size": len(tokenizer), "models": made}
+    model = build_standin(spec, len(tokenizer), context)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(tmp, folder)
+    return {"arch": spec.arch, "width": spec.width, "layers": spec.layers,
+            "vocab_size": len(tokenizer), "parameters": sum(p.numel() for p in model.parameters())}

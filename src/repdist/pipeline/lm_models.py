@@ -21,7 +21,7 @@ from typing import Any
 from ..io.download import HUB_URL, hub_offline, unreachable
 from .config_checks import ConfigError, need
 
-STANDIN_TOKENIZER = "repdist stand-in tokenizer"  # every stand-in shares the one lm_standins makes
+STANDIN_TOKENIZER = "repdist stand-in tokenizer"  # every stand-in of a run has the same one
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer.model")
 
 

@@ -420,14 +420,20 @@ def test_quick_dag_lm_models_and_layers(quick_run):
     from repdist.experiments.pairs import NAMED_PAIR_COLUMNS
     from repdist.io import read_npz_metadata
 
+    import yaml
+
+    entries = yaml.safe_load((ROOT / "config.quick.yaml").read_text())["lm"]["models"]
     names = ["tiny_gpt2", "tiny_neox", "tiny_llama"]
+    assert list(entries) == names
+    widths = {n: entries[n]["standin"].get("width", 16) for n in names}
     assert all((quick_run / "lm_standins" / n / "tokenizer.json").is_file() for n in names)
     models = quick_run / "lm_models"
     meta = read_npz_metadata(models / "contexts.npz")
     assert meta["contexts"] == 200 and meta["window"] == 17 and meta["corpus"] == "stdlib"
     for name in names:
         f = pd.read_parquet(models / name / "embeddings.parquet")
-        assert len(f) == 200 and "f_15" in f.columns and (f["label"] >= 0).all()
+        assert len(f) == 200 and (f["label"] >= 0).all()
+        assert len(f.filter(like="f_").columns) == widths[name]
         metrics = json.loads((models / name / "metrics.json").read_text())
         assert metrics["positions_scored"] == 200 and metrics["final_test_loss"] > 0
         index = json.loads((models / name / "layers" / "layers.json").read_text())
@@ -448,7 +454,10 @@ def test_quick_dag_lm_models_and_layers(quick_run):
         assert list(table.columns) == LAYER_COLUMNS and table["slot"].max() == 2
         assert table["value"].between(-1e-9, 1 + 1e-9).all()
         svcca = table[table["measure"] == "svcca"]
-        assert sorted(svcca["components"].unique()) == [4, 8, 16]  # 768 capped by the width
+        pairs_widths = [16] if branch == "lm" else [min(widths[a], widths[b]) for a, b in
+                                                     zip(names, names[1:] + names[:1])]
+        capped = {min(k, w) for k in (4, 8, 768) for w in pairs_widths}  # 768: by the widths
+        assert sorted(svcca["components"].unique()) == sorted(capped)
         summary = read_csv(quick_run / "tables" / f"{branch}_layers.csv")
         assert list(summary.columns) == SUMMARY_COLUMNS and (summary["pairs"] == pair_count).all()
         assert summary.loc[summary["head_input"], "slot"].unique().tolist() == [2]

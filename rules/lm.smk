@@ -137,7 +137,7 @@ rule lm_standin:
     log:
         out("logs/lm_standin/{name}.log"),
     wildcard_constraints:
-        name=lm_standin_names(),
+        name=lm_model_names(standins=True),
     conda:
         "../envs/lm.yaml"
     params:
@@ -184,6 +184,8 @@ rule lm_models_extract:
         training_log("lm_extract", "{name}"),
     benchmark:
         out("benchmarks/lm_extract/{name}.tsv")
+    wildcard_constraints:
+        name=lm_model_names(),
     conda:
         "../envs/lm.yaml"
     threads: LM["threads"]

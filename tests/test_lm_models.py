@@ -136,6 +136,8 @@ def test_impossible_lm_models_name_the_key():
            "b": {"standin": {"arch": "llama"}}}
     with pytest.raises(ConfigError, match=r"lm\.models\.a\.standin\.heads"):
         check_lm_models(config_with(bad))
+    with pytest.raises(ConfigError, match=r"pairs\.parquet.*other names"):
+        check_lm_models(config_with({"a": {"model": "x"}, "pairs.parquet": {"model": "y"}}))
     check_lm_models(config_with({}))
 
 

@@ -87,11 +87,13 @@ def lm_models_files(name):
     return [lm_model_file(name, m) for m in LM_MODEL_NAMES]
 
 
-def lm_standin_names():
-    """The stand-ins' names as a wildcard pattern (none: a pattern no name matches)."""
+def lm_model_names(standins=False):
+    """The outside models' (or only the stand-ins') names as a wildcard pattern (none: a
+    pattern no name matches)."""
     import re
 
-    return "|".join(re.escape(n) for n in LM_STANDINS) or "(?!)"
+    names = LM_STANDINS if standins else LM_MODEL_NAMES
+    return "|".join(re.escape(n) for n in names) or "(?!)"
 
 
 def lm_standin_folder(name="{name}"):

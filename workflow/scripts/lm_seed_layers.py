@@ -1,5 +1,5 @@
 """Rule lm_seed_layers: one trained GPT's layers (the embeddings, every block's output, the
-head's input) on its eval contexts, at f's positions."""
+head's input) on its eval contexts, at f's positions; on the CPU (a small model: no GPU held)."""
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,7 @@ with job_log(sm.log[0]) as log:
     model.load_state_dict(torch.load(sm.input.model, map_location="cpu", weights_only=True))
     windows = read_tokens(sm.input.eval)
     layers = causal_lm_layers(model, windows[:, :-1], sm.params.layers,
-                              LayerReading(sm.params.positions, "head"))
+                              LayerReading(sm.params.positions, "head", "cpu"))
     f = columns_of(pd.read_parquet(sm.input.embeddings), "f_")
     head = layers.states.get(layers.head_input)
     if head is not None and not np.allclose(head, f, rtol=0, atol=1e-5 * np.abs(f).max()):

@@ -14,6 +14,8 @@ CIFAR_CLASSES = 10
 CIFAR_TEST_IMAGES = 10_000
 
 Config = Mapping[str, Any]
+# the files of lm_models/ beside the models' folders (rules/lm.smk)
+LM_MODELS_FILES = ("contexts.npz", "pairs.parquet", "layers.parquet")
 
 
 class ConfigError(ValueError):
@@ -209,6 +211,8 @@ def check_lm_models(config: Config) -> None:
         return
     need(len(models) >= 2, "lm.models",
          f"models are compared in pairs: name at least two, got {len(models)} ({list(models)})")
+    taken = sorted(set(models) & set(LM_MODELS_FILES))
+    need(not taken, "lm.models", f"{taken} name(s) files of lm_models/: choose other names")
     from ..models.lm_standins import StandinSpec
     from .lm_models import check_shared_tokenizer, lm_models
 

@@ -7,8 +7,9 @@ per layer in the embeddings format (index, label, pred, f_0..: what io/represent
 reads, e.g. as a folder's embeddings.parquet for `repdist compare`), with `layers.json`
 naming them. For every pair of models and every layer slot: SVCCA at each configured
 component count (capped by the two widths; the count used, capped by the ranks, is recorded),
-linear CKA and m_CCA over min(M_a, M_b) components, all from measures/ (cca.py, extra.py),
-which take two widths.
+linear CKA and m_CCA over the directions both vary in (at most min(M_a, M_b); M - 1 for a
+head's input after a final LayerNorm, with the count and a note), all from measures/ (cca.py's
+bases and their rank tolerance, extra.py), which take two widths.
 
 Layer slots: with `lm.layers: all` and models of one depth, slot l is layer l of each model;
 models of different depths are matched by relative depth, the slots being the shallowest

@@ -123,9 +123,9 @@ def check_shared_tokenizer(entries: Sequence[LMModel]) -> None:
     files are not here yet are left to their extraction job."""
     groups: dict[str, list[str]] = {}
     for entry in entries:
-        print_ = tokenizer_fingerprint(entry)
-        if print_ is not None:
-            groups.setdefault(print_, []).append(entry.name)
+        digest = tokenizer_fingerprint(entry)
+        if digest is not None:
+            groups.setdefault(digest, []).append(entry.name)
     need(len(groups) <= 1, "lm.models",
          "the models compared together must share a tokenizer (the same contexts, the same "
          "labels), but they do not: " + "; ".join(

@@ -89,12 +89,14 @@ localrules:
     distillation_all,
     models_all,
     lm_all,
+    lm_models_all,
 
 
 # The head process only (cluster jobs run with --no-hooks): one run per results folder, and
 # SIGTERM or SIGINT cancel the jobs and end the run within a bounded time (pipeline/stopping.py).
 onstart:
     check_downloads({job.rule.name for job in workflow.dag.needrun_jobs()})
+    check_lm_models_downloads(workflow.dag.needrun_jobs())
     lock_results_folder(OUT)
     stop_on_signals(workflow.persistence.unlock, log=logger.warning)
 

@@ -269,6 +269,7 @@ def branch_targets():
         (rules.distillation_all, config["distillation"]["enabled"]),
         (rules.models_all, True),
         (rules.lm_all, config["lm"]["enabled"]),
+        (rules.lm_models_all, LM_MODELS_ON),
     ]
     return [rule.input for rule, on in branches if on]
 

@@ -21,7 +21,7 @@ rule lm_tokens:
         runtime=20,
     params:
         data=LM["data"],
-        run_config=run_config("lm"),
+        run_config=lm_seeds_run_config(),
     script:
         "../workflow/scripts/lm_tokens.py"
 
@@ -52,7 +52,7 @@ rule lm_train:
         positions=LM["positions"],
         device=LM["device"],
         checkpoint=lm_file("checkpoint.pt"),
-        run_config=run_config("lm"),
+        run_config=lm_seeds_run_config(),
     script:
         "../workflow/scripts/lm_train.py"
 
@@ -103,7 +103,218 @@ rule lm_figure:
         "../workflow/scripts/lm_figure.py"
 
 
+rule lm_seed_layers:
+    input:
+        model=lm_file("model.pt"),
+        embeddings=lm_file("embeddings.parquet"),
+        eval=rules.lm_tokens.output.eval,
+    output:
+        directory(lm_file("layers")),
+    log:
+        out("logs/lm_seed_layers/seed{S}.log"),
+    benchmark:
+        out("benchmarks/lm_seed_layers/seed{S}.tsv")
+    conda:
+        "../envs/torch.yaml"
+    threads: LM["threads"]
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    params:
+        model_cfg=lm_model_settings(),
+        positions=LM["positions"],
+        layers=LM["layers"],
+        run_config=lm_seeds_run_config("layers"),
+    script:
+        "../workflow/scripts/lm_seed_layers.py"
+
+
+# Outside models (lm.models): stand-ins made here, the contexts cut once, each model extracted
+# once (f, g and its layers), every pair compared (the one pairs loop) and drawn.
+rule lm_standin:
+    output:
+        directory(lm_standin_folder()),
+    log:
+        out("logs/lm_standin/{name}.log"),
+    wildcard_constraints:
+        name=lm_model_names(standins=True),
+    conda:
+        "../envs/lm.yaml"
+    params:
+        spec=lambda wc: LM_STANDINS[wc.name],
+        data=LM["data"],
+        context=LM["text"]["context"],
+    script:
+        "../workflow/scripts/lm_standin.py"
+
+
+rule lm_models_tokens:
+    input:
+        lm_models_needs(LM_MODEL_NAMES[:1]),
+    output:
+        out("lm_models/contexts.npz"),
+    log:
+        out("logs/lm_models_tokens.log"),
+    benchmark:
+        out("benchmarks/lm_models_tokens.tsv")
+    conda:
+        "../envs/lm.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    params:
+        source=lm_model_source(LM_MODEL_NAMES[0]) if LM_MODELS_ON else None,
+        corpus=LM["corpus"],
+        data=LM["data"],
+        text=LM["text"],
+        run_config=lm_models_run_config(),
+    script:
+        "../workflow/scripts/lm_models_tokens.py"
+
+
+rule lm_models_extract:
+    input:
+        lm_model_inputs,
+    output:
+        embeddings=lm_model_file("embeddings.parquet"),
+        unembeddings=lm_model_file("unembeddings.parquet"),
+        metrics=lm_model_file("metrics.json"),
+        layers=directory(lm_model_file("layers")),
+    log:
+        training_log("lm_extract", "{name}"),
+    benchmark:
+        out("benchmarks/lm_extract/{name}.tsv")
+    wildcard_constraints:
+        name=lm_model_names(),
+    conda:
+        "../envs/lm.yaml"
+    threads: LM["threads"]
+    resources:
+        gpu=int(LM_EXTRACT_GPU),
+        mem_mb=16000,
+        runtime=60,
+    params:
+        source=lambda wc: lm_model_source(wc.name),
+        positions=LM["positions"],
+        layers=LM["layers"],
+        device=LM["extract_device"],
+        batch_size=LM["text"]["batch_size"],
+        run_config=lambda wc: lm_models_run_config(wc.name),
+    script:
+        "../workflow/scripts/lm_models_extract.py"
+
+
+rule lm_models_pairs:
+    input:
+        **model_tables(lm_models_files),
+    output:
+        out("lm_models/pairs.parquet"),
+    log:
+        out("logs/lm_models_pairs.log"),
+    benchmark:
+        out("benchmarks/lm_models_pairs.tsv")
+    conda:
+        "../envs/measures.yaml"
+    resources:
+        mem_mb=16000,
+        runtime=60,
+    params:
+        names=LM_MODEL_NAMES,
+        measures={**pair_measures(), "num_samples": None},
+    script:
+        "../workflow/scripts/lm_models_pairs.py"
+
+
+rule lm_models_figure:
+    input:
+        out("lm_models/pairs.parquet"),
+    output:
+        **figure(
+            "lm_models_pairs",
+            "lm_models_pairs",
+            "Beyond the paper",
+            subcategory="Language models: outside models",
+        ),
+        table=report(
+            out("tables/lm_models_pairs.csv"),
+            caption="../report/lm_models_pairs_table.rst",
+            category="Beyond the paper",
+            subcategory="Language models: outside models",
+        ),
+    log:
+        out("logs/lm_models_figure.log"),
+    conda:
+        "../envs/figures.yaml"
+    script:
+        "../workflow/scripts/lm_figure.py"
+
+
+# Layer by layer, for the seeds (branch lm) and for lm.models (branch lm_models).
+rule lm_layers:
+    input:
+        lm_layer_inputs,
+    output:
+        out("{branch}/layers.parquet"),
+    log:
+        out("logs/{branch}_layers.log"),
+    benchmark:
+        out("benchmarks/{branch}_layers.tsv")
+    wildcard_constraints:
+        branch="lm|lm_models",
+    conda:
+        "../envs/measures.yaml"
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    params:
+        names=lm_layer_names,
+        settings=LM_LAYER_SETTINGS,
+    script:
+        "../workflow/scripts/lm_layers.py"
+
+
+rule lm_layers_figure:
+    input:
+        out("{branch}/layers.parquet"),
+    output:
+        **figure(
+            "{branch}_layers",
+            "lm_layers",
+            "Beyond the paper",
+            subcategory="Language models: layer by layer",
+            labels={"models": "{branch}"},
+        ),
+        table=report(
+            out("tables/{branch}_layers.csv"),
+            caption="../report/lm_layers_table.rst",
+            category="Beyond the paper",
+            subcategory="Language models: layer by layer",
+            labels={"models": "{branch}", "figure": "table"},
+        ),
+    log:
+        out("logs/{branch}_layers_figure.log"),
+    wildcard_constraints:
+        branch="lm|lm_models",
+    conda:
+        "../envs/figures.yaml"
+    script:
+        "../workflow/scripts/lm_layers_figure.py"
+
+
 rule lm_all:
     input:
         rules.lm_pairs.output,
         rules.lm_figure.output,
+        out("lm/layers.parquet"),
+        figure_files("lm_layers"),
+        out("tables/lm_layers.csv"),
+
+
+rule lm_models_all:
+    input:
+        out("lm_models/pairs.parquet"),
+        figure_files("lm_models_pairs"),
+        out("tables/lm_models_pairs.csv"),
+        out("lm_models/layers.parquet"),
+        figure_files("lm_models_layers"),
+        out("tables/lm_models_layers.csv"),

@@ -184,3 +184,12 @@ def test_a_target_left_out_of_the_readme_is_found():
     problems = readme_problems(text)
     assert "make clean-quick: not in the README" in problems
     assert "make cleanquick: no such target" in problems
+
+
+README_MAX_LINES = 550  # detail lives in docs/ pages; the README points at them
+
+
+def test_the_readme_stays_within_its_length():
+    lines = len(README.read_text().splitlines())
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines (at most {README_MAX_LINES}): " \
+        "move detail into a docs/ page, keeping every command"

@@ -410,3 +410,86 @@ def test_quick_dag_lm_seed_pairs(quick_run):
     assert (quick_run / "benchmarks" / "lm_pairs.tsv").exists()
     for ext in ("pdf", "png"):
         assert_image(quick_run / "figures" / f"lm_seed_pairs.{ext}")
+
+
+def test_quick_dag_lm_models_and_layers(quick_run):
+    """The quick DAG's outside models (config.quick.yaml `lm.models`: tiny GPT-2, GPT-NeoX and
+    Llama stand-ins built here, one tokenizer) on one set of contexts, their pairs, and both
+    model sets (these and the lm seeds) layer by layer, with the head's input marked."""
+    from repdist.experiments.lm_layers import LAYER_COLUMNS, SUMMARY_COLUMNS
+    from repdist.experiments.pairs import NAMED_PAIR_COLUMNS
+    from repdist.io import read_npz_metadata
+
+    import yaml
+
+    entries = yaml.safe_load((ROOT / "config.quick.yaml").read_text())["lm"]["models"]
+    names = ["tiny_gpt2", "tiny_neox", "tiny_llama"]
+    assert list(entries) == names
+    widths = {n: entries[n]["standin"].get("width", 16) for n in names}
+    assert all((quick_run / "lm_standins" / n / "tokenizer.json").is_file() for n in names)
+    models = quick_run / "lm_models"
+    meta = read_npz_metadata(models / "contexts.npz")
+    assert meta["contexts"] == 200 and meta["window"] == 17 and meta["corpus"] == "stdlib"
+    for name in names:
+        f = pd.read_parquet(models / name / "embeddings.parquet")
+        assert len(f) == 200 and (f["label"] >= 0).all()
+        assert len(f.filter(like="f_").columns) == widths[name]
+        metrics = json.loads((models / name / "metrics.json").read_text())
+        assert metrics["positions_scored"] == 200 and metrics["final_test_loss"] > 0
+        index = json.loads((models / name / "layers" / "layers.json").read_text())
+        assert index["count"] == 3 and index["head_input"] == 2 and index["layers"] == [0, 1, 2]
+        head = pd.read_parquet(models / name / "layers" / "layer2.parquet")
+        assert (head.filter(like="f_").to_numpy() == f.filter(like="f_").to_numpy()).all()
+        log = (quick_run / "logs" / "lm_extract" / f"{name}.log").read_text()
+        assert "progress: step 200/200" in log
+    pairs = pd.read_parquet(models / "pairs.parquet")
+    assert list(pairs.columns) == NAMED_PAIR_COLUMNS
+    assert pairs[["model_a", "model_b"]].values.tolist() == [
+        names[:2], [names[0], names[2]], names[1:]]
+    assert (pairs["kl"] > 0).all() and pairs["d_llv"].notna().all()
+    seeds = json.loads((quick_run / "lm" / "seed0" / "layers" / "layers.json").read_text())
+    assert seeds["count"] == 3 and seeds["source"] == "blocks"  # embeddings, block 1, head input
+    for branch, pair_count in (("lm", 3), ("lm_models", 3)):
+        table = pd.read_parquet(quick_run / branch / "layers.parquet")
+        assert list(table.columns) == LAYER_COLUMNS and table["slot"].max() == 2
+        assert table["value"].between(-1e-9, 1 + 1e-9).all()
+        svcca = table[table["measure"] == "svcca"]
+        pairs_widths = [16] if branch == "lm" else [min(widths[a], widths[b]) for a, b in
+                                                     zip(names, names[1:] + names[:1])]
+        capped = {min(k, w) for k in (4, 8, 768) for w in pairs_widths}  # 768: by the widths
+        assert sorted(svcca["components"].unique()) == sorted(capped)
+        summary = read_csv(quick_run / "tables" / f"{branch}_layers.csv")
+        assert list(summary.columns) == SUMMARY_COLUMNS and (summary["pairs"] == pair_count).all()
+        assert summary.loc[summary["head_input"], "slot"].unique().tolist() == [2]
+        for ext in ("pdf", "png"):
+            assert_image(quick_run / "figures" / f"{branch}_layers.{ext}")
+    assert len(read_csv(quick_run / "tables" / "lm_models_pairs.csv")) == 3
+    assert_image(quick_run / "figures" / "lm_models_pairs.png")
+    import re
+
+    from repdist.cli.progress import report
+
+    text = report(quick_run)  # `repdist progress` follows the extraction jobs
+    assert all(re.search(rf"finished +lm_extract +{name} ", text) for name in names), text
+
+
+def test_a_model_added_to_lm_models_is_the_only_one_extracted(quick_run, tmp_path):
+    """Resume: after the quick run, a fourth model in lm.models plans its own stand-in and
+    extraction and the tables that read every model; no other model, contexts or seed again."""
+    import re
+
+    overlay = tmp_path / "more.yaml"
+    overlay.write_text("lm:\n  models:\n    tiny_gpt2b: {standin: {arch: gpt2, width: 16, "
+                       "seed: 5}}\n")
+    res = run(SNAKEMAKE, "-n", "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
+              str(quick_run.parents[1]), "--configfile", str(ROOT / "config.quick.yaml"),
+              str(overlay))
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    planned = re.findall(r"^(?:local)?rule (\w+):\n(?:    .*\n)*?    wildcards: (.*)$|"
+                         r"^(?:local)?rule (\w+):$", res.stdout, flags=re.M)
+    jobs = {(a or c, b) for a, b, c in planned}
+    extracted = {w for rule, w in jobs if rule in ("lm_models_extract", "lm_standin")}
+    assert extracted == {"name=tiny_gpt2b"}, jobs
+    rules = {rule for rule, _ in jobs}
+    assert {"lm_models_pairs", "lm_layers"} <= rules
+    assert not rules & {"lm_models_tokens", "lm_train", "lm_seed_layers", "lm_pairs"}, rules

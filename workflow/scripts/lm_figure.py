@@ -1,5 +1,5 @@
-"""Rule lm_figure: the language models' seed pairs as a figure (KL against d_LLV and m_CCA)
-and as the report's table."""
+"""Rules lm_figure and lm_models_figure: the language models' pairs (the seeds, or lm.models)
+as a figure (KL against d_LLV and m_CCA) and as the report's table."""
 
 import pandas as pd
 
@@ -15,6 +15,8 @@ with job_log(sm.log[0]) as log:
     table = seed_pairs_table(pairs)
     log.info("seed pairs:\n%s", table.to_string())
     save_figure(seed_pairs_figure(pairs, meta), [sm.output.pdf, sm.output.png])
-    keys = ("K", "M", "positions", "python_version", "bytes_train", "bytes_eval", "measures")
+    keys = ("K", "M", "positions", "python_version", "bytes_train", "bytes_eval", "corpus",
+            "measures")
     write_csv(sm.output.table, table,
-              table_provenance(sm.config, experiment="lm", **{k: meta.get(k) for k in keys}))
+              table_provenance(sm.config, experiment=meta.get("experiment", "lm"),
+                               **{k: meta.get(k) for k in keys if k in meta}))

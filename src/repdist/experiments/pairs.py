@@ -52,18 +52,44 @@ def compare_seeds(
     measure_kwargs: Mapping[str, Any],
 ) -> pd.DataFrame:
     """Every unordered pair of seeds (a < b in the given order): one row of PAIR_COLUMNS each."""
+    return _pairs_table([int(s) for s in seeds], ("seed_a", "seed_b"), embeddings,
+                        unembeddings, metrics, measure_kwargs)
+
+
+# the pairs of named models (lm.models: outside language models): PAIR_COLUMNS by name
+NAMED_PAIR_COLUMNS = ["model_a", "model_b", *PAIR_COLUMNS[2:]]
+
+
+def compare_named(
+    names: Sequence[str],
+    embeddings: Sequence[str | Path],
+    unembeddings: Sequence[str | Path],
+    metrics: Sequence[Mapping[str, Any]],
+    measure_kwargs: Mapping[str, Any],
+) -> pd.DataFrame:
+    """compare_seeds for models known by name: one row of NAMED_PAIR_COLUMNS per pair."""
+    return _pairs_table([str(n) for n in names], ("model_a", "model_b"), embeddings,
+                        unembeddings, metrics, measure_kwargs)
+
+
+def _pairs_table(keys: list[Any], columns: tuple[str, str], embeddings: Sequence[str | Path],
+                 unembeddings: Sequence[str | Path], metrics: Sequence[Mapping[str, Any]],
+                 measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
+    """The one pairs loop of the seeds' and named models' tables: each model prepared once,
+    every pair i < j compared."""
     prepared = [prepare(*load_representations(e, u)) for e, u in zip(embeddings, unembeddings,
                                                                       strict=True)]
-    pairs = all_pairs(len(seeds))
+    pairs = all_pairs(len(keys))
     results = compare_pairs(prepared, CompareSettings(**measure_kwargs), pairs)
-    rows = [{"seed_a": int(seeds[i]), "seed_b": int(seeds[j]), **distribution_fields(r),
+    a, b = columns
+    rows = [{a: keys[i], b: keys[j], **distribution_fields(r),
              "mcca_f": r["mcca_f"], "mcca_g": r["mcca_g"],
              **{key: r[key] for key in MCCA_COMPONENTS},
              "test_loss_diff": abs(metrics[i]["final_test_loss"] - metrics[j]["final_test_loss"]),
              "acc_a": metrics[i]["test_accuracy"], "acc_b": metrics[j]["test_accuracy"],
              **extra_fields(r), "warning": r["warning"]}
             for (i, j), r in zip(pairs, results, strict=True)]
-    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+    return pd.DataFrame(rows, columns=[a, b, *PAIR_COLUMNS[2:]])
 
 
 def pairs_metadata(embeddings: str | Path, measure_kwargs: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..io.download import hub_offline
 from .classifier import ExtractionError
 
 INSTALL = "pip install transformers (or pip install 'repdist[lm]')"
@@ -33,21 +34,19 @@ def _transformers(name: str) -> Any:
     return transformers
 
 
-def _offline() -> bool:
-    """Whether HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set now, as huggingface_hub reads it."""
-    return any(os.environ.get(v, "").strip().upper() in ("1", "ON", "YES", "TRUE")
-               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-
-
-def _load(what: str, name_or_path: str, load: Any, **kwargs: Any) -> Any:
-    """`load(name_or_path, ...)`, its missing-folder, offline and not-found errors made one
+def _load(what: str, name_or_path: str, load: Any, revision: str | None = None,
+          **kwargs: Any) -> Any:
+    """`load(name_or_path, ...)` (at `revision`: a hub branch, tag or commit, e.g. one of
+    Pythia's training checkpoints), its missing-folder, offline and not-found errors made one
     ExtractionError that names the model and the way out."""
     local = Path(name_or_path).expanduser()
     if local.exists() and not local.is_dir():
         raise ExtractionError(f"{name_or_path}: a {what} is a folder (save_pretrained's) or a "
                               "Hugging Face hub id, not a file")
     source = str(local) if local.is_dir() else name_or_path
-    offline = _offline()
+    offline = hub_offline()
+    if revision is not None:
+        kwargs["revision"] = revision
     try:
         return load(source, local_files_only=offline, **kwargs)
     except (OSError, ValueError) as err:  # hub errors are OSErrors; a bad id is a ValueError
@@ -57,22 +56,25 @@ def _load(what: str, name_or_path: str, load: Any, **kwargs: Any) -> Any:
         cache = os.environ.get("HF_HOME", "~/.cache/huggingface")
         why = ("HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set" if offline
                else "the hub could not be reached or has no such id")
+        at = "" if revision is None else f" --revision {revision}"
         raise ExtractionError(
-            f"{name_or_path!r}: no such folder, not in the Hugging Face cache ({cache}), and "
-            f"{why}. Download it where the hub is reachable (hf download {name_or_path}, or "
+            f"{name_or_path!r}{'' if revision is None else f' at revision {revision!r}'}: no "
+            f"such folder, not in the Hugging Face cache ({cache}), and "
+            f"{why}. Download it where the hub is reachable (hf download {name_or_path}{at}, or "
             f"save_pretrained to a folder) and pass the folder, or set HF_HOME to a cache that "
             f"holds it ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})"
         ) from err
 
 
-def load_causal_lm(name_or_path: str, device: str | None = None) -> Any:
+def load_causal_lm(name_or_path: str, device: str | None = None,
+                   revision: str | None = None) -> Any:
     """A Hugging Face causal LM (AutoModelForCausalLM) in eval mode, float32, eager attention,
-    on `device` (default: where it loads, the CPU). Loaded in its checkpoint's dtype (the keyword
-    for another differs across transformers 4 and 5), then made float32: exact for float16 and
-    bfloat16 weights."""
+    on `device` (default: where it loads, the CPU), at `revision` (default: the hub's main).
+    Loaded in its checkpoint's dtype (the keyword for another differs across transformers 4
+    and 5), then made float32: exact for float16 and bfloat16 weights."""
     transformers = _transformers(name_or_path)
     model = _load("causal LM", name_or_path, transformers.AutoModelForCausalLM.from_pretrained,
-                  attn_implementation="eager")
+                  revision, attn_implementation="eager")
     if device is not None:
         model = model.to(device)
     return model.float().eval()
@@ -88,12 +90,13 @@ def output_head(model: Any) -> str | None:
     return next((name for name, module in model.named_modules() if module is head), None)
 
 
-def load_tokenizer(name_or_path: str) -> Any:
+def load_tokenizer(name_or_path: str, revision: str | None = None) -> Any:
     """A Hugging Face tokenizer (AutoTokenizer), with the same errors as load_causal_lm. A folder
     without tokenizer files loads (transformers 5) as a tokenizer of special tokens only, which
     turns any text into no tokens: that is an error here too."""
     transformers = _transformers(name_or_path)
-    tokenizer = _load("tokenizer", name_or_path, transformers.AutoTokenizer.from_pretrained)
+    tokenizer = _load("tokenizer", name_or_path, transformers.AutoTokenizer.from_pretrained,
+                      revision)
     if not set(tokenizer.get_vocab()) - set(tokenizer.all_special_tokens):
         raise ExtractionError(f"{name_or_path}: this does not hold a tokenizer that transformers "
                               "can load (no vocabulary besides special tokens): give the "

@@ -1,5 +1,6 @@
-"""The language models' seed pairs (the `lm` branch): KL against d_LLV and against m_CCA, one
-point per pair of seeds, and the table the report shows beside it."""
+"""The language models' pairs (the `lm` branch's seeds, or lm.models by name): KL against d_LLV
+and against m_CCA, one point per pair, and the table the report shows beside it; and the
+models layer by layer (Roeder et al. 2021, Fig. 4): similarity against layer."""
 
 from __future__ import annotations
 
@@ -15,16 +16,22 @@ TABLE_COLUMNS = ["seed_a", "seed_b", "kl", "d_llv", "mcca_f", "mcca_g", "d_fg", 
                  "test_loss_diff", "acc_a", "acc_b", "warning"]
 
 
+def pair_keys(pairs: pd.DataFrame) -> tuple[str, str]:
+    """The columns that name a pair's two models: seed_a, seed_b or model_a, model_b."""
+    return ("seed_a", "seed_b") if "seed_a" in pairs else ("model_a", "model_b")
+
+
 def seed_pairs_table(pairs: pd.DataFrame) -> pd.DataFrame:
-    """The pairs table's columns the report shows."""
-    return pairs[TABLE_COLUMNS].reset_index(drop=True)
+    """The pairs table's columns the report shows (the models by seed or by name)."""
+    return pairs[[*pair_keys(pairs), *TABLE_COLUMNS[2:]]].reset_index(drop=True)
 
 
 def seed_pairs_figure(pairs: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
     """Left: KL against d_LLV; right: KL against m_CCA of f and of g; one point per pair, each
     labelled with its seeds."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8))
-    names = [f"{a}-{b}" for a, b in zip(pairs["seed_a"], pairs["seed_b"], strict=True)]
+    a, b = pair_keys(pairs)
+    names = [f"{x}-{y}" for x, y in zip(pairs[a], pairs[b], strict=True)]
     left.scatter(pairs["d_llv"], pairs["kl"], color=PAPER_BLUE)
     for x, y, name in zip(pairs["d_llv"], pairs["kl"], names, strict=True):
         left.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=9)
@@ -40,8 +47,53 @@ def seed_pairs_figure(pairs: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figur
     right.legend(loc="best")
     undefined = int(pairs[["kl", "d_llv", "mcca_f", "mcca_g"]].isna().any(axis=1).sum())
     note = f"; {undefined} pair(s) with an undefined measure" if undefined else ""
-    fig.suptitle(f"Language models: {len(pairs)} seed pairs (K = {meta.get('K')} tokens, "
+    what = "seed pairs" if a == "seed_a" else "pairs of models"
+    text = (f"Python {meta.get('python_version')}'s stdlib"
+            if meta.get("corpus", "stdlib") == "stdlib" else str(meta.get("corpus")))
+    fig.suptitle(f"Language models: {len(pairs)} {what} (K = {meta.get('K')} tokens, "
                  f"M = {meta.get('M')}, f at the {meta.get('positions')} position(s), "
-                 f"Python {meta.get('python_version')}'s stdlib){note}", color=PAPER_BLUE)
+                 f"{text}){note}", color=PAPER_BLUE)
+    fig.tight_layout()
+    return fig
+
+
+MEASURE_LABELS = {"cka": "linear CKA", "mcca": r"$m_{\mathrm{CCA}}$"}
+
+
+def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
+    """Similarity against layer slot, the mean over pairs with its range shaded: one line per
+    SVCCA component count, linear CKA and m_CCA dashed; the head's input marked (summary:
+    experiments/lm_layers.py::layer_summary)."""
+    fig, ax = plt.subplots(figsize=(10, 5))
+    svcca = summary[summary["measure"] == "svcca"]
+    counts = sorted(svcca["components"].unique())
+    colours = plt.get_cmap("viridis")([0.15 + 0.7 * i / max(1, len(counts) - 1)
+                                       for i in range(len(counts))])
+    lines = [(svcca[svcca["components"] == k], f"SVCCA, {k} components", c, "-")
+             for k, c in zip(counts, colours, strict=True)]
+    lines += [(summary[summary["measure"] == m], label, colour, "--")
+              for (m, label), colour in zip(MEASURE_LABELS.items(), (PAPER_ORANGE, PAPER_BLUE),
+                                            strict=True)]
+    for rows, label, colour, style in lines:  # m_CCA (last) wide: SVCCA at M is m_CCA
+        wide = label == MEASURE_LABELS["mcca"]
+        ax.plot(rows["slot"], rows["mean"], style, marker="o", color=colour, label=label,
+                linewidth=3.5 if wide else 1.8, zorder=1 if wide else 2)
+        ax.fill_between(rows["slot"], rows["min"], rows["max"], color=colour, alpha=0.12)
+    head = summary.loc[summary["head_input"], "slot"].unique()
+    for slot in head:
+        ax.axvline(slot, color="grey", linestyle=":", linewidth=1.5)
+        ax.annotate("head's input", (slot, 0.02), xycoords=("data", "axes fraction"),
+                    rotation=90, ha="right", va="bottom", color="grey", fontsize=11)
+    slots = sorted(summary["slot"].unique())
+    layers = summary.drop_duplicates("slot").set_index("slot")["layer"]
+    ax.set_xticks(slots, [f"{s}" if layers[s] == s else f"{s} ({layers[s]})" for s in slots])
+    ax.set_xlabel("layer (0: the embeddings)")
+    ax.set_ylabel("similarity (mean over pairs; range shaded)")
+    ax.set_ylim(min(0.0, float(summary["min"].min())), 1.02)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10)
+    models = meta.get("models") or []
+    names = ", ".join(m["name"] for m in models) if len(models) <= 4 else f"{len(models)} models"
+    ax.set_title(f"Layer by layer: {names} ({len(models) * (len(models) - 1) // 2} pairs, "
+                 f"f at the {meta.get('positions')} position(s))", color=PAPER_BLUE, fontsize=12)
     fig.tight_layout()
     return fig

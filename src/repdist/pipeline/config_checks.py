@@ -14,6 +14,8 @@ CIFAR_CLASSES = 10
 CIFAR_TEST_IMAGES = 10_000
 
 Config = Mapping[str, Any]
+# the files of lm_models/ beside the models' folders (rules/lm.smk)
+LM_MODELS_FILES = ("contexts.npz", "pairs.parquet", "layers.parquet")
 
 
 class ConfigError(ValueError):
@@ -41,7 +43,7 @@ def check_config(config: Config) -> None:
     """Raise ConfigError naming the first impossible key combination."""
     for check in (check_kl_table, check_constructed, check_synthetic, check_cifar10,
                   check_authors_models, check_bound_beyond_m2, check_dynamics,
-                  check_roeder, check_distillation, check_lm):
+                  check_roeder, check_distillation, check_lm, check_lm_models):
         check(config)
 
 
@@ -197,3 +199,26 @@ def check_lm(config: Config) -> None:
     need(train == 0 or train >= lm["training"]["batch_size"], "lm.data.train_contexts",
          f"{train} windows cannot fill a batch of lm.training.batch_size = "
          f"{lm['training']['batch_size']}")
+
+
+def check_lm_models(config: Config) -> None:
+    """The outside language models (lm.models): at least two (they are compared in pairs),
+    stand-ins whose heads split the width, no name that is a folder of the branch, and one
+    tokenizer for all of them (read from their files where they are here:
+    pipeline/lm_models.py), before any job."""
+    models = config["lm"].get("models") or {}
+    if not models:
+        return
+    need(len(models) >= 2, "lm.models",
+         f"models are compared in pairs: name at least two, got {len(models)} ({list(models)})")
+    taken = sorted(set(models) & set(LM_MODELS_FILES))
+    need(not taken, "lm.models", f"{taken} name(s) files of lm_models/: choose other names")
+    from ..models.lm_standins import StandinSpec
+    from .lm_models import check_shared_tokenizer, lm_models
+
+    for name, entry in models.items():
+        spec = StandinSpec(**entry["standin"]) if entry.get("standin") else None
+        need(spec is None or spec.width % spec.heads == 0, f"lm.models.{name}.standin.heads",
+             f"must divide the stand-in's width {spec and spec.width}, got {spec and spec.heads}")
+
+    check_shared_tokenizer(lm_models(config))

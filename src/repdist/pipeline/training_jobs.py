@@ -7,7 +7,7 @@ from __future__ import annotations
 # logs/<kind>/<job>.log: a kind per training rule family (a family's rules share the folder:
 # synthetic_train and synthetic_train_variants, cifar10_train and cifar10_train_seeds)
 TRAINING_KINDS = ("synthetic_train", "cifar10_train", "bound_beyond_train", "distillation_train",
-                  "roeder_train", "lm_train")
+                  "roeder_train", "lm_train", "lm_extract")
 # logs/<name>.log: training rules with a single job
 SINGLE_TRAINING_JOBS = ("training_dynamics",)
 

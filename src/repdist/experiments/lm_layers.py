@@ -1,0 +1,195 @@
+"""Language models compared layer by layer (Roeder et al. 2021, Fig. 4: GPT-2's four sizes,
+SVCCA at 16, 64, 256 and 768 components per layer, averaged over the pairs of models; the
+head's input, the identifiable representation, came out the most linearly related).
+
+Each model's hidden states (repdist.extract.layers) are written beside its files, one parquet
+per layer in the embeddings format (index, label, pred, f_0..: what io/representations.py
+reads, e.g. as a folder's embeddings.parquet for `repdist compare`), with `layers.json`
+naming them. For every pair of models and every layer slot: SVCCA at each configured
+component count (capped by the two widths; the count used, capped by the ranks, is recorded),
+linear CKA and m_CCA over the directions both vary in (at most min(M_a, M_b); M - 1 for a
+head's input after a final LayerNorm, with the count and a note), all from measures/ (cca.py's
+bases and their rank tolerance, extra.py), which take two widths.
+
+Layer slots: with `lm.layers: all` and models of one depth, slot l is layer l of each model;
+models of different depths are matched by relative depth, the slots being the shallowest
+model's layers (slot i of S is layer round(i (L_m - 1) / (S - 1)) of a model with L_m), so the
+first slot is the embeddings and the last the head's input in every model. With a list of
+indices, slot k is the k-th listed layer of each model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..io import read_parquet_metadata, write_json, write_parquet
+from ..io.representations import columns_of, embeddings_frame
+from ..measures.cca import mean_cca_from_bases, orthonormal_basis
+from ..measures.extra import centred, linear_cka_centred, svcca_from_bases
+from ..measures.pairs import all_pairs
+
+INDEX = "layers.json"
+LAYER_COLUMNS = ["model_a", "model_b", "slot", "layer_a", "layer_b", "head_input", "measure",
+                 "components", "components_used", "value", "warning"]
+SUMMARY_COLUMNS = ["slot", "layer", "head_input", "measure", "components", "pairs", "mean",
+                   "min", "max"]
+
+
+def layer_file(index: int) -> str:
+    return f"layer{index}.parquet"
+
+
+def write_layers(folder: str | Path, states: Mapping[int, np.ndarray], labels: np.ndarray,
+                 preds: np.ndarray, info: Mapping[str, Any]) -> None:
+    """Every selected layer's states as a parquet file in `folder`, and the index (`info`:
+    count, head_input, and the model's provenance) last; the folder takes its name only once
+    complete."""
+    folder = Path(folder)
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for index, f in sorted(states.items()):
+        write_parquet(tmp / layer_file(index), embeddings_frame(f, labels, preds),
+                      {**info, "layer": int(index), "width": int(f.shape[1]), "split": "test"})
+    write_json(tmp / INDEX, {**info, "layers": sorted(int(i) for i in states),
+                             "widths": {str(i): int(f.shape[1]) for i, f in states.items()}})
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(tmp, folder)
+
+
+@dataclass(frozen=True)
+class LayerSet:
+    """One model's layers on disk: the index (`layers`: the indices written, `count`,
+    `head_input`) and where they are."""
+
+    name: str
+    folder: Path
+    index: Mapping[str, Any]
+
+    @property
+    def count(self) -> int:
+        return int(self.index["count"])
+
+    @property
+    def head_input(self) -> int:
+        return int(self.index["head_input"])
+
+    @property
+    def written(self) -> list[int]:
+        return [int(i) for i in self.index["layers"]]
+
+    def states(self, layer: int) -> np.ndarray:
+        return columns_of(pd.read_parquet(self.folder / layer_file(layer)), "f_")
+
+
+def read_layer_set(name: str, folder: str | Path) -> LayerSet:
+    folder = Path(folder)
+    return LayerSet(name, folder, json.loads((folder / INDEX).read_text()))
+
+
+def layer_slots(models: Sequence[LayerSet], selected: str | Sequence[int]) -> list[list[int]]:
+    """Per model, its layer at each slot (see the module's text)."""
+    if selected != "all":
+        slots = [m.written for m in models]
+        if len({len(s) for s in slots}) > 1:
+            raise ValueError("lm.layers names different numbers of layers in these models "
+                             f"({', '.join(f'{m.name}: {s}' for m, s in zip(models, slots))}): "
+                             "indices that coincide in a shallow model count once")
+        return slots
+    shallow = min(m.count for m in models)
+    if shallow == 1:
+        return [[m.head_input] for m in models]
+    return [[round(i * (m.count - 1) / (shallow - 1)) for i in range(shallow)] for m in models]
+
+
+@dataclass
+class _Layer:
+    """One model's states at one layer, with what every pair reuses."""
+
+    centred: np.ndarray
+    basis: np.ndarray
+    gram_norm: float
+
+    @classmethod
+    def of(cls, f: np.ndarray) -> _Layer:
+        c = centred(f)
+        return cls(c, orthonormal_basis(f), float(np.linalg.norm(c.T @ c)))
+
+    @property
+    def width(self) -> int:
+        return int(self.centred.shape[1])
+
+
+def pair_rows(a: _Layer, b: _Layer, components: Sequence[int]) -> list[dict[str, Any]]:
+    """SVCCA at each component count (capped by the widths, each capped count once), linear
+    CKA and m_CCA of one pair of layers: measure, components, components_used, value, warning."""
+    width = min(a.width, b.width)
+    rank = min(a.basis.shape[1], b.basis.shape[1])
+    rows = []
+    for k in sorted({min(int(k), width) for k in components}):
+        used = min(k, rank)
+        rows.append({"measure": "svcca", "components": k, "components_used": used,
+                     "value": svcca_from_bases(a.basis, b.basis, k, k),
+                     "warning": "" if used == k else f"rank {rank} < {k} components"})
+    rows.append({"measure": "cka", "components": width, "components_used": width,
+                 "value": linear_cka_centred(a.centred, b.centred, a.gram_norm, b.gram_norm),
+                 "warning": ""})
+    used = min(rank, width)  # the directions both vary in (a final LayerNorm's f: M - 1)
+    value, reason = mean_cca_from_bases(a.basis, b.basis, max(used, 1))
+    if not reason and used < width:
+        reason = (f"mean over {used} of {width} components: the ranks are {a.basis.shape[1]} "
+                  f"and {b.basis.shape[1]}")
+    rows.append({"measure": "mcca", "components": width, "components_used": used,
+                 "value": value, "warning": reason})
+    return rows
+
+
+def layer_table(models: Sequence[LayerSet], selected: str | Sequence[int],
+                components: Sequence[int]) -> pd.DataFrame:
+    """Every pair of models at every slot: one row of LAYER_COLUMNS per measure and component
+    count. Slot by slot, so only one layer of each model is held at a time."""
+    if len(models) < 2:
+        raise ValueError(f"need at least two models to compare layer by layer, got {len(models)}")
+    slots = layer_slots(models, selected)
+    rows = []
+    for slot in range(len(slots[0])):
+        layers = [_Layer.of(m.states(s[slot])) for m, s in zip(models, slots, strict=True)]
+        for i, j in all_pairs(len(models)):
+            la, lb = slots[i][slot], slots[j][slot]
+            head = la == models[i].head_input and lb == models[j].head_input
+            for row in pair_rows(layers[i], layers[j], components):
+                rows.append({"model_a": models[i].name, "model_b": models[j].name,
+                             "slot": slot, "layer_a": la, "layer_b": lb, "head_input": head,
+                             **row})
+    return pd.DataFrame(rows, columns=LAYER_COLUMNS)
+
+
+def layer_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The mean, min and max over pairs per slot, measure and component count (what the figure
+    draws); `layer`: the slot's layer in the first pair's first model."""
+    keys = ["slot", "measure", "components"]
+    grouped = table.groupby(keys, sort=True)
+    out = grouped["value"].agg(pairs="count", mean="mean", min="min", max="max").reset_index()
+    first = grouped[["layer_a", "head_input"]].first().reset_index()
+    out = out.merge(first, on=keys).rename(columns={"layer_a": "layer"})
+    return out[SUMMARY_COLUMNS]
+
+
+def layers_metadata(models: Sequence[LayerSet], selected: Any,
+                    components: Sequence[int]) -> dict[str, Any]:
+    """The layer table's metadata: its models (name, layers, head's input), the settings, and
+    the first model's provenance."""
+    first = read_parquet_metadata(models[0].folder / layer_file(models[0].written[0]))
+    keep = {k: v for k, v in first.items() if k not in ("layer", "width", "seed", "name")}
+    return {**keep, "models": [{"name": m.name, "count": m.count, "head_input": m.head_input}
+                               for m in models],
+            "layers": selected, "components": list(components)}

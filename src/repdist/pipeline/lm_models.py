@@ -1,0 +1,158 @@
+"""The outside language models of `lm.models`, as the DAG sees them before any job: where each
+one's files are (a folder, the Hugging Face cache, a stand-in this run makes, or nowhere yet),
+whether the models share a tokenizer, and whether a hub model can be had from here.
+
+Nothing here imports torch or transformers: the tokenizers are compared by the files that
+define them (tokenizer.json's vocabulary and merges, or vocab.json and merges.txt, or a
+sentencepiece tokenizer.model), read from the folder or the cache, in milliseconds. A model
+whose files are not here yet (a hub id not cached, while the hub is reachable) is compared when
+its extraction job loads its tokenizer (experiments/lm_models.py::check_same_vocabulary).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..io.download import HUB_URL, hub_offline, unreachable
+from .config_checks import ConfigError, need
+
+STANDIN_TOKENIZER = "repdist stand-in tokenizer"  # every stand-in of a run has the same one
+TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer.model")
+
+
+@dataclass(frozen=True)
+class LMModel:
+    """One entry of `lm.models`: a hub id or a folder (`model`) at `revision`, its tokenizer
+    (default: the model's own), or a stand-in built here from `standin` (tests, make quick)."""
+
+    name: str
+    model: str | None = None
+    revision: str | None = None
+    tokenizer: str | None = None
+    standin: Mapping[str, Any] | None = None
+
+    @property
+    def local(self) -> Path | None:
+        """The model's folder, when `model` names one."""
+        if self.model is None:
+            return None
+        folder = Path(self.model).expanduser()
+        return folder if folder.is_dir() else None
+
+    @property
+    def on_hub(self) -> bool:
+        return self.standin is None and self.local is None
+
+    @property
+    def where(self) -> str:
+        """The model as a person names it: a folder, id@revision, or the stand-in's layout."""
+        if self.standin is not None:
+            return f"stand-in {self.standin.get('arch')}"
+        return self.model + (f"@{self.revision}" if self.revision else "")
+
+
+def lm_models(config: Mapping[str, Any]) -> list[LMModel]:
+    """The entries of `lm.models`, in the config's order."""
+    entries = config["lm"].get("models") or {}
+    return [LMModel(name, e.get("model"), e.get("revision"), e.get("tokenizer"),
+                    e.get("standin")) for name, e in entries.items()]
+
+
+def cached_file(repo_id: str, filename: str, revision: str | None = None) -> Path | None:
+    """A hub file in the local Hugging Face cache (HF_HOME, HF_HUB_CACHE), None when it is not
+    there or huggingface_hub is not installed where the DAG is built."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    try:
+        found = try_to_load_from_cache(repo_id, filename, revision=revision)
+    except ValueError:  # not a valid repo id
+        return None
+    return Path(found) if isinstance(found, str) else None
+
+
+def model_file(entry: LMModel, filename: str) -> Path | None:
+    """One of the model's files, from its folder or the cache; None when not here (or a
+    stand-in, made later)."""
+    if entry.standin is not None:
+        return None
+    source = entry.tokenizer if filename in TOKENIZER_FILES and entry.tokenizer else entry.model
+    folder = Path(source).expanduser()
+    if folder.is_dir():
+        path = folder / filename
+        return path if path.is_file() else None
+    revision = entry.revision if source == entry.model else None
+    return cached_file(source, filename, revision)
+
+
+def tokenizer_fingerprint(entry: LMModel) -> str | None:
+    """A digest of the tokenizer's vocabulary and merges, read from its files; None when they
+    are not here. Stand-ins share one tokenizer (STANDIN_TOKENIZER)."""
+    if entry.standin is not None:
+        return STANDIN_TOKENIZER
+    fast = model_file(entry, "tokenizer.json")
+    if fast is not None:
+        data = json.loads(fast.read_text(encoding="utf-8")).get("model", {})
+        return _digest(data.get("vocab"), data.get("merges"))
+    vocab, merges = model_file(entry, "vocab.json"), model_file(entry, "merges.txt")
+    if vocab is not None:
+        lines = merges.read_text(encoding="utf-8").splitlines() if merges else None
+        return _digest(json.loads(vocab.read_text(encoding="utf-8")),
+                       [m for m in lines if m and not m.startswith("#version")] if lines else None)
+    spm = model_file(entry, "tokenizer.model")
+    return "sentencepiece:" + hashlib.sha256(spm.read_bytes()).hexdigest() if spm else None
+
+
+def _digest(vocab: Any, merges: Sequence[Any] | None) -> str:
+    """The same digest for tokenizer.json and vocab.json + merges.txt of one tokenizer: merges
+    as "a b" strings (tokenizer.json holds them as strings or as pairs)."""
+    pairs = [m if isinstance(m, str) else " ".join(m) for m in merges or []]
+    text = json.dumps({"vocab": vocab, "merges": pairs}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_shared_tokenizer(entries: Sequence[LMModel]) -> None:
+    """ConfigError when models that are compared together have different tokenizers (different
+    contexts and labels): naming each group of models that share one. Models whose tokenizer
+    files are not here yet are left to their extraction job."""
+    groups: dict[str, list[str]] = {}
+    for entry in entries:
+        digest = tokenizer_fingerprint(entry)
+        if digest is not None:
+            groups.setdefault(digest, []).append(entry.name)
+    need(len(groups) <= 1, "lm.models",
+         "the models compared together must share a tokenizer (the same contexts, the same "
+         "labels), but they do not: " + "; ".join(
+             f"{', '.join(names)} share one" if len(names) > 1 else f"{names[0]} has its own"
+             for names in groups.values()) +
+         ". Compare models of one tokenizer per run (e.g. one overlay per family)")
+
+
+Probe = Callable[[str], str | None]
+
+
+def check_lm_models_available(entries: Sequence[LMModel], probe: Probe | None = None) -> None:
+    """Before any job: a hub model that is neither a folder nor in the cache, while the hub
+    cannot be reached (HF_HUB_OFFLINE, or no connection), stops the run naming it and the way
+    out, as a missing CIFAR-10 does."""
+    missing = [e for e in entries if e.on_hub and model_file(e, "config.json") is None]
+    if not missing:
+        return
+    why = ("HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set" if hub_offline()
+           else (probe or unreachable)(HUB_URL))
+    if why is None:
+        return
+    names = ", ".join(f"{e.name} ({e.where})" for e in missing)
+    fetch = "; ".join(f"hf download {e.model}" + (f" --revision {e.revision}" if e.revision
+                                                   else "") for e in missing)
+    raise ConfigError(
+        f"config key 'lm.models': {names}: not a folder and not in the Hugging Face cache, and "
+        f"the hub cannot be reached from here ({why}). Where it can: {fetch} (then set HF_HOME "
+        "here to that cache), or save_pretrained the model to a folder and give it as "
+        "lm.models.NAME.model; or leave the model out of lm.models")

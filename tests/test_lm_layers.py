@@ -1,0 +1,189 @@
+"""Language models layer by layer (Roeder et al. 2021, Fig. 4): the hidden states of real tiny
+Hugging Face models (GPT-2, GPT-NeoX, Llama, built from configs) and of the lm branch's GPT, at
+f's positions, and the layer table's properties: a model against itself is 1 everywhere, CKA
+and m_CCA do not see an orthogonal map, m_CCA no invertible one, two widths compare, models of
+different depths meet by relative depth."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import transformers  # in the test extra and the lock: its absence fails, not skips
+
+from repdist.experiments.lm_layers import (
+    LAYER_COLUMNS,
+    _Layer,
+    layer_slots,
+    pair_rows,
+    layer_summary,
+    layer_table,
+    read_layer_set,
+    write_layers,
+)
+from repdist.extract import ExtractionError, causal_lm_representations
+from repdist.extract.layers import LayerReading, causal_lm_layers, layer_indices
+from repdist.models.gpt import GPT, GPTConfig
+from repdist.models.lm_standins import StandinSpec, build_standin
+
+VOCAB, LENGTH = 60, 10
+
+
+def tokens(contexts=40, seed=0):
+    return np.random.default_rng(seed).integers(0, VOCAB, (contexts, LENGTH))
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "gpt_neox", "llama", "ours"])
+@pytest.mark.parametrize("positions", ["last", "all"])
+def test_the_last_layer_is_the_head_input_that_f_is(arch, positions):
+    """HF models: their hidden states, the last one the final norm's output = f; our GPT: the
+    embeddings, every block's output, then f (its final RMSNorm's output) as a layer."""
+    if arch == "ours":
+        torch.manual_seed(0)
+        model, head = GPT(GPTConfig(vocab=VOCAB, width=16, layers=3, heads=2, context=16)), "head"
+    else:
+        model, head = build_standin(StandinSpec(arch, width=16, layers=3), VOCAB, 16), "lm_head"
+    ids = tokens()
+    got = causal_lm_layers(model, ids, "all", LayerReading(positions, head, None, 7))
+    reps = causal_lm_representations(model, ids, head, positions=positions, bias="drop")
+    assert got.count == (5 if arch == "ours" else 4) and got.head_input == got.count - 1
+    assert got.source == ("blocks" if arch == "ours" else "output_hidden_states")
+    rows = len(ids) * (LENGTH if positions == "all" else 1)
+    assert all(s.shape == (rows, 16) and s.dtype == np.float32 for s in got.states.values())
+    np.testing.assert_array_equal(got.states[got.head_input], reps.f.astype(np.float32))
+    np.testing.assert_array_equal(got.labels, reps.labels)
+    embeddings = model.get_input_embeddings() if arch != "ours" else model.tokens
+    if arch in ("gpt_neox", "llama"):  # no position embedding: layer 0 is the token's row
+        last = ids[:, -1] if positions == "last" else ids.ravel()
+        np.testing.assert_array_equal(got.states[0], embeddings.weight.detach().numpy()[last])
+    logits = reps.f @ reps.g.T
+    known = got.labels >= 0
+    nll = -(logits - np.log(np.exp(logits - logits.max(1, keepdims=True)).sum(1, keepdims=True))
+            - logits.max(1, keepdims=True))[np.arange(len(logits)), np.maximum(got.labels, 0)]
+    np.testing.assert_allclose(got.nll[known], nll[known], rtol=1e-5)
+    assert np.isnan(got.nll[~known]).all() and (known.sum() > 0) == (positions == "all")
+
+
+def test_selected_layers_and_their_range():
+    model = build_standin(StandinSpec("gpt2", width=8, layers=2), VOCAB, 16)
+    got = causal_lm_layers(model, tokens(6), [0, -1], LayerReading(head="lm_head"))
+    assert sorted(got.states) == [0, 2] and got.count == 3
+    assert layer_indices("all", 4) == [0, 1, 2, 3] and layer_indices([-1, 3, 0], 4) == [0, 3]
+    with pytest.raises(ExtractionError, match="out of range.*3 layers"):
+        causal_lm_layers(model, tokens(6), [5], LayerReading(head="lm_head"))
+    targets = np.arange(6)  # a window's next tokens, known to the caller
+    got = causal_lm_layers(model, tokens(6), [-1], LayerReading(head="lm_head"),
+                           targets=targets)
+    np.testing.assert_array_equal(got.labels, targets)
+    assert np.isfinite(got.nll).all()
+
+
+def write_set(folder, name, states, head_input=None):
+    """A model's layer folder as the jobs write it, from {layer: states}."""
+    n = len(next(iter(states.values())))
+    count = max(states) + 1
+    write_layers(folder / name, {i: np.asarray(s, np.float32) for i, s in states.items()},
+                 np.zeros(n, np.int64), np.zeros(n, np.int64),
+                 {"name": name, "count": count,
+                  "head_input": count - 1 if head_input is None else head_input})
+    return read_layer_set(name, folder / name)
+
+
+def random_layers(rng, n=300, widths=(12, 12, 12)):
+    return {i: rng.normal(size=(n, w)) @ rng.normal(size=(w, w)) for i, w in enumerate(widths)}
+
+
+def test_a_model_against_itself_is_one_at_every_layer_and_measure(tmp_path, rng):
+    states = random_layers(rng)
+    a, b = write_set(tmp_path, "a", states), write_set(tmp_path, "b", states)
+    table = layer_table([a, b], "all", [4, 8, 16, 768])
+    assert list(table.columns) == LAYER_COLUMNS
+    assert table["value"].to_numpy() == pytest.approx(1.0, abs=1e-6)
+    assert sorted(table.loc[table["measure"] == "svcca", "components"].unique()) == [4, 8, 12]
+    assert table["head_input"].tolist() == [s == 2 for s in table["slot"]]
+    assert (table["warning"] == "").all()
+    assert (read_layer_set("a", tmp_path / "a").states(1) == states[1].astype(np.float32)).all()
+
+
+def test_cka_and_mcca_ignore_an_orthogonal_map_and_mcca_any_invertible_one(tmp_path, rng):
+    base = random_layers(rng)
+    other = random_layers(np.random.default_rng(7))
+    q, _ = np.linalg.qr(rng.normal(size=(12, 12)))
+    invertible = rng.normal(size=(12, 12))
+    sets = {"base": base, "other": other,
+            "rotated": {i: s @ q for i, s in other.items()},
+            "mixed": {i: s @ invertible + 3.0 for i, s in other.items()}}
+    models = [write_set(tmp_path, name, s) for name, s in sets.items()]
+    table = layer_table(models, "all", [4, 12])
+    value = table.set_index(["model_a", "model_b", "slot", "measure", "components"])["value"]
+    tol = 1e-5  # the states are stored in float32, the precision models compute in
+    for slot in range(3):
+        for measure, k in (("cka", 12), ("mcca", 12), ("svcca", 4), ("svcca", 12)):
+            ref = value["base", "other", slot, measure, k]
+            assert value["base", "rotated", slot, measure, k] == pytest.approx(ref, abs=tol)
+            assert value["other", "rotated", slot, measure, k] == pytest.approx(1.0, abs=tol)
+        assert value["base", "mixed", slot, "mcca", 12] == pytest.approx(
+            value["base", "other", slot, "mcca", 12], abs=tol)
+        assert value["other", "mixed", slot, "mcca", 12] == pytest.approx(1.0, abs=tol)
+        assert value["other", "mixed", slot, "cka", 12] < 0.99  # CKA sees a non-orthogonal map
+
+
+def test_two_widths_compare_capped_by_the_smaller(tmp_path, rng):
+    narrow = write_set(tmp_path, "narrow", random_layers(rng, widths=(8, 8)))
+    wide = write_set(tmp_path, "wide", random_layers(rng, widths=(20, 20)))
+    table = layer_table([narrow, wide], "all", [4, 16, 768])
+    assert sorted(table["components"].unique()) == [4, 8]
+    assert table["value"].between(0, 1).all()
+
+
+def test_a_rank_deficient_head_input_is_averaged_over_its_rank(rng):
+    """A final LayerNorm's f varies in M - 1 directions: m_CCA and SVCCA at M use M - 1, with
+    the count and a note (exact zeros here; float32 rounding is lmmeasures' tolerance)."""
+    x = rng.normal(size=(300, 6))
+    x -= x.mean(axis=1, keepdims=True)  # every row sums to zero
+    rows = pair_rows(_Layer.of(x), _Layer.of(x @ np.diag(np.arange(1.0, 7.0))), [6])
+    mcca = next(r for r in rows if r["measure"] == "mcca")
+    svcca = next(r for r in rows if r["measure"] == "svcca")
+    assert mcca["components"] == 6 and mcca["components_used"] == 5
+    assert "mean over 5 of 6" in mcca["warning"] and 0.5 < mcca["value"] < 1
+    assert svcca["components_used"] == 5 and "rank 5 < 6" in svcca["warning"]
+
+
+def test_models_of_different_depths_meet_by_relative_depth(tmp_path, rng):
+    shallow = write_set(tmp_path, "shallow", random_layers(rng, widths=(6,) * 3))
+    deep = write_set(tmp_path, "deep", random_layers(rng, widths=(6,) * 5))
+    assert layer_slots([shallow, deep], "all") == [[0, 1, 2], [0, 2, 4]]
+    table = layer_table([shallow, deep], "all", [4])
+    assert table["head_input"].tolist() == [s == 2 for s in table["slot"]]
+    summary = layer_summary(table)
+    assert (summary["pairs"] == 1).all() and summary["head_input"].sum() == 3
+    listed = [write_set(tmp_path, f"l{n}", {0: rng.normal(size=(50, 4)),
+                                            n - 1: rng.normal(size=(50, 4))}, n - 1)
+              for n in (3, 5)]
+    assert layer_slots(listed, [0, -1]) == [[0, 2], [0, 4]]
+
+
+def test_the_layer_summary_averages_over_pairs(tmp_path, rng):
+    models = [write_set(tmp_path, f"m{i}", random_layers(np.random.default_rng(i)))
+              for i in range(3)]
+    table = layer_table(models, "all", [4])
+    summary = layer_summary(table)
+    assert (summary["pairs"] == 3).all() and len(summary) == 3 * 3  # slots x (svcca, cka, mcca)
+    one = table[(table["slot"] == 1) & (table["measure"] == "cka")]["value"]
+    row = summary[(summary["slot"] == 1) & (summary["measure"] == "cka")].iloc[0]
+    assert row["mean"] == pytest.approx(one.mean()) and row["max"] == one.max()
+
+
+def test_a_layer_file_reads_as_a_models_embeddings(tmp_path, rng):
+    """Each layer is in the embeddings format: with a g beside it, `repdist compare` reads it."""
+    import shutil
+
+    from repdist.io.representations import load_model, unembeddings_frame
+
+    s = write_set(tmp_path, "m", random_layers(rng, widths=(5, 5)))
+    folder = tmp_path / "as_model"
+    folder.mkdir()
+    shutil.copy(s.folder / "layer1.parquet", folder / "embeddings.parquet")
+    unembeddings_frame(rng.normal(size=(9, 5))).to_parquet(folder / "unembeddings.parquet")
+    assert load_model(folder).f.shape == (300, 5)
+    assert pd.read_parquet(s.folder / "layer0.parquet").columns[:3].tolist() == \
+        ["index", "label", "pred"]

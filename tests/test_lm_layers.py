@@ -187,3 +187,31 @@ def test_a_layer_file_reads_as_a_models_embeddings(tmp_path, rng):
     assert load_model(folder).f.shape == (300, 5)
     assert pd.read_parquet(s.folder / "layer0.parquet").columns[:3].tolist() == \
         ["index", "label", "pred"]
+
+
+class MaskFreeBlocks(torch.nn.Module):
+    """A hand-written causal LM with a `blocks` ModuleList whose forward takes the ids alone."""
+
+    def __init__(self, vocab=VOCAB, width=6):
+        super().__init__()
+        torch.manual_seed(5)
+        self.emb = torch.nn.Embedding(vocab, width)
+        self.blocks = torch.nn.ModuleList(torch.nn.Linear(width, width) for _ in range(2))
+        self.head = torch.nn.Linear(width, vocab, bias=False)
+
+    def forward(self, input_ids):
+        h = torch.cumsum(self.emb(input_ids), dim=1)  # causal: position t sees tokens <= t
+        for block in self.blocks:
+            h = torch.tanh(block(h))
+        return self.head(h)
+
+
+def test_a_model_without_an_attention_mask_keyword_gives_its_layers():
+    """Its layers are read from the ids alone (causal_lm.mask_keywords), the last one its f."""
+    model = MaskFreeBlocks()
+    ids = tokens(5)
+    got = causal_lm_layers(model, ids, "all", LayerReading(head="head"))
+    # the first block's input, both blocks' outputs, and the head's input (tanh of the last)
+    assert got.count == 4 and sorted(got.states) == [0, 1, 2, 3]
+    reps = causal_lm_representations(model, ids, head="head", positions="last", bias="drop")
+    np.testing.assert_array_equal(got.states[3], reps.f.astype(np.float32))

@@ -33,7 +33,7 @@ import pandas as pd
 
 from ..io import read_parquet_metadata, write_json, write_parquet
 from ..io.representations import columns_of, embeddings_frame
-from ..measures.cca import mean_cca_from_bases, orthonormal_basis
+from ..measures.cca import mean_cca_over_rank, orthonormal_basis
 from ..measures.extra import centred, linear_cka_centred, svcca_from_bases
 from ..measures.pairs import all_pairs
 
@@ -143,13 +143,10 @@ def pair_rows(a: _Layer, b: _Layer, components: Sequence[int]) -> list[dict[str,
     rows.append({"measure": "cka", "components": width, "components_used": width,
                  "value": linear_cka_centred(a.centred, b.centred, a.gram_norm, b.gram_norm),
                  "warning": ""})
-    used = min(rank, width)  # the directions both vary in (a final LayerNorm's f: M - 1)
-    value, reason = mean_cca_from_bases(a.basis, b.basis, max(used, 1))
-    if not reason and used < width:
-        reason = (f"mean over {used} of {width} components: the ranks are {a.basis.shape[1]} "
-                  f"and {b.basis.shape[1]}")
-    rows.append({"measure": "mcca", "components": width, "components_used": used,
-                 "value": value, "warning": reason})
+    # the directions both vary in (a final LayerNorm's f: M - 1), as compare's mcca_f
+    mcca = mean_cca_over_rank(a.basis, b.basis, width)
+    rows.append({"measure": "mcca", "components": width, "components_used": mcca.components,
+                 "value": mcca.value, "warning": mcca.reason})
     return rows
 
 

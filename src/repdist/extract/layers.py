@@ -23,7 +23,14 @@ import torch
 from torch import nn
 
 from ..io.host import to_host
-from .causal_lm import POSITIONS, kept_positions, next_tokens, token_batches
+from .causal_lm import (
+    POSITIONS,
+    kept_positions,
+    mask_keywords,
+    next_tokens,
+    takes_attention_mask,
+    token_batches,
+)
 from .classifier import ExtractionError, head_call, run_model, tapped_head
 
 Progress = Callable[[int, int], None]
@@ -84,10 +91,13 @@ def _is_hf(model: nn.Module) -> bool:
 
 @contextlib.contextmanager
 def _hidden_source(model: nn.Module) -> Iterator[Callable[..., list[torch.Tensor]]]:
-    """A function (ids, mask) -> the model's hidden states of one forward pass."""
+    """A function (ids, mask) -> the model's hidden states of one forward pass (a model whose
+    forward takes no attention_mask gets the ids alone: causal_lm.mask_keywords)."""
+    takes_mask = takes_attention_mask(model)
     if _is_hf(model):
-        yield lambda ids, mask: list(run_model(model, ids, attention_mask=mask,
-                                               output_hidden_states=True).hidden_states)
+        yield lambda ids, mask: list(run_model(
+            model, ids, **mask_keywords(takes_mask, mask.bool(), ids.device),
+            output_hidden_states=True).hidden_states)
         return
     blocks = getattr(model, "blocks", None)
     if not isinstance(blocks, nn.ModuleList) or len(blocks) == 0:
@@ -97,7 +107,7 @@ def _hidden_source(model: nn.Module) -> Iterator[Callable[..., list[torch.Tensor
     taps = _BlockTaps(blocks)
 
     def run(ids: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
-        run_model(model, ids, attention_mask=mask)
+        run_model(model, ids, **mask_keywords(takes_mask, mask.bool(), ids.device))
         return taps.take()
 
     try:

@@ -447,6 +447,10 @@ def test_quick_dag_lm_models_and_layers(quick_run):
     assert pairs[["model_a", "model_b"]].values.tolist() == [
         names[:2], [names[0], names[2]], names[1:]]
     assert (pairs["kl"] > 0).all() and pairs["d_llv"].notna().all()
+    differ = [widths[a] != widths[b] for a, b in pairs[["model_a", "model_b"]].values]
+    assert pairs.loc[differ, "d_fg"].isna().all()  # m_SVD needs one M: NaN with the reason
+    assert pairs.loc[differ, "warning"].str.contains("widths differ").all()
+    assert pairs["mcca_f"].notna().all()  # the f-side measures compare across widths
     seeds = json.loads((quick_run / "lm" / "seed0" / "layers" / "layers.json").read_text())
     assert seeds["count"] == 3 and seeds["source"] == "blocks"  # embeddings, block 1, head input
     for branch, pair_count in (("lm", 3), ("lm_models", 3)):

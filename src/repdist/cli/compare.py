@@ -64,6 +64,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(branch and bound; a sample under dist_type mean); when that does not "
                         "prove the minimum, a warning, and t1 and d_LLV are at or above the "
                         f"exact search's (default {DEFAULTS.max_pivots})")
+    p.add_argument("--device", default=DEFAULTS.device,
+                   help="low_rank: where the logits are streamed and the pivot rows searched: "
+                        "cpu (default), auto (a GPU when torch sees one) or a torch device "
+                        "such as cuda or cuda:1; float64 there too")
     p.add_argument("--measures", default=None,
                    help=f"comma-separated subset of: {', '.join(MEASURES)} (default: all)")
     add_convention_arguments(p)
@@ -128,7 +132,7 @@ def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
     settings = CompareSettings(num_samples=args.num_samples, lam=args.lam, seed=args.seed,
                                max_label_sets=args.max_label_sets, measures=measures,
                                method=args.method, max_pivots=args.max_pivots,
-                               **conventions)
+                               device=args.device, **conventions)
     return output, settings
 
 

@@ -42,8 +42,8 @@ class CifarModelConfig:
     tf32: str  # CUDA only: convolutions | none | all (training.devices.set_cuda_float32)
     channels_last: bool  # CUDA only
     eval_batch_size: int
-    stack: str = "grouped"  # grouped | streams (models.stacked_resnet.STACK_MODES)
-    compile: str = "none"  # CUDA only: torch.compile mode of f's body (COMPILE_MODES)
+    stack: str  # grouped | streams (models.stacked_resnet.STACK_MODES)
+    compile: str  # CUDA only: torch.compile mode of f's body (COMPILE_MODES), or none
 
 
 def resolve_bn_momentum(value: float | str, protocol: str) -> float:

@@ -401,7 +401,8 @@ def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
                          s: CompareSettings) -> dict[str, Any]:
     """The label side from the models' low-rank factors (pivots sampled above max_pivots)."""
     side = low_rank_label_side(m1.loglik_factors, m2.loglik_factors, s.dist_type,
-                               int(s.max_pivots), int(s.seed), s.y_pivot, s.y_leave_out,
+                               int(s.max_pivots), int(s.seed),
+                               None if s.y_pivot is None else (s.y_pivot, s.y_leave_out),
                                compute_device(s.device))
     if not side.proven:
         warnings.warn(

@@ -322,12 +322,12 @@ def pivot_sample(num_labels: int, max_pivots: int, seed: int) -> np.ndarray:
 
 
 def low_rank_label_side(a: LogLikFactors, b: LogLikFactors, dist_type: str, max_pivots: int,
-                        seed: int, y_pivot: int | None = None,
-                        y_leave_out: int | None = None,
+                        seed: int, given: tuple[int, int] | None = None,
                         device: str | None = None) -> LowRankLabelSide:
-    """The pivot and left-out label minimising t1 over the pivot sample (or the given pair),
+    """The pivot and left-out label minimising t1 over the pivot sample (or the `given` pair),
     with t1, t3 and the pivot's scales, from the two models' factors; the pivot rows on
     `device` with torch when given (DevicePivotSearch), the chosen row's terms here."""
+    y_pivot, y_leave_out = given if given is not None else (None, None)
     k = a.labels.shape[0]
     rows_terms = PivotRows(a, b)
     searched, proven = k, True

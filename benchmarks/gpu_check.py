@@ -211,8 +211,9 @@ class GpuCheck:
             return "overran", "cut at the end of its slice"
         if proc.returncode not in (0, 5) and not bad:
             return "failed", f"pytest exit {proc.returncode} (see gpu-check.log)"
-        return ("failed" if bad else "ok",
-                f"{len(bad)} of {len(results)} failed" if bad else f"{len(results)} tests")
+        tally = {o: sum(t.outcome == o for t in results) for o in ("passed", "skipped")}
+        note = f"{tally['passed']} passed, {tally['skipped']} skipped, {len(bad)} failed"
+        return ("failed" if bad else "ok"), note
 
     def read_tests(self, events: Path, cut: bool = False) -> list[rec.TestResult]:
         names, started, done = [], {}, {}

@@ -287,18 +287,22 @@ def check_text(c: Candidate) -> str:
 
 
 def table(record: Record) -> str:
-    """The short table: every candidate (steps/s, the paper's minutes, its checks), the
-    measures, and the tests' tally."""
+    """The short table: every candidate (steps/s, the paper's minutes, how many times faster
+    than its family's reference in this record, its checks), the measures, and the tests'
+    tally."""
     lines = []
     if record.candidates:
-        lines += ["| candidate | config | status | steps/s | paper, min | check |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["| candidate | config | status | steps/s | paper, min | speed-up | check |",
+                  "|---|---|---|---|---|---|---|"]
+    minutes = {c.name: c.paper_minutes for c in record.candidates}
     for c in record.candidates:
         rate = _num(c.steps_per_s, 1)
         if c.processes > 1 and c.steps_per_s is not None:
             rate += f" ×{c.processes}"
+        ref = minutes.get(c.reference) if c.reference else c.paper_minutes
+        gain = (f"{ref / c.paper_minutes:.2f}×" if ref and c.paper_minutes else "-")
         lines.append(f"| {c.name} | {c.key or 'today'} | {c.status} | {rate} | "
-                     f"{_num(c.paper_minutes, 2)} | {check_text(c) or c.note} |")
+                     f"{_num(c.paper_minutes, 2)} | {gain} | {check_text(c) or c.note} |")
     if record.measures:
         lines += [""] if lines else []
         lines += ["| measures | N, K, M | device | pivots | status | seconds | t1 | check |",
@@ -328,7 +332,7 @@ def markdown(record: Record) -> str:
             f"{' (with uncommitted changes)' if record.dirty else ''}; {record.date} "
             f"(started {record.started}); host {record.host}, CPU {record.cpu}; "
             f"{record.wall_s:.0f} s of a {record.budget_s:.0f} s budget, each candidate timed "
-            f"for {record.timing_s:g} s; record {record.status}.", ""]
+            f"for {record.timing_s:g} s; record {record.status}.", "", ""]
     failed = [t for t in record.tests if t.outcome in ("failed", "error", "overran")]
     tail = [""] + [f"- test {t.name}: {t.outcome}: {t.message[:300]}" for t in failed]
     return "\n".join(head) + table(record) + "\n".join(tail) + "\n"

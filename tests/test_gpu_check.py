@@ -120,7 +120,7 @@ def test_the_table_says_what_each_candidate_did(tmp_path):
     json_path, md_path = rec.write(record, tmp_path)
     assert json_path.name == "nvidia-h100-80gb-hbm3-2026-11-27.json"
     line = next(x for x in md_path.read_text().splitlines() if x.startswith("| cifar.bf16"))
-    assert "| 50.0 | 20.30 | rounding 1.0e-06 ≤ 3.0e-06: ok |" in line
+    assert "| 50.0 | 20.30 | - | rounding 1.0e-06 ≤ 3.0e-06: ok |" in line  # no reference here
     assert rec.read(json_path) == record
 
 

@@ -58,6 +58,7 @@ class StreamedConv2d(nn.Conv2d):
         for i, (xi, wi) in enumerate(zip(inputs, weights, strict=True)):
             side = _side_stream(x.device, i)
             side.wait_stream(main)
+            x.record_stream(side)  # read there (and by its backward): not reused before
             with torch.cuda.stream(side):
                 outs.append(conv(xi, wi))
         for i, out in enumerate(outs):

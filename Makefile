@@ -20,7 +20,7 @@ SNAKEMAKE := $(BIN)/snakemake
 
 PROFILE ?= profiles/workstation
 
-.PHONY: help venv lock test test-slow test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-bundle clean-quick
+.PHONY: help venv lock test test-slow test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle clean-quick
 
 help:
 	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
@@ -43,7 +43,10 @@ help:
 	@echo "make lint    - snakemake --lint"
 	@echo "make bench   - measures benchmark (benchmarks/measures.py)"
 	@echo "make bench-gpu - paper-scale GPU timings into results/benchmarks/gpu_paper.json (needs a GPU)"
-	@echo "make gpu-bundle - .gpu-bundle/: what an offline GPU machine needs to run make bench-gpu"
+	@echo "make gpu-check - OUT=DIR: GPU tests, every speed candidate, the measures at GPT-2's size in 9 min;"
+	@echo "               the record into DIR and benchmarks/records/ (docs/gpu.md; toy on a CPU:"
+	@echo "               REPDIST_GPU_TESTS_DEVICE=cpu)"
+	@echo "make gpu-bundle - .gpu-bundle/: what an offline GPU machine needs to run make gpu-check"
 
 venv: $(VENV)/.installed
 
@@ -125,6 +128,11 @@ bench: venv
 
 bench-gpu: venv
 	$(BIN)/python benchmarks/gpu_paper.py --json results/benchmarks/gpu_paper.json $(BENCH_ARGS)
+
+# One command, one record: benchmarks/gpu_check.py (CHECK_ARGS: e.g. --budget, --only, --parts).
+OUT ?= results/gpu-check
+gpu-check: venv
+	$(BIN)/python benchmarks/gpu_check.py --out $(OUT) $(CHECK_ARGS)
 
 gpu-bundle: venv
 	$(BIN)/python tools/gpu_bundle.py --out .gpu-bundle

@@ -12,7 +12,10 @@
     Snakemake is installed: its wall time.
 
 Prints a table and writes the numbers to --json. Which numbers are extrapolated is recorded.
-`--smoke` runs everything tiny on the CPU (what the test suite checks).
+`--smoke` runs everything tiny on the CPU (what the test suite checks) under the host-copy guard
+(repdist.io.host: a tensor reaching numpy other than through to_host fails there as it would on
+a GPU, where the first run of this benchmark stopped at step 0). `make gpu-check` has
+superseded it for deciding defaults (benchmarks/gpu_check.py); it stays for paper-scale runs.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from repdist.io.host import host_copies_guarded  # noqa: E402
 from repdist.pipeline.subnormals import flush_subnormals  # noqa: E402
 from repdist.data.cifar10 import load_cifar10, normalise, write_standin  # noqa: E402
 from repdist.data.radial import label_codes, make_radial  # noqa: E402
@@ -159,6 +163,14 @@ def dag_time(device_name: str) -> float | None:
 
 
 def main() -> None:
+    if "--smoke" in sys.argv[1:]:
+        with host_copies_guarded(str(ROOT)):
+            run()
+    else:
+        run()
+
+
+def run() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--cifar-steps", type=int, default=300)

@@ -1,6 +1,7 @@
-"""The bench-gpu bundle (tools/gpu_bundle.py): packed in a copy of the project, then run through
-its own command, `bash .gpu-bundle/run.sh --smoke`, on this CPU, as a GPU machine would run it
-(without --smoke), so a first lease measures instead of debugging."""
+"""The GPU bundle (tools/gpu_bundle.py): packed in a copy of the project, then run through its
+own commands on this CPU as a GPU machine would run them: `bash .gpu-bundle/run.sh --smoke`
+(make bench-gpu's smoke mode) and `run.sh check` in its toy mode (make gpu-check), so a first
+lease measures instead of debugging."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def project_copy(dest: Path) -> Path:
     return dest
 
 
-@pytest.mark.slow  # ~20-30 s: `make test-slow` (CI) runs it
+@pytest.mark.slow  # ~1 min: `make test-slow` (CI) runs it
 def test_the_packed_bundle_runs_make_bench_gpu_in_smoke_mode(tmp_path):
     repo = project_copy(tmp_path / "repo")
     pack = subprocess.run([sys.executable, "tools/gpu_bundle.py", "--out", ".gpu-bundle",
@@ -74,3 +75,19 @@ def test_the_packed_bundle_runs_make_bench_gpu_in_smoke_mode(tmp_path):
         gpu = subprocess.run(["bash", ".gpu-bundle/run.sh", "test-gpu"], cwd=repo, env=env,
                              capture_output=True, text=True, timeout=600)
         assert gpu.returncode != 0 and "make test-gpu: torch sees no CUDA GPU" in gpu.stdout
+
+    # make gpu-check as the device tool runs it (its files into $OUT), at toy size
+    check_out = tmp_path / "check"
+    check_out.mkdir()
+    check = subprocess.run(["bash", ".gpu-bundle/run.sh", "check", "--tests-k", "extract",
+                            "--only", "synthetic.eager,cifar.stacked", "--seconds", "0.2"],
+                           cwd=repo, env={**env, "OUT": str(check_out),
+                                          "REPDIST_GPU_TESTS_DEVICE": "cpu"},
+                           capture_output=True, text=True, timeout=600)
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-3000:]
+    assert "gpu-bundle: check took" in check.stdout
+    (record,) = check_out.glob("cpu-toy-*.json")
+    data = json.loads(record.read_text())
+    assert data["status"] == "complete" and [c["status"] for c in data["candidates"]] == [
+        "ok", "ok"]
+    assert [t["outcome"] for t in data["tests"]] == ["passed"]

@@ -1,11 +1,11 @@
 """`make gpu-bundle`: pack what an offline GPU machine needs to run the project's GPU work as
-it is: `make bench-gpu`, `make test-gpu` and a whole DAG through Snakemake.
+it is: `make gpu-check`, `make bench-gpu`, `make test-gpu` and a whole DAG through Snakemake.
 
 Such a machine (python3 with torch, numpy, pandas, pyarrow, matplotlib, scipy, pyyaml and more,
 no Snakemake, no network, at most 64 MiB carried) cannot run `make venv`. The bundle, a folder
 `.gpu-bundle/` beside the project (git-ignored), holds:
 
-- `wheels/`: the distributions that the benchmark imports and that Snakemake needs, less what the
+- `wheels/`: the distributions that the benchmarks import and that Snakemake needs, less what the
   GPU machine's image holds (GPU_IMAGE), at this venv's versions, built for CPython 3.12 on
   manylinux x86-64 (a distribution PyPI has no wheel of is built here: pure Python);
 - `authors-code/` and `authors-checkpoints/`: the authors' source tree and the ten checkpoints that
@@ -15,7 +15,9 @@ no Snakemake, no network, at most 64 MiB carried) cannot run `make venv`. The bu
 - `run.sh`: installs the wheels offline into a folder beside a shim of the Makefile's venv (a
   `bin/python` that runs the machine's python3 with them and `src/` on the path, a
   `bin/snakemake`, the venv's `.installed` mark), then runs, within a time limit (BUDGET,
-  default 19m), one of
+  default 19m; 10m for check), one of
+    `run.sh check [ARGS]`        make gpu-check: its record, junit and log into $OUT when set
+                                 (else results/gpu-check/); ARGS go to benchmarks/gpu_check.py;
     `run.sh [bench-gpu] [ARGS]`  make bench-gpu (its JSON copied to $OUT when set);
     `run.sh --smoke`             the benchmark's CPU smoke mode (tests/test_gpu_bundle.py);
     `run.sh test-gpu`            make test-gpu, with the authors' files found;
@@ -24,7 +26,8 @@ no Snakemake, no network, at most 64 MiB carried) cannot run `make venv`. The bu
 - `MANIFEST.txt`: what is inside, and the size that travels with the project.
 
 On this workplace: `make gpu-bundle`, then the device tool with carry [".gpu-bundle"] and
-the command `bash .gpu-bundle/run.sh test-gpu`.
+the command `bash .gpu-bundle/run.sh check` (timeout_s 600: the check's 9 minutes, and the
+machine's time left for one rerun).
 """
 
 from __future__ import annotations
@@ -42,7 +45,10 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHMARK = ROOT / "benchmarks/gpu_paper.py"
+# what the bundle's commands import (their closures are carried): make bench-gpu's and
+# make gpu-check's (which imports its candidates, measures and record modules)
+BENCHMARKS = [ROOT / "benchmarks/gpu_paper.py", ROOT / "benchmarks/gpu_check.py",
+              ROOT / "benchmarks/gpu_candidates.py", ROOT / "benchmarks/gpu_measures.py"]
 SHARED = ROOT.parent / "shared"  # the default home of the authors' files beside a checkout
 LIMIT_BYTES = 64 * 2**20  # what the device tool carries: the project and the bundle together
 PYTHON_VERSION = "3.12"  # the GPU machines' python3
@@ -65,8 +71,8 @@ AUTHORS_CHECKPOINTS = [
 
 RUN_SH = r"""#!/usr/bin/env bash
 # The project's GPU work on a machine without network whose python3 has torch
-# (tools/gpu_bundle.py): bash .gpu-bundle/run.sh [bench-gpu|test-gpu|dag|--smoke] [ARGS]
-#   PYTHON (default python3), BUDGET (default 19m), OUT (where results are copied)
+# (tools/gpu_bundle.py): bash .gpu-bundle/run.sh [check|bench-gpu|test-gpu|dag|--smoke] [ARGS]
+#   PYTHON (default python3), BUDGET (default 19m, check 10m), OUT (where results go)
 set -euo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$bundle")
@@ -93,10 +99,13 @@ cd "$root"
 probe='import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
 echo "gpu-bundle: $("$shim/bin/python" -c "$probe")"
 what=bench-gpu
-case "${1:-}" in bench-gpu|test-gpu|dag) what=$1; shift ;; esac
+case "${1:-}" in check|bench-gpu|test-gpu|dag) what=$1; shift ;; esac
 status=0
 start=$(date +%s)
 case $what in
+    check)  # the check keeps its own 9-minute budget and ends its parts itself
+        timeout "${BUDGET:-10m}" make gpu-check VENV="$shim" OUT="${OUT:-results/gpu-check}" \
+            CHECK_ARGS="$*" || status=$? ;;
     bench-gpu)
         timeout "${BUDGET:-19m}" make bench-gpu VENV="$shim" BENCH_ARGS="$*" || status=$? ;;
     test-gpu)
@@ -129,13 +138,16 @@ def normalise(name: str) -> str:
 
 
 def imported_distributions(python: str = sys.executable) -> dict[str, str]:
-    """{distribution: version} of what importing the benchmark loads, in `python`'s environment."""
+    """{distribution: version} of what importing the benchmarks loads, in `python`'s
+    environment."""
     probe = f"""
 import importlib.metadata as md, importlib.util, json, sys
-sys.path.insert(0, {str(BENCHMARK.parent)!r})  # as when run as a script
+sys.path.insert(0, {str(ROOT / "benchmarks")!r})  # as when run as a script
 before = {{m.split('.')[0] for m in sys.modules}}
-spec = importlib.util.spec_from_file_location("gpu_paper", {str(BENCHMARK)!r})
-spec.loader.exec_module(importlib.util.module_from_spec(spec))
+for path in {[str(b) for b in BENCHMARKS]!r}:
+    spec = importlib.util.spec_from_file_location(path.split('/')[-1][:-3], path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+import psutil  # gpu_check ends a part's processes with it
 tops = {{m.split('.')[0] for m in sys.modules}} - before
 owners = md.packages_distributions()
 dists = {{d for t in tops for d in owners.get(t, [])}}
@@ -143,7 +155,7 @@ print(json.dumps({{d: md.version(d) for d in dists}}))
 """
     out = subprocess.run([python, "-c", probe], capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:
-        raise SystemExit(f"gpu-bundle: importing {BENCHMARK} failed:\n{out.stderr[-2000:]}")
+        raise SystemExit(f"gpu-bundle: importing the benchmarks failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -28,6 +28,8 @@ def cifar_model_settings(seeds):
         "bf16",
         "tf32",
         "channels_last",
+        "stack",
+        "compile",
     )
     return lambda wc: {
         "rep_dim": int(wc.M),

@@ -71,6 +71,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "tolerance (a final LayerNorm's f varies in M - 1 directions, the "
                         "last one float32 rounding); auto (default): float32 where every "
                         "value is a float32 value, else float64, per model")
+    p.add_argument("--device", default=DEFAULTS.device,
+                   help="low_rank: where the logits are streamed and the pivot rows searched: "
+                        "cpu (default), auto (a GPU when torch sees one) or a torch device "
+                        "such as cuda or cuda:1; float64 there too")
     p.add_argument("--measures", default=None,
                    help=f"comma-separated subset of: {', '.join(MEASURES)} (default: all)")
     add_convention_arguments(p)
@@ -135,7 +139,8 @@ def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
     settings = CompareSettings(num_samples=args.num_samples, lam=args.lam, seed=args.seed,
                                max_label_sets=args.max_label_sets, measures=measures,
                                method=args.method, max_pivots=args.max_pivots,
-                               precision=args.precision, **conventions)
+                               precision=args.precision, device=args.device,
+                               **conventions)
     return output, settings
 
 

@@ -42,6 +42,8 @@ class CifarModelConfig:
     tf32: str  # CUDA only: convolutions | none | all (training.devices.set_cuda_float32)
     channels_last: bool  # CUDA only
     eval_batch_size: int
+    stack: str  # grouped | streams (models.stacked_resnet.STACK_MODES)
+    compile: str  # CUDA only: torch.compile mode of f's body (COMPILE_MODES), or none
 
 
 def resolve_bn_momentum(value: float | str, protocol: str) -> float:
@@ -88,6 +90,10 @@ def cifar_stack(cfg: CifarModelConfig, momentum: float, on_cuda: bool) -> Stacke
     ])
     if cfg.bf16 and on_cuda:
         stack.f_net.autocast_dtype = torch.bfloat16
+    if cfg.stack == "streams":
+        stack.f_net.stream_convolutions()
+    if on_cuda:
+        stack.f_net.compile_body(cfg.compile)
     return stack
 
 

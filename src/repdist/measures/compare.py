@@ -48,6 +48,7 @@ from .low_rank import (
     STREAM_LABELS,
     STREAM_ROWS,
     check_method,
+    compute_device,
     default_label_sets,
     label_covariance,
     low_rank_d_logit,
@@ -116,6 +117,9 @@ class CompareSettings:
     precision f and g were computed in ("auto": float32 where every value is a float32 value,
     else float64, each model's f and g read apart; or "float64", "float32", "bfloat16",
     "float16" for all of them: a float32 model's f post-processed in float64 is not detected).
+    `device`: where the low-rank path streams its logits and searches its pivots: "cpu" (as
+    always), "auto" (a GPU when torch sees one) or a torch device ("cuda", "cuda:1"); float64
+    there too (low_rank.compute_device). The exact path runs on the CPU whatever it says.
     """
 
     num_samples: int | None = None
@@ -135,6 +139,7 @@ class CompareSettings:
     svcca: str = "variance"
     svcca_components: int = PRH_CONVENTIONS["svcca_components"]
     precision: str = "auto"
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         check_dist_type(self.dist_type)
@@ -149,6 +154,7 @@ class CompareSettings:
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         check_method(self.method)
+        compute_device(self.device)  # rejects an unknown device, or CUDA where there is none
         object.__setattr__(self, "measures", select_measures(self.measures))
         _ = self.conventions  # rejects a bad alignment option here, naming it
 
@@ -357,7 +363,8 @@ def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSetti
     values: dict[str, Any] = {}
     low_rank = _low_rank(m1, s)
     if "kl" in want and low_rank:  # one pass over the logits; both models keep their lse
-        values["kl"], lse_1, lse_2 = streamed_kl(m1.f, m1.g, m2.f, m2.g)
+        values["kl"], lse_1, lse_2 = streamed_kl(m1.f, m1.g, m2.f, m2.g,
+                                                 compute_device(s.device))
         m1.keep_lse(lse_1)
         m2.keep_lse(lse_2)
     elif "kl" in want:
@@ -455,7 +462,9 @@ def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
                          s: CompareSettings) -> dict[str, Any]:
     """The label side from the models' low-rank factors (pivots sampled above max_pivots)."""
     side = low_rank_label_side(m1.loglik_factors, m2.loglik_factors, s.dist_type,
-                               int(s.max_pivots), int(s.seed), s.y_pivot, s.y_leave_out)
+                               int(s.max_pivots), int(s.seed),
+                               None if s.y_pivot is None else (s.y_pivot, s.y_leave_out),
+                               compute_device(s.device))
     if not side.proven:
         warnings.warn(
             f"d_LLV's pivot search stopped at max_pivots={s.max_pivots} of K={m1.num_labels} "

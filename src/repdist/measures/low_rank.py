@@ -20,6 +20,11 @@ Two searches of the paper's d_LLV and d_{f,g} are combinatorial and are sampled 
   MAX_LABEL_SETS; here as many as SET_FLOPS allows for M x M SVDs (d_fg_estimate says so).
 Where the exact path settles near-ties by recomputing from the log-likelihoods, this path
 takes the moments as they are (~1e-8 absolute rounding in the terms).
+
+`device` (compare's keyword): the streamed logits and the pivot rows, this path's two costs of
+order N K M and K^2 M, run with torch on that device (a GPU: "cuda", "cuda:1"; "auto" takes one
+when torch sees one), float64 as on the CPU, in larger blocks; only per-input and per-pivot
+results come back (repdist.io.host.to_host). None or "cpu": the CPU path as it always was.
 """
 
 from __future__ import annotations
@@ -56,11 +61,43 @@ BOUND_SLACK = 1e-9  # a bound this close to the best row is evaluated (rounding 
 SET_FLOPS = 1 << 33  # m_SVD_f's default budget at vocabulary scale: ~ sets x M^3
 MIN_LABEL_SETS = 16
 BLOCK_ELEMENTS = 1 << 23  # elements of an (items, M, M) block held at once (64 MiB)
+# On a device (a GPU): fewer, larger blocks (launches, not cache, bound the small ones there)
+DEVICE_STREAM_ROWS = 4096  # x DEVICE_STREAM_LABELS float64: 256 MiB a temporary
+DEVICE_STREAM_LABELS = 8192
+DEVICE_PIVOT_BLOCK = 512  # pivot rows x K float64: 206 MB a temporary at K = 50,257
 
 
 def check_method(method: str) -> None:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
+def compute_device(device: str) -> str | None:
+    """Where the low-rank path's streams and pivot search run for compare's `device`: None
+    for "cpu" (numpy, and torch on the CPU where installed: the path as it always was), else
+    a torch device ("auto": "cuda" when torch sees a GPU, else None). Raises ValueError for a
+    device torch does not know or a CUDA device where torch sees none."""
+    if not isinstance(device, str):
+        raise ValueError(f"device must be a string (cpu, auto, cuda, cuda:N), got {device!r}")
+    if device == "cpu":
+        return None
+    try:
+        import torch
+    except ImportError:
+        if device == "auto":
+            return None
+        raise ValueError(f"device={device!r} needs torch, which is not installed here") from None
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else None
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as err:
+        raise ValueError(f"device must be cpu, auto or a torch device such as cuda or cuda:1, "
+                         f"got {device!r}") from err
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r}: torch sees no CUDA GPU here (device='auto' "
+                         "takes one only where there is one)")
+    return str(parsed)
 
 
 def use_low_rank(method: str, num_labels: int) -> bool:
@@ -83,37 +120,42 @@ def _blocks(total: int, step: int) -> list[slice]:
 
 # ----- streamed over labels: lse and KL -----------------------------------------------------
 
-def streamed_lse(f: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """lse(x) = log sum_y exp(f(x)^T g(y)) for every input, streamed over blocks of logits."""
-    return _stream(f, g)[1]
+def streamed_lse(f: np.ndarray, g: np.ndarray, device: str | None = None) -> np.ndarray:
+    """lse(x) = log sum_y exp(f(x)^T g(y)) for every input, streamed over blocks of logits
+    (on `device` with torch when given, see compute_device)."""
+    return _stream(f, g, device=device)[1]
 
 
-def streamed_kl(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray,
-                g2: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+def streamed_kl(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
+                device: str | None = None) -> tuple[float, np.ndarray, np.ndarray]:
     """Mean over inputs of KL(p1 || p2), and both models' lse, in one pass over label blocks.
 
     KL(x) = sum_y p1(y|x) (z1 - z2) - lse1 + lse2 with z = f^T g: the sum is kept relative to
     the running maximum of z1 and rescaled when it grows (an online softmax), so no N x K
-    array is ever held. float64 throughout, like the exact path.
+    array is ever held. float64 throughout, like the exact path; on `device` with torch when
+    given (see compute_device).
     """
-    kl, lse1, lse2 = _stream(f1, g1, f2, g2)
+    kl, lse1, lse2 = _stream(f1, g1, f2, g2, device)
     assert lse2 is not None
     return kl, lse1, lse2
 
 
 def _stream(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray | None = None,
-            g2: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray | None]:
+            g2: np.ndarray | None = None,
+            device: str | None = None) -> tuple[float, np.ndarray, np.ndarray | None]:
     pair = f2 is not None and g2 is not None
-    ops = _array_ops()
+    ops = _array_ops() if device is None else _TorchOps(_torch(), device)
+    row_step, label_step = ((STREAM_ROWS, STREAM_LABELS) if device is None
+                            else (DEVICE_STREAM_ROWS, DEVICE_STREAM_LABELS))
     tf1, tg1 = ops.wrap(f1), ops.wrap(g1)
     tf2 = ops.wrap(f2) if pair else None
     tg2 = ops.wrap(g2) if pair else None
     n = f1.shape[0]
     lse1, lse2, kl_terms = np.empty(n), np.empty(n), np.empty(n)
-    for rows in _blocks(n, STREAM_ROWS):  # blocks that stay in cache between the passes
+    for rows in _blocks(n, row_step):  # blocks that stay in cache between the passes
         run1, run2 = _Running(rows.stop - rows.start, ops), _Running(rows.stop - rows.start, ops)
         acc = ops.zeros(rows.stop - rows.start)
-        for block in _blocks(g1.shape[0], STREAM_LABELS):
+        for block in _blocks(g1.shape[0], label_step):
             z1 = tf1[rows] @ tg1[block].T
             if pair:
                 z2 = tf2[rows] @ tg2[block].T
@@ -158,23 +200,26 @@ class _NumpyOps:
 
 
 class _TorchOps:
-    """The same on CPU torch tensors sharing the arrays' memory: torch's float64 matmul and exp
-    run ~1.2x and ~3.5x numpy's on 2 cores (the stream is the KL's whole cost)."""
+    """The same on torch tensors: on the CPU sharing the arrays' memory (torch's float64 matmul
+    and exp run ~1.2x and ~3.5x numpy's on 2 cores; the stream is the KL's whole cost), or
+    copied once to `device`."""
 
-    def __init__(self, torch) -> None:  # noqa: ANN001 - the module, imported when present
+    def __init__(self, torch, device: str | None = None) -> None:  # noqa: ANN001 - the module
         self.torch = torch
+        self.device = None if device is None else torch.device(device)
         self.exp, self.log, self.maximum = torch.exp, torch.log, torch.maximum
 
     def wrap(self, a: np.ndarray):  # noqa: ANN201
         with warnings.catch_warnings():  # prepared arrays are read-only; nothing writes them
             warnings.filterwarnings("ignore", "The given NumPy array is not writable")
-            return self.torch.from_numpy(a)
+            t = self.torch.from_numpy(a)
+        return t if self.device is None else t.to(self.device)
 
     def zeros(self, n: int):  # noqa: ANN201
-        return self.torch.zeros(n, dtype=self.torch.float64)
+        return self.torch.zeros(n, dtype=self.torch.float64, device=self.device)
 
     def full(self, n: int, value: float):  # noqa: ANN201
-        return self.torch.full((n,), value, dtype=self.torch.float64)
+        return self.torch.full((n,), value, dtype=self.torch.float64, device=self.device)
 
     @staticmethod
     def row_max(z):  # noqa: ANN001, ANN205
@@ -183,6 +228,12 @@ class _TorchOps:
     @staticmethod
     def row_sum(z):  # noqa: ANN001, ANN205
         return z.sum(dim=1)
+
+
+def _torch():  # noqa: ANN202 - the module
+    import torch
+
+    return torch
 
 
 def _array_ops() -> _NumpyOps | _TorchOps:
@@ -271,15 +322,18 @@ def pivot_sample(num_labels: int, max_pivots: int, seed: int) -> np.ndarray:
 
 
 def low_rank_label_side(a: LogLikFactors, b: LogLikFactors, dist_type: str, max_pivots: int,
-                        seed: int, y_pivot: int | None = None,
-                        y_leave_out: int | None = None) -> LowRankLabelSide:
-    """The pivot and left-out label minimising t1 over the pivot sample (or the given pair),
-    with t1, t3 and the pivot's scales, from the two models' factors."""
+                        seed: int, given: tuple[int, int] | None = None,
+                        device: str | None = None) -> LowRankLabelSide:
+    """The pivot and left-out label minimising t1 over the pivot sample (or the `given` pair),
+    with t1, t3 and the pivot's scales, from the two models' factors; the pivot rows on
+    `device` with torch when given (DevicePivotSearch), the chosen row's terms here."""
+    y_pivot, y_leave_out = given if given is not None else (None, None)
     k = a.labels.shape[0]
     rows_terms = PivotRows(a, b)
     searched, proven = k, True
     if y_pivot is None:
-        search = PivotSearch(rows_terms, k, dist_type)
+        search = (PivotSearch(rows_terms, k, dist_type) if device is None
+                  else DevicePivotSearch(rows_terms, k, dist_type, device))
         if k <= max_pivots:
             search.evaluate(np.arange(k))
         elif dist_type == "max":
@@ -384,6 +438,108 @@ class PivotSearch:
         if not np.isfinite(best):
             return 0
         return int(np.argmax(self.done & (self.lowest <= best + TIE_RTOL * abs(best))))
+
+
+class DevicePivotSearch(PivotSearch):
+    """PivotSearch with the pivot rows computed and reduced on a torch device (a GPU), float64:
+    the formulas of llv.pivot_row_terms and the row minimum of llv._objective_from_terms
+    (NaN rules included), DEVICE_PIVOT_BLOCK rows at a time on CUDA; only per-pivot numbers
+    come back. The same search as PivotSearch: tests/test_measures_low_rank.py holds it equal
+    to the numpy one on the CPU."""
+
+    def __init__(self, rows_terms: PivotRows, k: int, dist_type: str, device: str) -> None:
+        super().__init__(rows_terms, k, dist_type)
+        torch = self.torch = _torch()
+        self.device = torch.device(device)
+        a, b = rows_terms.a, rows_terms.b
+
+        def put(array: np.ndarray):  # noqa: ANN202
+            return torch.as_tensor(np.ascontiguousarray(array, dtype=np.float64),
+                                   device=self.device)
+
+        self.var = (put(a.var), put(b.var))
+        self.x12 = put(rows_terms.x12)
+        self.labels = (put(a.labels), put(b.labels))
+        self.labels_gram = (put(a.labels_gram), put(b.labels_gram))
+        self.block = DEVICE_PIVOT_BLOCK if self.device.type == "cuda" else PIVOT_BLOCK
+
+    def _index(self, idx: np.ndarray):  # noqa: ANN202
+        return self.torch.as_tensor(np.asarray(idx, dtype=np.int64), device=self.device)
+
+    def terms(self, rows: np.ndarray, cols: np.ndarray | None = None) -> tuple:
+        """A and B (rows x K, or rows x len(cols)) on the device: llv.pivot_row_terms."""
+        t = self.torch
+        r = self._index(rows)
+        (d1, d2), x12 = self.var, self.x12
+        (la, lb), (ga, gb) = self.labels, self.labels_gram
+        if cols is not None:
+            c = self._index(cols)
+            e1, e2, ex, la, lb = d1[c], d2[c], x12[c], la[c], lb[c]
+        else:
+            e1, e2, ex = d1, d2, x12
+        s1 = t.sqrt(t.clamp(e1[None, :] + d1[r, None] - 2.0 * (ga[r] @ la.T), min=0.0))
+        s2 = t.sqrt(t.clamp(e2[None, :] + d2[r, None] - 2.0 * (gb[r] @ lb.T), min=0.0))
+        inv1, inv2 = 1.0 / s1, 1.0 / s2
+        a_sq = e1[None, :] * inv1**2 + e2[None, :] * inv2**2 - 2.0 * ex[None, :] * inv1 * inv2
+        b_sq = (d1[r, None] * inv1**2 + d2[r, None] * inv2**2
+                - 2.0 * x12[r, None] * inv1 * inv2)
+        degenerate = (s1 == 0) | (s2 == 0)
+        nan = t.tensor(float("nan"), dtype=t.float64, device=self.device)
+        a_term = t.where(degenerate, nan, t.sqrt(t.clamp(a_sq, min=0.0)))
+        b_term = t.where(degenerate, nan, t.sqrt(t.clamp(b_sq, min=0.0)))
+        return a_term, b_term
+
+    def row_minima(self, a_term, b_term, rows: np.ndarray):  # noqa: ANN001, ANN201
+        """min over left-out labels b of T[a, b] for each pivot row a (NaN as +inf), as
+        _nan_to_inf(_objective_from_terms(...)).min(axis=1): T[a, b] is over labels y other
+        than a and b, NaN when a label it uses is NaN."""
+        t, inf = self.torch, float("inf")
+        at, r = t.arange(len(rows), device=self.device), self._index(rows)
+        if self.dist_type == "max":
+            values = t.maximum(a_term, b_term)
+            values[at, r] = -inf  # y = pivot is never used
+            nan = t.isnan(values)
+            values = values.masked_fill(nan, -inf)
+            count = nan.sum(dim=1)
+            top = values.topk(2, dim=1).values
+            # no NaN: leaving out the largest leaves the second; one NaN label: only leaving
+            # it out gives a number, the largest of the rest; two or more: none
+            low = t.where(count == 0, top[:, 1], t.where(count == 1, top[:, 0], inf))
+        else:
+            values = a_term + b_term
+            values[at, r] = 0.0
+            nan = t.isnan(values)
+            values = values.masked_fill(nan, 0.0)
+            count, total = nan.sum(dim=1), values.sum(dim=1)
+            values[at, r] = -inf  # b = pivot is not a left-out label
+            scale = 2.0 * (self.k - 2)
+            low = t.where(count == 0, (total - values.max(dim=1).values) / scale,
+                          t.where(count == 1, total / scale, inf))
+        return t.where(t.isnan(low), inf, low)
+
+    def evaluate(self, pivots: np.ndarray) -> np.ndarray:
+        worst = None
+        for block in _blocks(len(pivots), self.block):
+            rows = pivots[block]
+            a_term, b_term = self.terms(rows)
+            self.lowest[rows] = to_host(self.row_minima(a_term, b_term, rows), np.float64)
+            self.done[rows] = True
+            top = self.torch.fmax(a_term, b_term).amax(dim=0)
+            worst = top if worst is None else self.torch.maximum(worst, top)
+        return np.zeros(self.k) if worst is None else to_host(worst, np.float64)
+
+    def lower_bounds(self, cols: np.ndarray) -> np.ndarray:
+        bound = np.empty(self.k)
+        c = self._index(cols)
+        for block in _blocks(self.k, BOUND_ROWS):
+            rows = np.arange(block.start, block.stop)
+            a_term, b_term = self.terms(rows, cols)
+            values = self.torch.fmax(a_term, b_term)
+            values = values.masked_fill(self.torch.isnan(values)
+                                        | (self._index(rows)[:, None] == c[None, :]),
+                                        float("-inf"))
+            bound[block] = to_host(values.topk(2, dim=1).values[:, 1], np.float64)
+        return bound
 
 
 def low_rank_m_svd_f(g1: np.ndarray, g2: np.ndarray, f_cross: np.ndarray,

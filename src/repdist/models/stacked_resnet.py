@@ -7,6 +7,11 @@ keeps its own running means and variances, normalises with its own batch statist
 ever meets its own weights, exactly as if it were trained alone (a float64 test holds this to
 1e-9). The output layer is a batched matmul. One network of S groups fills a GPU that one
 ResNet-18 at batch 32 leaves mostly idle.
+
+`stack="streams"` (config cifar10.stack) computes each grouped convolution as S dense ones,
+one per seed, each on its own CUDA stream (in turn on a CPU): the same parameters, state dict
+and arithmetic per seed (float64: equal to the grouped stack, tests/test_gpu_check.py), for
+`make gpu-check` to time against cuDNN's grouped kernels.
 """
 
 from __future__ import annotations
@@ -16,8 +21,60 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
+from torch.nn import functional
 
 from .resnet import ResNet18
+
+STACK_MODES = ("grouped", "streams")
+# torch.compile's modes for the stack's body (config cifar10.compile; "none": eager)
+COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune-no-cudagraphs")
+_STREAMS: dict[tuple[torch.device, int], torch.cuda.Stream] = {}
+
+
+def _side_stream(device: torch.device, index: int) -> torch.cuda.Stream:
+    """The index-th side stream of a CUDA device, made once per process."""
+    key = (device, index)
+    if key not in _STREAMS:
+        _STREAMS[key] = torch.cuda.Stream(device=device)
+    return _STREAMS[key]
+
+
+class StreamedConv2d(nn.Conv2d):
+    """A grouped convolution (one group per seed) computed as one dense convolution per group:
+    on CUDA each on a side stream of its own, joined before the output is used; on other
+    devices, or while a CUDA graph is being captured, one after another. Same weight tensor
+    and state dict as the grouped nn.Conv2d it replaces."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        inputs, weights = x.chunk(self.groups, dim=1), self.weight.chunk(self.groups, dim=0)
+
+        def conv(xi: torch.Tensor, wi: torch.Tensor) -> torch.Tensor:
+            return functional.conv2d(xi, wi, None, self.stride, self.padding, self.dilation)
+
+        if not x.is_cuda or torch.cuda.is_current_stream_capturing():
+            return torch.cat([conv(xi, wi) for xi, wi in zip(inputs, weights, strict=True)], 1)
+        main = torch.cuda.current_stream(x.device)
+        outs = []
+        for i, (xi, wi) in enumerate(zip(inputs, weights, strict=True)):
+            side = _side_stream(x.device, i)
+            side.wait_stream(main)
+            x.record_stream(side)  # read there (and by its backward): not reused before
+            with torch.cuda.stream(side):
+                outs.append(conv(xi, wi))
+        for i, out in enumerate(outs):
+            main.wait_stream(_side_stream(x.device, i))
+            out.record_stream(main)  # made on a side stream, read on this one
+        return torch.cat(outs, 1)
+
+
+def streamed(conv: nn.Conv2d) -> nn.Conv2d:
+    """`conv` as a StreamedConv2d sharing its weight (a plain convolution stays as it is)."""
+    if conv.groups == 1:
+        return conv
+    out = StreamedConv2d(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride,
+                         conv.padding, conv.dilation, conv.groups, bias=False, device="meta")
+    out.weight = conv.weight
+    return out
 
 
 def _stacked_conv(convs: Sequence[nn.Conv2d], shared_input: bool) -> nn.Conv2d:
@@ -60,8 +117,10 @@ def _stacked(modules: Sequence[nn.Module]) -> nn.Module:
 class StackedResNet18(nn.Module):
     """ResNet-18s of the same width and output dimension, one per seed, as one network."""
 
-    def __init__(self, nets: Sequence[ResNet18]) -> None:
+    def __init__(self, nets: Sequence[ResNet18], stack: str = "grouped") -> None:
         super().__init__()
+        if stack not in STACK_MODES:
+            raise ValueError(f"stack must be one of {STACK_MODES}, got {stack!r}")
         body = copy.copy(nets[0])
         body._modules = dict(nets[0]._modules)
         body.conv1 = _stacked_conv([n.conv1 for n in nets], shared_input=True)
@@ -73,10 +132,34 @@ class StackedResNet18(nn.Module):
         self.linear_bias = nn.Parameter(torch.stack([n.linear.bias.detach()[:, None]
                                                      for n in nets]))
         self.autocast_dtype: torch.dtype | None = None  # e.g. torch.bfloat16 on CUDA
+        self.stack = "grouped"
+        if stack == "streams":
+            self.stream_convolutions()
+
+    def stream_convolutions(self) -> None:
+        """Every grouped convolution as dense ones on CUDA streams (StreamedConv2d): the same
+        parameters in the same order (build the optimiser after this)."""
+        convs = [(module, name, child) for module in self.body.modules()
+                 for name, child in module.named_children()
+                 if isinstance(child, nn.Conv2d) and not isinstance(child, StreamedConv2d)]
+        for module, name, child in convs:
+            setattr(module, name, streamed(child))
+        self.stack = "streams"
 
     @property
     def num_models(self) -> int:
         return self.linear_weight.shape[0]
+
+    def compile_body(self, mode: str, backend: str | None = None) -> None:
+        """torch.compile the body (the ResNet trunk, forward and backward) in place in `mode`
+        (COMPILE_MODES; "none" leaves it eager): parameters and state dict keys unchanged.
+        `backend` None is inductor; "eager" only traces (what a CPU test can afford)."""
+        if mode not in COMPILE_MODES:
+            raise ValueError(f"compile must be one of {COMPILE_MODES}, got {mode!r}")
+        if mode == "none":
+            return
+        options = {} if mode == "default" else {"mode": mode}
+        self.body.compile(**options, **({"backend": backend} if backend else {}))
 
     def forward_t(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, 3, 32, 32), shared by all seeds. Returns (S, M, B) float32."""

@@ -1,0 +1,521 @@
+"""The speed matrix of `make gpu-check` (benchmarks/gpu_check.py runs it in worker processes):
+each candidate way of training the paper's jobs on a GPU, its numerical checks against the
+family's reference path, and its steps/s over a timed window.
+
+Families, each one training job as the pipeline runs it on a GPU:
+- synthetic: K = 18, width 128, the four length-fixing variants x 20 seeds (80 MLPs) stacked;
+  the grid's 20 jobs take about the same time a step at every width on a GPU (launch-bound, the
+  baseline), so the paper's grid (1,360 models x 15,072 steps) is extrapolated as 20 such jobs;
+- cifar: the 10 seeds of an M stacked (grouped convolutions, channels_last, TF32 convolutions),
+  batch 32; the paper's 30 models x 20,319 steps extrapolated from the model-steps/s.
+Steps are timed after `skip` warm-up steps (cuDNN's choices, compilation, graph capture), the
+clean protocol, no test passes (as `make bench-gpu`'s baseline: the paper protocol adds a
+train-mode test pass every 2,000 steps).
+
+Checks, from the same initialisation on the same batches: `rounding` compares the candidate's
+parameters after `check_steps` steps in the production precision with the reference's, against
+the rounding baseline (the reference run again with every batch's rows reversed: the same sums in
+another order), passing within ROUNDING_FACTOR times it; `float64` (a candidate whose arithmetic
+is the reference's) the same in float64 at a small size, within FLOAT64_TOL.
+
+`--child` runs one of several concurrent processes of a job (the slots-per-GPU candidates).
+Everything runs under the host-copy guard (repdist.io.host), so the toy run on a CPU fails
+where a GPU run would on a tensor reaching numpy other than through to_host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(HERE))
+
+from gpu_record import Candidate, Check  # noqa: E402
+from paper_config import train_config  # noqa: E402
+
+from repdist.data.cifar10 import normalise  # noqa: E402
+from repdist.data.radial import label_codes, make_radial  # noqa: E402
+from repdist.experiments.cifar import CifarModelConfig, cifar_stack, resolve_bn_momentum  # noqa: E402
+from repdist.models.mlp import build_synthetic_model  # noqa: E402
+from repdist.models.stacked import StackedModelClass  # noqa: E402
+from repdist.io.host import host_copies_guarded  # noqa: E402
+from repdist.training.devices import set_cuda_float32  # noqa: E402
+from repdist.training.loop import RunOptions, TrainData, train  # noqa: E402
+
+PAPER = {"cifar_models": 30, "cifar_steps": 20_319, "grid_jobs": 20, "grid_models": 1_360,
+         "grid_steps": 15_072}
+TOY_PROCESSES = 2  # the toy run's concurrent processes at most (a CPU of few cores)
+TOY_SLACK = 3.0  # the toy run's slices are this many times a GPU's (a shared CPU is slow)
+ROUNDING_FACTOR = 3.0  # a candidate within 3x the rounding baseline is "no farther"
+FLOAT64_TOL = 1e-10  # relative, after the float64 check's steps
+VARIANTS = ((0, 0), (0, 20), (20, 0), (20, 20))  # (fix_g, fix_f) of the grid
+
+
+@dataclass(frozen=True)
+class Size:
+    """One family's job, its checks and warm-up, at GPU or toy scale."""
+
+    synthetic: dict[str, Any]
+    cifar: dict[str, Any]
+    skip: int  # warm-up steps before the timed window
+
+
+GPU_SIZE = Size(
+    synthetic={"K": 18, "width": 128, "variants": VARIANTS, "seeds": 20, "n_train": 20_000,
+               "n_test": 2_000, "check_steps": 100, "check64": {"steps": 30}},
+    cifar={"seeds": 10, "base_width": 64, "batch_size": 32, "n_train": 50_000, "n_test": 64,
+           "check_steps": 30, "check64": {"seeds": 2, "base_width": 16, "steps": 8}},
+    skip=30)
+TOY_SIZE = Size(
+    synthetic={"K": 4, "width": 8, "variants": VARIANTS[::3], "seeds": 2, "n_train": 2_000,
+               "n_test": 200, "check_steps": 20, "check64": {"steps": 10}},
+    cifar={"seeds": 2, "base_width": 2, "batch_size": 8, "n_train": 128, "n_test": 16,
+           "check_steps": 3, "check64": {"seeds": 2, "base_width": 2, "steps": 2}},
+    skip=2)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A candidate: how it differs from its family's reference (`options`), what config key
+    selects it, whether its arithmetic is the reference's (then a float64 check too)."""
+
+    name: str
+    family: str
+    key: str
+    options: dict[str, Any] = field(default_factory=dict)
+    processes: int = 1
+    exact: bool = False
+    extra_s: float = 25.0  # its time slice beyond the timed window (checks, start, warm-up)
+
+    @property
+    def reference(self) -> str:
+        return "" if self.is_reference else REFERENCES[self.family]
+
+    @property
+    def is_reference(self) -> bool:
+        return self.name == REFERENCES[self.family]
+
+    @property
+    def needs_graph(self) -> bool:
+        return bool(self.options.get("cuda_graph"))
+
+
+REFERENCES = {"synthetic": "synthetic.eager", "cifar": "cifar.stacked"}  # today's paths
+GRAPH = {"cuda_graph": True}
+# In the order they run: what decides the most first; compile (minutes of compiling) last.
+SPECS = [
+    Spec("synthetic.eager", "synthetic", ""),
+    Spec("synthetic.cuda_graph", "synthetic", "synthetic.cuda_graph: true", GRAPH, exact=True),
+    Spec("synthetic.slots4", "synthetic", "gpu_slots_per_gpu: 4", processes=4, extra_s=35),
+    Spec("cifar.stacked", "cifar", "", extra_s=35),
+    Spec("cifar.cuda_graph", "cifar", "cifar10.cuda_graph: true", GRAPH, exact=True),
+    Spec("cifar.bf16", "cifar", "cifar10.bf16: true", {"bf16": True}),
+    Spec("cifar.jobs3", "cifar", "gpu_slots_per_gpu: 3 (the three M at once)", processes=3,
+         extra_s=35),
+    Spec("cifar.stack30", "cifar", "none yet (one stack of the three M's 30 models)",
+         {"stack_factor": 3}, exact=True),
+    Spec("cifar.streams", "cifar", "cifar10.stack: streams", {"stack": "streams"}, exact=True),
+    Spec("cifar.no_channels_last", "cifar", "cifar10.channels_last: false",
+         {"channels_last": False}, exact=True),
+    Spec("synthetic.slots2", "synthetic", "gpu_slots_per_gpu: 2", processes=2, extra_s=30),
+    Spec("cifar.compile.default", "cifar", "cifar10.compile: default", {"compile": "default"},
+         extra_s=100),
+    Spec("cifar.compile.reduce-overhead", "cifar", "cifar10.compile: reduce-overhead",
+         {"compile": "reduce-overhead"}, extra_s=100),
+    Spec("synthetic.cuda_graph.slots4", "synthetic",
+         "synthetic.cuda_graph: true, gpu_slots_per_gpu: 4", GRAPH, processes=4, extra_s=35),
+    Spec("cifar.compile.max-autotune-no-cudagraphs", "cifar",
+         "cifar10.compile: max-autotune-no-cudagraphs",
+         {"compile": "max-autotune-no-cudagraphs"}, extra_s=150),
+]
+BY_NAME = {s.name: s for s in SPECS}
+
+
+def graph_option() -> bool:
+    """Whether RunOptions has `cuda_graph` (the captured step, helper gpugraph's branch)."""
+    return "cuda_graph" in {f.name for f in dataclasses.fields(RunOptions)}
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+# ----- the jobs ---------------------------------------------------------------------------------
+
+@lru_cache(maxsize=4)
+def synthetic_data(k: int, n_train: int, n_test: int) -> TrainData:
+    train_d, test_d = make_radial(n_train, k, 0), make_radial(n_test, k, 1)
+    return TrainData(train_d.x, train_d.labels, test_d.x, test_d.labels,
+                     label_codes(np.arange(k), k))
+
+
+@lru_cache(maxsize=2)
+def cifar_data(n_train: int, n_test: int) -> TrainData:
+    """Random images in CIFAR-10's format (the stand-in's kind: a step costs what it costs on
+    the real images), normalised as the pipeline does."""
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (n_train + n_test, 3, 32, 32), dtype=np.uint8)
+    labels = rng.integers(0, 10, n_train + n_test)
+    x = normalise(images)
+    return TrainData(x[:n_train], labels[:n_train], x[n_train:], labels[n_train:],
+                     label_codes(np.arange(10), 10))
+
+
+@dataclass
+class Job:
+    """A family's training job, built for one run: model, data, settings."""
+
+    model: torch.nn.Module
+    data: TrainData
+    options: RunOptions
+    batch_size: int
+    models: int  # models in the stack
+    compare: int  # the first this many models are compared with the reference's
+
+    def config(self, steps: int, family: str):
+        section = "synthetic" if family == "synthetic" else "cifar10"
+        return train_config(section, steps=steps, batch_size=self.batch_size, eval_every=10**9,
+                            checkpoint_every=0, protocol="clean")
+
+
+def build_job(family: str, options: dict[str, Any], size: Size, device: torch.device,
+              dtype: torch.dtype = torch.float32, rep_dim: int = 2, small: bool = False) -> Job:
+    """The family's job with a candidate's `options`, in `dtype` (`small`: the float64 check's
+    size). On a CPU (the toy run) bf16 autocast and a traced-only compile stand in for CUDA's."""
+    on_cuda = device.type == "cuda"
+    graph = {"cuda_graph": True} if options.get("cuda_graph") else {}
+    if family == "synthetic":
+        s = size.synthetic
+        models = [build_synthetic_model(seed, s["K"], s["width"], 2, g, f)
+                  for g, f in s["variants"] for seed in range(s["seeds"])]
+        stack = StackedModelClass(models).to(dtype)
+        run = RunOptions(device=device, **graph)
+        cfg_batch = train_config("synthetic").batch_size
+        return Job(stack, synthetic_data(s["K"], s["n_train"], s["n_test"]), run, cfg_batch,
+                   len(models), len(models))
+    c = size.cifar
+    base, seeds = c["base_width"], c["seeds"]
+    if small:
+        base, seeds = c["check64"]["base_width"], c["check64"]["seeds"]
+    factor = int(options.get("stack_factor", 1))
+    compile_mode = options.get("compile", "none") if dtype == torch.float32 else "none"
+    cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(range(seeds * factor)), base_width=base,
+                           g_width=128, bn_momentum="protocol", device=device.type,
+                           bf16=bool(options.get("bf16")), tf32="convolutions",
+                           channels_last=bool(options.get("channels_last", True)),
+                           eval_batch_size=64, stack=options.get("stack", "grouped"),
+                           compile=compile_mode)
+    if on_cuda:
+        set_cuda_float32(cfg.tf32)
+    stack = cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, "paper"), on_cuda)
+    if not on_cuda and cfg.bf16:
+        stack.f_net.autocast_dtype = torch.bfloat16
+    if not on_cuda and compile_mode != "none":
+        stack.f_net.compile_body(compile_mode, backend="eager")
+    stack = stack.to(dtype)
+    run = RunOptions(device=device, eval_batch_size=64,
+                     channels_last=cfg.channels_last and on_cuda, **graph)
+    return Job(stack, cifar_data(c["n_train"], c["n_test"]), run, c["batch_size"],
+               seeds * factor, seeds)
+
+
+class ReversedBatch(torch.nn.Module):
+    """The same model with each batch's rows in reverse order: the loss, BatchNorm's batch
+    statistics and every gradient are the same sums in another order (the rounding baseline)."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def nll(self, x, codes, labels):  # noqa: ANN001, ANN201
+        return self.inner.nll(x.flip(0), codes, labels.flip(0))
+
+    def log_probs(self, x, codes):  # noqa: ANN001, ANN201
+        return self.inner.log_probs(x, codes)
+
+
+def model_states(model: torch.nn.Module, count: int) -> list[torch.Tensor]:
+    """The first `count` models' parameters and buffers, each one float64 vector on the CPU."""
+    out = []
+    for i in range(count):
+        state = model.state_dict_of(i)
+        out.append(torch.cat([v.detach().double().flatten().cpu()
+                              for v in state.values() if v.is_floating_point()]))
+    return out
+
+
+def distance(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
+    """The largest relative distance between corresponding models (NaN counts as infinite)."""
+    worst = 0.0
+    for x, y in zip(a, b, strict=True):
+        d = float((x - y).norm() / max(float(y.norm()), 1e-300))
+        worst = max(worst, d if d == d else float("inf"))
+    return worst
+
+
+def check_run(family: str, options: dict[str, Any], size: Size, device: torch.device,
+              dtype: torch.dtype, reversed_batch: bool = False) -> list[torch.Tensor]:
+    """Train the check's steps from the initialisation; the compared models' states."""
+    small = dtype == torch.float64
+    job = build_job(family, options, size, device, dtype, small=small)
+    steps = (size.synthetic if family == "synthetic" else size.cifar)
+    steps = steps["check64"]["steps"] if small else steps["check_steps"]
+    model = ReversedBatch(job.model) if reversed_batch else job.model
+    train(model, job.data, job.config(steps, family), job.options)
+    sync(device)
+    return model_states(job.model, job.compare)
+
+
+class _Stop(Exception):
+    pass
+
+
+def timed_rate(job: Job, family: str, device: torch.device, seconds: float, skip: int,
+               barrier: Callable[[], None] | None = None) -> tuple[int, float]:
+    """Steps and seconds of a window of `seconds` after `skip` warm-up steps (synchronised at
+    both ends; `barrier` is called at the window's start, e.g. to wait for other processes)."""
+    marks: dict[str, float] = {}
+
+    def on_step(done: int) -> None:
+        if done == skip:
+            sync(device)
+            if barrier is not None:
+                barrier()
+            marks["t0"], marks["d0"] = time.perf_counter(), done
+        elif "t0" in marks and time.perf_counter() - marks["t0"] >= seconds:
+            sync(device)
+            marks["t1"], marks["d1"] = time.perf_counter(), done
+            raise _Stop
+
+    total = PAPER["grid_steps"] if family == "synthetic" else PAPER["cifar_steps"]
+    try:
+        train(job.model, job.data, job.config(total, family), replace(job.options,
+                                                                      on_step=on_step))
+    except _Stop:
+        pass
+    if "t1" not in marks:
+        raise RuntimeError(f"the job ended ({total} steps) before the timed window did")
+    return int(marks["d1"] - marks["d0"]), marks["t1"] - marks["t0"]
+
+
+def paper_minutes(family: str, model_steps_per_s: float, job_steps_per_s: float) -> float:
+    if family == "cifar":
+        return PAPER["cifar_models"] * PAPER["cifar_steps"] / model_steps_per_s / 60
+    return PAPER["grid_jobs"] * PAPER["grid_steps"] / job_steps_per_s / 60
+
+
+PAPER_NOTE = {
+    "cifar": "30 models x 20,319 steps at these model-steps/s",
+    "synthetic": "the grid's 20 jobs x 15,072 steps at this job's steps/s (a step costs about "
+                 "the same at every width on a GPU)",
+}
+
+
+# ----- a candidate, in the worker -----------------------------------------------------------
+
+class References:
+    """The reference runs' states, computed once per family and precision, kept on disk so that
+    a worker started again after a candidate overran finds them."""
+
+    def __init__(self, folder: Path, size: Size, device: torch.device) -> None:
+        self.folder, self.size, self.device = folder, size, device
+
+    def get(self, family: str, dtype: torch.dtype, reversed_batch: bool = False
+            ) -> list[torch.Tensor]:
+        name = f"{family}-{str(dtype).split('.')[-1]}{'-reversed' if reversed_batch else ''}.pt"
+        path = self.folder / name
+        if path.exists():
+            return torch.load(path)
+        states = check_run(family, {}, self.size, self.device, dtype, reversed_batch)
+        torch.save(states, path)
+        return states
+
+    def baseline(self, family: str) -> float:
+        return distance(self.get(family, torch.float32, True), self.get(family, torch.float32))
+
+
+def run_spec(spec: Spec, size: Size, device: torch.device, refs: References, seconds: float,
+             toy: bool) -> Candidate:
+    """Check and time one candidate; its record row."""
+    start = time.perf_counter()
+    row = Candidate(name=spec.name, family=spec.family, key=spec.key, reference=spec.reference,
+                    status="ok", seconds=0.0, processes=spec.processes, models_per_job=0,
+                    steps_timed=None, seconds_timed=None, steps_per_s=None,
+                    model_steps_per_s=None, paper_minutes=None,
+                    paper_note=PAPER_NOTE[spec.family])
+    if spec.needs_graph and not graph_option():
+        row.status = "unavailable"
+        row.note = "RunOptions has no cuda_graph here (helper gpugraph's captured step)"
+        return row
+    notes = []
+    if toy and spec.options.get("compile", "none") != "none":
+        notes.append("toy: traced with backend eager, not compiled")
+    if toy and spec.options.get("bf16"):
+        notes.append("toy: bf16 autocast on the CPU")
+    row.checks = checks_of(spec, size, device, refs)
+    if spec.processes == 1:
+        job = build_job(spec.family, spec.options, size, device)
+        steps, wall = timed_rate(job, spec.family, device, seconds, size.skip)
+        models = job.models
+        rate = steps / wall
+        aggregate_jobs = rate
+        del job
+    else:
+        steps, wall, rate, aggregate_jobs, models = concurrent(spec, size, device, seconds, toy)
+        if toy and spec.processes > TOY_PROCESSES:
+            notes.append(f"toy: {TOY_PROCESSES} processes, not {spec.processes}")
+    row.models_per_job, row.steps_timed, row.seconds_timed = models, steps, wall
+    row.steps_per_s = rate
+    row.model_steps_per_s = aggregate_jobs * models
+    row.paper_minutes = paper_minutes(spec.family, row.model_steps_per_s, aggregate_jobs)
+    row.note = "; ".join(notes)
+    row.seconds = time.perf_counter() - start
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    return row
+
+
+def checks_of(spec: Spec, size: Size, device: torch.device, refs: References) -> list[Check]:
+    steps32 = (size.synthetic if spec.family == "synthetic" else size.cifar)["check_steps"]
+    steps64 = (size.synthetic if spec.family == "synthetic" else size.cifar)["check64"]["steps"]
+    baseline = refs.baseline(spec.family)
+    if spec.is_reference:
+        refs.get(spec.family, torch.float64)
+        return [Check("baseline", steps32, None, baseline, None, None,
+                      "this reference against itself with each batch reversed")]
+    if spec.processes > 1:
+        return [Check("none", 0, None, None, None, None,
+                      "each process runs the reference's own job")]
+    out = []
+    cand = check_run(spec.family, spec.options, size, device, torch.float32)
+    d = distance(cand, refs.get(spec.family, torch.float32))
+    tol = ROUNDING_FACTOR * baseline
+    out.append(Check("rounding", steps32, d, baseline, tol, d <= tol))
+    if spec.exact:
+        cand = check_run(spec.family, spec.options, size, device, torch.float64)
+        d = distance(cand, refs.get(spec.family, torch.float64))
+        out.append(Check("float64", steps64, d, None, FLOAT64_TOL, d <= FLOAT64_TOL))
+    return out
+
+
+def concurrent(spec: Spec, size: Size, device: torch.device, seconds: float, toy: bool
+               ) -> tuple[int, float, float, float, int]:
+    """`spec.processes` processes of the job at once (for CIFAR, the three M = 2, 3, 5), each
+    timed over the same window; (steps, seconds, mean steps/s a process, job-steps/s of all
+    together, models a job)."""
+    folder = Path(os.environ.get("REPDIST_GPU_CHECK_STATE", "/tmp"))
+    gate = folder / f"gate-{spec.name}-{os.getpid()}"
+    gate.mkdir(parents=True, exist_ok=True)
+    procs, count = [], min(spec.processes, TOY_PROCESSES) if toy else spec.processes
+    for i in range(count):
+        rep_dim = (2, 3, 5)[i % 3] if spec.family == "cifar" else 2
+        args = {"spec": spec.name, "index": i, "count": count, "gate": str(gate),
+                "rep_dim": rep_dim, "seconds": seconds, "toy": toy, "device": str(device)}
+        procs.append(subprocess.Popen([sys.executable, __file__, "--child", json.dumps(args)],
+                                      stdout=subprocess.PIPE, text=True))
+    results = []
+    for p in procs:
+        out, _ = p.communicate()
+        if p.returncode != 0:
+            raise RuntimeError(f"a concurrent process of {spec.name} failed (exit "
+                               f"{p.returncode})")
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    rates = [r["steps"] / r["seconds"] for r in results]
+    return (sum(r["steps"] for r in results), max(r["seconds"] for r in results),
+            float(np.mean(rates)), float(sum(rates)), results[0]["models"])
+
+
+def child(args: dict[str, Any]) -> None:
+    """One of several concurrent processes: build, warm up, wait for the others, time."""
+    spec = BY_NAME[args["spec"]]
+    size = TOY_SIZE if args["toy"] else GPU_SIZE
+    device = torch.device(args["device"])
+    job = build_job(spec.family, spec.options, size, device, rep_dim=args["rep_dim"])
+    gate = Path(args["gate"])
+
+    def barrier() -> None:
+        (gate / f"ready-{args['index']}").touch()
+        deadline = time.time() + 300
+        while len(list(gate.glob("ready-*"))) < args["count"]:
+            if time.time() > deadline:
+                raise RuntimeError("the other processes never became ready")
+            time.sleep(0.01)
+
+    steps, wall = timed_rate(job, spec.family, device, args["seconds"], size.skip, barrier)
+    print(json.dumps({"steps": steps, "seconds": wall, "models": job.models}), flush=True)
+
+
+def worker(names: list[str], results: Path, state: Path, seconds: float, toy: bool,
+           device: torch.device) -> None:
+    """Run candidates in turn, appending to `results` (JSON lines) a start event before each
+    and its row after it, so the caller can cut one short and go on with the rest."""
+    os.environ["REPDIST_GPU_CHECK_STATE"] = str(state)
+    size = TOY_SIZE if toy else GPU_SIZE
+    refs = References(state, size, device)
+
+    def emit(event: dict[str, Any]) -> None:
+        with results.open("a") as handle:
+            handle.write(json.dumps(event) + "\n")
+
+    for name in names:
+        emit({"event": "start", "name": name, "time": time.time()})
+        try:
+            row = run_spec(BY_NAME[name], size, device, refs, seconds, toy)
+        except Exception as err:  # noqa: BLE001 - the row says what went wrong, the rest go on
+            import traceback
+
+            traceback.print_exc()
+            spec = BY_NAME[name]
+            row = Candidate(name=name, family=spec.family, key=spec.key,
+                            reference=spec.reference, status="failed", seconds=0.0,
+                            processes=spec.processes, models_per_job=0, steps_timed=None,
+                            seconds_timed=None, steps_per_s=None, model_steps_per_s=None,
+                            paper_minutes=None, paper_note=PAPER_NOTE[spec.family],
+                            note=f"{type(err).__name__}: {str(err)[:400]}")
+        print(f"gpu-check: {name}: {row.status}, {row.steps_per_s or 0:.1f} steps/s",
+              flush=True)
+        emit({"event": "done", "candidate": dataclasses.asdict(row)})
+        if row.status == "failed" and device.type == "cuda":
+            sys.exit(3)  # a CUDA error can leave the context unusable: the rest in a new process
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", help="internal: one concurrent process (JSON arguments)")
+    parser.add_argument("--names", help="comma-separated candidates to run in turn")
+    parser.add_argument("--results", type=Path)
+    parser.add_argument("--state", type=Path)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--toy", action="store_true")
+    parser.add_argument("--device", default="cuda")
+    args = parser.parse_args()
+    from repdist.pipeline.subnormals import flush_subnormals
+
+    flush_subnormals()
+    with host_copies_guarded(str(ROOT)):  # on a CPU too, values leave a device by to_host only
+        if args.child:
+            child(json.loads(args.child))
+            return
+        worker(args.names.split(","), args.results, args.state, args.seconds, args.toy,
+               torch.device(args.device))
+
+
+if __name__ == "__main__":
+    main()

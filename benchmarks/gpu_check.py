@@ -1,0 +1,463 @@
+"""`make gpu-check OUT=DIR`: the GPU decided in one run (issue 41). In this order, each part in a
+time slice of the budget (default 9 minutes; time a part leaves goes to the next) and cut short
+cleanly when it overruns (its processes ended, what finished kept, the rest recorded as such):
+
+a. tests: the GPU tests (tests/test_gpu.py, `pytest -m gpu`) in their check mode
+   (REPDIST_GPU_CHECK=1: the quick DAG narrowed to one synthetic and one CIFAR training job
+   and their pairs, the authors' comparison at K = 4); each outcome as it comes;
+b. speed: every candidate of benchmarks/gpu_candidates.py (synthetic: the eager step, the CUDA
+   graph, 2 and 4 jobs at once; CIFAR: stacked as today, its CUDA graph, bf16, the three M at
+   once, one stack of 30, dense convolutions on streams, no channels_last, torch.compile's
+   modes), each checked against its reference and timed (--seconds), with the paper's minutes;
+c. measures: compare at GPT-2's shapes on the GPU with the exact pivot search against the CPU
+   path's default estimate (benchmarks/gpu_measures.py);
+d. the short table, printed last, and the record <gpu>-<date>.json + .md (benchmarks/gpu_record.py)
+   in DIR, rewritten atomically after every result, so a run cut short leaves what finished;
+   on a GPU also copied into benchmarks/records/ of the checkout, to be committed.
+
+DIR also gets tests-junit.xml and gpu-check.log (every process's output): four files, within
+what the device tool brings back. Without a CUDA GPU it refuses; REPDIST_GPU_TESTS_DEVICE=cpu
+(or --toy) runs the whole check at toy size on the CPU and writes a record of the same format
+(tests/test_gpu_check.py keeps it working). docs/gpu.md says how to read a record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import gpu_record as rec  # noqa: E402
+from gpu_candidates import BY_NAME, PAPER_NOTE, SPECS, TOY_SLACK, Spec  # noqa: E402
+
+RECORDS = HERE / "records"
+SHARES = {"tests": 0.30, "speed": 0.55, "measures": 0.15}  # of the budget less RESERVE_S
+RESERVE_S = 15.0  # the probe, the last record and the table
+GPU_TESTS = [  # in the order they run: the short ones first, the quick DAG bounded after them
+    "tests/test_gpu.py::test_a_stack_trains_each_seed_as_alone_in_float64",
+    "tests/test_gpu.py::test_repdist_extract_on_the_gpu_gives_the_cpus_representations",
+    "tests/test_gpu.py::test_our_cifar_step_is_the_originals",
+    "tests/test_gpu.py::test_the_quick_dag_trains_on_the_gpu",
+    "tests/test_gpu.py::test_synthetic_seeds_trained_on_the_gpu_land_on_the_authors",
+]
+PROBE = r"""
+import json, os, platform, torch
+cuda = torch.cuda.is_available()
+print(json.dumps({
+    "torch": torch.__version__, "cuda": torch.version.cuda or "",
+    "cudnn": str(torch.backends.cudnn.version() or "") if cuda else "",
+    "available": cuda, "gpu": torch.cuda.get_device_name(0) if cuda else "",
+    "graph_option": "cuda_graph" in __import__("repdist.training.loop", fromlist=["x"])
+        .RunOptions.__dataclass_fields__}))
+"""
+
+
+def log(message: str) -> None:
+    print(f"gpu-check: {message}", flush=True)
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
+
+
+def git(*args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return f"{line.split(':', 1)[1].strip()} x {os.cpu_count()}"
+    except OSError:
+        pass
+    return f"{platform.processor() or platform.machine()} x {os.cpu_count()}"
+
+
+def python_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This environment with src/ and benchmarks/ importable (as in the checkout)."""
+    path = os.pathsep.join([str(ROOT / "src"), str(HERE), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path.rstrip(os.pathsep), "PYTHONUNBUFFERED": "1",
+            **(extra or {})}
+
+
+def end_tree(proc: subprocess.Popen) -> None:
+    """End a process and everything it started (GPU jobs included), gently then not."""
+    try:
+        import psutil
+
+        try:
+            family = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(True)]
+        except psutil.NoSuchProcess:
+            family = []
+        for p in family:
+            try:
+                p.terminate()
+            except psutil.NoSuchProcess:
+                pass
+        _, alive = psutil.wait_procs(family, timeout=5)
+        for p in alive:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+    except ImportError:  # its own process group, started so by `spawn`
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            time.sleep(3)
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+
+
+class GpuCheck:
+    """One run of the check: its record, rewritten as results come, and its clock."""
+
+    def __init__(self, args: argparse.Namespace, probe: dict[str, Any]) -> None:
+        self.args, self.out = args, args.out
+        self.start = time.monotonic()
+        self.deadline = self.start + args.budget
+        now = dt.datetime.now(dt.timezone.utc)
+        self.log_path = self.out / "gpu-check.log"
+        self.record = rec.Record(
+            schema=rec.SCHEMA, status="partial", toy=args.toy,
+            device="cpu" if args.toy else "cuda", gpu=probe["gpu"],
+            gpu_slug="cpu-toy" if args.toy else slug(probe["gpu"]), torch=probe["torch"],
+            cuda=probe["cuda"], cudnn=probe["cudnn"], python=platform.python_version(),
+            commit=git("rev-parse", "--short=12", "HEAD") or "unknown",
+            dirty=bool(git("status", "--porcelain", "--untracked-files=no")),
+            date=now.strftime("%Y-%m-%d"), started=now.strftime("%H:%M:%SZ"),
+            host=platform.node(), cpu=cpu_name(), budget_s=args.budget, wall_s=0.0,
+            timing_s=args.seconds, parts={}, tests=[], candidates=[], measures=[],
+            graph_option=bool(probe["graph_option"]))
+        self.carry = 0.0  # seconds earlier parts left unused
+        self.work = Path(tempfile.mkdtemp(prefix="gpu-check-"))  # events, reference states
+
+    def save(self) -> None:
+        self.record.wall_s = time.monotonic() - self.start
+        rec.write(self.record, self.out)
+
+    def spawn(self, cmd: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+        handle = self.log_path.open("a")
+        handle.write(f"\n$ {' '.join(cmd)}\n")
+        handle.flush()
+        return subprocess.Popen(cmd, cwd=ROOT, env=python_env(env), stdout=handle,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+    def slice_for(self, part: str) -> float:
+        """The part's share of the budget plus what earlier parts left, never eating into the
+        later parts' shares."""
+        usable = self.args.budget - RESERVE_S
+        asked = sum(SHARES[p] for p in self.args.parts)
+        later = sum(SHARES[p] for p in list(SHARES)[list(SHARES).index(part) + 1:]
+                    if p in self.args.parts) / asked * usable
+        left = self.deadline - RESERVE_S - time.monotonic() - later
+        return max(0.0, min(SHARES[part] / asked * usable + self.carry, left))
+
+    def run_part(self, part: str, body: Callable[[float], tuple[str, str]]) -> None:
+        if part not in self.args.parts:
+            self.record.parts[part] = rec.Part("not run", 0.0, 0.0, "not asked for (--parts)")
+            return
+        slice_s = self.slice_for(part)
+        log(f"part {part}: {slice_s:.0f} s")
+        begun = time.monotonic()
+        self.record.parts[part] = rec.Part("ok", slice_s, 0.0, "running")
+        self.save()
+        try:
+            status, note = body(begun + slice_s)
+        except Exception as err:  # noqa: BLE001 - the record says so, the next part runs
+            status, note = "failed", f"{type(err).__name__}: {err}"
+        used = time.monotonic() - begun
+        self.carry = max(0.0, slice_s - used)
+        self.record.parts[part] = rec.Part(status, slice_s, used, note)
+        self.save()
+        log(f"part {part}: {status} in {used:.0f} s{f' ({note})' if note else ''}")
+
+    # ----- a. tests -------------------------------------------------------------------------
+
+    def tests(self, end: float) -> tuple[str, str]:
+        events = self.work / "tests.jsonl"
+        targets = GPU_TESTS if not self.args.tests_k else ["tests/test_gpu.py", "-k",
+                                                            self.args.tests_k]
+        env = {"REPDIST_GPU_CHECK": "1", "REPDIST_GPU_CHECK_TESTS": str(events),
+               "REPDIST_GPU_TEST_TIMEOUT": str(int(max(30, end - time.monotonic())))}
+        if self.args.toy:
+            env["REPDIST_GPU_TESTS_DEVICE"] = "cpu"
+        cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "gpu_check_pytest",
+               "-p", "no:cacheprovider", f"--junitxml={self.out / 'tests-junit.xml'}", *targets]
+        proc = self.spawn(cmd, env)
+        cut = self.watch(proc, end, lambda: self.read_tests(events))
+        results = self.read_tests(events, cut)
+        bad = [t for t in results if t.outcome in ("failed", "error")]
+        if cut:
+            return "overran", "cut at the end of its slice"
+        if proc.returncode not in (0, 5) and not bad:
+            return "failed", f"pytest exit {proc.returncode} (see gpu-check.log)"
+        tally = {o: sum(t.outcome == o for t in results) for o in ("passed", "skipped")}
+        note = f"{tally['passed']} passed, {tally['skipped']} skipped, {len(bad)} failed"
+        return ("failed" if bad else "ok"), note
+
+    def read_tests(self, events: Path, cut: bool = False) -> list[rec.TestResult]:
+        names, started, done = [], {}, {}
+        if events.exists():
+            for line in events.read_text().splitlines():
+                e = json.loads(line)
+                if e["event"] == "collected":
+                    names = e["names"]
+                elif e["event"] == "start":
+                    started[e["name"]] = e["time"]
+                else:
+                    done[e["name"]] = rec.TestResult(e["name"], e["outcome"], e["seconds"],
+                                                     e["message"])
+        out = []
+        for name in names or list(done):
+            if name in done:
+                out.append(done[name])
+            elif name in started and cut:
+                out.append(rec.TestResult(name, "overran", time.time() - started[name],
+                                          "running when the tests part's time ran out"))
+            elif cut:
+                out.append(rec.TestResult(name, "skipped", 0.0,
+                                          "not reached: the tests part's time ran out"))
+        self.record.tests = out
+        self.save()
+        return out
+
+    def watch(self, proc: subprocess.Popen, end: float, poll: Callable[[], Any],
+              limit: Callable[[], float] | None = None) -> bool:
+        """Wait for `proc`, calling `poll` now and then; end it (and its children) at `end` or
+        when `limit()` passes. True if it was cut."""
+        last = 0.0
+        while proc.poll() is None:
+            now = time.monotonic()
+            if now >= end or (limit is not None and now >= limit()):
+                end_tree(proc)
+                poll()
+                return True
+            if now - last > 2:
+                poll()
+                last = now
+            time.sleep(0.2)
+        poll()
+        return False
+
+    # ----- b. speed -------------------------------------------------------------------------
+
+    def speed(self, end: float) -> tuple[str, str]:
+        names = [s.name for s in SPECS if not self.args.only or s.name in self.args.only]
+        rows: dict[str, rec.Candidate] = {}
+        state = self.work / "speed"
+        state.mkdir()
+        cut_any = False
+        while True:
+            todo = [n for n in names if n not in rows]
+            if not todo:
+                break
+            left = end - time.monotonic()
+            if left < self.args.seconds + 10:
+                for name in todo:
+                    rows[name] = self.empty_row(BY_NAME[name], "skipped",
+                                                "not reached: the speed part's time ran out")
+                cut_any = True
+                break
+            events = state / "events.jsonl"
+            events.unlink(missing_ok=True)
+            proc = self.spawn([sys.executable, str(HERE / "gpu_candidates.py"), "--names",
+                               ",".join(todo), "--results", str(events), "--state",
+                               str(state), "--seconds", str(self.args.seconds),
+                               "--device", "cpu" if self.args.toy else "cuda",
+                               *(["--toy"] if self.args.toy else [])])
+            current: dict[str, Any] = {}
+
+            def poll() -> None:
+                self.read_candidates(events, rows, current, names)
+
+            def limit() -> float:
+                if "name" not in current:
+                    return float("inf")
+                return current["since"] + self.candidate_slice(BY_NAME[current["name"]])
+
+            cut = self.watch(proc, end, poll, limit)
+            if "name" in current and current["name"] not in rows:
+                name = current["name"]
+                spent = time.monotonic() - current["since"]
+                why = (f"cut at its slice of {self.candidate_slice(BY_NAME[name]):.0f} s"
+                       if cut else f"its process ended (exit {proc.returncode}) after "
+                       f"{spent:.0f} s: see gpu-check.log")
+                rows[name] = self.empty_row(BY_NAME[name], "overran" if cut else "failed",
+                                            why)
+                rows[name].seconds = spent
+                cut_any |= cut
+                self.record.candidates = [rows[n] for n in names if n in rows]
+                self.save()
+            elif "name" not in current and not cut:
+                raise RuntimeError(f"the speed worker ended (exit {proc.returncode}) before "
+                                   "its first candidate: see gpu-check.log")
+        self.record.candidates = [rows[n] for n in names if n in rows]
+        failed = [n for n in names if rows[n].status == "failed"]
+        status = "overran" if cut_any else "failed" if failed else "ok"
+        return status, f"failed: {', '.join(failed)}" if failed else ""
+
+    def candidate_slice(self, spec: Spec) -> float:
+        """Its timed window plus its checks, start and warm-up (more on a slow toy CPU)."""
+        return self.args.seconds + spec.extra_s * (TOY_SLACK if self.args.toy else 1.0)
+
+    def empty_row(self, spec: Spec, status: str, note: str) -> rec.Candidate:
+        return rec.Candidate(name=spec.name, family=spec.family, key=spec.key,
+                             reference=spec.reference, status=status, seconds=0.0,
+                             processes=spec.processes, models_per_job=0, steps_timed=None,
+                             seconds_timed=None, steps_per_s=None, model_steps_per_s=None,
+                             paper_minutes=None, paper_note=PAPER_NOTE[spec.family], note=note)
+
+    def read_candidates(self, events: Path, rows: dict[str, rec.Candidate],
+                        current: dict[str, Any], names: list[str]) -> None:
+        if not events.exists():
+            return
+        changed = False
+        for line in events.read_text().splitlines():
+            e = json.loads(line)
+            if e["event"] == "start" and e["name"] not in rows:
+                if current.get("name") != e["name"]:
+                    current.update(name=e["name"], since=time.monotonic())
+            elif e["event"] == "done" and e["candidate"]["name"] not in rows:
+                row = rec.build(rec.Candidate, e["candidate"], "candidate")
+                rows[row.name] = row
+                changed = True
+                log(f"{row.name}: {row.status}"
+                    + (f", {row.steps_per_s:.1f} steps/s, paper {row.paper_minutes:.2f} min"
+                       if row.steps_per_s else f" ({row.note})" if row.note else ""))
+        if changed:
+            self.record.candidates = [rows[n] for n in names if n in rows]
+            self.save()
+
+    # ----- c. measures ----------------------------------------------------------------------
+
+    def measures(self, end: float) -> tuple[str, str]:
+        from gpu_measures import SIZES, plan
+
+        events = self.work / "measures.jsonl"
+        proc = self.spawn([sys.executable, str(HERE / "gpu_measures.py"), "--results",
+                           str(events), *(["--toy"] if self.args.toy else [])])
+        started: dict[str, float] = {}
+
+        def poll() -> None:
+            rows = []
+            if events.exists():
+                for line in events.read_text().splitlines():
+                    e = json.loads(line)
+                    if e["event"] == "start":
+                        started[e["name"]] = e["time"]
+                    else:
+                        rows.append(rec.build(rec.MeasureRow, e["row"], "measure"))
+            self.record.measures = rows
+            self.save()
+
+        cut = self.watch(proc, end, poll)
+        done = {r.name for r in self.record.measures}
+        sizes = SIZES["toy" if self.args.toy else "gpu"]
+        for name in plan(self.args.toy):
+            if name in done:
+                continue
+            n, k, m = sizes[name.split(".")[0]]
+            status = "overran" if (cut and name in started) else "skipped" if cut else "failed"
+            why = {"overran": "running when the measures part's time ran out",
+                   "skipped": "not reached: the measures part's time ran out",
+                   "failed": f"the worker ended (exit {proc.returncode}): see gpu-check.log"}
+            self.record.measures.append(rec.MeasureRow(
+                name=name, n=n, k=k, m=m, device="", max_pivots=0, status=status, seconds=None,
+                kl=None, t1=None, d_llv=None, y_pivot=None, proven=None, rel_diff=None,
+                against="", passes=None, note=why[status]))
+        self.save()
+        if cut:
+            return "overran", ""
+        bad = [r.name for r in self.record.measures if r.passes is False or r.status != "ok"]
+        return ("failed", f"{', '.join(bad)}") if bad else ("ok", "")
+
+    # ----- d. the record --------------------------------------------------------------------
+
+    def finish(self) -> None:
+        self.record.status = "complete"
+        self.save()
+        shutil.rmtree(self.work, ignore_errors=True)
+        if not self.args.toy and not self.args.no_copy:
+            rec.write(self.record, RECORDS)
+            log(f"record copied into {RECORDS.relative_to(ROOT)}/ (commit it)")
+        print()
+        print(rec.table(self.record), end="")
+        print(f"gpu-check: record {self.out / (self.record.name + '.json')} "
+              f"({self.record.wall_s:.0f} s)", flush=True)
+
+
+def probe() -> dict[str, Any]:
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=python_env(),
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise SystemExit(f"gpu-check: torch did not start:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "results/gpu-check")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds for the whole check (default 540 on a GPU, 300 toy)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="each candidate's timed window (default 10 on a GPU, 0.3 toy)")
+    parser.add_argument("--parts", default="tests,speed,measures",
+                        help="comma-separated subset of tests,speed,measures")
+    parser.add_argument("--only", default="",
+                        help="comma-separated speed candidates (default all): "
+                             + ", ".join(s.name for s in SPECS))
+    parser.add_argument("--tests-k", default="",
+                        help="run the GPU tests selected by this -k expression instead")
+    parser.add_argument("--toy", action="store_true",
+                        help="toy size on the CPU (also REPDIST_GPU_TESTS_DEVICE=cpu)")
+    parser.add_argument("--no-copy", action="store_true",
+                        help="do not copy the record into benchmarks/records/")
+    args = parser.parse_args(argv)
+    args.toy = args.toy or os.environ.get("REPDIST_GPU_TESTS_DEVICE") == "cpu"
+    args.budget = args.budget or (300.0 if args.toy else 540.0)
+    args.seconds = args.seconds if args.seconds is not None else (0.3 if args.toy else 10.0)
+    args.parts = [p for p in args.parts.split(",") if p]
+    args.only = [n for n in args.only.split(",") if n]
+    unknown = [p for p in args.parts if p not in SHARES] + [n for n in args.only
+                                                            if n not in BY_NAME]
+    if unknown:
+        parser.error(f"unknown parts or candidates: {unknown}")
+    found = probe()
+    if not args.toy and not found["available"]:
+        print("make gpu-check: torch sees no CUDA GPU here (REPDIST_GPU_TESTS_DEVICE=cpu runs "
+              "the toy check on the CPU)")
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    check = GpuCheck(args, found)
+    log(f"{'toy run on the CPU' if args.toy else found['gpu']}, torch {found['torch']}; "
+        f"budget {args.budget:.0f} s; writing {args.out}")
+    check.save()
+    check.run_part("tests", check.tests)
+    check.run_part("speed", check.speed)
+    check.run_part("measures", check.measures)
+    check.finish()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

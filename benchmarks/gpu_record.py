@@ -1,0 +1,338 @@
+"""The record `make gpu-check` writes (benchmarks/gpu_check.py): its format, checked on reading
+and writing, and the short table printed last and kept beside it as Markdown.
+
+A record is one JSON object, `Record` below: what ran where (GPU, torch, CUDA, commit, date), how
+each part of the check went within its time slice, the GPU tests' outcomes, each speed candidate
+with its numerical checks, and the measures at GPT-2's shapes. `Record.from_dict` refuses any
+missing, extra or mistyped field, so a toy run on a CPU (tests/test_gpu_check.py) keeps the
+format a GPU run will write. Defaults change on what a committed record shows (docs/gpu.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "repdist-gpu-check/1"
+PART_NAMES = ("tests", "speed", "measures")
+PART_STATUSES = ("ok", "failed", "overran", "skipped", "not run")
+CANDIDATE_STATUSES = ("ok", "failed", "overran", "skipped", "unavailable")
+CHECK_KINDS = ("float64", "rounding", "baseline", "none")
+TEST_OUTCOMES = ("passed", "failed", "skipped", "error", "overran")
+FAMILIES = ("synthetic", "cifar")
+
+
+class RecordError(ValueError):
+    """A record that does not have the format (a field missing, extra, of the wrong type)."""
+
+
+@dataclass
+class Check:
+    """A numerical check of a candidate against its family's reference path, after `steps`
+    training steps from the same initialisation on the same batches. float64: the largest
+    relative distance of any model's parameters and BatchNorm buffers, passes within
+    `tolerance`; rounding: the same in the production precision, passes within `tolerance`
+    (a multiple of `baseline`, the distance between two reference runs that differ only in the
+    order of their sums: each batch's rows reversed); baseline: the reference's own row;
+    none: no check (`note` says why)."""
+
+    kind: str
+    steps: int
+    distance: float | None
+    baseline: float | None
+    tolerance: float | None
+    passes: bool | None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        _one_of("check.kind", self.kind, CHECK_KINDS)
+
+
+@dataclass
+class Candidate:
+    """One way of running a family's training job, timed: `steps_per_s` per process (each of
+    `processes` running the job at once), `model_steps_per_s` over all of them, and the paper's
+    training time extrapolated from it (`paper_minutes`, how: `paper_note`)."""
+
+    name: str
+    family: str
+    key: str  # the config key and value that selects it ("" for the reference)
+    reference: str  # the candidate it is checked against ("" for a reference)
+    status: str
+    seconds: float  # wall time spent on it, checks and warm-up included
+    processes: int
+    models_per_job: int
+    steps_timed: int | None
+    seconds_timed: float | None
+    steps_per_s: float | None
+    model_steps_per_s: float | None
+    paper_minutes: float | None
+    paper_note: str
+    checks: list[Check] = field(default_factory=list)
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        _one_of("candidate.family", self.family, FAMILIES)
+        _one_of("candidate.status", self.status, CANDIDATE_STATUSES)
+
+    @property
+    def within_reference(self) -> bool | None:
+        """Every check passed (None: nothing was checked)."""
+        done = [c.passes for c in self.checks if c.kind in ("float64", "rounding")]
+        return None if not done or None in done else all(done)
+
+
+@dataclass
+class TestResult:
+    name: str
+    outcome: str
+    seconds: float
+    message: str = ""
+
+    def __post_init__(self) -> None:
+        _one_of("test.outcome", self.outcome, TEST_OUTCOMES)
+
+
+@dataclass
+class MeasureRow:
+    """One `compare` run at a size: where (`device`), how far the pivot search went
+    (`max_pivots`, `proven`), the wall time, and the numbers to compare between rows."""
+
+    name: str
+    n: int
+    k: int
+    m: int
+    device: str
+    max_pivots: int
+    status: str
+    seconds: float | None
+    kl: float | None
+    t1: float | None
+    d_llv: float | None
+    y_pivot: int | None
+    proven: bool | None
+    rel_diff: float | None  # against `against`
+    against: str
+    passes: bool | None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        _one_of("measure.status", self.status, CANDIDATE_STATUSES)
+
+
+@dataclass
+class Part:
+    status: str
+    slice_s: float
+    seconds: float
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        _one_of("part.status", self.status, PART_STATUSES)
+
+
+@dataclass
+class Record:
+    schema: str
+    status: str  # partial (written as results come) | complete
+    toy: bool  # the CPU toy run (REPDIST_GPU_TESTS_DEVICE=cpu): checks the check, not a GPU
+    device: str
+    gpu: str
+    gpu_slug: str
+    torch: str
+    cuda: str
+    cudnn: str
+    python: str
+    commit: str
+    dirty: bool
+    date: str
+    started: str
+    host: str
+    cpu: str
+    budget_s: float
+    wall_s: float
+    timing_s: float  # each candidate's timed window
+    parts: dict[str, Part]
+    tests: list[TestResult]
+    candidates: list[Candidate]
+    measures: list[MeasureRow]
+    graph_option: bool  # RunOptions has cuda_graph (helper gpugraph's step)
+
+    def __post_init__(self) -> None:
+        if self.schema != SCHEMA:
+            raise RecordError(f"schema is {self.schema!r}, this reader knows {SCHEMA!r}")
+        _one_of("record.status", self.status, ("partial", "complete"))
+        unknown = set(self.parts) - set(PART_NAMES)
+        if unknown:
+            raise RecordError(f"unknown parts {sorted(unknown)}")
+
+    @property
+    def name(self) -> str:
+        """The file name's stem: <gpu-slug>-<date>."""
+        return f"{self.gpu_slug}-{self.date}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Record:
+        return build(cls, data, "record")
+
+
+def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise RecordError(f"{name} is {value!r}, not one of {allowed}")
+
+
+def build(kind: Any, data: Any, where: str) -> Any:
+    """`kind` (a dataclass, list[...], dict[str, ...], optional or plain type) from JSON data,
+    refusing what does not fit."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        if data is None and type(None) in args:
+            return None
+        return build(next(a for a in args if a is not type(None)), data, where)
+    if origin is list:
+        if not isinstance(data, list):
+            raise RecordError(f"{where}: expected a list, got {type(data).__name__}")
+        return [build(args[0], item, f"{where}[{i}]") for i, item in enumerate(data)]
+    if origin is dict:
+        if not isinstance(data, dict):
+            raise RecordError(f"{where}: expected an object, got {type(data).__name__}")
+        return {str(k): build(args[1], v, f"{where}.{k}") for k, v in data.items()}
+    if isinstance(kind, type) and hasattr(kind, "__dataclass_fields__"):
+        if not isinstance(data, dict):
+            raise RecordError(f"{where}: expected an object, got {type(data).__name__}")
+        hints = typing.get_type_hints(kind)
+        names = {f.name for f in fields(kind)}
+        required = {f.name for f in fields(kind)
+                    if f.default is MISSING and f.default_factory is MISSING}
+        missing, extra = required - set(data), set(data) - names
+        if missing or extra:
+            raise RecordError(f"{where}: missing {sorted(missing)}, unknown {sorted(extra)}")
+        try:
+            return kind(**{k: build(hints[k], v, f"{where}.{k}") for k, v in data.items()})
+        except TypeError as err:
+            raise RecordError(f"{where}: {err}") from err
+    if kind is float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            raise RecordError(f"{where}: expected a number, got {data!r}")
+        return float(data)
+    if kind in (int, bool, str) and not (type(data) is kind):
+        raise RecordError(f"{where}: expected {kind.__name__}, got {data!r}")
+    return data
+
+
+def read(path: str | Path) -> Record:
+    return Record.from_dict(json.loads(Path(path).read_text()))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder and a rename: a run
+    cut short leaves the previous complete file, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write(record: Record, folder: Path) -> tuple[Path, Path]:
+    """<folder>/<name>.json and .md, each atomically; the record is checked first."""
+    data = record.to_dict()
+    Record.from_dict(json.loads(json.dumps(data)))  # what is written reads back
+    json_path, md_path = folder / f"{record.name}.json", folder / f"{record.name}.md"
+    write_atomic(json_path, json.dumps(data, indent=1, allow_nan=True) + "\n")
+    write_atomic(md_path, markdown(record))
+    return json_path, md_path
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def _sci(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1e}"
+
+
+def check_text(c: Candidate) -> str:
+    """The candidate's checks in a few characters each."""
+    parts = []
+    for check in c.checks:
+        if check.kind == "baseline":
+            parts.append(f"rounding baseline {_sci(check.baseline)}")
+        elif check.kind == "none":
+            parts.append(check.note or "not checked")
+        elif check.passes is None:
+            parts.append(f"{check.kind}: {check.note or 'not run'}")
+        else:
+            sign, verdict = ("≤", "ok") if check.passes else (">", "FAILS")
+            parts.append(f"{check.kind} {_sci(check.distance)} {sign} "
+                         f"{_sci(check.tolerance)}: {verdict}")
+    return "; ".join(parts)
+
+
+def table(record: Record) -> str:
+    """The short table: every candidate (steps/s, the paper's minutes, how many times faster
+    than its family's reference in this record, its checks), the measures, and the tests'
+    tally."""
+    lines = []
+    if record.candidates:
+        lines += ["| candidate | config | status | steps/s | paper, min | speed-up | check |",
+                  "|---|---|---|---|---|---|---|"]
+    minutes = {c.name: c.paper_minutes for c in record.candidates}
+    for c in record.candidates:
+        rate = _num(c.steps_per_s, 1)
+        if c.processes > 1 and c.steps_per_s is not None:
+            rate += f" ×{c.processes}"
+        ref = minutes.get(c.reference) if c.reference else c.paper_minutes
+        gain = (f"{ref / c.paper_minutes:.2f}×" if ref and c.paper_minutes else "-")
+        lines.append(f"| {c.name} | {c.key or 'today'} | {c.status} | {rate} | "
+                     f"{_num(c.paper_minutes, 2)} | {gain} | {check_text(c) or c.note} |")
+    if record.measures:
+        lines += [""] if lines else []
+        lines += ["| measures | N, K, M | device | pivots | status | seconds | t1 | check |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in record.measures:
+            check = ("-" if r.passes is None else
+                     f"{_sci(r.rel_diff)} from {r.against}: {'ok' if r.passes else 'FAILS'}")
+            proven = "" if r.proven is None else (" (exact)" if r.proven else " (estimate)")
+            lines.append(f"| {r.name} | {r.n:,}, {r.k:,}, {r.m:,} | {r.device} | "
+                         f"{r.max_pivots:,}{proven} | {r.status} | {_num(r.seconds, 2)} | "
+                         f"{_num(r.t1, 4)} | {check} |")
+    tally: dict[str, int] = {}
+    for t in record.tests:
+        tally[t.outcome] = tally.get(t.outcome, 0) + 1
+    parts = ", ".join(f"{p}: {v.status} ({v.seconds:.0f} of {v.slice_s:.0f} s)"
+                      for p, v in record.parts.items())
+    lines += ["", f"GPU tests: {', '.join(f'{n} {k}' for k, n in sorted(tally.items())) or 'none run'}"
+              f"; parts: {parts}"]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(record: Record) -> str:
+    what = "toy run on a CPU (checks the check; no GPU numbers)" if record.toy else record.gpu
+    head = [f"# GPU check {record.name}", "",
+            f"{what}; torch {record.torch}, CUDA {record.cuda or '-'}, cuDNN "
+            f"{record.cudnn or '-'}, Python {record.python}; commit {record.commit}"
+            f"{' (with uncommitted changes)' if record.dirty else ''}; {record.date} "
+            f"(started {record.started}); host {record.host}, CPU {record.cpu}; "
+            f"{record.wall_s:.0f} s of a {record.budget_s:.0f} s budget, each candidate timed "
+            f"for {record.timing_s:g} s; record {record.status}.", "", ""]
+    failed = [t for t in record.tests if t.outcome in ("failed", "error", "overran")]
+    tail = [""] + [f"- test {t.name}: {t.outcome}: {t.message[:300]}" for t in failed]
+    return "\n".join(head) + table(record) + "\n".join(tail) + "\n"

@@ -1,6 +1,7 @@
 # Helpers of rules/lm.smk.
 LM = config["lm"]
 LM_SEEDS = LM["seeds"]
+LM_GPU = GPU_PLAN.uses_gpu(LM["device"])  # lm_train's `resources: gpu` (a slot of the pool)
 
 
 def lm_file(name, seed="{S}"):

@@ -9,8 +9,8 @@ sharing what is not classifier-specific: Adam (`make_adam`), the clean protocol'
 order), resumable checkpoints and progress lines. A step does not wait for the host: its index
 batch is a slice of the batch order already on the device (`device_batches`) and its loss is
 summed into the logged window there; values leave the device only through `to_host`, at the
-log, eval and checkpoint points. With the same seed, data, settings and thread count a run is bit-for-bit repeatable,
-resumed or not.
+log, eval and checkpoint points. With the same seed, data, settings and thread count a run is
+bit-for-bit repeatable, resumed or not.
 """
 
 from __future__ import annotations

@@ -81,6 +81,7 @@ def training_runtime(wildcards, attempt=1, n_configs=1):
 # gpu=N`: GPU jobs at once), else as this machine has (then gpu = its GPUs x
 # gpu_slots_per_gpu); a local run's GPU jobs each take a slot of its pool (gpu_pool.py).
 GPU_PLAN = apply_gpu_plan(workflow, config["gpu_slots_per_gpu"], logger.info)
+GPUS = GPU_PLAN.gpus  # a rule's `resources: gpu` is int(GPU_PLAN.uses_gpu(its device))
 
 CONSTRUCTED_K = [c["num_classes"] for c in config["constructed"]["classifiers"]]
 

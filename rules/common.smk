@@ -1,9 +1,11 @@
 # Helpers that several rule files use (paths, settings, figure outputs, the branches a run
 # holds). A helper one rule file needs lives in rules/helpers/, named after that file.
 from repdist.data.cifar10 import FILES as CIFAR_FILES
-from repdist.pipeline import availability, measure_settings as measures_of, training_jobs
+from repdist.pipeline import availability, training_jobs
+from repdist.pipeline import measure_settings as measures_of
 from repdist.pipeline.gpu_plan import apply_gpu_plan
-from repdist.pipeline.training_jobs import CIFAR_MODEL_TABLES, MODEL_TABLES, training_priority
+from repdist.pipeline.training_jobs import CIFAR_MODEL_TABLES, MODEL_TABLES
+from repdist.pipeline.training_jobs import training_priority
 from repdist.training.settings import training_settings as training_settings_of
 
 
@@ -73,13 +75,12 @@ def training_settings(section, **overrides):
 
 def training_runtime(wildcards, attempt=1, n_configs=1):
     """Minutes for a synthetic training job (pipeline.training_jobs), times the attempt."""
-    return training_jobs.synthetic_training_minutes(SYNTHETIC, wildcards.W, attempt, n_configs)
+    minutes = training_jobs.synthetic_training_minutes
+    return minutes(SYNTHETIC, wildcards.W, attempt, n_configs)
 
 
-# The GPU plan, in one place (pipeline/gpu_plan.py): the training jobs run where there are GPUs
-# as the run declares its `gpu` resource (a profile's `resources: [gpu=N]`, `--resources
-# gpu=N`: GPU jobs at once), else as this machine has (then gpu = its GPUs x
-# gpu_slots_per_gpu); a local run's GPU jobs each take a slot of its pool (gpu_pool.py).
+# The GPU plan (pipeline/gpu_plan.py): GPUs as the run declares them (`gpu=N`), else as this
+# machine has them (then gpu = its GPUs x gpu_slots_per_gpu); pool slots (gpu_pool.py).
 GPU_PLAN = apply_gpu_plan(workflow, config["gpu_slots_per_gpu"], logger.info)
 GPUS = GPU_PLAN.gpus  # a rule's `resources: gpu` is int(GPU_PLAN.uses_gpu(its device))
 
@@ -114,7 +115,8 @@ def synthetic_seed_files(name):
 
 def synthetic_model_settings(num_classes, width, seeds=None, rep_dim=None):
     """SyntheticModelConfig fields shared by the variants of one (K, width)."""
-    return training_jobs.synthetic_model_settings(SYNTHETIC, num_classes, width, seeds, rep_dim)
+    settings = training_jobs.synthetic_model_settings
+    return settings(SYNTHETIC, num_classes, width, seeds, rep_dim)
 
 
 def synthetic_pairs_file(k, w, g, f):

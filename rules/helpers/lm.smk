@@ -1,7 +1,8 @@
 # Helpers of rules/lm.smk.
 LM = config["lm"]
 LM_SEEDS = LM["seeds"]
-LM_GPU = GPU_PLAN.uses_gpu(LM["device"])  # lm_train's `resources: gpu` (a slot of the pool)
+# lm_train's `resources: gpu`: each seed's job takes a slot of the GPU pool
+LM_GPU = GPU_PLAN.uses_gpu(LM["device"])
 
 
 def lm_file(name, seed="{S}"):

@@ -1,18 +1,11 @@
 # Helpers that several rule files use (paths, settings, figure outputs, the branches a run
 # holds). A helper one rule file needs lives in rules/helpers/, named after that file.
-from snakemake.resources import Resource
-
-from repdist.models.authors import CHECKSUMS as AUTHORS_CHECKSUMS
-from repdist.models.authors import read_checksums
-from repdist.pipeline.availability import (
-    check_authors_available,
-    check_authors_cifar_available,
-    check_cifar_available,
-)
-from repdist.pipeline.gpu_pool import export_pool
-from repdist.pipeline.measure_settings import alignment_settings
-from repdist.pipeline.training_jobs import training_log as training_log_path
-from repdist.training.devices import cuda_present, gpus_planned, uses_gpu, visible_gpus
+from repdist.data.cifar10 import FILES as CIFAR_FILES
+from repdist.pipeline import availability, training_jobs
+from repdist.pipeline import measure_settings as measures_of
+from repdist.pipeline.gpu_plan import apply_gpu_plan
+from repdist.pipeline.training_jobs import CIFAR_MODEL_TABLES, MODEL_TABLES
+from repdist.pipeline.training_jobs import training_priority
 from repdist.training.settings import training_settings as training_settings_of
 
 
@@ -23,7 +16,7 @@ def out(path):
 
 def training_log(kind, job=None):
     """A training job's log, where `repdist progress` looks for it (pipeline.training_jobs)."""
-    return out(training_log_path(kind, job))
+    return out(training_jobs.training_log(kind, job))
 
 
 def figure(name, caption, category, prefix="", **report_fields):
@@ -42,20 +35,6 @@ def figure(name, caption, category, prefix="", **report_fields):
 def figure_files(name):
     """The pdf and png of a figure, as target files."""
     return [out(f"figures/{name}.{ext}") for ext in ("pdf", "png")]
-
-
-# The files every model leaves (experiments/outputs.py writes them), by the key rules name them.
-MODEL_TABLES = {
-    "embeddings": "embeddings.parquet",
-    "unembeddings": "unembeddings.parquet",
-    "metrics": "metrics.json",
-}
-CIFAR_MODEL_TABLES = {
-    "embeddings_test": "embeddings_test.parquet",
-    "embeddings_train": "embeddings_train.parquet",
-    "unembeddings": "unembeddings.parquet",
-    "metrics": "metrics.json",
-}
 
 
 def model_tables(seed_files, tables=MODEL_TABLES):
@@ -81,20 +60,12 @@ def run_config(*sections):
 
 def measure_settings(**overrides):
     """The d_LLV settings of config['measures'], with per-experiment overrides."""
-    settings = {k: config["measures"][k] for k in ("lam", "dist_type", "sum_or_max")}
-    settings.update(overrides)
-    return settings
+    return measures_of.measure_settings(config, **overrides)
 
 
 def pair_measures():
-    """The settings every pairs job passes to compare(): d_LLV settings, num_samples, seed, and
-    the alignment options config['measures'] sets (none by default: pipeline.measure_settings).
-    """
-    return measure_settings(
-        num_samples=config["measures"]["num_samples"],
-        seed=config["seed"],
-        **alignment_settings(config["measures"]),
-    )
+    """What every pairs job passes to compare() (pipeline.measure_settings)."""
+    return measures_of.pair_measures(config)
 
 
 def training_settings(section, **overrides):
@@ -102,50 +73,23 @@ def training_settings(section, **overrides):
     return training_settings_of(config, section, **overrides)
 
 
-def training_priority(width, n_configs=1):
-    """Longest jobs first (cost ~ models x width^2): the short ones then fill the cores at the
-    end, instead of a long one running alone."""
-    return int(width) ** 2 * n_configs // 64
-
-
 def training_runtime(wildcards, attempt=1, n_configs=1):
-    """Minutes for one job of n_configs x n_seeds MLPs, with a margin (a job of 20 seeds at
-    width 256 and 15,000 steps is given 50), times the attempt: a job resubmitted after its
-    cluster time limit (profile `retries:`) gets longer, and resumes from its checkpoint.
-    """
-    scale = (
-        n_configs * SYNTHETIC["n_seeds"] / 20 * SYNTHETIC["training"]["steps"] / 15000
-    )
-    return max(5, int(40 * scale * (int(wildcards.W) / 256) ** 2 + 10)) * attempt
+    """Minutes for a synthetic training job (pipeline.training_jobs), times the attempt."""
+    minutes = training_jobs.synthetic_training_minutes
+    return minutes(SYNTHETIC, wildcards.W, attempt, n_configs)
 
 
-def declared_gpus():
-    """The run's `gpu` resource (a profile's `resources: [gpu=N]`, `--resources gpu=N`), None
-    when undeclared: how many GPUs its training jobs may hold at once."""
-    declared = getattr(workflow.global_resources.get("gpu"), "value", None)
-    return None if declared is None else int(declared)
-
-
-# Whether the training jobs run where there are GPUs: as the run declares (a SLURM profile for
-# its nodes, whatever the login node has), else as this machine has (training.devices).
-GPUS = gpus_planned(declared_gpus())
-if GPUS and declared_gpus() is None:
-    # a GPU workstation that did not say how many: every visible GPU, one job each at a time
-    workflow.global_resources["gpu"] = Resource("gpu", len(visible_gpus()))
-if GPUS and not cuda_present():
-    logger.info(
-        f"gpu={declared_gpus()} declared: training jobs planned for GPUs (cluster nodes with "
-        "GPUs); this machine shows none, so locally they would train on the CPU one at a time"
-    )
-# A local run's GPU jobs each take one GPU of this pool (pipeline/gpu_pool.py).
-export_pool(declared_gpus(), visible_gpus())
+# The GPU plan (pipeline/gpu_plan.py): GPUs as the run declares them (`gpu=N`), else as this
+# machine has them (then gpu = its GPUs x gpu_slots_per_gpu); pool slots (gpu_pool.py).
+GPU_PLAN = apply_gpu_plan(workflow, config["gpu_slots_per_gpu"], logger.info)
+GPUS = GPU_PLAN.gpus  # a rule's `resources: gpu` is int(GPU_PLAN.uses_gpu(its device))
 
 CONSTRUCTED_K = [c["num_classes"] for c in config["constructed"]["classifiers"]]
 
 SYNTHETIC = config["synthetic"]
 SYNTHETIC_SEEDS = list(range(SYNTHETIC["n_seeds"]))
 SYNTHETIC_DIR = "synthetic/K{K}/w{W}_g{G}_f{F}"
-SYNTHETIC_GPU = uses_gpu(SYNTHETIC["device"], GPUS)
+SYNTHETIC_GPU = GPU_PLAN.uses_gpu(SYNTHETIC["device"])
 
 
 def synthetic_configs():
@@ -169,16 +113,10 @@ def synthetic_seed_files(name):
     return [synthetic_file(f"seed{s}/{name}") for s in SYNTHETIC_SEEDS]
 
 
-def synthetic_model_settings(num_classes, width, seeds=SYNTHETIC_SEEDS, rep_dim=None):
+def synthetic_model_settings(num_classes, width, seeds=None, rep_dim=None):
     """SyntheticModelConfig fields shared by the variants of one (K, width)."""
-    keys = ("n_train", "n_test", "train_data_seed", "test_data_seed")
-    return {
-        "num_classes": int(num_classes),
-        "width": int(width),
-        "seeds": list(seeds),
-        "rep_dim": SYNTHETIC["rep_dim"] if rep_dim is None else int(rep_dim),
-        **{k: SYNTHETIC[k] for k in keys},
-    }
+    settings = training_jobs.synthetic_model_settings
+    return settings(SYNTHETIC, num_classes, width, seeds, rep_dim)
 
 
 def synthetic_pairs_file(k, w, g, f):
@@ -197,16 +135,7 @@ def bound_figure_pairs():
 CIFAR = config["cifar10"]
 CIFAR_SEEDS = list(range(CIFAR["n_seeds"]))
 CIFAR_DIR = "cifar10/fd{M}/seed{S}"
-CIFAR_GPU = uses_gpu(CIFAR["device"], GPUS)
-CIFAR_FILES = [
-    "data_batch_1",
-    "data_batch_2",
-    "data_batch_3",
-    "data_batch_4",
-    "data_batch_5",
-    "test_batch",
-    "batches.meta",
-]
+CIFAR_GPU = GPU_PLAN.uses_gpu(CIFAR["device"])
 
 
 def cifar_folder():
@@ -234,21 +163,9 @@ def cifar_seed_files(name, m="{M}"):
 
 AUTHORS = config["authors_models"]
 AUTHORS_STANDIN = out("authors_standin")
-
-
-def authors_available_locally():
-    """A copy that needs no download: a stand-in, a configured folder, or a finished download."""
-    if AUTHORS["standin"] or AUTHORS["root"]:
-        return True
-    folder = Path(AUTHORS["resources"])
-    return all((folder / n).is_file() for n in read_checksums(AUTHORS_CHECKSUMS))
-
-
 # enabled: true (download when needed), false, or auto (only when a copy is present:
 # `make run-synthetic`, which must work offline)
-AUTHORS_ON = AUTHORS["enabled"] is True or (
-    AUTHORS["enabled"] == "auto" and authors_available_locally()
-)
+AUTHORS_ON = availability.authors_on(config)
 # the authors' CIFAR-10 fd2 checkpoints: with CIFAR-10 and M = 2 in this run
 AUTHORS_CIFAR_ON = AUTHORS_ON and CIFAR["enabled"] and 2 in CIFAR["rep_dims"]
 
@@ -277,15 +194,6 @@ def branch_targets():
 def check_downloads(needed_rules):
     """Before any job: a needed download that cannot happen (offline, no copy) stops the run,
     naming the key to set; the authors' models left out by `auto` are said so."""
-    if "cifar10_download" in needed_rules:
-        check_cifar_available(config)
-    if "authors_download" in needed_rules:
-        check_authors_available(config)
-    if "authors_cifar_download" in needed_rules:
-        check_authors_cifar_available(config)
-    if AUTHORS["enabled"] == "auto" and not AUTHORS_ON:
-        logger.info(
-            "The authors' models are left out: no copy in "
-            f"{AUTHORS['resources']} and authors_models.root is not set (`make authors` "
-            "downloads them; `make run` includes them)."
-        )
+    note = availability.check_downloads(config, needed_rules)
+    if note:
+        logger.info(note)

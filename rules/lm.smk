@@ -46,6 +46,7 @@ rule lm_train:
     resources:
         mem_mb=4000,
         runtime=lm_runtime,
+        gpu=int(LM_GPU),
     params:
         model_cfg=lm_model_settings(),
         train_cfg=LM["training"],

@@ -199,3 +199,39 @@ def test_bn_momentum_follows_the_protocol():
     assert resolve_bn_momentum("protocol", "clean") == 0.1
     assert resolve_bn_momentum(0.3, "paper") == 0.3
     assert resolve_bn_momentum("original", "clean") == pytest.approx(0.6862, abs=1e-4)
+
+
+def test_a_run_resumed_with_channels_last_flipped_starts_afresh(standin, tmp_path, crash_after,
+                                                                caplog):
+    """A checkpoint holds its run's memory layout (channels-last weights and Adam moments): a
+    run killed and resumed with cifar10.channels_last flipped sets it aside and trains from step
+    0 (float64: the same weights as an uninterrupted run of the new layout), never resuming the
+    other layout's Adam state."""
+    data = load_cifar10(standin)
+    x, tx = normalise(data.train_images), normalise(data.test_images)
+    codes = label_codes(np.arange(10), 10)
+    cfg = train_config(steps=5, batch_size=8, eval_every=5, log_every=1, checkpoint_every=2,
+                       protocol="clean")
+    train_data = TrainData(x, data.train_labels, tx, data.test_labels, codes)
+
+    def fresh():
+        return build_cifar_model(0, 2, base_width=4, g_width=16).double()
+
+    whole = fresh()
+    train(whole, train_data, cfg, RunOptions(eval_batch_size=50))
+    ckpt = tmp_path / "ckpt.pt"
+    restore = crash_after(3)
+    with pytest.raises(KeyboardInterrupt):
+        train(fresh(), train_data, cfg, RunOptions(checkpoint=ckpt, eval_batch_size=50,
+                                                   channels_last=True))
+    restore()
+    assert ckpt.exists()
+    resumed = fresh()
+    with caplog.at_level("INFO", logger="repdist"):
+        _, finals = train(resumed, train_data, cfg, RunOptions(
+            checkpoint=ckpt, eval_batch_size=50))
+    assert finals["steps_run"] == cfg.steps, "resumed the other layout's checkpoint"
+    assert "checkpoint set aside: memory_format" in caplog.text
+    for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
+                            strict=True):
+        assert torch.equal(p, q), name

@@ -11,7 +11,12 @@ import pytest
 import torch
 from torch import nn
 
-from repdist.extract import ExtractionError, causal_lm_representations, write_representations
+from repdist.extract import (
+    ExtractionError,
+    causal_lm_representations,
+    classifier_representations,
+    write_representations,
+)
 from repdist.extract.causal_lm import NO_NEXT_TOKEN
 from repdist.io import read_npz_metadata
 from repdist.io.representations import load_model
@@ -254,3 +259,54 @@ def test_a_model_without_an_attention_mask_keyword_runs_on_the_ids_alone():
     np.testing.assert_array_equal(same.f, reps.f.reshape(5, LENGTH, -1)[:, -1])
     with pytest.raises(ExtractionError, match="takes no attention_mask.*padded"):
         causal_lm_representations(model, padded_tokens(), positions="all")
+
+class Counted(TinyLM):
+    """TinyLM whose forward counts its calls and fails with another error than the refusal's."""
+
+    calls = 0
+
+    def forward(self, input_ids, attention_mask=None):
+        Counted.calls += 1
+        raise AssertionError("the model ran")
+
+
+@pytest.mark.parametrize("bad", [VOCAB, VOCAB + 7, -1])
+def test_token_ids_past_the_embedding_are_refused_before_the_model_runs(bad):
+    """An id the input embedding has no row for (past the vocabulary, or negative padding) is
+    an ExtractionError naming the ids' range and the table's, raised before the forward pass:
+    on CUDA the embedding kernel would fail asynchronously, with an error that hides the
+    cause. So for causal LMs and for classifiers fed token ids (the largest nn.Embedding's rows
+    where the model has no get_input_embeddings)."""
+    ids = padded_tokens()["input_ids"]
+    ids[3, 2] = bad
+    Counted.calls = 0
+    with pytest.raises(ExtractionError, match=rf"from {min(bad, 0)} to {max(bad, VOCAB - 1)}.*"
+                                              rf"ids 0 to {VOCAB - 1}"):
+        causal_lm_representations(Counted("neox", 0), ids)
+    assert Counted.calls == 0
+
+    class TextClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wpe, self.wte = nn.Embedding(LENGTH, 4), nn.Embedding(VOCAB, 4)
+            self.head = nn.Linear(4, 3)
+
+        def forward(self, input_ids):
+            Counted.calls += 1
+            raise AssertionError("the model ran")
+
+    with pytest.raises(ExtractionError, match=f"ids 0 to {VOCAB - 1}"):
+        classifier_representations(TextClassifier(), torch.as_tensor(ids))
+    assert Counted.calls == 0
+
+
+def test_hugging_face_models_name_their_input_embedding():
+    from repdist.extract.classifier import input_vocabulary
+
+    class WithAccessor(TinyLM):
+        def get_input_embeddings(self):
+            return self.wpe  # what the model says, whatever else it holds
+
+    assert input_vocabulary(WithAccessor("gpt2", 0)) == LENGTH
+    assert input_vocabulary(TinyLM("gpt2", 0)) == VOCAB  # the largest table
+    assert input_vocabulary(nn.Linear(3, 2)) is None

@@ -221,3 +221,50 @@ def test_lm_schema_rejects_bad_values():
         change(cfg["lm"])
         with pytest.raises(WorkflowError):
             validate(cfg, str(ROOT / "workflow/schemas/config.schema.yaml"))
+
+
+def count_host_syncs(monkeypatch) -> dict[str, int]:
+    """Counters of what training/lm.py (and the batch helpers it calls) makes cross between the
+    host and the device: `to_host` calls (its marked sync points), implicit reads of a tensor
+    (.item(), float(), int(), bool(), .tolist()) and host-to-device copies (Tensor.to,
+    torch.from_numpy)."""
+    import sys
+
+    from repdist.training import batches
+
+    counts = {"to_host": 0, "implicit": 0, "copies": 0}
+    ours = {lm_loop.__file__, batches.__file__}
+
+    def counted(kind, real):
+        def wrapper(*args, **kwargs):
+            if sys._getframe(1).f_code.co_filename in ours:
+                counts[kind] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(lm_loop, "to_host", counted("to_host", lm_loop.to_host))
+    for name in ("item", "tolist", "__float__", "__int__", "__bool__"):
+        monkeypatch.setattr(torch.Tensor, name, counted("implicit", getattr(torch.Tensor, name)))
+    monkeypatch.setattr(torch.Tensor, "to", counted("copies", torch.Tensor.to))
+    monkeypatch.setattr(torch, "from_numpy", counted("copies", torch.from_numpy))
+    monkeypatch.setattr(lm_loop.ProgressLog, "due", lambda self: False)  # no timed lines
+    return counts
+
+
+def test_an_lm_training_step_leaves_the_device_only_at_log_points(data, monkeypatch):
+    """Between log points a step neither reads a value on the host (.item(): a GPU waits for
+    it every step) nor copies its index batch from the host: the batch order is on the device,
+    the loss window summed there; twice the steps with one more log point cost exactly one
+    more `to_host`, and no other crossing."""
+    train, evals = data
+    counts = count_host_syncs(monkeypatch)
+    seen = []
+    for steps in (8, 16):
+        counts.update(dict.fromkeys(counts, 0))
+        cfg = LMTrainConfig(steps=steps, batch_size=8, lr=3e-3, log_every=8, eval_every=100)
+        train_lm(tiny(0), train, evals, cfg, seed=0)
+        seen.append(dict(counts))
+    short, long = seen
+    assert short["implicit"] == long["implicit"] == 0, seen
+    assert long["copies"] == short["copies"], seen
+    assert long["to_host"] == short["to_host"] + 1, seen

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -262,3 +263,75 @@ def test_a_second_run_on_the_same_results_folder_refuses(tmp_path):
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(timeout=60)
+
+
+def test_out_of_gpu_memory_ends_the_job_naming_it_what_to_lower_and_its_checkpoint(
+        tmp_path, monkeypatch):
+    """A CUDA out-of-memory error in a training step (torch.OutOfMemoryError, raised here from
+    the step on the CPU) ends the job with one message: the job, what to lower (the GPU slots,
+    the job's own settings), and its checkpoint, which stays whole: resumed, the run gives the
+    weights of an uninterrupted one."""
+    from repdist.data.radial import label_codes
+    from repdist.pipeline.joblog import GpuMemoryError, job_log
+    from repdist.training import loop
+    from repdist.training.loop import RunOptions, TrainData, train
+
+    from conftest import train_config
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(64, 2)), rng.integers(0, 4, 64)
+    data = TrainData(x, y, x[:16], y[:16], label_codes(np.arange(4), 4))
+    cfg = train_config(steps=12, batch_size=16, eval_every=6, log_every=3, checkpoint_every=5,
+                       protocol="clean")
+
+    def fresh():
+        from repdist.models.mlp import build_synthetic_model
+
+        return build_synthetic_model(0, 4, 8, 2, 0.0, 0.0).double()
+
+    whole = fresh()
+    train(whole, data, cfg)
+    real, calls = loop.batch_nll, {"n": 0}
+
+    def out_of_memory_at_step_8(*args):
+        calls["n"] += 1
+        if calls["n"] > 7:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real(*args)
+
+    monkeypatch.setattr(loop, "batch_nll", out_of_memory_at_step_8)
+    log = tmp_path / "logs" / "cifar10_train" / "fd2_seeds.log"
+    ckpt = tmp_path / "checkpoint.pt"
+    with pytest.raises(GpuMemoryError) as raised, job_log(log, checkpoint=ckpt):
+        train(fresh(), data, cfg, RunOptions(checkpoint=ckpt))
+    message = str(raised.value)
+    for part in ("job cifar10_train/fd2_seeds ran out of GPU memory", "Tried to allocate",
+                 "gpu_slots_per_gpu", "cifar10.seeds_per_job", str(ckpt),
+                 "(step 5 of 12) is intact"):
+        assert part in message, message
+    assert message in log.read_text()
+    assert isinstance(raised.value.__cause__, torch.OutOfMemoryError)
+    monkeypatch.setattr(loop, "batch_nll", real)
+    resumed = fresh()
+    _, finals = train(resumed, data, cfg, RunOptions(checkpoint=ckpt))
+    assert finals["steps_run"] == 7
+    for a, b in zip(whole.state_dict().values(), resumed.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_every_gpu_job_kind_is_told_what_to_lower_when_out_of_memory(tmp_path):
+    from repdist.pipeline.joblog import GpuMemoryError, job_log
+
+    told = {}
+    for log in ("lm_train/seed0", "synthetic_train/K4_w16_variants", "extract_authors_resnets",
+                "roeder_train/x"):
+        with pytest.raises(GpuMemoryError) as raised, job_log(tmp_path / f"{log}.log"):
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+        told[log] = str(raised.value)
+    assert "lm.training.batch_size" in told["lm_train/seed0"]
+    assert "synthetic.training.batch_size" in told["synthetic_train/K4_w16_variants"]
+    assert "cifar10.eval_batch_size" in told["extract_authors_resnets"]
+    assert all("gpu_slots_per_gpu" in m and "writes no checkpoint" in m for m in told.values())
+    with pytest.raises(RuntimeError) as other, job_log(tmp_path / "x.log"):
+        raise RuntimeError("not memory")
+    assert type(other.value) is RuntimeError  # other errors pass through as they are

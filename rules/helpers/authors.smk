@@ -1,5 +1,6 @@
 # Helpers of rules/authors.smk.
-from repdist.models.authors import synthetic_name
+from repdist.models.authors import CHECKSUMS as AUTHORS_CHECKSUMS
+from repdist.models.authors import read_checksums, synthetic_name
 
 AUTHORS_DIR = "authors/synthetic/K{K}/w{W}_g0_f0"
 AUTHORS_GROUP = "_".join(map(str, AUTHORS["class_counts"]))

@@ -4,6 +4,8 @@ from repdist.pipeline.lm_models import lm_models as lm_model_entries
 
 LM = config["lm"]
 LM_SEEDS = LM["seeds"]
+# lm_train's `resources: gpu`: each seed's job takes a slot of the GPU pool
+LM_GPU = GPU_PLAN.uses_gpu(LM["device"])
 
 
 # Keys of `lm` the seeds' jobs do not read (the layers and the outside models): left out of
@@ -74,7 +76,7 @@ LM_MODELS_ON = len(LM_MODELS) >= 2
 LM_STANDINS = {
     n: dict(m.standin) for n, m in LM_MODELS.items() if m.standin is not None
 }
-LM_EXTRACT_GPU = uses_gpu(LM["extract_device"], GPUS)
+LM_EXTRACT_GPU = GPU_PLAN.uses_gpu(LM["extract_device"])
 
 
 def lm_model_file(name, model="{name}"):

@@ -16,9 +16,10 @@ from repdist.training.devices import resolve_device
 from repdist.training.lm import LMTrainConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-with job_log(sm.log[0]) as log:
+gpus = sm.resources.get("gpu", 0)
+with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
     torch.set_num_threads(sm.threads)
-    device = resolve_device(sm.params.device, "lm.device")
+    device = resolve_device(sm.params.device, "lm.device", promised=bool(gpus))
     vocab = read_tokenizer(sm.input.tokenizer).vocab_size
     run = LMRun(GPTConfig(vocab=vocab, **sm.params.model_cfg),
                 LMTrainConfig(**sm.params.train_cfg), int(sm.wildcards.S), sm.params.positions,

@@ -19,7 +19,8 @@ def listed(files):
     return [files] if isinstance(files, str) else list(files)
 
 
-with job_log(sm.log[0], gpus=sm.resources.get("gpu", 0)) as log:
+with job_log(sm.log[0], gpus=sm.resources.get("gpu", 0),
+             checkpoint=sm.params.checkpoint) as log:
     torch.set_num_threads(sm.threads)
     cfg = CifarModelConfig(**sm.params.model_cfg)
     train_cfg = TrainConfig(**sm.params.train_cfg)

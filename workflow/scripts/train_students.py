@@ -15,7 +15,7 @@ from repdist.training.loop import RunOptions, TrainConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 gpus = sm.resources.get("gpu", 0)
-with job_log(sm.log[0], gpus=gpus) as log:
+with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
     torch.set_num_threads(sm.threads)
     device = resolve_device(sm.params.device, "synthetic.device", promised=bool(gpus))
     model_cfg = SyntheticModelConfig(**sm.params.model_cfg, fix_g=0.0, fix_f=0.0)

@@ -30,6 +30,7 @@ FOLDER = "cifar-10-batches-py"
 TRAIN_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
 TEST_BATCH = "test_batch"
 META = "batches.meta"
+FILES = (*TRAIN_BATCHES, TEST_BATCH, META)  # what a complete cifar-10-batches-py folder holds
 CLASS_NAMES = (
     "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
 )
@@ -52,7 +53,7 @@ class CIFAR10:
 
 def missing_files(folder: str | os.PathLike[str]) -> list[str]:
     folder = Path(folder)
-    return [n for n in (*TRAIN_BATCHES, TEST_BATCH, META) if not (folder / n).is_file()]
+    return [n for n in FILES if not (folder / n).is_file()]
 
 
 def fetch_cifar10(

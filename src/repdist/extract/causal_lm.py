@@ -152,13 +152,16 @@ def causal_lm_representations(model: nn.Module, tokens: Any, head: str | None = 
             if f.shape[:2] != ids.shape:
                 raise ExtractionError(f"head {tapped.name!r} received {tuple(f.shape)} for "
                                       f"token ids {tuple(ids.shape)}: not one f per position")
-            keep = kept_positions(mask, positions).to(tapped.device)
+            keep = kept_positions(mask, positions)
+            # the kept positions' indices, found on the host: selecting them on the device then
+            # waits for nothing (a boolean mask there makes the host wait for its count)
+            rows, cols = (i.to(tapped.device) for i in keep.nonzero(as_tuple=True))
             logits = _logits_of(output)
             if not isinstance(logits, torch.Tensor) or logits.shape != out.shape:
                 check_logits(tapped.name, logits, out)  # raises, naming both shapes
-            check_logits(tapped.name, logits[keep], out[keep])
-            fs.append(f[keep].double().cpu())
-            labels.append(next_tokens(ids, mask)[keep.cpu()])
+            check_logits(tapped.name, logits[rows, cols], out[rows, cols])
+            fs.append(f[rows, cols].double().cpu())
+            labels.append(next_tokens(ids, mask)[keep])
         weight, layer_bias = tapped.weights()
     reps = assemble(tapped.name, torch.cat(fs), weight, layer_bias, bias, labels)
     return dataclasses.replace(reps, info={**reps.info, "positions": positions,

@@ -178,8 +178,45 @@ def tapped_head(model: nn.Module, head: str | None, bias: str,
         model.to(home).train(was_training)
 
 
+def input_vocabulary(model: nn.Module) -> int | None:
+    """How many token ids the model's input embedding holds: `get_input_embeddings()`'s (a
+    Hugging Face model's), else the largest nn.Embedding's (a position table is never larger
+    than a vocabulary in practice, and the largest never refuses a valid id); None without one."""
+    get = getattr(model, "get_input_embeddings", None)
+    table = None
+    if callable(get):
+        try:
+            table = get()
+        except (NotImplementedError, AttributeError):
+            table = None
+    if isinstance(table, nn.Embedding):
+        return int(table.num_embeddings)
+    sizes = [m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)]
+    return int(max(sizes)) if sizes else None
+
+
+def check_token_ids(model: nn.Module, x: torch.Tensor) -> None:
+    """Integer inputs (int64/int32: what an embedding takes) of a model with an input embedding
+    are token ids: each must have a row of it. Checked before the model runs: on CUDA an id past
+    the table fails asynchronously in the embedding kernel, and the error that surfaces (often
+    at a later call, with the process's CUDA context lost) does not say which input was wrong."""
+    if x.dtype not in (torch.int64, torch.int32) or x.numel() == 0:
+        return
+    vocab = input_vocabulary(model)
+    if vocab is None:
+        return
+    lo, hi = (int(v) for v in to_host(torch.stack([x.min(), x.max()]).long()))
+    if lo < 0 or hi >= vocab:
+        raise ExtractionError(
+            f"the model cannot run on a batch of token ids of shape {tuple(x.shape)}: they run "
+            f"from {lo} to {hi}, and its input embedding holds ids 0 to {vocab - 1} only (were "
+            "they made by another tokenizer, or padded with -1?)")
+
+
 def run_model(model: nn.Module, x: torch.Tensor, **kwargs: Any) -> Any:
-    """The model's output on one batch; a model that cannot take it is an ExtractionError."""
+    """The model's output on one batch; a model that cannot take it (token ids past its input
+    embedding among them, refused before it runs) is an ExtractionError."""
+    check_token_ids(model, x)
     try:
         return model(x, **kwargs)
     except (RuntimeError, ValueError, TypeError, IndexError) as err:  # IndexError: a token id

@@ -7,7 +7,7 @@ happen stops before any job starts, naming the config key to set instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +63,41 @@ def _need_reachable(url: str, key: str, probe: Probe | None, what: str, folder: 
     need(why is None, key,
          f"{what}: {why}. Set {key} to {folder}, or leave the authors' models out "
          "(authors_models.enabled: false); `make run-synthetic` runs without them")
+
+
+def authors_available_locally(config: Mapping[str, Any]) -> bool:
+    """The authors' models need no download: a stand-in, a configured folder, or a finished
+    download."""
+    from ..models.authors import CHECKSUMS, read_checksums
+
+    aut = config["authors_models"]
+    if aut["standin"] or aut["root"]:
+        return True
+    folder = Path(aut["resources"])
+    return all((folder / n).is_file() for n in read_checksums(CHECKSUMS))
+
+
+def authors_on(config: Mapping[str, Any]) -> bool:
+    """Whether the run holds the authors' models: `enabled: true` (downloaded when needed), or
+    `auto` with a copy present (`make run-synthetic`, which must work offline)."""
+    enabled = config["authors_models"]["enabled"]
+    return enabled is True or (enabled == "auto" and authors_available_locally(config))
+
+
+def check_downloads(config: Mapping[str, Any], needed_rules: Collection[str],
+                    probe: Probe | None = None) -> str | None:
+    """Before any job: a needed download that cannot happen (offline, no copy) raises
+    ConfigError naming the key to set; returns a line saying the authors' models are left out
+    when `auto` left them out, else None."""
+    if "cifar10_download" in needed_rules:
+        check_cifar_available(config, probe)
+    if "authors_download" in needed_rules:
+        check_authors_available(config, probe)
+    if "authors_cifar_download" in needed_rules:
+        check_authors_cifar_available(config, probe)
+    aut = config["authors_models"]
+    if aut["enabled"] == "auto" and not authors_on(config):
+        return (f"The authors' models are left out: no copy in {aut['resources']} and "
+                "authors_models.root is not set (`make authors` downloads them; `make run` "
+                "includes them).")
+    return None

@@ -1,13 +1,16 @@
-"""One GPU for each GPU job on a workstation of several GPUs.
+"""One GPU slot for each GPU job on a workstation of one or several GPUs.
 
-Snakemake counts GPUs (the `gpu` resource: it never runs more GPU jobs at once than the run
+Snakemake counts GPU jobs (the `gpu` resource: it never runs more of them at once than the run
 declares) but does not say which GPU a job gets: every job would see all of them and start on
-GPU 0. So the head exports the run's pool (`export_pool`: the first N of the GPUs it sees, N the
-declared `gpu`, all of them when undeclared) and each GPU job takes one free GPU of it for its
-lifetime (`gpu_slot`), by an exclusive lock on a file per GPU, shared by every run on the
-machine, and sets CUDA_VISIBLE_DEVICES to it before CUDA starts. The lock goes with the process,
-however it ends (SIGKILL included). On SLURM the scheduler binds GPUs itself (gres), so jobs
-there leave the pool alone.
+GPU 0. So the head exports the run's pool (`export_pool`: the GPUs that hold the run's GPU jobs,
+all it sees when undeclared; pipeline.gpu_plan decides) with its slots per GPU (config
+`gpu_slots_per_gpu`, 1 by default: one job per GPU), and each GPU job takes one free slot of it
+for its lifetime (`gpu_slot`), by an exclusive lock on a file per slot, shared by every run on
+the machine, and sets CUDA_VISIBLE_DEVICES to the slot's GPU before CUDA starts. Slots are
+taken GPU by GPU before a GPU's second slot, so jobs spread over the GPUs first; a GPU never
+holds more jobs than its slots. The lock goes with the process, however it ends (SIGKILL
+included). On SLURM the scheduler binds GPUs itself (gres, one per job), so jobs there leave
+the pool alone.
 """
 
 from __future__ import annotations
@@ -24,22 +27,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 POOL_ENV = "REPDIST_GPU_POOL"  # the run's GPU ids, comma-separated (set by the head)
+PER_GPU_ENV = "REPDIST_GPU_SLOTS_PER_GPU"  # jobs one GPU holds at once (set by the head)
 SLOTS_ENV = "REPDIST_GPU_SLOTS"  # the folder of lock files (default: one per user in /tmp)
 
 
-def pool_ids(declared: int | None, visible: list[str]) -> list[str]:
-    """The GPUs a run's jobs share: the first `declared` of those `visible` (training.devices.
-    visible_gpus; all of them when undeclared)."""
-    return visible if declared is None else visible[:declared]
+def pool_ids(declared: int | None, visible: list[str], slots_per_gpu: int = 1) -> list[str]:
+    """The GPUs a run's jobs share: of those `visible` (training.devices.visible_gpus), the
+    first that hold `declared` GPU jobs at `slots_per_gpu` each (all of them when undeclared)."""
+    return visible if declared is None else visible[:-(-declared // slots_per_gpu)]
 
 
-def export_pool(declared: int | None, visible: list[str]) -> list[str]:
-    """In the head: the run's pool into the environment its local jobs inherit."""
-    ids = pool_ids(declared, visible)
+def export_pool(ids: list[str], slots_per_gpu: int = 1) -> list[str]:
+    """In the head: the run's pool (pool_ids) and its slots per GPU into the environment its
+    local jobs inherit."""
     if ids:
         os.environ[POOL_ENV] = ",".join(ids)
+        os.environ[PER_GPU_ENV] = str(slots_per_gpu)
     else:
         os.environ.pop(POOL_ENV, None)
+        os.environ.pop(PER_GPU_ENV, None)
     return ids
 
 
@@ -50,24 +56,39 @@ def slots_folder() -> Path:
     return Path(folder)
 
 
-def _claim(pool: list[str], folder: Path):
-    """(gpu, open lock file) for the first GPU of `pool` no other process holds, or None."""
-    for gpu in pool:
-        fh = open(folder / f"gpu-{re.sub(r'[^A-Za-z0-9_.-]', '_', gpu)}.lock", "a+")  # noqa: SIM115
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.close()
-            continue
-        return gpu, fh
+def slot_file(folder: Path, gpu: str, slot: int) -> Path:
+    """The lock file of one slot of a GPU (slot 0's keeps the name of the one-job-per-GPU pool,
+    so runs of either kind on one machine share it)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", gpu)
+    return folder / (f"gpu-{name}.lock" if slot == 0 else f"gpu-{name}.slot{slot}.lock")
+
+
+def _claim(pool: list[str], folder: Path, slots_per_gpu: int = 1):
+    """(gpu, slot, open lock file) for the first slot of `pool` no other process holds (every
+    GPU's first slot, then every GPU's second, ...), or None."""
+    for slot in range(slots_per_gpu):
+        for gpu in pool:
+            fh = open(slot_file(folder, gpu, slot), "a+")  # noqa: SIM115
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.close()
+                continue
+            return gpu, slot, fh
     return None
+
+
+def slots_per_gpu() -> int:
+    """The run's slots per GPU (the head's `gpu_slots_per_gpu`; 1 when it set none)."""
+    return max(1, int(os.environ.get(PER_GPU_ENV) or 1))
 
 
 @contextlib.contextmanager
 def gpu_slot(logger: logging.Logger, poll_s: float = 0.5,
              say_every_s: float = 60.0) -> Iterator[str | None]:
-    """Hold one GPU of the run's pool while the block runs (CUDA_VISIBLE_DEVICES set to it);
-    waits, saying so, while every GPU is held by another job. None without a pool or on SLURM."""
+    """Hold one GPU slot of the run's pool while the block runs (CUDA_VISIBLE_DEVICES set to its
+    GPU); waits, saying so, while every slot is held by another job. None without a pool or on
+    SLURM."""
     pool = [g for g in os.environ.get(POOL_ENV, "").split(",") if g]
     if not pool or "SLURM_JOB_ID" in os.environ:
         yield None
@@ -77,14 +98,16 @@ def gpu_slot(logger: logging.Logger, poll_s: float = 0.5,
         raise RuntimeError("gpu_slot: CUDA was started before a GPU was chosen for this job")
     folder, since = slots_folder(), time.monotonic()
     said = since
-    while (claimed := _claim(pool, folder)) is None:
+    per_gpu = slots_per_gpu()
+    while (claimed := _claim(pool, folder, per_gpu)) is None:
         if time.monotonic() - said >= say_every_s:
             said = time.monotonic()
             logger.info("waiting for a free GPU of %s (%.0f s so far)", pool, said - since)
         time.sleep(poll_s)
-    gpu, fh = claimed
+    gpu, slot, fh = claimed
     os.environ["CUDA_VISIBLE_DEVICES"] = gpu
-    logger.info("GPU %s of the pool %s: CUDA_VISIBLE_DEVICES=%s", gpu, ",".join(pool), gpu)
+    logger.info("GPU %s of the pool %s: CUDA_VISIBLE_DEVICES=%s%s", gpu, ",".join(pool), gpu,
+                f" (slot {slot + 1} of {per_gpu})" if per_gpu > 1 else "")
     try:
         yield gpu
     finally:

@@ -1,7 +1,9 @@
 """Send a Snakemake job's output, warnings and tracebacks to its `log:` file, and set up the
 job's process the same way for every job (subnormal floats flushed, see `repdist.pipeline.subnormals`; the
 machine it runs on logged, see `repdist.pipeline.machine`; with REPDIST_GUARD_HOST_COPIES=1, a
-torch job runs under `repdist.io.host.host_copies_guarded`, as the test suite runs the DAG)."""
+torch job runs under `repdist.io.host.host_copies_guarded`, as the test suite runs the DAG). A
+job that runs out of GPU memory ends with one message naming it, what to lower, and its
+checkpoint, which stays as last written (`GpuMemoryError`)."""
 
 from __future__ import annotations
 
@@ -15,19 +17,27 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..io.host import GUARD_ENV, host_copies_guarded
+from ..training.checkpoint import read_sidecar
 from .gpu_pool import gpu_slot
 from .machine import MACHINE_PREFIX, describe
 from .subnormals import flush_subnormals
+from .training_jobs import memory_settings
+
+
+class GpuMemoryError(RuntimeError):
+    """A job ran out of GPU memory (torch.OutOfMemoryError); the message says what to lower."""
 
 
 @contextlib.contextmanager
-def job_log(path: str | os.PathLike[str], gpus: int = 0) -> Iterator[logging.Logger]:
+def job_log(path: str | os.PathLike[str], gpus: int = 0,
+            checkpoint: str | os.PathLike[str] | None = None) -> Iterator[logging.Logger]:
     """Redirect stdout/stderr and Python warnings to `path` for the duration of a job.
 
     A failing job writes its traceback to the log before re-raising, so `snakemake` points the
-    user at a log that says what went wrong. Subnormal floats are flushed to zero first thing.
-    `gpus`: the job's `resources: gpu`; a GPU job holds one GPU of the run's pool meanwhile
-    (pipeline.gpu_pool).
+    user at a log that says what went wrong; out of GPU memory, it raises GpuMemoryError saying
+    what to lower and where its `checkpoint` stands. Subnormal floats are flushed to zero first
+    thing. `gpus`: the job's `resources: gpu`; a GPU job holds a slot of the run's GPU pool
+    meanwhile (pipeline.gpu_pool).
     """
     flushed = flush_subnormals()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -46,8 +56,12 @@ def job_log(path: str | os.PathLike[str], gpus: int = 0) -> Iterator[logging.Log
             with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh), _guard(logger), \
                     (gpu_slot(logger) if gpus else contextlib.nullcontext()):
                 yield logger
-        except BaseException:
+        except BaseException as err:
             fh.write(traceback.format_exc())
+            if _out_of_gpu_memory(err):
+                message = out_of_memory_message(path, err, checkpoint)
+                logger.error("%s", message)
+                raise GpuMemoryError(message) from err
             raise
         finally:
             logger.info("finished in %.2f s", time.time() - start)
@@ -66,3 +80,27 @@ def _guard(logger: logging.Logger) -> contextlib.AbstractContextManager[None]:
     logger.info("host copies guarded (%s=1): a tensor reaching numpy outside to_host fails",
                 GUARD_ENV)
     return host_copies_guarded()
+
+
+def _out_of_gpu_memory(err: BaseException) -> bool:
+    """torch.OutOfMemoryError (torch.cuda.OutOfMemoryError), told without importing torch."""
+    torch = sys.modules.get("torch")
+    oom = getattr(torch, "OutOfMemoryError", None) if torch is not None else None
+    return oom is not None and isinstance(err, oom)
+
+
+def out_of_memory_message(log: str | os.PathLike[str], err: BaseException,
+                          checkpoint: str | os.PathLike[str] | None = None) -> str:
+    """One message for a job out of GPU memory: the job (its log), what to lower, and its
+    checkpoint (written atomically, so the last one is whole: a rerun resumes from it)."""
+    job = f"{Path(log).parent.name}/{Path(log).stem}"
+    first = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
+    lower = "; ".join(memory_settings(log))
+    if checkpoint is None:
+        kept = "it writes no checkpoint"
+    elif (state := read_sidecar(checkpoint)) is not None and Path(checkpoint).exists():
+        kept = (f"its checkpoint {checkpoint} (step {state.get('step')} of "
+                f"{state.get('total_steps')}) is intact: a rerun resumes from it")
+    else:
+        kept = f"no checkpoint was written yet ({checkpoint}): a rerun starts from step 0"
+    return f"job {job} ran out of GPU memory ({first}). Lower {lower}; {kept}."

@@ -1,6 +1,7 @@
-"""The alignment options of config.yaml's `measures:` section, as every pairs job passes them
-to compare(): how cka_f, svcca_f and the Platonic Representation Hypothesis' k-NN and CKA
-measures read f (repdist.measures.conventions, where PRH's values live)."""
+"""The settings of config.yaml's `measures:` section as the jobs pass them to compare(): the
+d_LLV settings, and every pairs job's (with num_samples, the seed and the alignment options:
+how cka_f, svcca_f and the Platonic Representation Hypothesis' k-NN and CKA measures read f;
+repdist.measures.conventions, where PRH's values live)."""
 
 from __future__ import annotations
 
@@ -20,3 +21,17 @@ def alignment_settings(measures: Mapping[str, Any]) -> dict[str, Any]:
     if measures.get("prh_conventions", False):
         return {**PRH_CONVENTIONS, **given}
     return given
+
+
+def measure_settings(config: Mapping[str, Any], **overrides: Any) -> dict[str, Any]:
+    """The d_LLV settings of config['measures'], with per-experiment overrides."""
+    settings = {k: config["measures"][k] for k in ("lam", "dist_type", "sum_or_max")}
+    settings.update(overrides)
+    return settings
+
+
+def pair_measures(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What every pairs job passes to compare(): the d_LLV settings, num_samples, the seed and
+    the alignment options config['measures'] sets (none by default)."""
+    return measure_settings(config, num_samples=config["measures"]["num_samples"],
+                            seed=config["seed"], **alignment_settings(config["measures"]))

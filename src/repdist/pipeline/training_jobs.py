@@ -1,8 +1,26 @@
 """The DAG's training jobs, named once: the rule files put a training job's log where
 `training_log` says, and `repdist progress` looks for training jobs there, so a new training
-rule is watched as soon as it logs through this function."""
+rule is watched as soon as it logs through this function; the files each trained model leaves,
+the synthetic jobs' model settings, priorities and runtimes (rules/common.smk uses them)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+# The files every model leaves (experiments/outputs.py writes them), by the key rules name them.
+MODEL_TABLES = {
+    "embeddings": "embeddings.parquet",
+    "unembeddings": "unembeddings.parquet",
+    "metrics": "metrics.json",
+}
+CIFAR_MODEL_TABLES = {
+    "embeddings_test": "embeddings_test.parquet",
+    "embeddings_train": "embeddings_train.parquet",
+    "unembeddings": "unembeddings.parquet",
+    "metrics": "metrics.json",
+}
 
 # logs/<kind>/<job>.log: a kind per training rule family (a family's rules share the folder:
 # synthetic_train and synthetic_train_variants, cifar10_train and cifar10_train_seeds)
@@ -10,6 +28,25 @@ TRAINING_KINDS = ("synthetic_train", "cifar10_train", "bound_beyond_train", "dis
                   "roeder_train", "lm_train", "lm_extract")
 # logs/<name>.log: training rules with a single job
 SINGLE_TRAINING_JOBS = ("training_dynamics",)
+
+# What a job that ran out of GPU memory can lower (besides gpu_slots_per_gpu, which every GPU
+# job shares), by its log folder: settings that do not change the results first.
+MEMORY_SETTINGS = {
+    "cifar10_train": ("cifar10.seeds_per_job (1: one model per job instead of every seed of "
+                      "an M stacked)", "cifar10.eval_batch_size"),
+    "extract_authors_resnets": ("cifar10.eval_batch_size",),
+    "lm_train": ("lm.training.batch_size", "lm.model.width"),
+    "synthetic_train": ("synthetic.training.batch_size (changes the training)",),
+    "distillation_train": ("synthetic.training.batch_size (changes the training)",),
+}
+
+
+def memory_settings(log: str | Path) -> tuple[str, ...]:
+    """What to lower when the job logging to `log` runs out of GPU memory: the GPU slots that
+    share one GPU, then the job's own settings (MEMORY_SETTINGS by its log's folder or name)."""
+    path = Path(log)
+    own = MEMORY_SETTINGS.get(path.parent.name) or MEMORY_SETTINGS.get(path.stem, ())
+    return ("gpu_slots_per_gpu (the jobs on one GPU share its memory)", *own)
 
 
 def training_log(kind: str, job: str | None = None) -> str:
@@ -22,3 +59,34 @@ def training_log(kind: str, job: str | None = None) -> str:
     raise ValueError(f"{kind!r} (job {job!r}) is not a training job of "
                      f"{TRAINING_KINDS + SINGLE_TRAINING_JOBS}: add it to "
                      "repdist.pipeline.training_jobs so that `repdist progress` follows it")
+
+
+def training_priority(width: int | str, n_configs: int = 1) -> int:
+    """Longest jobs first (cost ~ models x width^2): the short ones then fill the cores at the
+    end, instead of a long one running alone."""
+    return int(width) ** 2 * n_configs // 64
+
+
+def synthetic_training_minutes(synthetic: Mapping[str, Any], width: int | str, attempt: int = 1,
+                               n_configs: int = 1) -> int:
+    """Minutes for one job of n_configs x n_seeds MLPs of config `synthetic`, with a margin (a
+    job of 20 seeds at width 256 and 15,000 steps is given 50), times the attempt: a job
+    resubmitted after its cluster time limit (profile `retries:`) gets longer, and resumes from
+    its checkpoint."""
+    scale = n_configs * synthetic["n_seeds"] / 20 * synthetic["training"]["steps"] / 15000
+    return max(5, int(40 * scale * (int(width) / 256) ** 2 + 10)) * attempt
+
+
+def synthetic_model_settings(synthetic: Mapping[str, Any], num_classes: int | str,
+                             width: int | str, seeds: list[int] | None = None,
+                             rep_dim: int | str | None = None) -> dict[str, Any]:
+    """SyntheticModelConfig's fields shared by the variants of one (K, width) of config
+    `synthetic` (every configured seed, its rep_dim, unless given)."""
+    keys = ("n_train", "n_test", "train_data_seed", "test_data_seed")
+    return {
+        "num_classes": int(num_classes),
+        "width": int(width),
+        "seeds": list(range(synthetic["n_seeds"]) if seeds is None else seeds),
+        "rep_dim": synthetic["rep_dim"] if rep_dim is None else int(rep_dim),
+        **{k: synthetic[k] for k in keys},
+    }

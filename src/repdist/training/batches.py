@@ -11,7 +11,8 @@ touching the global RNG (tests hold this to a real DataLoader).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import torch
@@ -58,3 +59,22 @@ def numpy_batches(n: int, batch_size: int, steps: int, seed: int) -> Iterator[np
                 return
             yield perm[start : start + batch_size]
             done += 1
+
+
+def device_batches(batches: Iterable[np.ndarray], device: str | torch.device,
+                   chunk: int = 1024) -> Iterator[torch.Tensor]:
+    """The index batches of `batches` as int64 tensors on `device`, in the same order: `chunk`
+    batches are copied at a time (from pinned memory, asynchronously, to CUDA), so a training
+    step takes its batch as a slice of a tensor already there instead of waiting for a copy
+    from the host."""
+    device = torch.device(device)
+    batches = iter(batches)
+    while group := list(itertools.islice(batches, chunk)):
+        host = torch.from_numpy(np.concatenate(group).astype(np.int64, copy=False))
+        if device.type == "cuda":
+            host = host.pin_memory()
+        flat = host.to(device, non_blocking=True)
+        start = 0
+        for batch in group:
+            yield flat[start : start + len(batch)]
+            start += len(batch)

@@ -46,10 +46,13 @@ def visible_gpus() -> list[str]:
     return [str(i) for i in range(_driver_gpu_count())]
 
 
-def gpus_planned(declared: int | None) -> bool:
+def gpus_planned(declared: int | None, present: bool | None = None) -> bool:
     """Whether the training jobs run where there are GPUs: as the run declares (`declared`,
-    its `gpu` resource; 0 turns GPUs off), else as this machine has (see the module's text)."""
-    return declared > 0 if declared is not None else cuda_present()
+    its `gpu` resource; 0 turns GPUs off), else as this machine has (`present`; None asks it;
+    see the module's text)."""
+    if declared is not None:
+        return declared > 0
+    return cuda_present() if present is None else present
 
 
 def uses_gpu(requested: str, gpus: bool | None = None) -> bool:

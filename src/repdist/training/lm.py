@@ -6,9 +6,11 @@ its evaluation and loss bookkeeping assume (batch, K) log-probabilities. A langu
 predicts a token at every position of an integer context, so it gets this short loop instead,
 sharing what is not classifier-specific: Adam (`make_adam`), the clean protocol's batch order
 (`numpy_batches`, seeded by the model's seed: the seed sets both the initialisation and the
-order), resumable checkpoints and progress lines. Values leave the device only through
-`to_host`. With the same seed, data, settings and thread count a run is bit-for-bit repeatable,
-resumed or not.
+order), resumable checkpoints and progress lines. A step does not wait for the host: its index
+batch is a slice of the batch order already on the device (`device_batches`) and its loss is
+summed into the logged window there; values leave the device only through `to_host`, at the
+log, eval and checkpoint points. With the same seed, data, settings and thread count a run is
+bit-for-bit repeatable, resumed or not.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import torch
 from torch.nn import functional as F
 
 from ..io.host import to_host
-from .batches import numpy_batches
+from .batches import device_batches, numpy_batches
 from .checkpoint import load_resumable, save_checkpoint
 from .loop import make_adam
 from .progress import ProgressLog
@@ -65,8 +67,8 @@ class _Run:
     eval: torch.Tensor
     optimizer: torch.optim.Optimizer
     identity: dict[str, Any]
+    running: torch.Tensor  # the logged window's summed losses (float64, on the device)
     log: LMTrainLog = field(default_factory=LMTrainLog)
-    running: float = 0.0
     start_step: int = 0
 
 
@@ -131,7 +133,9 @@ def _setup(model: torch.nn.Module, train: np.ndarray, eval_windows: np.ndarray,
         return torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)).to(device)
 
     ident = {**(identity or {}), "training": cfg.identity(), "seed": int(seed)}
-    return _Run(model, on_device(train), on_device(eval_windows), make_adam(model, cfg.lr), ident)
+    running = torch.zeros((), dtype=torch.float64, device=device)
+    return _Run(model, on_device(train), on_device(eval_windows), make_adam(model, cfg.lr), ident,
+                running)
 
 
 def _resume(run: _Run, cfg: LMTrainConfig, checkpoint: str | Path | None) -> None:
@@ -142,40 +146,45 @@ def _resume(run: _Run, cfg: LMTrainConfig, checkpoint: str | Path | None) -> Non
     run.model.load_state_dict(state["model"])
     run.optimizer.load_state_dict(state["optimizer"])
     run.log = LMTrainLog(**state["log"])
-    run.running = float(state["running"])
+    run.running.fill_(float(state["running"]))
     run.start_step = int(state["step"])
     LOG.info("resuming from step %d (%s)", run.start_step, checkpoint)
 
 
 def _loop(run: _Run, cfg: LMTrainConfig, seed: int, checkpoint: str | Path | None) -> None:
     progress = ProgressLog(cfg.steps, run.start_step)
-    for step, idx_np in enumerate(numpy_batches(len(run.train), cfg.batch_size, cfg.steps,
-                                                seed)):
+    order = numpy_batches(len(run.train), cfg.batch_size, cfg.steps, seed)
+    for step, idx in enumerate(device_batches(order, run.train.device)):
         if step < run.start_step:
             continue  # replay the batch order up to the checkpoint
         if step % cfg.eval_every == 0:
             run.log.eval_steps.append(step)
             run.log.eval_loss.append(evaluate_lm(run.model, run.eval)[0])
-        idx = torch.from_numpy(idx_np).to(run.train.device)
         loss = next_token_loss(run.model, run.train[idx])
         run.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         run.optimizer.step()
         done = step + 1
-        run.running += loss.item()  # the step's one sync point
+        # summed in float64 on the device, as a Python float summed the step's .item() before
+        run.running += loss.detach().double()
         if done % cfg.log_every == 0:
-            mean = run.running / cfg.log_every
+            mean = _window(run) / cfg.log_every  # a log point: the sum leaves the device
             run.log.train_steps.append(done)
             run.log.train_loss.append(mean)
-            run.running = 0.0
+            run.running.zero_()
             progress.report(done, mean)
         elif progress.due():
-            progress.report(done, run.running / max(done % cfg.log_every, 1))
+            progress.report(done, _window(run) / max(done % cfg.log_every, 1))
         due = cfg.checkpoint_every and done % cfg.checkpoint_every == 0 and done < cfg.steps
         if checkpoint is not None and due:
             save_checkpoint(checkpoint, run.identity, done, cfg.steps,
                             model=run.model.state_dict(), optimizer=run.optimizer.state_dict(),
-                            log=asdict(run.log), running=run.running)
+                            log=asdict(run.log), running=_window(run))
+
+
+def _window(run: _Run) -> float:
+    """The logged window's loss sum on the host (a sync point)."""
+    return float(to_host(run.running))
 
 
 def _finals(run: _Run, cfg: LMTrainConfig, wall: float) -> dict[str, Any]:

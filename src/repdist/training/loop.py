@@ -213,9 +213,18 @@ def _setup(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
     model.to(device)
     if options.channels_last:
         model.to(memory_format=torch.channels_last)
-    identity = {**(options.identity or {}), "training": cfg.identity()}
+    identity = {**(options.identity or {}), "training": cfg.identity(),
+                **_layout_identity(options)}
     return _Run(model, x, y, tx, ty, codes, make_adam(model, cfg.lr), cfg.steps_for(len(x)),
                 identity)
+
+
+def _layout_identity(options: RunOptions) -> dict[str, Any]:
+    """The memory layout of the stored tensors: a channels-last run's weights and Adam moments
+    are channels-last, and resuming them under the other layout would mix the two (CUDA's fused
+    Adam refuses; a CPU kernel pairing them by memory position updates the wrong elements).
+    Recorded only when channels-last, so a contiguous run's checkpoint keeps its identity."""
+    return {"memory_format": "channels_last"} if options.channels_last else {}
 
 
 def _resume(run: _Run, options: RunOptions) -> None:

@@ -28,6 +28,7 @@ def cifar_model_settings(seeds):
         "bf16",
         "tf32",
         "channels_last",
+        "cuda_graph",
     )
     return lambda wc: {
         "rep_dim": int(wc.M),

@@ -42,6 +42,7 @@ class CifarModelConfig:
     tf32: str  # CUDA only: convolutions | none | all (training.devices.set_cuda_float32)
     channels_last: bool  # CUDA only
     eval_batch_size: int
+    cuda_graph: bool  # CUDA: the step replayed from CUDA graphs (RunOptions.cuda_graph)
 
 
 def resolve_bn_momentum(value: float | str, protocol: str) -> float:
@@ -128,6 +129,7 @@ def train_cifar_models(
     options = RunOptions(checkpoint=checkpoint, device=device,
                          eval_batch_size=cfg.eval_batch_size,
                          channels_last=cfg.channels_last and on_cuda, final_train_eval=True,
+                         cuda_graph=cfg.cuda_graph,
                          identity=cifar_identity(cfg, data, momentum, on_cuda))
     log, finals = train(stack, train_data, train_cfg, options)
     f_all = {}

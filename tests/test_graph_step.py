@@ -97,10 +97,12 @@ def windows(losses, cfg):
     """The logged training-loss entries of the protocol from per-step losses."""
     every, out = cfg.log_every, {}
     for step in range(len(losses)):
-        if cfg.rules.loss_window_ends_at_step:
-            if step % every == 0:
-                out[step] = losses[0] if step == 0 else losses[step - every + 1 : step + 1].sum(0) / every
-        else:
+        if cfg.rules.loss_window_ends_at_step:  # paper: steps i - every + 1 .. i at i
+            if step == 0:
+                out[0] = losses[0]
+            elif step % every == 0:
+                out[step] = losses[step - every + 1 : step + 1].sum(0) / every
+        else:  # clean: steps i + 1 - every .. i at i + 1, and step 0's own loss
             if step == 0:
                 out[0] = losses[0]
             if (step + 1) % every == 0:
@@ -305,8 +307,9 @@ def flat_weights(model):
 @pytest.mark.gpu
 def test_graph_replay_equals_the_eager_step_on_the_gpu(device, data):
     """Paper protocol, 300 steps, 60 epoch ends: captured (2 graphs) and replayed, float64 to
-    1e-12 of the eager step; float32 no farther from it than float32 rounding moves the eager
-    run from float64 (the rounding baseline)."""
+    1e-12 of the eager step; float32 within the rounding baseline: two float32 runs that each
+    land as far from the float64 run as the eager one does (float32 rounding) are at most twice
+    that apart (the same kernels replayed: expected 0)."""
     cfg = config("paper")
     runs = {}
     for dtype in (torch.float64, torch.float32):
@@ -319,7 +322,7 @@ def test_graph_replay_equals_the_eager_step_on_the_gpu(device, data):
     baseline = rel(runs[torch.float32, False][0], runs[torch.float64, False][0])
     graph_vs_eager = rel(runs[torch.float32, True][0], runs[torch.float32, False][0])
     print(f"float32 graph vs eager {graph_vs_eager:.3g}, rounding baseline {baseline:.3g}")
-    assert graph_vs_eager <= baseline
+    assert graph_vs_eager <= 2 * baseline
     np.testing.assert_allclose(runs[torch.float32, True][1].train_loss,
                                runs[torch.float32, False][1].train_loss, rtol=1e-4)
 

@@ -148,7 +148,7 @@ BY_NAME = {s.name: s for s in SPECS}
 
 
 def graph_option() -> bool:
-    """Whether RunOptions has `cuda_graph` (the captured step, helper gpugraph's branch)."""
+    """Whether RunOptions has `cuda_graph` (the captured step: a checkout older than it has not)."""
     return "cuda_graph" in {f.name for f in dataclasses.fields(RunOptions)}
 
 
@@ -221,7 +221,7 @@ def build_job(family: str, options: dict[str, Any], size: Size, device: torch.de
                            bf16=bool(options.get("bf16")), tf32="convolutions",
                            channels_last=bool(options.get("channels_last", True)),
                            eval_batch_size=64, stack=options.get("stack", "grouped"),
-                           compile=compile_mode)
+                           compile=compile_mode, cuda_graph=bool(options.get("cuda_graph")))
     if on_cuda:
         set_cuda_float32(cfg.tf32)
     stack = cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, "paper"), on_cuda)
@@ -362,7 +362,7 @@ def run_spec(spec: Spec, size: Size, device: torch.device, refs: References, sec
                     paper_note=PAPER_NOTE[spec.family])
     if spec.needs_graph and not graph_option():
         row.status = "unavailable"
-        row.note = "RunOptions has no cuda_graph here (helper gpugraph's captured step)"
+        row.note = "RunOptions has no cuda_graph in this checkout"
         return row
     notes = []
     if toy and spec.options.get("compile", "none") != "none":

@@ -163,7 +163,7 @@ class Record:
     tests: list[TestResult]
     candidates: list[Candidate]
     measures: list[MeasureRow]
-    graph_option: bool  # RunOptions has cuda_graph (helper gpugraph's step)
+    graph_option: bool  # RunOptions has cuda_graph (the captured step)
 
     def __post_init__(self) -> None:
         if self.schema != SCHEMA:

@@ -246,7 +246,7 @@ def our_stack(seeds: Sequence[int], rep_dim: int, protocol: str,
                            g_width=G_WIDTH, bn_momentum=c["bn_momentum"], device="cpu",
                            bf16=False, tf32=c["tf32"], channels_last=False,
                            eval_batch_size=c["eval_batch_size"], stack=c["stack"],
-                           compile="none")
+                           compile="none", cuda_graph=False)
     return cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, protocol), on_cuda=False).to(dtype)
 
 

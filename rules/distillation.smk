@@ -28,6 +28,7 @@ rule distillation_train:
         student_seed_offset=DISTILLATION["student_seed_offset"],
         train_cfg=training_settings("synthetic"),
         device=SYNTHETIC["device"],
+        cuda_graph=SYNTHETIC["cuda_graph"],
         checkpoint=lambda wc: student_file("checkpoint.pt", **wc),
         run_config=run_config("synthetic", "distillation"),
     script:

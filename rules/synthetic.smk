@@ -22,6 +22,7 @@ rule synthetic_train:
         variants=lambda wc: [(float(wc.G), float(wc.F))],
         train_cfg=training_settings("synthetic"),
         device=SYNTHETIC["device"],
+        cuda_graph=SYNTHETIC["cuda_graph"],
         checkpoint=lambda wc: synthetic_file("checkpoint.pt", **wc),
         run_config=run_config("synthetic"),
     script:

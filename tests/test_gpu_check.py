@@ -162,7 +162,7 @@ def test_the_cifar_candidates_keys_reach_the_model():
     cfg = CifarModelConfig(rep_dim=2, seeds=[0, 1], base_width=2, g_width=8,
                            bn_momentum="protocol", device="cpu", bf16=False, tf32="convolutions",
                            channels_last=False, eval_batch_size=8, stack="streams",
-                           compile="default")
+                           compile="default", cuda_graph=False)
     stack = cifar_stack(cfg, 0.1, on_cuda=False)
     assert stack.f_net.stack == "streams"
     assert getattr(stack.f_net.body, "_compiled_call_impl", None) is None

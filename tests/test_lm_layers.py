@@ -137,7 +137,7 @@ def test_two_widths_compare_capped_by_the_smaller(tmp_path, rng):
 
 def test_a_rank_deficient_head_input_is_averaged_over_its_rank(rng):
     """A final LayerNorm's f varies in M - 1 directions: m_CCA and SVCCA at M use M - 1, with
-    the count and a note (exact zeros here; float32 rounding is lmmeasures' tolerance)."""
+    the count and a note (exact zeros here; float32 rounding: tests/test_mcca_rank.py)."""
     x = rng.normal(size=(300, 6))
     x -= x.mean(axis=1, keepdims=True)  # every row sums to zero
     rows = pair_rows(_Layer.of(x), _Layer.of(x @ np.diag(np.arange(1.0, 7.0))), [6])

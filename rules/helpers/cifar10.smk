@@ -30,6 +30,7 @@ def cifar_model_settings(seeds):
         "channels_last",
         "stack",
         "compile",
+        "cuda_graph",
     )
     return lambda wc: {
         "rep_dim": int(wc.M),

@@ -31,5 +31,5 @@ with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
     per_cfg = [files[i : i + n_seeds] for i in range(0, len(files), n_seeds)]
     log.info("training %s with %s on %s, %d thread(s)", model_cfgs, train_cfg, device, sm.threads)
     train_configurations(model_cfgs, train_cfg, per_cfg, sm.params.run_config,
-                         sm.params.checkpoint, device)
+                         sm.params.checkpoint, device, sm.params.cuda_graph)
     remove_checkpoint(sm.params.checkpoint)  # every output is written: the checkpoint is spent

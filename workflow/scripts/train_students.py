@@ -30,5 +30,6 @@ with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
              spec.student_seeds(model_cfg.seeds), list(model_cfg.seeds), model_cfg.num_classes,
              model_cfg.width, spec.loss, train_cfg, device)
     train_students(model_cfg, spec, train_cfg, sm.input.teachers, files, sm.params.run_config,
-                   RunOptions(checkpoint=sm.params.checkpoint, device=device))
+                   RunOptions(checkpoint=sm.params.checkpoint, device=device,
+                              cuda_graph=sm.params.cuda_graph))
     remove_checkpoint(sm.params.checkpoint)  # every output is written: the checkpoint is spent

@@ -44,6 +44,7 @@ class CifarModelConfig:
     eval_batch_size: int
     stack: str  # grouped | streams (models.stacked_resnet.STACK_MODES)
     compile: str  # CUDA only: torch.compile mode of f's body (COMPILE_MODES), or none
+    cuda_graph: bool  # CUDA: the step replayed from CUDA graphs (RunOptions.cuda_graph)
 
 
 def resolve_bn_momentum(value: float | str, protocol: str) -> float:
@@ -134,6 +135,7 @@ def train_cifar_models(
     options = RunOptions(checkpoint=checkpoint, device=device,
                          eval_batch_size=cfg.eval_batch_size,
                          channels_last=cfg.channels_last and on_cuda, final_train_eval=True,
+                         cuda_graph=cfg.cuda_graph,
                          identity=cifar_identity(cfg, data, momentum, on_cuda))
     log, finals = train(stack, train_data, train_cfg, options)
     f_all = {}

@@ -91,9 +91,11 @@ def train_configurations(
     run_config: Mapping[str, Any],
     checkpoint: str | Path | None = None,
     device: str | torch.device = "cpu",
+    cuda_graph: bool = False,
 ) -> None:
     """Train every seed of several configurations that differ only in length fixing (fix_g,
-    fix_f) in one stacked model, then write every seed's files as if trained alone.
+    fix_f) in one stacked model, then write every seed's files as if trained alone
+    (`cuda_graph`: RunOptions.cuda_graph).
 
     Narrow nets spend a step mostly in per-op overhead, which one stack of all variants pays
     once instead of once per variant.
@@ -102,7 +104,8 @@ def train_configurations(
     data = synthetic_data(model_cfgs[0])
     stack = synthetic_stack(model_cfgs)
     log, finals = train(stack, data, train_cfg, RunOptions(
-        checkpoint=checkpoint, device=device, identity=stack_identity(model_cfgs)))
+        checkpoint=checkpoint, device=device, identity=stack_identity(model_cfgs),
+        cuda_graph=cuda_graph))
     f_all, g_all = extract(stack, data.test_x, data.codes)
     stack.cpu()
     shared = provenance(run_config)

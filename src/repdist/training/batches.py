@@ -7,17 +7,104 @@ base seed too. The original created a train iterator per epoch and a test iterat
 update of every step i with i % 2000 == 0, all after `torch.manual_seed(0)`. Replaying those
 draws on a private generator seeded the same way gives its batches in its order without
 touching the global RNG (tests hold this to a real DataLoader).
+
+A run draws its whole order before it starts (`BatchOrder`): one permutation of range(n) per
+epoch, batch j of an epoch its rows j*b .. (j+1)*b, the last batch of an epoch short where b
+does not divide n. The training loop copies it to the device once and slices it there, so a
+step never waits for an index batch from the host.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterable, Iterator
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
 
 from ..io.host import to_host
+
+
+@dataclass(frozen=True)
+class BatchOrder:
+    """`steps` index batches of size `batch_size` (the last of each epoch short) from `epochs`,
+    an (E, n) int64 array of one permutation of range(n) per epoch, in order."""
+
+    epochs: np.ndarray
+    batch_size: int
+    steps: int
+
+    @cached_property
+    def n(self) -> int:
+        return self.epochs.shape[1]
+
+    @cached_property
+    def per_epoch(self) -> int:
+        return math.ceil(self.n / self.batch_size)
+
+    def flat(self) -> np.ndarray:
+        """The epochs one after another: batch `step` is flat()[slice(*bounds(step))]."""
+        return self.epochs.reshape(-1)
+
+    def on_device(self, device: str | torch.device) -> torch.Tensor:
+        """flat() on `device`, copied once (from pinned memory, asynchronously, to CUDA): a
+        run's steps take their batches as slices of it (bounds) and never wait for the host."""
+        device = torch.device(device)
+        host = torch.from_numpy(np.ascontiguousarray(self.flat(), dtype=np.int64))
+        if device.type == "cuda":
+            host = host.pin_memory()
+        return host.to(device, non_blocking=True)
+
+    def bounds(self, step: int) -> tuple[int, int]:
+        """Where batch `step` starts and stops in flat()."""
+        epoch, j = divmod(step, self.per_epoch)
+        start = epoch * self.n + j * self.batch_size
+        return start, min(start + self.batch_size, (epoch + 1) * self.n)
+
+    def batches(self) -> Iterator[np.ndarray]:
+        flat = self.flat()
+        for step in range(self.steps):
+            yield flat[slice(*self.bounds(step))]
+
+
+def dataloader_order(
+    n: int,
+    batch_size: int,
+    epochs: int,
+    seed: int,
+    test_pass_after: Callable[[int], bool] = lambda step: False,
+) -> BatchOrder:
+    """The batches DataLoader(range(n), batch_size, shuffle=True) yields over `epochs` epochs
+    after torch.manual_seed(seed), with a test-loader iterator created after every step for
+    which `test_pass_after(step)` is true."""
+    rng = torch.Generator().manual_seed(seed)
+
+    def draw() -> int:
+        return int(torch.empty((), dtype=torch.int64).random_(generator=rng).item())
+
+    per_epoch = math.ceil(n / batch_size)
+    orders = np.empty((epochs, n), dtype=np.int64)
+    for epoch in range(epochs):
+        draw()  # the train iterator's base seed
+        sampler = torch.Generator().manual_seed(draw())  # RandomSampler's seed
+        orders[epoch] = to_host(torch.randperm(n, generator=sampler))
+        for step in range(epoch * per_epoch, (epoch + 1) * per_epoch):
+            if test_pass_after(step):
+                draw()  # the test iterator's base seed
+    return BatchOrder(orders, batch_size, epochs * per_epoch)
+
+
+def numpy_order(n: int, batch_size: int, steps: int, seed: int) -> BatchOrder:
+    """Exactly `steps` batches: epochs of a fresh numpy permutation each, the last batch of an
+    epoch short (the clean protocol)."""
+    rng = np.random.default_rng(seed)
+    epochs = math.ceil(steps / math.ceil(n / batch_size)) if n else 0
+    orders = np.empty((epochs, n), dtype=np.int64)
+    for epoch in range(epochs):
+        orders[epoch] = rng.permutation(n)
+    return BatchOrder(orders, batch_size, steps)
 
 
 def dataloader_batches(
@@ -27,54 +114,10 @@ def dataloader_batches(
     seed: int,
     test_pass_after: Callable[[int], bool] = lambda step: False,
 ) -> Iterator[np.ndarray]:
-    """Index batches as DataLoader(range(n), batch_size, shuffle=True) yields them over `epochs`
-    epochs after torch.manual_seed(seed), with a test-loader iterator created after every step
-    for which `test_pass_after(step)` is true."""
-    rng = torch.Generator().manual_seed(seed)
-
-    def draw() -> int:
-        return int(torch.empty((), dtype=torch.int64).random_(generator=rng).item())
-
-    step = 0
-    for _ in range(epochs):
-        draw()  # the train iterator's base seed
-        sampler = torch.Generator().manual_seed(draw())  # RandomSampler's seed
-        order = to_host(torch.randperm(n, generator=sampler))
-        for start in range(0, n, batch_size):
-            yield order[start : start + batch_size]
-            if test_pass_after(step):
-                draw()  # the test iterator's base seed
-            step += 1
+    """The index batches of `dataloader_order`, one at a time."""
+    return dataloader_order(n, batch_size, epochs, seed, test_pass_after).batches()
 
 
 def numpy_batches(n: int, batch_size: int, steps: int, seed: int) -> Iterator[np.ndarray]:
-    """Exactly `steps` batches: epochs of a fresh numpy permutation each, the last batch of an
-    epoch short (the clean protocol)."""
-    rng = np.random.default_rng(seed)
-    done = 0
-    while done < steps:
-        perm = rng.permutation(n)
-        for start in range(0, n, batch_size):
-            if done == steps:
-                return
-            yield perm[start : start + batch_size]
-            done += 1
-
-
-def device_batches(batches: Iterable[np.ndarray], device: str | torch.device,
-                   chunk: int = 1024) -> Iterator[torch.Tensor]:
-    """The index batches of `batches` as int64 tensors on `device`, in the same order: `chunk`
-    batches are copied at a time (from pinned memory, asynchronously, to CUDA), so a training
-    step takes its batch as a slice of a tensor already there instead of waiting for a copy
-    from the host."""
-    device = torch.device(device)
-    batches = iter(batches)
-    while group := list(itertools.islice(batches, chunk)):
-        host = torch.from_numpy(np.concatenate(group).astype(np.int64, copy=False))
-        if device.type == "cuda":
-            host = host.pin_memory()
-        flat = host.to(device, non_blocking=True)
-        start = 0
-        for batch in group:
-            yield flat[start : start + len(batch)]
-            start += len(batch)
+    """The index batches of `numpy_order`, one at a time."""
+    return numpy_order(n, batch_size, steps, seed).batches()

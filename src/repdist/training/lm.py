@@ -5,9 +5,10 @@ loop.py's `train` fits classifiers: one label per input, float inputs, g over cl
 its evaluation and loss bookkeeping assume (batch, K) log-probabilities. A language model
 predicts a token at every position of an integer context, so it gets this short loop instead,
 sharing what is not classifier-specific: Adam (`make_adam`), the clean protocol's batch order
-(`numpy_batches`, seeded by the model's seed: the seed sets both the initialisation and the
+(`numpy_order`, seeded by the model's seed: the seed sets both the initialisation and the
 order), resumable checkpoints and progress lines. A step does not wait for the host: its index
-batch is a slice of the batch order already on the device (`device_batches`) and its loss is
+batch is a slice of the batch order copied to the device once (`BatchOrder.on_device`, as
+loop.py's steps) and its loss is
 summed into the logged window there; values leave the device only through `to_host`, at the
 log, eval and checkpoint points. With the same seed, data, settings and thread count a run is
 bit-for-bit repeatable, resumed or not.
@@ -27,7 +28,7 @@ import torch
 from torch.nn import functional as F
 
 from ..io.host import to_host
-from .batches import device_batches, numpy_batches
+from .batches import numpy_order
 from .checkpoint import load_resumable, save_checkpoint
 from .loop import make_adam
 from .progress import ProgressLog
@@ -153,10 +154,10 @@ def _resume(run: _Run, cfg: LMTrainConfig, checkpoint: str | Path | None) -> Non
 
 def _loop(run: _Run, cfg: LMTrainConfig, seed: int, checkpoint: str | Path | None) -> None:
     progress = ProgressLog(cfg.steps, run.start_step)
-    order = numpy_batches(len(run.train), cfg.batch_size, cfg.steps, seed)
-    for step, idx in enumerate(device_batches(order, run.train.device)):
-        if step < run.start_step:
-            continue  # replay the batch order up to the checkpoint
+    order = numpy_order(len(run.train), cfg.batch_size, cfg.steps, seed)
+    batches = order.on_device(run.train.device)  # the run's one copy of its batch order
+    for step in range(run.start_step, cfg.steps):  # a resumed run starts at its checkpoint
+        idx = batches[slice(*order.bounds(step))]
         if step % cfg.eval_every == 0:
             run.log.eval_steps.append(step)
             run.log.eval_loss.append(evaluate_lm(run.model, run.eval)[0])

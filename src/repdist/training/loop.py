@@ -6,13 +6,21 @@ batch order, train-mode test passes after the update), `clean` runs exactly the 
 All seeds share one batch order, as in the original. Data lives on the training device.
 Checkpoints record their configuration and are written atomically every `checkpoint_every`
 steps; a run finding its own checkpoint resumes to the same result as an uninterrupted run.
+
+The batch order is drawn before the run and lives on the device with the data; the step
+(`_train_step`) indexes it there and sums its loss into the logged-loss window there, so a
+step never waits for the host: values leave the device (`to_host`) only when a log entry, a
+progress line, a test pass or a checkpoint is due. `RunOptions.cuda_graph` replays that same
+step from CUDA graphs (`_StepGraphs`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+import warnings
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +29,7 @@ import numpy as np
 import torch
 
 from ..io.host import to_host
-from .batches import dataloader_batches, numpy_batches
+from .batches import BatchOrder, dataloader_order, numpy_order
 from .checkpoint import load_resumable, save_checkpoint
 from .memory import keep_freed_memory
 from .progress import ProgressLog
@@ -41,14 +49,14 @@ class TrainLog:
     test_loss: list[list[float]] = field(default_factory=list)
 
 
-def batch_order(cfg: TrainConfig, n: int) -> Iterator[np.ndarray]:
-    """The index batches of a run, by its protocol."""
+def batch_order(cfg: TrainConfig, n: int) -> BatchOrder:
+    """The index batches of a run, by its protocol, drawn before it starts."""
     rules = cfg.rules
     if rules.dataloader_order:
         epochs = cfg.steps_for(n) // batches_per_epoch(n, cfg.batch_size)
-        return dataloader_batches(n, cfg.batch_size, epochs, cfg.data_seed,
-                                  lambda step: step % cfg.eval_every == 0)
-    return numpy_batches(n, cfg.batch_size, cfg.steps, cfg.data_seed)
+        return dataloader_order(n, cfg.batch_size, epochs, cfg.data_seed,
+                                lambda step: step % cfg.eval_every == 0)
+    return numpy_order(n, cfg.batch_size, cfg.steps, cfg.data_seed)
 
 
 # (model, x, codes, labels, idx) -> the batch's loss per model, (S,) or ()
@@ -113,13 +121,14 @@ def train_mode_test_loss(
     return np.atleast_1d(to_host(total / batches))
 
 
-def make_adam(model: torch.nn.Module, lr: float) -> torch.optim.Adam:
+def make_adam(model: torch.nn.Module, lr: float, capturable: bool = False) -> torch.optim.Adam:
     """Adam with the fused kernel where torch has one (on the CPU since torch 2.4; faster than the
-    foreach kernel)."""
+    foreach kernel). `capturable`: its step may be captured in a CUDA graph (the fused kernel
+    computes the same either way; torch refuses to capture it without)."""
     try:
-        return torch.optim.Adam(model.parameters(), lr=lr, fused=True)
+        return torch.optim.Adam(model.parameters(), lr=lr, fused=True, capturable=capturable)
     except (RuntimeError, TypeError):
-        return torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
+        return torch.optim.Adam(model.parameters(), lr=lr, foreach=True, capturable=capturable)
 
 
 def _as_list(t: torch.Tensor | np.ndarray) -> list[float]:
@@ -146,7 +155,10 @@ class RunOptions:
     over the training set at the end, `on_step(done)` (called with 0 before training and after
     every step), `identity`, what the checkpoint must match besides the training settings, and
     `objective(model, x, codes, labels, idx)`, the per-model loss of a batch (None: the NLL of
-    the labels; distillation passes its own, `idx` indexing the training set)."""
+    the labels; distillation passes its own, `idx` indexing the training set), and
+    `cuda_graph`: on CUDA the step (forward, backward, Adam, the loss window) is captured in a
+    CUDA graph, one per batch size, and replayed (`_StepGraphs`); on a CPU the same graph-ready
+    step runs eagerly, to the same numbers."""
 
     checkpoint: str | Path | None = None
     device: str | torch.device = "cpu"
@@ -156,11 +168,13 @@ class RunOptions:
     on_step: Callable[[int], None] | None = None
     identity: Mapping[str, Any] | None = None
     objective: Objective | None = None
+    cuda_graph: bool = False
 
 
 @dataclass
 class _Run:
-    """The state of a run in progress: tensors on the device, optimiser, curves, loss sum."""
+    """The state of a run in progress: tensors on the device (the batch order `order`, the
+    loss window `running`), optimiser, curves."""
 
     model: torch.nn.Module
     x: torch.Tensor
@@ -171,9 +185,12 @@ class _Run:
     optimizer: torch.optim.Optimizer
     total: int
     identity: dict[str, Any]
+    batches: BatchOrder
+    order: torch.Tensor
     log: TrainLog = field(default_factory=TrainLog)
     running: torch.Tensor | None = None
     start_step: int = 0
+    step_graphs: int = 0
 
 
 def train(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
@@ -215,8 +232,16 @@ def _setup(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
         model.to(memory_format=torch.channels_last)
     identity = {**(options.identity or {}), "training": cfg.identity(),
                 **_layout_identity(options)}
-    return _Run(model, x, y, tx, ty, codes, make_adam(model, cfg.lr), cfg.steps_for(len(x)),
-                identity)
+    batches = batch_order(cfg, len(x))
+    order = batches.on_device(device)  # the run's one copy of its batch order
+    optimizer = make_adam(model, cfg.lr, capturable=_graphed(options, device))
+    return _Run(model, x, y, tx, ty, codes, optimizer, cfg.steps_for(len(x)), identity, batches,
+                order)
+
+
+def _graphed(options: RunOptions, device: torch.device) -> bool:
+    """Whether the run captures its step in CUDA graphs."""
+    return options.cuda_graph and device.type == "cuda"
 
 
 def _layout_identity(options: RunOptions) -> dict[str, Any]:
@@ -234,33 +259,39 @@ def _resume(run: _Run, options: RunOptions) -> None:
     if state is None:
         return
     run.model.load_state_dict(state["model"])
-    run.optimizer.load_state_dict(state["optimizer"])
+    _load_optimizer(run.optimizer, state["optimizer"])
     run.log = TrainLog(**state["log"])
     run.running = state["running"]
     run.start_step = int(state["step"])
     LOG.info("resuming from step %d of %d (%s)", run.start_step, run.total, options.checkpoint)
 
 
+def _load_optimizer(optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+    """Load Adam's state, keeping this run's `capturable` (torch takes the checkpoint's): a
+    checkpoint of an eager run resumes in a graphed one and back."""
+    capturable = [group["capturable"] for group in optimizer.param_groups]
+    optimizer.load_state_dict(state)
+    for group, keep in zip(optimizer.param_groups, capturable, strict=True):
+        group["capturable"] = keep
+        for p in group["params"] if keep else ():
+            st = optimizer.state.get(p, {})
+            if "step" in st and st["step"].device != p.device:  # a foreach run's host counter
+                st["step"] = st["step"].to(device=p.device, dtype=torch.float32)
+
+
 def _loop(run: _Run, cfg: TrainConfig, options: RunOptions) -> None:
     """The optimisation steps, with the protocol's test passes, loss log and checkpoints."""
     rules, progress = cfg.rules, ProgressLog(run.total, run.start_step)
-    for step, idx_np in enumerate(batch_order(cfg, len(run.x))):
-        if step < run.start_step:
-            continue  # replay the batch order up to the checkpoint
+    step_on = _stepper(run, options)
+    for step in range(run.start_step, run.total):
         evaluate_now = step % cfg.eval_every == 0
         if evaluate_now and not rules.test_pass_after_update:
             _record_test_loss(run, cfg, options, step)
-        idx = torch.from_numpy(idx_np).to(run.x.device)
-        if options.objective is None:
-            loss = batch_nll(run.model, run.x[idx], run.codes, run.y[idx])
-        else:
-            loss = options.objective(run.model, run.x[idx], run.codes, run.y[idx], idx)
-        run.optimizer.zero_grad(set_to_none=True)
-        loss.sum().backward()
-        run.optimizer.step()
+        start, stop = run.batches.bounds(step)
+        step_on(run.order[start:stop])  # a view of the order on the device: no copy, no sync
         if evaluate_now and rules.test_pass_after_update:
             _record_test_loss(run, cfg, options, step)
-        _account_loss(run, cfg, progress, step, loss.detach())
+        _account_loss(run, cfg, progress, step)
         done = step + 1
         if options.on_step is not None:
             options.on_step(done)
@@ -269,8 +300,121 @@ def _loop(run: _Run, cfg: TrainConfig, options: RunOptions) -> None:
             save_checkpoint(options.checkpoint, run.identity, done, run.total,
                             model=run.model.state_dict(), optimizer=run.optimizer.state_dict(),
                             log=asdict(run.log), running=run.running)
+    if isinstance(step_on, _StepGraphs):
+        run.step_graphs = len(step_on.replays)
     progress.report(run.total, float(np.mean(run.log.train_loss[-1])) if run.log.train_loss
                     else None)
+
+
+def _train_step(run: _Run, objective: Objective | None, idx: torch.Tensor) -> None:
+    """One optimisation step on the batch `idx` (indices on the device), its per-model loss
+    summed into the window `run.running` in place: nothing leaves the device, nothing is
+    allocated that a CUDA graph could not replay (the graph-ready step, graphed or not)."""
+    x, y = run.x[idx], run.y[idx]
+    if objective is None:
+        loss = batch_nll(run.model, x, run.codes, y)
+    else:
+        loss = objective(run.model, x, run.codes, y, idx)
+    run.optimizer.zero_grad(set_to_none=True)
+    loss.sum().backward()
+    run.optimizer.step()
+    loss = loss.detach()
+    if run.running is None:
+        run.running = torch.zeros_like(loss)
+    run.running.add_(loss)
+
+
+def _stepper(run: _Run, options: RunOptions) -> Callable[[torch.Tensor], None]:
+    """The step of a run: eager, or replayed from CUDA graphs (`options.cuda_graph`)."""
+    if not options.cuda_graph:
+        return lambda idx: _train_step(run, options.objective, idx)
+    device = run.x.device
+    if device.type == "cuda":
+        LOG.info("cuda_graph: the step is captured after %d eager steps of each batch size and "
+                 "replayed", GRAPH_WARMUP)
+    else:
+        LOG.info("cuda_graph: nothing to capture on %s; the graph-ready step runs eagerly",
+                 device)
+    return _StepGraphs(lambda idx: _train_step(run, options.objective, idx), run.optimizer,
+                       device)
+
+
+GRAPH_WARMUP = 3  # eager steps of each batch size before its capture (on the capture stream)
+
+
+def capture_step(step: Callable[[], None], stream: Any) -> Callable[[], None]:
+    """`step` captured in a CUDA graph on `stream`, returned as its replay. On a CPU (`stream`
+    None) nothing is captured: the replay is `step` itself, which then reads the same static
+    buffers a graph would (so a CPU run checks what a replay sees)."""
+    if stream is None:
+        return step
+    graph = torch.cuda.CUDAGraph()
+    # the outer context puts the current stream back when a capture fails: torch.cuda.graph
+    # leaves its capture stream current if ending the capture raises
+    with torch.cuda.stream(torch.cuda.current_stream(stream.device)):
+        with torch.cuda.graph(graph, stream=stream):
+            step()
+    return graph.replay
+
+
+class _StepGraphs:
+    """The training step replayed from CUDA graphs, one per batch size (the paper protocol's
+    short last batch of each epoch has its own), the standard way: the batch's indices copied
+    into a static buffer of its size on the device, the first GRAPH_WARMUP steps of each size
+    run eagerly on the side stream that then captures it (Adam capturable, its state made by
+    then), every later step a replay. A capture that fails leaves one log line and the eager
+    step for the rest of the run (nothing of a failed capture ran: the step runs again)."""
+
+    def __init__(self, step: Callable[[torch.Tensor], None], optimizer: torch.optim.Optimizer,
+                 device: torch.device) -> None:
+        self.step, self.optimizer = step, optimizer
+        self.stream = torch.cuda.Stream(device) if device.type == "cuda" else None
+        self.static: dict[int, torch.Tensor] = {}
+        self.replays: dict[int, Callable[[], None]] = {}
+        self.eager_steps: Counter[int] = Counter()
+        self.failed = False
+
+    def __call__(self, idx: torch.Tensor) -> None:
+        size = idx.shape[0]
+        static = self.static.get(size)
+        if static is None:
+            static = self.static[size] = torch.empty_like(idx)
+        static.copy_(idx)  # on the device: no sync
+        replay = self.replays.get(size)
+        if replay is None and not self.failed and self.eager_steps[size] >= GRAPH_WARMUP:
+            replay = self._capture(size, static)
+        if replay is not None:
+            replay()
+        else:
+            self.eager_steps[size] += 1
+            self._eager(static)
+
+    def _capture(self, size: int, static: torch.Tensor) -> Callable[[], None] | None:
+        self.optimizer.zero_grad(set_to_none=True)  # the graph's backward makes its own
+        try:
+            replay = capture_step(lambda: self.step(static), self.stream)
+        except Exception as error:  # noqa: BLE001 (whatever refused the capture: run eagerly)
+            self.failed = True
+            while error.__context__ is not None:  # the first error, not ending the capture's
+                error = error.__context__
+            reason = (str(error).strip().splitlines() or [""])[0]
+            LOG.warning("cuda_graph: capturing the step failed (%s: %s); the eager step from "
+                        "here on", type(error).__name__, reason)
+            return None
+        self.replays[size] = replay
+        LOG.info("cuda_graph: the step of batch size %d captured", size)
+        return replay
+
+    def _eager(self, static: torch.Tensor) -> None:
+        if self.stream is None:
+            self.step(static)
+            return
+        current = torch.cuda.current_stream(self.stream.device)
+        self.stream.wait_stream(current)
+        with torch.cuda.stream(self.stream), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*capturable=True.*")
+            self.step(static)
+        current.wait_stream(self.stream)
 
 
 def _record_test_loss(run: _Run, cfg: TrainConfig, options: RunOptions, step: int) -> None:
@@ -282,19 +426,18 @@ def _record_test_loss(run: _Run, cfg: TrainConfig, options: RunOptions, step: in
     run.log.test_loss.append(_as_list(loss))
 
 
-def _account_loss(run: _Run, cfg: TrainConfig, progress: ProgressLog, step: int,
-                  loss: torch.Tensor) -> None:
-    """Sum the step's loss into the running window; log an entry or a progress line when due."""
+def _account_loss(run: _Run, cfg: TrainConfig, progress: ProgressLog, step: int) -> None:
+    """Log an entry of the loss window (the step summed its loss into it) or a progress line
+    when due: the loop's sync points; otherwise nothing leaves the device."""
     rules = cfg.rules
-    run.running = loss if run.running is None else run.running + loss
     logged = _log_train_loss(run.log, rules, cfg.log_every, step, run.running)
     if logged is not None:
-        run.running = torch.zeros_like(loss)
-        progress.report(step + 1, float(logged))
+        run.running.zero_()  # in place: a graph's replays add into this tensor
+        progress.report(step + 1, logged)
     elif progress.due():
         # steps summed in `running` since the last entry (see _log_train_loss)
         window = (step if rules.loss_window_ends_at_step else step + 1) % cfg.log_every
-        progress.report(step + 1, float(run.running.mean()) / max(window, 1))
+        progress.report(step + 1, float(to_host(run.running.mean())) / max(window, 1))
 
 
 def _finals(run: _Run, cfg: TrainConfig, options: RunOptions, wall: float) -> dict[str, Any]:
@@ -309,6 +452,7 @@ def _finals(run: _Run, cfg: TrainConfig, options: RunOptions, wall: float) -> di
         "wall_time_s": wall,
         "steps_total": run.total,
         "steps_run": run.total - run.start_step,
+        "step_graphs": run.step_graphs,  # CUDA graphs the steps replayed from (0: eager)
     }
     if options.final_train_eval:
         train_loss, train_acc = evaluate(run.model, run.x, run.y, run.codes,
@@ -319,7 +463,7 @@ def _finals(run: _Run, cfg: TrainConfig, options: RunOptions, wall: float) -> di
 
 
 def _log_train_loss(log: TrainLog, rules: Protocol, every: int, step: int,
-                    running: torch.Tensor) -> torch.Tensor | None:
+                    running: torch.Tensor) -> float | None:
     """Append a training-loss entry when one is due; return the stack's mean of it.
 
     paper: at step i with i % every == 0, the mean over steps i - every + 1 .. i (step 0: its
@@ -339,4 +483,4 @@ def _log_train_loss(log: TrainLog, rules: Protocol, every: int, step: int,
         value, label = running / every, step + 1
     log.train_steps.append(label)
     log.train_loss.append(_as_list(value))
-    return value.mean()
+    return float(np.mean(log.train_loss[-1]))

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,3 +132,15 @@ def crash_after(monkeypatch):
         return lambda: monkeypatch.setattr(loop, "batch_nll", real)
 
     return arm
+
+
+@pytest.fixture(scope="module")
+def device() -> str:
+    """Where the `gpu`-marked tests run: CUDA (they skip without it), or what
+    REPDIST_GPU_TESTS_DEVICE names (cpu: a check of the tests themselves, not a GPU result)."""
+    forced = os.environ.get("REPDIST_GPU_TESTS_DEVICE")
+    if forced:
+        return forced
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU here: `make test-gpu` runs these on one")
+    return "cuda"

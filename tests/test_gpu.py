@@ -60,16 +60,6 @@ def bounded_run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-@pytest.fixture(scope="module")
-def device() -> str:
-    forced = os.environ.get("REPDIST_GPU_TESTS_DEVICE")
-    if forced:
-        return forced
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU here: `make test-gpu` runs these on one")
-    return "cuda"
-
-
 def from_env(name: str, what: str) -> Path:
     value = os.environ.get(name)
     if not value or not Path(value).is_dir():

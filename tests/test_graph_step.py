@@ -289,15 +289,6 @@ def test_the_crossing_count_sees_a_per_step_host_copy(data, monkeypatch):
 
 # -- on a GPU (`make test-gpu`) --------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def device() -> str:
-    forced = os.environ.get("REPDIST_GPU_TESTS_DEVICE")
-    if forced:
-        return forced
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU here: `make test-gpu` runs these on one")
-    return "cuda"
-
 
 def flat_weights(model):
     return torch.cat([p.detach().double().flatten().cpu() for p in model.state_dict().values()

@@ -135,6 +135,19 @@ def test_two_widths_compare_capped_by_the_smaller(tmp_path, rng):
     assert table["value"].between(0, 1).all()
 
 
+def test_three_widths_give_every_pair_every_count(tmp_path, rng):
+    """SVCCA's counts are capped by the narrowest model (GPT-2's sizes: 768 to 1,600), so each
+    line of the figure averages every pair; CKA and m_CCA keep one row per slot."""
+    sets = [write_set(tmp_path, f"w{w}", random_layers(rng, widths=(w, w))) for w in (6, 9, 12)]
+    table = layer_table(sets, "all", [4, 8, 768])
+    assert sorted(table.loc[table["measure"] == "svcca", "components"].unique()) == [4, 6]
+    summary = layer_summary(table)
+    assert (summary["pairs"] == 3).all()
+    assert len(summary) == 2 * 4  # 2 slots x (svcca 4, svcca 6, cka, mcca)
+    mcca = summary[summary["measure"] == "mcca"]
+    assert (mcca["components"] == 6).all()  # the narrowest pair's
+
+
 def test_a_rank_deficient_head_input_is_averaged_over_its_rank(rng):
     """A final LayerNorm's f varies in M - 1 directions: m_CCA and SVCCA at M use M - 1, with
     the count and a note (exact zeros here; float32 rounding: tests/test_mcca_rank.py)."""

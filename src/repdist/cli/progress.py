@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..io import read_checkpoint_sidecar
 from ..pipeline.training_jobs import SINGLE_TRAINING_JOBS, TRAINING_KINDS
-from ..training.checkpoint import read_sidecar
 from ..training.progress import ProgressState, clock, parse_line
 from .common import add_results_argument, report_runner
 
@@ -65,7 +65,7 @@ def checkpoints(results: Path) -> list[tuple[Path, dict]]:
     """Checkpoint sidecars under `results`: where an interrupted job would resume."""
     found = []
     for sidecar in sorted(results.rglob("checkpoint.pt.json")):
-        state = read_sidecar(sidecar.with_suffix(""))
+        state = read_checkpoint_sidecar(sidecar.with_suffix(""))
         if state is not None:
             found.append((sidecar.parent, state))
     return found

@@ -153,17 +153,21 @@ def pair_rows(a: _Layer, b: _Layer, components: Sequence[int]) -> list[dict[str,
 def layer_table(models: Sequence[LayerSet], selected: str | Sequence[int],
                 components: Sequence[int]) -> pd.DataFrame:
     """Every pair of models at every slot: one row of LAYER_COLUMNS per measure and component
-    count. Slot by slot, so only one layer of each model is held at a time."""
+    count, SVCCA's counts capped by the narrowest model's width at the slot (so that every pair
+    has every count: models of several widths, GPT-2's sizes). Slot by slot, so only one layer
+    of each model is held at a time."""
     if len(models) < 2:
         raise ValueError(f"need at least two models to compare layer by layer, got {len(models)}")
     slots = layer_slots(models, selected)
     rows = []
     for slot in range(len(slots[0])):
         layers = [_Layer.of(m.states(s[slot])) for m, s in zip(models, slots, strict=True)]
+        narrowest = min(layer.width for layer in layers)
+        counts = [min(int(k), narrowest) for k in components]
         for i, j in all_pairs(len(models)):
             la, lb = slots[i][slot], slots[j][slot]
             head = la == models[i].head_input and lb == models[j].head_input
-            for row in pair_rows(layers[i], layers[j], components):
+            for row in pair_rows(layers[i], layers[j], counts):
                 rows.append({"model_a": models[i].name, "model_b": models[j].name,
                              "slot": slot, "layer_a": la, "layer_b": lb, "head_input": head,
                              **row})
@@ -172,8 +176,13 @@ def layer_table(models: Sequence[LayerSet], selected: str | Sequence[int],
 
 def layer_summary(table: pd.DataFrame) -> pd.DataFrame:
     """The mean, min and max over pairs per slot, measure and component count (what the figure
-    draws); `layer`: the slot's layer in the first pair's first model."""
+    draws); `layer`: the slot's layer in the first pair's first model. CKA and m_CCA run over
+    each pair's own widths: one row each per slot, `components` the narrowest pair's."""
     keys = ["slot", "measure", "components"]
+    table = table.copy()
+    whole = table["measure"] != "svcca"
+    table.loc[whole, "components"] = (table[whole].groupby(["slot", "measure"])["components"]
+                                      .transform("min"))
     grouped = table.groupby(keys, sort=True)
     out = grouped["value"].agg(pairs="count", mean="mean", min="min", max="max").reset_index()
     first = grouped[["layer_a", "head_input"]].first().reset_index()

@@ -4,8 +4,10 @@ every job uses (`from repdist.io import write_parquet`)."""
 
 from .files import (
     atomic_path,
+    checkpoint_sidecar,
     file_digest,
     json_default,
+    read_checkpoint_sidecar,
     read_csv,
     read_npz_metadata,
     read_parquet_metadata,
@@ -23,11 +25,13 @@ from .provenance import config_hash, git_commit, provenance, table_provenance
 
 __all__ = [
     "atomic_path",
+    "checkpoint_sidecar",
     "config_hash",
     "file_digest",
     "git_commit",
     "json_default",
     "provenance",
+    "read_checkpoint_sidecar",
     "read_csv",
     "read_npz_metadata",
     "read_parquet_metadata",

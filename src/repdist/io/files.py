@@ -74,6 +74,21 @@ _COMMENT = {".tex": ("% ", ""), ".md": ("<!-- ", " -->")}
 PROVENANCE_SUFFIX = ".provenance.json"
 
 
+def checkpoint_sidecar(path: str | os.PathLike[str]) -> Path:
+    """The JSON sidecar of a checkpoint (`<checkpoint>.json`: step, total, time), which
+    readers without torch (`repdist progress`, a job's out-of-memory message) read."""
+    path = Path(path)
+    return path.with_name(path.name + ".json")
+
+
+def read_checkpoint_sidecar(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """A checkpoint's sidecar, None where there is none or it is not whole JSON."""
+    try:
+        return json.loads(checkpoint_sidecar(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def provenance_sidecar(path: str | os.PathLike[str]) -> Path:
     """`<name>.csv.provenance.json` beside a CSV table."""
     path = Path(path)

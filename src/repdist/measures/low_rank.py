@@ -231,8 +231,12 @@ class _TorchOps:
 
 
 def _torch():  # noqa: ANN202 - the module
-    import torch
-
+    """torch, for a device compute_device accepted (so installed: the measures' conda env,
+    without torch, never gets here)."""
+    try:
+        import torch
+    except ImportError as err:
+        raise ValueError("a torch device was asked for, but torch is not installed") from err
     return torch
 
 

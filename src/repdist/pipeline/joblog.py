@@ -16,8 +16,8 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..io import read_checkpoint_sidecar
 from ..io.host import GUARD_ENV, host_copies_guarded
-from ..training.checkpoint import read_sidecar
 from .gpu_pool import gpu_slot
 from .machine import MACHINE_PREFIX, describe
 from .subnormals import flush_subnormals
@@ -98,7 +98,7 @@ def out_of_memory_message(log: str | os.PathLike[str], err: BaseException,
     lower = "; ".join(memory_settings(log))
     if checkpoint is None:
         kept = "it writes no checkpoint"
-    elif (state := read_sidecar(checkpoint)) is not None and Path(checkpoint).exists():
+    elif (state := read_checkpoint_sidecar(checkpoint)) is not None and Path(checkpoint).exists():
         kept = (f"its checkpoint {checkpoint} (step {state.get('step')} of "
                 f"{state.get('total_steps')}) is intact: a rerun resumes from it")
     else:

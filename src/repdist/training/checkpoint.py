@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..io import atomic_path, config_hash, write_json
+from ..io import atomic_path, checkpoint_sidecar, config_hash, write_json
 
 if TYPE_CHECKING:  # torch is imported where a checkpoint is read or written: the sidecar
     import torch  # readers (`repdist progress`) run without it
@@ -61,15 +61,10 @@ def _set_aside(path: Path, old_hash: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     aside = path.with_name(f"{path.stem}.set-aside-{old_hash or 'unknown'}-{stamp}{path.suffix}")
     os.replace(path, aside)
-    sidecar = sidecar_path(path)
+    sidecar = checkpoint_sidecar(path)
     if sidecar.exists():
-        os.replace(sidecar, sidecar_path(aside))
+        os.replace(sidecar, checkpoint_sidecar(aside))
     return aside
-
-
-def sidecar_path(path: str | os.PathLike[str]) -> Path:
-    path = Path(path)
-    return path.with_name(path.name + ".json")
 
 
 def _read_checkpoint(path: Path, map_location: Any) -> tuple[Any, str]:
@@ -130,7 +125,7 @@ def save_checkpoint(
     payload = {"identity": ident, "identity_hash": config_hash(ident), "step": step, **state}
     with atomic_path(path) as tmp:
         torch.save(payload, tmp)
-    write_json(sidecar_path(path), {"step": step, "total_steps": total_steps,
+    write_json(checkpoint_sidecar(path), {"step": step, "total_steps": total_steps,
                                     "identity_hash": payload["identity_hash"],
                                     "saved_at": time.time()})
 
@@ -139,15 +134,8 @@ def remove_checkpoint(path: str | os.PathLike[str] | None) -> None:
     """A finished run's checkpoint is spent: remove it and its sidecar."""
     if path is None:
         return
-    for p in (Path(path), sidecar_path(path)):
+    for p in (Path(path), checkpoint_sidecar(path)):
         p.unlink(missing_ok=True)
-
-
-def read_sidecar(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    try:
-        return json.loads(sidecar_path(path).read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def write_atomically(path: str | os.PathLike[str], obj: Any) -> None:

@@ -466,7 +466,13 @@ def test_quick_dag_lm_models_and_layers(quick_run):
         assert summary.loc[summary["head_input"], "slot"].unique().tolist() == [2]
         for ext in ("pdf", "png"):
             assert_image(quick_run / "figures" / f"{branch}_layers.{ext}")
-    assert len(read_csv(quick_run / "tables" / "lm_models_pairs.csv")) == 3
+    table = read_csv(quick_run / "tables" / "lm_models_pairs.csv")
+    assert len(table) == 3
+    # a final LayerNorm (GPT-2, GPT-NeoX) leaves f varying in M - 1 directions, Llama's RMSNorm M
+    final_norm = {"tiny_gpt2": 1, "tiny_neox": 1, "tiny_llama": 0}
+    rank = {name: widths[name] - final_norm[name] for name in names}
+    assert table["mcca_f_components"].tolist() == [
+        min(rank[a], rank[b]) for a, b in table[["model_a", "model_b"]].values]
     assert_image(quick_run / "figures" / "lm_models_pairs.png")
     import re
 

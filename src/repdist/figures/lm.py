@@ -12,8 +12,9 @@ import pandas as pd
 from .style import D_LLV, PAPER_BLUE, PAPER_ORANGE, plt
 
 # the report's columns of the pairs table (experiments/pairs.py::PAIR_COLUMNS has them all)
-TABLE_COLUMNS = ["seed_a", "seed_b", "kl", "d_llv", "mcca_f", "mcca_g", "d_fg", "m_svd_f_min",
-                 "test_loss_diff", "acc_a", "acc_b", "warning"]
+TABLE_COLUMNS = ["seed_a", "seed_b", "kl", "d_llv", "mcca_f", "mcca_g", "mcca_f_components",
+                 "mcca_g_components", "d_fg", "m_svd_f_min", "test_loss_diff", "acc_a", "acc_b",
+                 "warning"]
 
 
 def pair_keys(pairs: pd.DataFrame) -> tuple[str, str]:

@@ -78,6 +78,16 @@ def kept_positions(mask: torch.Tensor, positions: str) -> torch.Tensor:
     return keep
 
 
+def kept_indices(mask: torch.Tensor, positions: str,
+                 device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The kept positions (kept_positions, on the host) and their row and column indices on
+    `device`: found on the host, selecting them on the device waits for nothing (a boolean mask
+    there makes the host wait for its count)."""
+    keep = kept_positions(mask, positions)
+    rows, cols = (i.to(device) for i in keep.nonzero(as_tuple=True))
+    return keep, rows, cols
+
+
 def next_tokens(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """The token after each position (the label its p(y|x) predicts), NO_NEXT_TOKEN where the
     input does not hold it (the end of a context, or padding after it)."""
@@ -152,10 +162,7 @@ def causal_lm_representations(model: nn.Module, tokens: Any, head: str | None = 
             if f.shape[:2] != ids.shape:
                 raise ExtractionError(f"head {tapped.name!r} received {tuple(f.shape)} for "
                                       f"token ids {tuple(ids.shape)}: not one f per position")
-            keep = kept_positions(mask, positions)
-            # the kept positions' indices, found on the host: selecting them on the device then
-            # waits for nothing (a boolean mask there makes the host wait for its count)
-            rows, cols = (i.to(tapped.device) for i in keep.nonzero(as_tuple=True))
+            keep, rows, cols = kept_indices(mask, positions, tapped.device)
             logits = _logits_of(output)
             if not isinstance(logits, torch.Tensor) or logits.shape != out.shape:
                 check_logits(tapped.name, logits, out)  # raises, naming both shapes

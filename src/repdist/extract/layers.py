@@ -25,7 +25,7 @@ from torch import nn
 from ..io.host import to_host
 from .causal_lm import (
     POSITIONS,
-    kept_positions,
+    kept_indices,
     mask_keywords,
     next_tokens,
     takes_attention_mask,
@@ -91,12 +91,13 @@ def _is_hf(model: nn.Module) -> bool:
 
 @contextlib.contextmanager
 def _hidden_source(model: nn.Module) -> Iterator[Callable[..., list[torch.Tensor]]]:
-    """A function (ids, mask) -> the model's hidden states of one forward pass (a model whose
-    forward takes no attention_mask gets the ids alone: causal_lm.mask_keywords)."""
+    """A function (ids on the device, mask on the host) -> the model's hidden states of one
+    forward pass (a model whose forward takes no attention_mask gets the ids alone:
+    causal_lm.mask_keywords)."""
     takes_mask = takes_attention_mask(model)
     if _is_hf(model):
         yield lambda ids, mask: list(run_model(
-            model, ids, **mask_keywords(takes_mask, mask.bool(), ids.device),
+            model, ids, **mask_keywords(takes_mask, mask, ids.device),
             output_hidden_states=True).hidden_states)
         return
     blocks = getattr(model, "blocks", None)
@@ -107,7 +108,7 @@ def _hidden_source(model: nn.Module) -> Iterator[Callable[..., list[torch.Tensor
     taps = _BlockTaps(blocks)
 
     def run(ids: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
-        run_model(model, ids, **mask_keywords(takes_mask, mask.bool(), ids.device))
+        run_model(model, ids, **mask_keywords(takes_mask, mask, ids.device))
         return taps.take()
 
     try:
@@ -146,21 +147,21 @@ def causal_lm_layers(model: nn.Module, tokens: Any, layers: str | Sequence[int] 
     labels, preds, nll, done, shape = [], [], [], 0, None
     with tapped_head(model, head, "drop", device) as tapped, _hidden_source(model) as hidden:
         for ids, mask in token_batches(tokens, batch_size):
-            states = hidden(ids.to(tapped.device), mask.long().to(tapped.device))
+            states = hidden(ids.to(tapped.device), mask)
             f, out = head_call(tapped.name, tapped.tap, tuple(ids.shape), dims=3)
             if not torch.equal(states[-1], f):
                 states.append(f)
             shape = _same_layers(shape, states)
             chosen = layer_indices(layers, len(states))
-            keep = kept_positions(mask, positions).to(tapped.device)
+            keep, rows, cols = kept_indices(mask, positions, tapped.device)
             for index in chosen:
-                kept.setdefault(index, []).append(to_host(states[index][keep], np.float32))
-            after = next_tokens(ids, mask)[keep.cpu()]
+                kept.setdefault(index, []).append(to_host(states[index][rows, cols], np.float32))
+            after = next_tokens(ids, mask)[keep]
             if targets is not None:
                 after = _targets(targets, sum(len(x) for x in labels), after)
             labels.append(to_host(after))
-            preds.append(to_host(out[keep].argmax(dim=-1)))
-            nll.append(to_host(_nll(out[keep], after.to(tapped.device)), np.float64))
+            preds.append(to_host(out[rows, cols].argmax(dim=-1)))
+            nll.append(to_host(_nll(out[rows, cols], after.to(tapped.device)), np.float64))
             done += len(ids)
             if progress is not None:
                 progress(done, total)

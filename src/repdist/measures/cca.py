@@ -239,14 +239,23 @@ def covariance_cca(cov_xx: np.ndarray, cov_yy: np.ndarray, cov_xy: np.ndarray,
     values of Wx^T cov_xy Wy with whiteners Wx, Wy. Working on squares, it resolves ranks only
     down to ~sqrt(machine epsilon) (COVARIANCE_RTOL on eigenvalues), where the SVD of the
     data goes to epsilon; (NaN, reason) if rank-deficient, as mean_cca_from_bases."""
-    wx, wy = _whitener(cov_xx), _whitener(cov_yy)
-    rank = min(wx.shape[1], wy.shape[1])
+    sv, ranks = _covariance_correlations(cov_xx, cov_yy, cov_xy)
+    rank = min(ranks)
     if rank < n_components:
         return float("nan"), (
             f"rank-deficient representation: rank {rank} < {n_components} components"
         )
-    sv = np.clip(np.linalg.svd(wx.T @ cov_xy @ wy, compute_uv=False), 0.0, 1.0)
     return float(sv[:n_components].mean()), ""
+
+
+def _covariance_correlations(cov_xx: np.ndarray, cov_yy: np.ndarray, cov_xy: np.ndarray,
+                             floor_x: float = 0.0, floor_y: float = 0.0
+                             ) -> tuple[np.ndarray, tuple[int, int]]:
+    """The canonical correlations (descending) from covariances, and the two ranks the
+    whiteners kept (eigenvalues above COVARIANCE_RTOL of the largest and above the floor)."""
+    wx, wy = _whitener(cov_xx, floor_x), _whitener(cov_yy, floor_y)
+    sv = np.clip(np.linalg.svd(wx.T @ cov_xy @ wy, compute_uv=False), 0.0, 1.0)
+    return sv, (wx.shape[1], wy.shape[1])
 
 
 def covariance_cca_over_rank(cov_xx: np.ndarray, cov_yy: np.ndarray, cov_xy: np.ndarray,
@@ -255,9 +264,8 @@ def covariance_cca_over_rank(cov_xx: np.ndarray, cov_yy: np.ndarray, cov_xy: np.
     """covariance_cca over the directions both vary in (as mean_cca_over_rank): an eigenvalue
     of cov_xx counts above floor_x (a rounding level r of the data, over K rows: r^2 / (K - 1)),
     and above COVARIANCE_RTOL of the largest."""
-    wx, wy = _whitener(cov_xx, floor_x), _whitener(cov_yy, floor_y)
-    n, reason = components_used(wx.shape[1], wy.shape[1], coordinates, precision)
+    sv, ranks = _covariance_correlations(cov_xx, cov_yy, cov_xy, floor_x, floor_y)
+    n, reason = components_used(*ranks, coordinates, precision)
     if n < 1:
         return MeanCCA(float("nan"), 0, reason)
-    sv = np.clip(np.linalg.svd(wx.T @ cov_xy @ wy, compute_uv=False), 0.0, 1.0)
     return MeanCCA(float(sv[:n].mean()), n, reason)

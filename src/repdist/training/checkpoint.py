@@ -126,8 +126,8 @@ def save_checkpoint(
     with atomic_path(path) as tmp:
         torch.save(payload, tmp)
     write_json(checkpoint_sidecar(path), {"step": step, "total_steps": total_steps,
-                                    "identity_hash": payload["identity_hash"],
-                                    "saved_at": time.time()})
+                                          "identity_hash": payload["identity_hash"],
+                                          "saved_at": time.time()})
 
 
 def remove_checkpoint(path: str | os.PathLike[str] | None) -> None:

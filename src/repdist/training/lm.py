@@ -7,11 +7,10 @@ predicts a token at every position of an integer context, so it gets this short 
 sharing what is not classifier-specific: Adam (`make_adam`), the clean protocol's batch order
 (`numpy_order`, seeded by the model's seed: the seed sets both the initialisation and the
 order), resumable checkpoints and progress lines. A step does not wait for the host: its index
-batch is a slice of the batch order copied to the device once (`BatchOrder.on_device`, as
-loop.py's steps) and its loss is
-summed into the logged window there; values leave the device only through `to_host`, at the
-log, eval and checkpoint points. With the same seed, data, settings and thread count a run is
-bit-for-bit repeatable, resumed or not.
+batch is a slice of the batch order copied to the device once (`BatchOrder.on_device`, as in
+loop.py) and its loss is summed into the logged window there; values leave the device only
+through `to_host`, at the log, eval and checkpoint points. With the same seed, data, settings
+and thread count a run is bit-for-bit repeatable, resumed or not.
 """
 
 from __future__ import annotations

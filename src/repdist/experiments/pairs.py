@@ -100,8 +100,8 @@ def pairs_metadata(embeddings: str | Path, measure_kwargs: Mapping[str, Any]) ->
 
 CIFAR_PAIR_COLUMNS = [
     "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f_test", "mcca_f_train", "mcca_g",
-    *MCCA_COMPONENTS, "test_loss_a", "test_loss_b", "test_loss_diff", "test_loss_eval_a", "test_loss_eval_b",
-    "test_loss_eval_diff", *EXTRA_COLUMNS, "warning",
+    *MCCA_COMPONENTS, "test_loss_a", "test_loss_b", "test_loss_diff", "test_loss_eval_a",
+    "test_loss_eval_b", "test_loss_eval_diff", *EXTRA_COLUMNS, "warning",
 ]
 
 

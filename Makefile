@@ -16,11 +16,12 @@ UV_VERSION := 0.13.9
 PIP_VERSION := 26.3
 CORES ?= $(shell nproc)
 BIN := $(VENV)/bin
-SNAKEMAKE := $(BIN)/snakemake
+# Snakemake through the interpreter: found wherever its packages are (no script beside it needed)
+SNAKEMAKE := $(BIN)/python -m snakemake
 
 PROFILE ?= profiles/workstation
 
-.PHONY: help venv lock test test-slow test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle clean-quick
+.PHONY: help venv lock test test-slow test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle gpu-check-rehearsal clean-quick
 
 help:
 	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
@@ -43,10 +44,12 @@ help:
 	@echo "make lint    - snakemake --lint"
 	@echo "make bench   - measures benchmark (benchmarks/measures.py)"
 	@echo "make bench-gpu - paper-scale GPU timings into results/benchmarks/gpu_paper.json (needs a GPU)"
-	@echo "make gpu-check - OUT=DIR: GPU tests, every speed candidate, the measures at GPT-2's size in 9 min;"
+	@echo "make gpu-check - OUT=DIR: GPU tests, the speed candidates, the measures at GPT-2's size in 7 min;"
 	@echo "               the record into DIR and benchmarks/records/ (docs/gpu.md; toy on a CPU:"
 	@echo "               REPDIST_GPU_TESTS_DEVICE=cpu)"
 	@echo "make gpu-bundle - .gpu-bundle/: what an offline GPU machine needs to run make gpu-check"
+	@echo "make gpu-check-rehearsal - that machine's run of the check, rehearsed on this CPU"
+	@echo "               (no git, no network, a Python without Snakemake; CI runs it)"
 
 venv: $(VENV)/.installed
 
@@ -135,7 +138,11 @@ gpu-check: venv
 	$(BIN)/python benchmarks/gpu_check.py --out $(OUT) $(CHECK_ARGS)
 
 gpu-bundle: venv
-	$(BIN)/python tools/gpu_bundle.py --out .gpu-bundle
+	$(BIN)/python tools/gpu_bundle.py --out .gpu-bundle $(BUNDLE_ARGS)
+
+# make gpu-check as an offline GPU machine runs it, on this CPU (tools/gpu_rehearsal.py; CI runs it)
+gpu-check-rehearsal: venv
+	$(BIN)/python tools/gpu_rehearsal.py $(REHEARSAL_ARGS)
 
 clean-quick:
 	rm -rf results/quick

@@ -15,8 +15,18 @@ train-mode test pass every 2,000 steps).
 Checks, from the same initialisation on the same batches: `rounding` compares the candidate's
 parameters after `check_steps` steps in the production precision with the reference's, against
 the rounding baseline (the reference run again with every batch's rows reversed: the same sums in
-another order), passing within ROUNDING_FACTOR times it; `float64` (a candidate whose arithmetic
-is the reference's) the same in float64 at a small size, within FLOAT64_TOL.
+another order), passing within ROUNDING_FACTOR times it; a baseline that is not finite and > 0
+judges nothing, and the family's rows are then `invalid`; `float64` (a candidate whose
+arithmetic is the reference's) the same in float64 at a small size, within FLOAT64_TOL.
+`measures` (bf16, whose arithmetic is not the reference's, so reordering noise is no yardstick):
+each seed trained `quality_steps` by the candidate against the same seed by the reference, by
+KL and d_LLV on held-out inputs, beside the smallest between two seeds of the reference, with
+its distance from a float64 run beside float32's (informational). A CUDA-graph candidate records
+each batch size's capture and replays; a failed capture makes its row `fallback`.
+
+`--inject` (REPDIST_GPU_CHECK_INJECT, the check's own tests) breaks named candidates on purpose:
+`capture:NAME` makes every capture of NAME fail, `wrong:NAME` trains NAME at a 2 % higher
+learning rate (a negative control its checks must mark FAILS).
 
 `--child` runs one of several concurrent processes of a job (the slots-per-GPU candidates).
 Everything runs under the host-copy guard (repdist.io.host), so the toy run on a CPU fails
@@ -27,12 +37,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
+import math
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -46,12 +60,15 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(HERE))
 
-from gpu_record import Candidate, Check  # noqa: E402
+from gpu_record import Candidate, Check, GraphSize  # noqa: E402
 from paper_config import train_config  # noqa: E402
 
 from repdist.data.cifar10 import normalise  # noqa: E402
 from repdist.data.radial import label_codes, make_radial  # noqa: E402
 from repdist.experiments.cifar import CifarModelConfig, cifar_stack, resolve_bn_momentum  # noqa: E402
+import repdist.training.loop as loop_module  # noqa: E402
+from repdist.measures.compare import compare  # noqa: E402
+from repdist.models.extract import extract  # noqa: E402
 from repdist.models.mlp import build_synthetic_model  # noqa: E402
 from repdist.models.stacked import StackedModelClass  # noqa: E402
 from repdist.io.host import host_copies_guarded  # noqa: E402
@@ -61,7 +78,7 @@ from repdist.training.loop import RunOptions, TrainData, train  # noqa: E402
 PAPER = {"cifar_models": 30, "cifar_steps": 20_319, "grid_jobs": 20, "grid_models": 1_360,
          "grid_steps": 15_072}
 TOY_PROCESSES = 2  # the toy run's concurrent processes at most (a CPU of few cores)
-TOY_SLACK = 3.0  # the toy run's slices are this many times a GPU's (a shared CPU is slow)
+TOY_SLACK = 4.0  # the toy run's slices are this many times a GPU's (a shared CPU is slow)
 ROUNDING_FACTOR = 3.0  # a candidate within 3x the rounding baseline is "no farther"
 FLOAT64_TOL = 1e-10  # relative, after the float64 check's steps
 VARIANTS = ((0, 0), (0, 20), (20, 0), (20, 20))  # (fix_g, fix_f) of the grid
@@ -79,21 +96,26 @@ class Size:
 GPU_SIZE = Size(
     synthetic={"K": 18, "width": 128, "variants": VARIANTS, "seeds": 20, "n_train": 20_000,
                "n_test": 2_000, "check_steps": 100, "check64": {"steps": 30}},
-    cifar={"seeds": 10, "base_width": 64, "batch_size": 32, "n_train": 50_000, "n_test": 64,
-           "check_steps": 30, "check64": {"seeds": 2, "base_width": 16, "steps": 8}},
+    cifar={"seeds": 10, "base_width": 64, "batch_size": 32, "n_train": 50_000, "n_test": 512,
+           "check_steps": 30, "quality_steps": 200,
+           "check64": {"seeds": 2, "base_width": 16, "steps": 8}},
     skip=30)
 TOY_SIZE = Size(
     synthetic={"K": 4, "width": 8, "variants": VARIANTS[::3], "seeds": 2, "n_train": 2_000,
                "n_test": 200, "check_steps": 20, "check64": {"steps": 10}},
-    cifar={"seeds": 2, "base_width": 2, "batch_size": 8, "n_train": 128, "n_test": 16,
-           "check_steps": 3, "check64": {"seeds": 2, "base_width": 2, "steps": 2}},
+    cifar={"seeds": 3, "base_width": 2, "batch_size": 8, "n_train": 128, "n_test": 48,
+           "check_steps": 3, "quality_steps": 6,
+           "check64": {"seeds": 2, "base_width": 2, "steps": 2}},
     skip=2)
+WRONG_LR = 1.02  # `wrong:NAME`: the negative control's learning rate, times the reference's
 
 
 @dataclass(frozen=True)
 class Spec:
     """A candidate: how it differs from its family's reference (`options`), what config key
-    selects it, whether its arithmetic is the reference's (then a float64 check too)."""
+    selects it, whether its arithmetic is the reference's (then a float64 check too), how it is
+    judged (`rounding`, or `measures` for a precision of its own), which part runs it (`speed`,
+    or `compile`: a second command, its minutes of compiling apart)."""
 
     name: str
     family: str
@@ -102,6 +124,8 @@ class Spec:
     processes: int = 1
     exact: bool = False
     extra_s: float = 25.0  # its time slice beyond the timed window (checks, start, warm-up)
+    part: str = "speed"
+    judge: str = "rounding"
 
     @property
     def reference(self) -> str:
@@ -118,33 +142,46 @@ class Spec:
 
 REFERENCES = {"synthetic": "synthetic.eager", "cifar": "cifar.stacked"}  # today's paths
 GRAPH = {"cuda_graph": True}
-# In the order they run: what decides the most first; compile (minutes of compiling) last.
+# In the order they run, by what they can gain: the references, the CUDA graphs (a launch-bound
+# step), jobs sharing a GPU, one stack of 30, then the rest. torch.compile's minutes of compiling
+# are the second command's (`--parts compile`), which times the CIFAR reference again beside it.
 SPECS = [
-    Spec("synthetic.eager", "synthetic", ""),
-    Spec("synthetic.cuda_graph", "synthetic", "synthetic.cuda_graph: true", GRAPH, exact=True),
-    Spec("synthetic.slots4", "synthetic", "gpu_slots_per_gpu: 4", processes=4, extra_s=35),
-    Spec("cifar.stacked", "cifar", "", extra_s=35),
+    Spec("synthetic.eager", "synthetic", "", extra_s=20),
+    Spec("cifar.stacked", "cifar", "", extra_s=30),
+    Spec("synthetic.cuda_graph", "synthetic", "synthetic.cuda_graph: true", GRAPH, exact=True,
+         extra_s=20),
     Spec("cifar.cuda_graph", "cifar", "cifar10.cuda_graph: true", GRAPH, exact=True),
-    Spec("cifar.bf16", "cifar", "cifar10.bf16: true", {"bf16": True}),
+    Spec("synthetic.slots4", "synthetic", "gpu_slots_per_gpu: 4", processes=4, extra_s=30),
+    Spec("synthetic.cuda_graph.slots4", "synthetic",
+         "synthetic.cuda_graph: true, gpu_slots_per_gpu: 4", GRAPH, processes=4, extra_s=30),
     Spec("cifar.jobs3", "cifar", "gpu_slots_per_gpu: 3 (the three M at once)", processes=3,
          extra_s=35),
     Spec("cifar.stack30", "cifar", "none yet (one stack of the three M's 30 models)",
-         {"stack_factor": 3}, exact=True),
+         {"stack_factor": 3}, exact=True, extra_s=30),
+    Spec("cifar.bf16", "cifar", "cifar10.bf16: true", {"bf16": True}, extra_s=40,
+         judge="measures"),
+    Spec("synthetic.slots2", "synthetic", "gpu_slots_per_gpu: 2", processes=2),
     Spec("cifar.streams", "cifar", "cifar10.stack: streams", {"stack": "streams"}, exact=True),
     Spec("cifar.no_channels_last", "cifar", "cifar10.channels_last: false",
          {"channels_last": False}, exact=True),
-    Spec("synthetic.slots2", "synthetic", "gpu_slots_per_gpu: 2", processes=2, extra_s=30),
     Spec("cifar.compile.default", "cifar", "cifar10.compile: default", {"compile": "default"},
-         extra_s=100),
+         extra_s=110, part="compile"),
     Spec("cifar.compile.reduce-overhead", "cifar", "cifar10.compile: reduce-overhead",
-         {"compile": "reduce-overhead"}, extra_s=100),
-    Spec("synthetic.cuda_graph.slots4", "synthetic",
-         "synthetic.cuda_graph: true, gpu_slots_per_gpu: 4", GRAPH, processes=4, extra_s=35),
+         {"compile": "reduce-overhead"}, extra_s=110, part="compile"),
     Spec("cifar.compile.max-autotune-no-cudagraphs", "cifar",
          "cifar10.compile: max-autotune-no-cudagraphs",
-         {"compile": "max-autotune-no-cudagraphs"}, extra_s=150),
+         {"compile": "max-autotune-no-cudagraphs"}, extra_s=170, part="compile"),
 ]
 BY_NAME = {s.name: s for s in SPECS}
+
+
+def part_names(part: str, only: list[str] | None = None) -> list[str]:
+    """The candidates a part runs, in order (`only`: those of them named); the compile part
+    times its family's reference first, for its speed-ups in the same record."""
+    names = [s.name for s in SPECS if s.part == part and (not only or s.name in only)]
+    if part == "compile" and names:
+        names.insert(0, REFERENCES["cifar"])
+    return names
 
 
 def graph_option() -> bool:
@@ -188,35 +225,48 @@ class Job:
     batch_size: int
     models: int  # models in the stack
     compare: int  # the first this many models are compared with the reference's
+    lr_scale: float = 1.0  # WRONG_LR for the negative control, else 1
 
     def config(self, steps: int, family: str):
         section = "synthetic" if family == "synthetic" else "cifar10"
+        lr = {"lr": train_config(section).lr * self.lr_scale} if self.lr_scale != 1 else {}
         return train_config(section, steps=steps, batch_size=self.batch_size, eval_every=10**9,
-                            checkpoint_every=0, protocol="clean")
+                            checkpoint_every=0, protocol="clean", **lr)
 
 
 def build_job(family: str, options: dict[str, Any], size: Size, device: torch.device,
               dtype: torch.dtype = torch.float32, rep_dim: int = 2, small: bool = False) -> Job:
     """The family's job with a candidate's `options`, in `dtype` (`small`: the float64 check's
     size). On a CPU (the toy run) bf16 autocast and a traced-only compile stand in for CUDA's."""
-    on_cuda = device.type == "cuda"
     graph = {"cuda_graph": True} if options.get("cuda_graph") else {}
+    scale = float(options.get("lr_scale", 1.0))
     if family == "synthetic":
         s = size.synthetic
         models = [build_synthetic_model(seed, s["K"], s["width"], 2, g, f)
                   for g, f in s["variants"] for seed in range(s["seeds"])]
         stack = StackedModelClass(models).to(dtype)
-        run = RunOptions(device=device, **graph)
         cfg_batch = train_config("synthetic").batch_size
-        return Job(stack, synthetic_data(s["K"], s["n_train"], s["n_test"]), run, cfg_batch,
-                   len(models), len(models))
+        return Job(stack, synthetic_data(s["K"], s["n_train"], s["n_test"]),
+                   RunOptions(device=device, **graph), cfg_batch, len(models), len(models),
+                   scale)
     c = size.cifar
-    base, seeds = c["base_width"], c["seeds"]
-    if small:
-        base, seeds = c["check64"]["base_width"], c["check64"]["seeds"]
+    base, seeds = (c["check64"]["base_width"], c["check64"]["seeds"]) if small else (
+        c["base_width"], c["seeds"])
     factor = int(options.get("stack_factor", 1))
+    stack, channels_last = cifar_job_stack(options, device, dtype, rep_dim, base,
+                                           seeds * factor)
+    run = RunOptions(device=device, eval_batch_size=64, channels_last=channels_last, **graph)
+    return Job(stack, cifar_data(c["n_train"], c["n_test"]), run, c["batch_size"],
+               seeds * factor, seeds, scale)
+
+
+def cifar_job_stack(options: dict[str, Any], device: torch.device, dtype: torch.dtype,
+                    rep_dim: int, base: int, seeds: int) -> tuple[torch.nn.Module, bool]:
+    """The CIFAR stack of `seeds` seeds as config cifar10 builds it with a candidate's options;
+    whether its images are channels-last."""
+    on_cuda = device.type == "cuda"
     compile_mode = options.get("compile", "none") if dtype == torch.float32 else "none"
-    cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(range(seeds * factor)), base_width=base,
+    cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(range(seeds)), base_width=base,
                            g_width=128, bn_momentum="protocol", device=device.type,
                            bf16=bool(options.get("bf16")), tf32="convolutions",
                            channels_last=bool(options.get("channels_last", True)),
@@ -229,11 +279,7 @@ def build_job(family: str, options: dict[str, Any], size: Size, device: torch.de
         stack.f_net.autocast_dtype = torch.bfloat16
     if not on_cuda and compile_mode != "none":
         stack.f_net.compile_body(compile_mode, backend="eager")
-    stack = stack.to(dtype)
-    run = RunOptions(device=device, eval_batch_size=64,
-                     channels_last=cfg.channels_last and on_cuda, **graph)
-    return Job(stack, cifar_data(c["n_train"], c["n_test"]), run, c["batch_size"],
-               seeds * factor, seeds)
+    return stack.to(dtype), cfg.channels_last and on_cuda
 
 
 class ReversedBatch(torch.nn.Module):
@@ -270,30 +316,57 @@ def distance(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
     return worst
 
 
+@dataclass(frozen=True)
+class Run:
+    """A check's training run: in `dtype`, at the float64 check's small size or not, `steps`
+    (None: the check's own), each batch reversed (the rounding baseline) or not."""
+
+    dtype: torch.dtype = torch.float32
+    small: bool = False
+    steps: int | None = None
+    reversed_batch: bool = False
+
+    def name(self, family: str) -> str:
+        return (f"{family}-{str(self.dtype).split('.')[-1]}{'-small' if self.small else ''}"
+                f"-{self.steps or 'check'}{'-reversed' if self.reversed_batch else ''}")
+
+
+def trained(family: str, options: dict[str, Any], size: Size, device: torch.device,
+            run: Run) -> tuple[Job, dict[str, Any]]:
+    """The job trained from its initialisation as `run` says; its finals."""
+    job = build_job(family, options, size, device, run.dtype, small=run.small)
+    sizes = size.synthetic if family == "synthetic" else size.cifar
+    steps = run.steps or (sizes["check64"]["steps"] if run.small else sizes["check_steps"])
+    model = ReversedBatch(job.model) if run.reversed_batch else job.model
+    _, finals = train(model, job.data, job.config(steps, family), job.options)
+    sync(device)
+    return job, finals
+
+
 def check_run(family: str, options: dict[str, Any], size: Size, device: torch.device,
               dtype: torch.dtype, reversed_batch: bool = False) -> list[torch.Tensor]:
-    """Train the check's steps from the initialisation; the compared models' states."""
-    small = dtype == torch.float64
-    job = build_job(family, options, size, device, dtype, small=small)
-    steps = (size.synthetic if family == "synthetic" else size.cifar)
-    steps = steps["check64"]["steps"] if small else steps["check_steps"]
-    model = ReversedBatch(job.model) if reversed_batch else job.model
-    train(model, job.data, job.config(steps, family), job.options)
-    sync(device)
+    """Train the check's steps from the initialisation (float64 at the small size); the
+    compared models' states."""
+    job, _ = trained(family, options, size, device,
+                     Run(dtype, dtype == torch.float64, reversed_batch=reversed_batch))
     return model_states(job.model, job.compare)
 
 
-class _Stop(Exception):
-    pass
+def representations(job: Job) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(f, g) of each compared model on the job's held-out inputs and its labels."""
+    f, g = extract(job.model, job.data.test_x, job.data.codes, job.options.eval_batch_size,
+                   job.options.channels_last)
+    return [(f[i], g[i]) for i in range(job.compare)]
 
 
 def timed_rate(job: Job, family: str, device: torch.device, seconds: float, skip: int,
-               barrier: Callable[[], None] | None = None) -> tuple[int, float]:
+               barrier: Callable[[], None] | None = None) -> tuple[int, float, dict[str, Any]]:
     """Steps and seconds of a window of `seconds` after `skip` warm-up steps (synchronised at
-    both ends; `barrier` is called at the window's start, e.g. to wait for other processes)."""
+    both ends; `barrier` is called at the window's start, e.g. to wait for other processes),
+    and the run's finals (which say how each batch size's CUDA graph went)."""
     marks: dict[str, float] = {}
 
-    def on_step(done: int) -> None:
+    def on_step(done: int) -> bool:
         if done == skip:
             sync(device)
             if barrier is not None:
@@ -302,17 +375,15 @@ def timed_rate(job: Job, family: str, device: torch.device, seconds: float, skip
         elif "t0" in marks and time.perf_counter() - marks["t0"] >= seconds:
             sync(device)
             marks["t1"], marks["d1"] = time.perf_counter(), done
-            raise _Stop
+            return True  # the run ends here
+        return False
 
     total = PAPER["grid_steps"] if family == "synthetic" else PAPER["cifar_steps"]
-    try:
-        train(job.model, job.data, job.config(total, family), replace(job.options,
-                                                                      on_step=on_step))
-    except _Stop:
-        pass
+    _, finals = train(job.model, job.data, job.config(total, family),
+                      replace(job.options, on_step=on_step))
     if "t1" not in marks:
         raise RuntimeError(f"the job ended ({total} steps) before the timed window did")
-    return int(marks["d1"] - marks["d0"]), marks["t1"] - marks["t0"]
+    return int(marks["d1"] - marks["d0"]), marks["t1"] - marks["t0"], finals
 
 
 def paper_minutes(family: str, model_steps_per_s: float, job_steps_per_s: float) -> float:
@@ -330,57 +401,104 @@ PAPER_NOTE = {
 
 # ----- a candidate, in the worker -----------------------------------------------------------
 
+class InvalidBaseline(ValueError):
+    """The family's rounding baseline is not finite and > 0: no rounding check is judged."""
+
+
 class References:
-    """The reference runs' states, computed once per family and precision, kept on disk so that
-    a worker started again after a candidate overran finds them."""
+    """The reference runs' states (and held-out representations), computed once per family and
+    run, kept on disk so that a worker started again after a candidate overran finds them."""
 
     def __init__(self, folder: Path, size: Size, device: torch.device) -> None:
         self.folder, self.size, self.device = folder, size, device
 
-    def get(self, family: str, dtype: torch.dtype, reversed_batch: bool = False
-            ) -> list[torch.Tensor]:
-        name = f"{family}-{str(dtype).split('.')[-1]}{'-reversed' if reversed_batch else ''}.pt"
-        path = self.folder / name
+    def get(self, family: str, run: Run) -> list[torch.Tensor]:
+        path = self.folder / f"{run.name(family)}.pt"
         if path.exists():
             return torch.load(path)
-        states = check_run(family, {}, self.size, self.device, dtype, reversed_batch)
+        job, _ = trained(family, {}, self.size, self.device, run)
+        states = model_states(job.model, job.compare)
         torch.save(states, path)
         return states
 
+    def representations(self, family: str, steps: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        path = self.folder / f"{Run(steps=steps).name(family)}-representations.pt"
+        if path.exists():
+            return torch.load(path, weights_only=False)
+        job, _ = trained(family, {}, self.size, self.device, Run(steps=steps))
+        reps = representations(job)
+        torch.save(reps, path)
+        return reps
+
     def baseline(self, family: str) -> float:
-        return distance(self.get(family, torch.float32, True), self.get(family, torch.float32))
+        return distance(self.get(family, Run(reversed_batch=True)), self.get(family, Run()))
+
+
+def faults() -> dict[str, set[str]]:
+    """REPDIST_GPU_CHECK_INJECT ("capture:NAME,wrong:NAME"): the candidates broken on purpose."""
+    out: dict[str, set[str]] = {"capture": set(), "wrong": set()}
+    for item in filter(None, os.environ.get("REPDIST_GPU_CHECK_INJECT", "").split(",")):
+        kind, _, name = item.partition(":")
+        if kind not in out or name not in BY_NAME:
+            raise ValueError(f"--inject {item!r}: expected capture:NAME or wrong:NAME with a "
+                             f"candidate's name")
+        out[kind].add(name)
+    return out
+
+
+@contextmanager
+def injected(spec: Spec) -> Iterator[Spec]:
+    """`spec` as the injected faults make it: `wrong` raises its learning rate, `capture` makes
+    every CUDA-graph capture fail while it runs."""
+    found = faults()
+    if spec.name in found["wrong"]:
+        spec = replace(spec, options={**spec.options, "lr_scale": WRONG_LR})
+    if spec.name not in found["capture"]:
+        yield spec
+        return
+
+    def refuse(step: Callable[[], None], stream: Any) -> Callable[[], None]:
+        raise RuntimeError("capture refused on purpose (--inject capture)")
+
+    real, loop_module.capture_step = loop_module.capture_step, refuse
+    try:
+        yield spec
+    finally:
+        loop_module.capture_step = real
+
+
+def new_row(spec: Spec, status: str, note: str = "") -> Candidate:
+    """The candidate's row before anything is measured."""
+    return Candidate(name=spec.name, family=spec.family, key=spec.key, reference=spec.reference,
+                     status=status, seconds=0.0, processes=spec.processes, models_per_job=0,
+                     steps_timed=None, seconds_timed=None, steps_per_s=None,
+                     model_steps_per_s=None, paper_minutes=None,
+                     paper_note=PAPER_NOTE[spec.family], note=note)
 
 
 def run_spec(spec: Spec, size: Size, device: torch.device, refs: References, seconds: float,
              toy: bool) -> Candidate:
     """Check and time one candidate; its record row."""
     start = time.perf_counter()
-    row = Candidate(name=spec.name, family=spec.family, key=spec.key, reference=spec.reference,
-                    status="ok", seconds=0.0, processes=spec.processes, models_per_job=0,
-                    steps_timed=None, seconds_timed=None, steps_per_s=None,
-                    model_steps_per_s=None, paper_minutes=None,
-                    paper_note=PAPER_NOTE[spec.family])
     if spec.needs_graph and not graph_option():
-        row.status = "unavailable"
-        row.note = "RunOptions has no cuda_graph in this checkout"
-        return row
-    notes = []
-    if toy and spec.options.get("compile", "none") != "none":
-        notes.append("toy: traced with backend eager, not compiled")
-    if toy and spec.options.get("bf16"):
-        notes.append("toy: bf16 autocast on the CPU")
-    row.checks = checks_of(spec, size, device, refs)
+        return new_row(spec, "unavailable", "RunOptions has no cuda_graph in this checkout")
+    row, notes = new_row(spec, "ok"), toy_notes(spec, toy)
+    try:
+        row.checks, finals = checks_of(spec, size, device, refs)
+    except InvalidBaseline as err:
+        row.status, row.checks, finals = "invalid", [], []
+        notes.append(str(err))
     if spec.processes == 1:
         job = build_job(spec.family, spec.options, size, device)
-        steps, wall = timed_rate(job, spec.family, device, seconds, size.skip)
-        models = job.models
-        rate = steps / wall
-        aggregate_jobs = rate
+        steps, wall, timed = timed_rate(job, spec.family, device, seconds, size.skip)
+        rate, aggregate_jobs, models = steps / wall, steps / wall, job.models
+        graph_finals = [timed]
         del job
     else:
-        steps, wall, rate, aggregate_jobs, models = concurrent(spec, size, device, seconds, toy)
-        if toy and spec.processes > TOY_PROCESSES:
-            notes.append(f"toy: {TOY_PROCESSES} processes, not {spec.processes}")
+        steps, wall, rate, aggregate_jobs, models, graph_finals = concurrent(
+            spec, size, device, seconds, toy)
+    if spec.needs_graph:
+        graph_outcome(row, [*graph_finals, *finals], device, notes)
     row.models_per_job, row.steps_timed, row.seconds_timed = models, steps, wall
     row.steps_per_s = rate
     row.model_steps_per_s = aggregate_jobs * models
@@ -392,34 +510,108 @@ def run_spec(spec: Spec, size: Size, device: torch.device, refs: References, sec
     return row
 
 
-def checks_of(spec: Spec, size: Size, device: torch.device, refs: References) -> list[Check]:
-    steps32 = (size.synthetic if spec.family == "synthetic" else size.cifar)["check_steps"]
-    steps64 = (size.synthetic if spec.family == "synthetic" else size.cifar)["check64"]["steps"]
+def toy_notes(spec: Spec, toy: bool) -> list[str]:
+    """What the toy run on a CPU does instead of a GPU's."""
+    notes = []
+    if toy and spec.options.get("compile", "none") != "none":
+        notes.append("toy: traced with backend eager, not compiled")
+    if toy and spec.options.get("bf16"):
+        notes.append("toy: bf16 autocast on the CPU")
+    if toy and spec.processes > TOY_PROCESSES:
+        notes.append(f"toy: {TOY_PROCESSES} processes, not {spec.processes}")
+    return notes
+
+
+def graph_outcome(row: Candidate, finals: list[dict[str, Any]], device: torch.device,
+                  notes: list[str]) -> None:
+    """A CUDA-graph row's captures: each batch size of the timed run (the first process's), and
+    `fallback` when any run's capture failed or, on CUDA, a batch size was never captured."""
+    timed = finals[0].get("step_graph_sizes", {})
+    row.graphs = {size: GraphSize(**v) for size, v in timed.items()}
+    errors = [f["step_graph_error"] for f in finals if f.get("step_graph_error")]
+    never = [size for size, g in row.graphs.items() if not g.captured]
+    if errors:
+        row.status, row.capture_error = "fallback", errors[0]
+        notes.append("a capture failed: the eager step was timed, not the graph")
+    elif device.type == "cuda" and never:
+        row.status = "fallback"
+        notes.append(f"batch size {', '.join(never)} never captured: not the graph's timing")
+    elif device.type != "cuda":
+        notes.append("toy: nothing is captured on a CPU (the graph-ready step ran eagerly)")
+
+
+def checks_of(spec: Spec, size: Size, device: torch.device, refs: References
+              ) -> tuple[list[Check], list[dict[str, Any]]]:
+    """The candidate's checks against its family's reference, and the finals of its own check
+    runs (a CUDA-graph candidate's captures). InvalidBaseline where the rounding baseline
+    judges nothing."""
+    sizes = size.synthetic if spec.family == "synthetic" else size.cifar
+    steps32, steps64 = sizes["check_steps"], sizes["check64"]["steps"]
+    if spec.judge == "measures":
+        return [*measures_checks(spec, size, device, refs)], []
     baseline = refs.baseline(spec.family)
+    if not (math.isfinite(baseline) and baseline > 0):
+        raise InvalidBaseline(f"the rounding baseline is {baseline:g}, not finite and > 0: "
+                              "no rounding check of this family can be judged")
     if spec.is_reference:
-        refs.get(spec.family, torch.float64)
+        refs.get(spec.family, Run(torch.float64, small=True))
         return [Check("baseline", steps32, None, baseline, None, None,
-                      "this reference against itself with each batch reversed")]
+                      "this reference against itself with each batch reversed")], []
     if spec.processes > 1:
         return [Check("none", 0, None, None, None, None,
-                      "each process runs the reference's own job")]
-    out = []
-    cand = check_run(spec.family, spec.options, size, device, torch.float32)
-    d = distance(cand, refs.get(spec.family, torch.float32))
+                      "each process runs the reference's own job")], []
+    job, finals = trained(spec.family, spec.options, size, device, Run())
+    d = distance(model_states(job.model, job.compare), refs.get(spec.family, Run()))
     tol = ROUNDING_FACTOR * baseline
-    out.append(Check("rounding", steps32, d, baseline, tol, d <= tol))
+    out, runs = [Check("rounding", steps32, d, baseline, tol, d <= tol)], [finals]
     if spec.exact:
-        cand = check_run(spec.family, spec.options, size, device, torch.float64)
-        d = distance(cand, refs.get(spec.family, torch.float64))
+        run64 = Run(torch.float64, small=True)
+        job, finals = trained(spec.family, spec.options, size, device, run64)
+        d = distance(model_states(job.model, job.compare), refs.get(spec.family, run64))
         out.append(Check("float64", steps64, d, None, FLOAT64_TOL, d <= FLOAT64_TOL))
-    return out
+        runs.append(finals)
+    return out, runs
+
+
+def measures_checks(spec: Spec, size: Size, device: torch.device, refs: References
+                    ) -> list[Check]:
+    """A precision of its own (bf16), judged by what a user of the models sees: each seed
+    trained `quality_steps` by the candidate against the same seed by the reference (KL, d_LLV,
+    m_CCA of f on held-out inputs) beside the nearest two seeds of the reference; and how far it
+    lands from float64 at the small size beside float32 (informational)."""
+    steps = (size.synthetic if spec.family == "synthetic" else size.cifar)["quality_steps"]
+    ours, _ = trained(spec.family, spec.options, size, device, Run(steps=steps))
+    cand, ref = representations(ours), refs.representations(spec.family, steps)
+    wanted = "kl,d_llv,mcca_f"
+    same = [compare(*cand[i], *ref[i], measures=wanted) for i in range(len(ref))]
+    seeds = [compare(*ref[i], *ref[j], measures=wanted)
+             for i, j in itertools.combinations(range(len(ref)), 2)]
+    values = {"kl": max(r["kl"] for r in same), "d_llv": max(r["d_llv"] for r in same),
+              "mcca_f": min(r["mcca_f"] for r in same),
+              "kl_seeds": min(r["kl"] for r in seeds),
+              "d_llv_seeds": min(r["d_llv"] for r in seeds),
+              "mcca_f_seeds": max(r["mcca_f"] for r in seeds)}
+    passes = values["kl"] < values["kl_seeds"] and values["d_llv"] < values["d_llv_seeds"]
+    judged = Check("measures", steps, values["d_llv"], values["d_llv_seeds"],
+                   values["d_llv_seeds"], passes, f"{len(ref)} seeds, {len(seeds)} seed pairs",
+                   {k: float(v) for k, v in values.items()})
+    small64, small32 = Run(torch.float64, small=True), Run(small=True)
+    job, _ = trained(spec.family, spec.options, size, device, small32)
+    exact = refs.get(spec.family, small64)
+    sizes = size.synthetic if spec.family == "synthetic" else size.cifar
+    informational = Check(
+        "float64", sizes["check64"]["steps"],
+        distance(model_states(job.model, job.compare), exact),
+        distance(refs.get(spec.family, small32), exact), None, None,
+        "its distance from float64 at the small size, beside float32's (informational)")
+    return [judged, informational]
 
 
 def concurrent(spec: Spec, size: Size, device: torch.device, seconds: float, toy: bool
-               ) -> tuple[int, float, float, float, int]:
+               ) -> tuple[int, float, float, float, int, list[dict[str, Any]]]:
     """`spec.processes` processes of the job at once (for CIFAR, the three M = 2, 3, 5), each
     timed over the same window; (steps, seconds, mean steps/s a process, job-steps/s of all
-    together, models a job)."""
+    together, models a job, each process's graph finals)."""
     folder = Path(os.environ.get("REPDIST_GPU_CHECK_STATE", "/tmp"))
     gate = folder / f"gate-{spec.name}-{os.getpid()}"
     gate.mkdir(parents=True, exist_ok=True)
@@ -439,27 +631,31 @@ def concurrent(spec: Spec, size: Size, device: torch.device, seconds: float, toy
         results.append(json.loads(out.strip().splitlines()[-1]))
     rates = [r["steps"] / r["seconds"] for r in results]
     return (sum(r["steps"] for r in results), max(r["seconds"] for r in results),
-            float(np.mean(rates)), float(sum(rates)), results[0]["models"])
+            float(np.mean(rates)), float(sum(rates)), results[0]["models"],
+            [r["graphs"] for r in results])
 
 
 def child(args: dict[str, Any]) -> None:
     """One of several concurrent processes: build, warm up, wait for the others, time."""
-    spec = BY_NAME[args["spec"]]
     size = TOY_SIZE if args["toy"] else GPU_SIZE
     device = torch.device(args["device"])
-    job = build_job(spec.family, spec.options, size, device, rep_dim=args["rep_dim"])
-    gate = Path(args["gate"])
+    with injected(BY_NAME[args["spec"]]) as spec:
+        job = build_job(spec.family, spec.options, size, device, rep_dim=args["rep_dim"])
+        gate = Path(args["gate"])
 
-    def barrier() -> None:
-        (gate / f"ready-{args['index']}").touch()
-        deadline = time.time() + 300
-        while len(list(gate.glob("ready-*"))) < args["count"]:
-            if time.time() > deadline:
-                raise RuntimeError("the other processes never became ready")
-            time.sleep(0.01)
+        def barrier() -> None:
+            (gate / f"ready-{args['index']}").touch()
+            deadline = time.time() + 300
+            while len(list(gate.glob("ready-*"))) < args["count"]:
+                if time.time() > deadline:
+                    raise RuntimeError("the other processes never became ready")
+                time.sleep(0.01)
 
-    steps, wall = timed_rate(job, spec.family, device, args["seconds"], size.skip, barrier)
-    print(json.dumps({"steps": steps, "seconds": wall, "models": job.models}), flush=True)
+        steps, wall, finals = timed_rate(job, spec.family, device, args["seconds"], size.skip,
+                                         barrier)
+    graphs = {k: finals[k] for k in ("step_graph_sizes", "step_graph_error") if k in finals}
+    print(json.dumps({"steps": steps, "seconds": wall, "models": job.models,
+                      "graphs": graphs}), flush=True)
 
 
 def worker(names: list[str], results: Path, state: Path, seconds: float, toy: bool,
@@ -477,18 +673,11 @@ def worker(names: list[str], results: Path, state: Path, seconds: float, toy: bo
     for name in names:
         emit({"event": "start", "name": name, "time": time.time()})
         try:
-            row = run_spec(BY_NAME[name], size, device, refs, seconds, toy)
+            with injected(BY_NAME[name]) as spec:
+                row = run_spec(spec, size, device, refs, seconds, toy)
         except Exception as err:  # noqa: BLE001 - the row says what went wrong, the rest go on
-            import traceback
-
             traceback.print_exc()
-            spec = BY_NAME[name]
-            row = Candidate(name=name, family=spec.family, key=spec.key,
-                            reference=spec.reference, status="failed", seconds=0.0,
-                            processes=spec.processes, models_per_job=0, steps_timed=None,
-                            seconds_timed=None, steps_per_s=None, model_steps_per_s=None,
-                            paper_minutes=None, paper_note=PAPER_NOTE[spec.family],
-                            note=f"{type(err).__name__}: {str(err)[:400]}")
+            row = new_row(BY_NAME[name], "failed", f"{type(err).__name__}: {str(err)[:400]}")
         print(f"gpu-check: {name}: {row.status}, {row.steps_per_s or 0:.1f} steps/s",
               flush=True)
         emit({"event": "done", "candidate": dataclasses.asdict(row)})

@@ -1,24 +1,31 @@
-"""`make gpu-check OUT=DIR`: the GPU decided in one run (issue 41). In this order, each part in a
-time slice of the budget (default 9 minutes; time a part leaves goes to the next) and cut short
-cleanly when it overruns (its processes ended, what finished kept, the rest recorded as such):
+"""`make gpu-check OUT=DIR`: the GPU decided in one run. In this order, each part in a time slice
+of the budget (default 420 s: with the bundle's install the command ends within 8 minutes; time
+a part leaves goes to the next) and cut short cleanly when it overruns (its processes ended,
+what finished kept, the rest recorded as such):
 
-a. tests: the GPU tests (tests/test_gpu.py, `pytest -m gpu`) in their check mode
-   (REPDIST_GPU_CHECK=1: the quick DAG narrowed to one synthetic and one CIFAR training job
-   and their pairs, the authors' comparison at K = 4); each outcome as it comes;
-b. speed: every candidate of benchmarks/gpu_candidates.py (synthetic: the eager step, the CUDA
-   graph, 2 and 4 jobs at once; CIFAR: stacked as today, its CUDA graph, bf16, the three M at
-   once, one stack of 30, dense convolutions on streams, no channels_last, torch.compile's
-   modes), each checked against its reference and timed (--seconds), with the paper's minutes;
+a. tests: every test of the suite marked `gpu` (`pytest -m gpu tests/`, the short ones first,
+   gpu_check_pytest orders them) in their check mode (REPDIST_GPU_CHECK=1: the quick DAG
+   narrowed to one synthetic and one CIFAR training job and their pairs, the authors'
+   comparison at K = 4); each outcome as it comes;
+b. speed: the candidates of benchmarks/gpu_candidates.py in the order of what they can gain
+   (the references, CUDA graphs, jobs sharing a GPU, one stack of 30, bf16, dense convolutions
+   on streams, no channels_last), each checked against its reference and timed (--seconds),
+   with the paper's minutes;
 c. measures: compare at GPT-2's shapes on the GPU with the exact pivot search against the CPU
    path's default estimate (benchmarks/gpu_measures.py);
 d. the short table, printed last, and the record <gpu>-<date>.json + .md (benchmarks/gpu_record.py)
    in DIR, rewritten atomically after every result, so a run cut short leaves what finished;
    on a GPU also copied into benchmarks/records/ of the checkout, to be committed.
+`--parts compile` is the second command: torch.compile's three modes (minutes of compiling
+each) beside the CIFAR reference, in a record of its own (<gpu>-<date>-compile).
 
-DIR also gets tests-junit.xml and gpu-check.log (every process's output): four files, within
-what the device tool brings back. Without a CUDA GPU it refuses; REPDIST_GPU_TESTS_DEVICE=cpu
-(or --toy) runs the whole check at toy size on the CPU and writes a record of the same format
-(tests/test_gpu_check.py keeps it working). docs/gpu.md says how to read a record.
+DIR also gets tests-junit.xml and gpu-check.log (every process's output): four files. The exit
+status is 0 when every part asked for is ok, 1 when one failed, 3 when one overran or was
+skipped, 128 + the signal when SIGTERM or SIGINT ended it (every part's processes ended first,
+the record kept). Without a CUDA GPU it refuses; REPDIST_GPU_TESTS_DEVICE=cpu (or --toy) runs the
+whole check at toy size on the CPU and writes a record of the same format (tests/test_gpu_check.py
+keeps it working; `make gpu-check-rehearsal` runs it as an offline GPU machine would).
+docs/gpu.md says how to read a record.
 """
 
 from __future__ import annotations
@@ -44,18 +51,14 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import gpu_record as rec  # noqa: E402
-from gpu_candidates import BY_NAME, PAPER_NOTE, SPECS, TOY_SLACK, Spec  # noqa: E402
+from gpu_candidates import BY_NAME, SPECS, TOY_SLACK, Spec, new_row, part_names  # noqa: E402
 
 RECORDS = HERE / "records"
-SHARES = {"tests": 0.30, "speed": 0.55, "measures": 0.15}  # of the budget less RESERVE_S
-RESERVE_S = 15.0  # the probe, the last record and the table
-GPU_TESTS = [  # in the order they run: the short ones first, the quick DAG bounded after them
-    "tests/test_gpu.py::test_a_stack_trains_each_seed_as_alone_in_float64",
-    "tests/test_gpu.py::test_repdist_extract_on_the_gpu_gives_the_cpus_representations",
-    "tests/test_gpu.py::test_our_cifar_step_is_the_originals",
-    "tests/test_gpu.py::test_the_quick_dag_trains_on_the_gpu",
-    "tests/test_gpu.py::test_synthetic_seeds_trained_on_the_gpu_land_on_the_authors",
-]
+# of the budget less RESERVE_S; compile is the second command's (alone it gets the whole budget)
+SHARES = {"tests": 0.33, "speed": 0.50, "measures": 0.17, "compile": 1.0}
+RESERVE_S = 15.0  # the last record and the table
+BUDGET_S = {"gpu": 420.0, "toy": 420.0}
+EXIT = {"ok": 0, "failed": 1, "cut": 3}
 PROBE = r"""
 import json, os, platform, torch
 cuda = torch.cuda.is_available()
@@ -76,9 +79,30 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
 
 
-def git(*args: str) -> str:
+def git(*args: str) -> str | None:
+    """git's answer in the checkout; None where git is not installed or the copy is no
+    repository (a checkout carried to an offline machine)."""
+    if shutil.which("git") is None:
+        return None
     out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-    return out.stdout.strip() if out.returncode == 0 else ""
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def commit() -> tuple[str, bool | None]:
+    """The checkout's commit and whether tracked files changed ("unknown", None without git)."""
+    head = git("rev-parse", "--short=12", "HEAD")
+    if not head:
+        return "unknown", None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return head, None if status is None else bool(status)
+
+
+def gpu_test_files() -> list[str]:
+    """The test modules that hold tests marked `gpu`, found by their text: pytest -m gpu over
+    these runs every gpu test of the suite (tests/test_gpu_check.py holds that), and collecting
+    the others would import what a GPU machine's Python need not have."""
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_*.py")
+                  if "mark.gpu" in p.read_text())
 
 
 def cpu_name() -> str:
@@ -137,19 +161,21 @@ class GpuCheck:
         self.deadline = self.start + args.budget
         now = dt.datetime.now(dt.timezone.utc)
         self.log_path = self.out / "gpu-check.log"
+        head, dirty = commit()
         self.record = rec.Record(
             schema=rec.SCHEMA, status="partial", toy=args.toy,
             device="cpu" if args.toy else "cuda", gpu=probe["gpu"],
             gpu_slug="cpu-toy" if args.toy else slug(probe["gpu"]), torch=probe["torch"],
             cuda=probe["cuda"], cudnn=probe["cudnn"], python=platform.python_version(),
-            commit=git("rev-parse", "--short=12", "HEAD") or "unknown",
-            dirty=bool(git("status", "--porcelain", "--untracked-files=no")),
-            date=now.strftime("%Y-%m-%d"), started=now.strftime("%H:%M:%SZ"),
-            host=platform.node(), cpu=cpu_name(), budget_s=args.budget, wall_s=0.0,
-            timing_s=args.seconds, parts={}, tests=[], candidates=[], measures=[],
+            commit=head, dirty=dirty, date=now.strftime("%Y-%m-%d"),
+            started=now.strftime("%H:%M:%SZ"), host=platform.node(), cpu=cpu_name(),
+            budget_s=args.budget, wall_s=0.0, timing_s=args.seconds,
+            parts_asked=list(args.parts), parts={}, tests=[], candidates=[], measures=[],
             graph_option=bool(probe["graph_option"]))
-        self.carry = 0.0  # seconds earlier parts left unused
+        self.leftover = 0.0  # seconds earlier parts left unused
         self.work = Path(tempfile.mkdtemp(prefix="gpu-check-"))  # events, reference states
+        self.running: subprocess.Popen | None = None  # the part's process, ended on a signal
+        self.current = ""  # the part running
 
     def save(self) -> None:
         self.record.wall_s = time.monotonic() - self.start
@@ -159,8 +185,9 @@ class GpuCheck:
         handle = self.log_path.open("a")
         handle.write(f"\n$ {' '.join(cmd)}\n")
         handle.flush()
-        return subprocess.Popen(cmd, cwd=ROOT, env=python_env(env), stdout=handle,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        self.running = subprocess.Popen(cmd, cwd=ROOT, env=python_env(env), stdout=handle,
+                                        stderr=subprocess.STDOUT, start_new_session=True)
+        return self.running
 
     def slice_for(self, part: str) -> float:
         """The part's share of the budget plus what earlier parts left, never eating into the
@@ -170,12 +197,15 @@ class GpuCheck:
         later = sum(SHARES[p] for p in list(SHARES)[list(SHARES).index(part) + 1:]
                     if p in self.args.parts) / asked * usable
         left = self.deadline - RESERVE_S - time.monotonic() - later
-        return max(0.0, min(SHARES[part] / asked * usable + self.carry, left))
+        return max(0.0, min(SHARES[part] / asked * usable + self.leftover, left))
 
     def run_part(self, part: str, body: Callable[[float], tuple[str, str]]) -> None:
         if part not in self.args.parts:
-            self.record.parts[part] = rec.Part("not run", 0.0, 0.0, "not asked for (--parts)")
+            if part in rec.DEFAULT_PARTS:
+                self.record.parts[part] = rec.Part("not run", 0.0, 0.0,
+                                                   "not asked for (--parts)")
             return
+        self.current = part
         slice_s = self.slice_for(part)
         log(f"part {part}: {slice_s:.0f} s")
         begun = time.monotonic()
@@ -186,7 +216,7 @@ class GpuCheck:
         except Exception as err:  # noqa: BLE001 - the record says so, the next part runs
             status, note = "failed", f"{type(err).__name__}: {err}"
         used = time.monotonic() - begun
-        self.carry = max(0.0, slice_s - used)
+        self.leftover = max(0.0, slice_s - used)
         self.record.parts[part] = rec.Part(status, slice_s, used, note)
         self.save()
         log(f"part {part}: {status} in {used:.0f} s{f' ({note})' if note else ''}")
@@ -195,8 +225,8 @@ class GpuCheck:
 
     def tests(self, end: float) -> tuple[str, str]:
         events = self.work / "tests.jsonl"
-        targets = GPU_TESTS if not self.args.tests_k else ["tests/test_gpu.py", "-k",
-                                                            self.args.tests_k]
+        targets = [*gpu_test_files(), *(["-k", self.args.tests_k] if self.args.tests_k
+                                        else [])]
         env = {"REPDIST_GPU_CHECK": "1", "REPDIST_GPU_CHECK_TESTS": str(events),
                "REPDIST_GPU_TEST_TIMEOUT": str(int(max(30, end - time.monotonic())))}
         if self.args.toy:
@@ -259,12 +289,20 @@ class GpuCheck:
         poll()
         return False
 
-    # ----- b. speed -------------------------------------------------------------------------
+    # ----- b. speed (and the compile part) --------------------------------------------------
 
     def speed(self, end: float) -> tuple[str, str]:
-        names = [s.name for s in SPECS if not self.args.only or s.name in self.args.only]
+        return self.candidates(end, "speed")
+
+    def compile(self, end: float) -> tuple[str, str]:
+        return self.candidates(end, "compile")
+
+    def candidates(self, end: float, part: str) -> tuple[str, str]:
+        names = [n for n in part_names(part, self.args.only)
+                 if n not in {c.name for c in self.record.candidates}]
+        done = list(self.record.candidates)  # an earlier part's rows stay in the record
         rows: dict[str, rec.Candidate] = {}
-        state = self.work / "speed"
+        state = self.work / part
         state.mkdir()
         cut_any = False
         while True:
@@ -274,8 +312,8 @@ class GpuCheck:
             left = end - time.monotonic()
             if left < self.args.seconds + 10:
                 for name in todo:
-                    rows[name] = self.empty_row(BY_NAME[name], "skipped",
-                                                "not reached: the speed part's time ran out")
+                    rows[name] = new_row(BY_NAME[name], "skipped",
+                                         f"not reached: the {part} part's time ran out")
                 cut_any = True
                 break
             events = state / "events.jsonl"
@@ -284,11 +322,12 @@ class GpuCheck:
                                ",".join(todo), "--results", str(events), "--state",
                                str(state), "--seconds", str(self.args.seconds),
                                "--device", "cpu" if self.args.toy else "cuda",
-                               *(["--toy"] if self.args.toy else [])])
+                               *(["--toy"] if self.args.toy else [])],
+                              {"REPDIST_GPU_CHECK_INJECT": ",".join(self.args.inject)})
             current: dict[str, Any] = {}
 
             def poll() -> None:
-                self.read_candidates(events, rows, current, names)
+                self.read_candidates(events, rows, current, names, done)
 
             def limit() -> float:
                 if "name" not in current:
@@ -302,33 +341,26 @@ class GpuCheck:
                 why = (f"cut at its slice of {self.candidate_slice(BY_NAME[name]):.0f} s"
                        if cut else f"its process ended (exit {proc.returncode}) after "
                        f"{spent:.0f} s: see gpu-check.log")
-                rows[name] = self.empty_row(BY_NAME[name], "overran" if cut else "failed",
-                                            why)
+                rows[name] = new_row(BY_NAME[name], "overran" if cut else "failed", why)
                 rows[name].seconds = spent
                 cut_any |= cut
-                self.record.candidates = [rows[n] for n in names if n in rows]
+                self.record.candidates = done + [rows[n] for n in names if n in rows]
                 self.save()
             elif "name" not in current and not cut:
                 raise RuntimeError(f"the speed worker ended (exit {proc.returncode}) before "
                                    "its first candidate: see gpu-check.log")
-        self.record.candidates = [rows[n] for n in names if n in rows]
-        failed = [n for n in names if rows[n].status == "failed"]
-        status = "overran" if cut_any else "failed" if failed else "ok"
-        return status, f"failed: {', '.join(failed)}" if failed else ""
+        self.record.candidates = done + [rows[n] for n in names if n in rows]
+        failed = [n for n in names if rows[n].status in ("failed", "invalid")]
+        status = "failed" if failed else "overran" if cut_any else "ok"
+        return status, f"failed or invalid: {', '.join(failed)}" if failed else ""
 
     def candidate_slice(self, spec: Spec) -> float:
         """Its timed window plus its checks, start and warm-up (more on a slow toy CPU)."""
         return self.args.seconds + spec.extra_s * (TOY_SLACK if self.args.toy else 1.0)
 
-    def empty_row(self, spec: Spec, status: str, note: str) -> rec.Candidate:
-        return rec.Candidate(name=spec.name, family=spec.family, key=spec.key,
-                             reference=spec.reference, status=status, seconds=0.0,
-                             processes=spec.processes, models_per_job=0, steps_timed=None,
-                             seconds_timed=None, steps_per_s=None, model_steps_per_s=None,
-                             paper_minutes=None, paper_note=PAPER_NOTE[spec.family], note=note)
-
     def read_candidates(self, events: Path, rows: dict[str, rec.Candidate],
-                        current: dict[str, Any], names: list[str]) -> None:
+                        current: dict[str, Any], names: list[str],
+                        done: list[rec.Candidate]) -> None:
         if not events.exists():
             return
         changed = False
@@ -345,7 +377,7 @@ class GpuCheck:
                     + (f", {row.steps_per_s:.1f} steps/s, paper {row.paper_minutes:.2f} min"
                        if row.steps_per_s else f" ({row.note})" if row.note else ""))
         if changed:
-            self.record.candidates = [rows[n] for n in names if n in rows]
+            self.record.candidates = done + [rows[n] for n in names if n in rows]
             self.save()
 
     # ----- c. measures ----------------------------------------------------------------------
@@ -393,6 +425,28 @@ class GpuCheck:
 
     # ----- d. the record --------------------------------------------------------------------
 
+    def stopped(self, stop: Interrupted) -> None:
+        """A signal ended the check: the running part's processes (and theirs) ended, the part
+        recorded as failed and the later ones as skipped, the record kept (partial)."""
+        if self.running is not None and self.running.poll() is None:
+            end_tree(self.running)
+        for part in self.args.parts:
+            if part == self.current:
+                used = time.monotonic() - self.start
+                self.record.parts[part] = rec.Part("failed", self.record.parts[part].slice_s,
+                                                   used, f"ended by {stop}")
+            elif part not in self.record.parts or self.record.parts[part].note == "running":
+                self.record.parts[part] = rec.Part("skipped", 0.0, 0.0, f"not reached: {stop}")
+        self.save()
+        shutil.rmtree(self.work, ignore_errors=True)
+        log(f"ended by {stop}: every part's processes ended; record {self.out} (partial)")
+
+    def exit_status(self) -> int:
+        """0: every part asked for ok; 1: one failed; 3: one overran or was skipped."""
+        statuses = {self.record.parts[p].status for p in self.args.parts}
+        return EXIT["failed"] if "failed" in statuses else (
+            EXIT["ok"] if statuses == {"ok"} else EXIT["cut"])
+
     def finish(self) -> None:
         self.record.status = "complete"
         self.save()
@@ -414,34 +468,63 @@ def probe() -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "results/gpu-check")
     parser.add_argument("--budget", type=float, default=None,
-                        help="seconds for the whole check (default 540 on a GPU, 300 toy)")
+                        help=f"seconds for the whole check (default {BUDGET_S['gpu']:.0f} on a "
+                             f"GPU, {BUDGET_S['toy']:.0f} toy)")
     parser.add_argument("--seconds", type=float, default=None,
-                        help="each candidate's timed window (default 10 on a GPU, 0.3 toy)")
-    parser.add_argument("--parts", default="tests,speed,measures",
-                        help="comma-separated subset of tests,speed,measures")
+                        help="each candidate's timed window (default 6 on a GPU, 0.3 toy)")
+    parser.add_argument("--parts", default=",".join(rec.DEFAULT_PARTS),
+                        help="comma-separated subset of tests,speed,measures,compile")
     parser.add_argument("--only", default="",
-                        help="comma-separated speed candidates (default all): "
-                             + ", ".join(s.name for s in SPECS))
+                        help="comma-separated candidates of the speed or compile part (default "
+                             "all): " + ", ".join(s.name for s in SPECS))
     parser.add_argument("--tests-k", default="",
                         help="run the GPU tests selected by this -k expression instead")
     parser.add_argument("--toy", action="store_true",
                         help="toy size on the CPU (also REPDIST_GPU_TESTS_DEVICE=cpu)")
     parser.add_argument("--no-copy", action="store_true",
                         help="do not copy the record into benchmarks/records/")
+    parser.add_argument("--inject", default="",
+                        help="the check's own tests: capture:NAME (its CUDA-graph captures "
+                             "fail), wrong:NAME (trained at a 2 %% higher learning rate)")
     args = parser.parse_args(argv)
     args.toy = args.toy or os.environ.get("REPDIST_GPU_TESTS_DEVICE") == "cpu"
-    args.budget = args.budget or (300.0 if args.toy else 540.0)
-    args.seconds = args.seconds if args.seconds is not None else (0.3 if args.toy else 10.0)
-    args.parts = [p for p in args.parts.split(",") if p]
+    args.budget = args.budget or BUDGET_S["toy" if args.toy else "gpu"]
+    args.seconds = args.seconds if args.seconds is not None else (0.3 if args.toy else 6.0)
+    args.parts = [p for p in rec.PART_NAMES if p in args.parts.split(",")]
     args.only = [n for n in args.only.split(",") if n]
+    args.inject = [n for n in args.inject.split(",") if n]
     unknown = [p for p in args.parts if p not in SHARES] + [n for n in args.only
                                                             if n not in BY_NAME]
-    if unknown:
-        parser.error(f"unknown parts or candidates: {unknown}")
+    unknown += [f for f in args.inject if f.partition(":")[2] not in BY_NAME
+                or f.partition(":")[0] not in ("capture", "wrong")]
+    if unknown or not args.parts:
+        parser.error(f"unknown parts, candidates or faults: {unknown or args.parts}")
+    return args
+
+
+class Interrupted(BaseException):
+    """SIGTERM or SIGINT reached the check (a time limit, a person): end every part's processes,
+    keep the record."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def interrupt(signum: int, frame: Any) -> None:
+    """The first SIGTERM or SIGINT ends the check; later ones (a time limit signals the whole
+    process group, make included, whose end signals again) wait for that to finish."""
+    for other in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(other, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
     found = probe()
     if not args.toy and not found["available"]:
         print("make gpu-check: torch sees no CUDA GPU here (REPDIST_GPU_TESTS_DEVICE=cpu runs "
@@ -450,13 +533,18 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     check = GpuCheck(args, found)
     log(f"{'toy run on the CPU' if args.toy else found['gpu']}, torch {found['torch']}; "
-        f"budget {args.budget:.0f} s; writing {args.out}")
+        f"budget {args.budget:.0f} s; parts {','.join(args.parts)}; writing {args.out}")
     check.save()
-    check.run_part("tests", check.tests)
-    check.run_part("speed", check.speed)
-    check.run_part("measures", check.measures)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, interrupt)
+    try:
+        for part in rec.PART_NAMES:
+            check.run_part(part, getattr(check, part))
+    except Interrupted as stop:
+        check.stopped(stop)
+        return 128 + stop.signum
     check.finish()
-    return 0
+    return check.exit_status()
 
 
 if __name__ == "__main__":

@@ -21,8 +21,8 @@ superseded it for deciding defaults (benchmarks/gpu_check.py); it stays for pape
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -143,9 +143,9 @@ def grid_time(device, steps, smoke) -> tuple[float, list[dict]]:
 
 
 def dag_time(device_name: str) -> float | None:
-    """Wall seconds of the whole DAG with the full-size stand-in (None: no Snakemake here)."""
-    snakemake = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
-    if not Path(snakemake).exists():
+    """Wall seconds of the whole DAG with the full-size stand-in (None: this interpreter has no
+    Snakemake)."""
+    if importlib.util.find_spec("snakemake") is None:
         return None
     work = Path(tempfile.mkdtemp(prefix="gpu-dag-"))
     overlay = work / "gpu.yaml"
@@ -155,7 +155,7 @@ def dag_time(device_name: str) -> float | None:
         "synthetic": {"device": device_name},
         "authors_models": {"enabled": "auto"},
     }))
-    cmd = [snakemake, "--cores", "all", "--profile", str(ROOT / "profiles/workstation"),
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "all", "--profile", str(ROOT / "profiles/workstation"),
            "-s", str(ROOT / "Snakefile"), "--directory", str(work), "--configfile", str(overlay)]
     start = time.perf_counter()
     subprocess.run(cmd, check=True)

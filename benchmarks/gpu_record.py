@@ -20,11 +20,16 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "repdist-gpu-check/1"
-PART_NAMES = ("tests", "speed", "measures")
+SCHEMA = "repdist-gpu-check/2"
+PART_NAMES = ("tests", "speed", "measures", "compile")
+DEFAULT_PARTS = ("tests", "speed", "measures")  # one command; compile is the second
 PART_STATUSES = ("ok", "failed", "overran", "skipped", "not run")
-CANDIDATE_STATUSES = ("ok", "failed", "overran", "skipped", "unavailable")
-CHECK_KINDS = ("float64", "rounding", "baseline", "none")
+# fallback: a CUDA-graph candidate whose capture failed (it ran the eager step: its timing is
+# not the graph's); invalid: its family's rounding baseline is not finite and > 0, so no
+# rounding check of the family can be judged
+CANDIDATE_STATUSES = ("ok", "fallback", "invalid", "failed", "overran", "skipped",
+                      "unavailable")
+CHECK_KINDS = ("float64", "rounding", "baseline", "measures", "none")
 TEST_OUTCOMES = ("passed", "failed", "skipped", "error", "overran")
 FAMILIES = ("synthetic", "cifar")
 
@@ -41,7 +46,11 @@ class Check:
     `tolerance`; rounding: the same in the production precision, passes within `tolerance`
     (a multiple of `baseline`, the distance between two reference runs that differ only in the
     order of their sums: each batch's rows reversed); baseline: the reference's own row;
-    none: no check (`note` says why)."""
+    measures: what a user of the trained models sees (bf16): the largest KL and d_LLV between a
+    seed trained by the candidate and the same seed by the reference (`distance`: d_LLV),
+    passing when both are below the smallest between two seeds of the reference (`baseline`:
+    d_LLV; `values` holds KL, d_LLV and m_CCA of f on both sides); none: no check (`note` says
+    why). A check with `passes` None is informational (`note` says what it shows)."""
 
     kind: str
     steps: int
@@ -50,9 +59,21 @@ class Check:
     tolerance: float | None
     passes: bool | None
     note: str = ""
+    values: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _one_of("check.kind", self.kind, CHECK_KINDS)
+
+
+@dataclass
+class GraphSize:
+    """One batch size of a CUDA-graph candidate's timed run: whether its step was captured,
+    how many steps replayed the graph, how many ran eagerly (warm-up, after a failed capture;
+    every step on a CPU, where nothing is captured)."""
+
+    captured: bool
+    replayed: int
+    eager: int
 
 
 @dataclass
@@ -77,6 +98,8 @@ class Candidate:
     paper_note: str
     checks: list[Check] = field(default_factory=list)
     note: str = ""
+    graphs: dict[str, GraphSize] = field(default_factory=dict)  # by batch size (CUDA graphs)
+    capture_error: str = ""  # the first failed capture's error (then the status is fallback)
 
     def __post_init__(self) -> None:
         _one_of("candidate.family", self.family, FAMILIES)
@@ -84,9 +107,10 @@ class Candidate:
 
     @property
     def within_reference(self) -> bool | None:
-        """Every check passed (None: nothing was checked)."""
-        done = [c.passes for c in self.checks if c.kind in ("float64", "rounding")]
-        return None if not done or None in done else all(done)
+        """Every judged check passed (None: nothing was judged)."""
+        done = [c.passes for c in self.checks if c.kind in ("float64", "rounding", "measures")
+                and c.passes is not None]
+        return None if not done else all(done)
 
 
 @dataclass
@@ -150,8 +174,8 @@ class Record:
     cuda: str
     cudnn: str
     python: str
-    commit: str
-    dirty: bool
+    commit: str  # "unknown" where git is not there to ask
+    dirty: bool | None  # uncommitted changes to tracked files (None: unknown)
     date: str
     started: str
     host: str
@@ -159,6 +183,7 @@ class Record:
     budget_s: float
     wall_s: float
     timing_s: float  # each candidate's timed window
+    parts_asked: list[str]  # --parts: the record's name says which when not the default
     parts: dict[str, Part]
     tests: list[TestResult]
     candidates: list[Candidate]
@@ -175,8 +200,11 @@ class Record:
 
     @property
     def name(self) -> str:
-        """The file name's stem: <gpu-slug>-<date>."""
-        return f"{self.gpu_slug}-{self.date}"
+        """The file name's stem: <gpu-slug>-<date>, and -<parts> when not the default three
+        (the compile part's record, a part run again) so that one does not replace another."""
+        suffix = "" if self.parts_asked == list(DEFAULT_PARTS) else "-" + "+".join(
+            self.parts_asked)
+        return f"{self.gpu_slug}-{self.date}{suffix}"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -277,12 +305,27 @@ def check_text(c: Candidate) -> str:
             parts.append(f"rounding baseline {_sci(check.baseline)}")
         elif check.kind == "none":
             parts.append(check.note or "not checked")
+        elif check.kind == "measures" and check.passes is not None:
+            v = check.values
+            sign, verdict = ("<", "ok") if check.passes else ("≥", "FAILS")
+            parts.append(f"same seed KL {_sci(v.get('kl'))}, d_LLV {_sci(v.get('d_llv'))} "
+                         f"{sign} between seeds {_sci(v.get('kl_seeds'))}, "
+                         f"{_sci(v.get('d_llv_seeds'))}: {verdict}")
+        elif check.passes is None and check.distance is not None:  # informational
+            parts.append(f"{check.kind} {_sci(check.distance)} (reference "
+                         f"{_sci(check.baseline)})")
         elif check.passes is None:
             parts.append(f"{check.kind}: {check.note or 'not run'}")
         else:
             sign, verdict = ("≤", "ok") if check.passes else (">", "FAILS")
             parts.append(f"{check.kind} {_sci(check.distance)} {sign} "
                          f"{_sci(check.tolerance)}: {verdict}")
+    if c.graphs:
+        sizes = ", ".join(f"{size} {'captured' if g.captured else 'eager'} ({g.replayed:,} "
+                          f"replayed)" for size, g in c.graphs.items())
+        parts.append(f"graphs: {sizes}")
+    if c.capture_error:
+        parts.append(f"capture failed: {c.capture_error[:120]}")
     return "; ".join(parts)
 
 
@@ -302,7 +345,8 @@ def table(record: Record) -> str:
         ref = minutes.get(c.reference) if c.reference else c.paper_minutes
         gain = (f"{ref / c.paper_minutes:.2f}×" if ref and c.paper_minutes else "-")
         lines.append(f"| {c.name} | {c.key or 'today'} | {c.status} | {rate} | "
-                     f"{_num(c.paper_minutes, 2)} | {gain} | {check_text(c) or c.note} |")
+                     f"{_num(c.paper_minutes, 2)} | {gain} | "
+                     f"{'; '.join(filter(None, [check_text(c), c.note])) or '-'} |")
     if record.measures:
         lines += [""] if lines else []
         lines += ["| measures | N, K, M | device | pivots | status | seconds | t1 | check |",

@@ -14,6 +14,10 @@ PAPER_CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 # Every torch job of a DAG the tests run, as on a GPU (repdist.io.host): values reach numpy
 # only through to_host. tests/slurm/slurm_check.py runs its quick DAGs so too.
 GUARDED_JOBS = {"REPDIST_GUARD_HOST_COPIES": "1"}
+# The one way a test starts Snakemake: as a module of this interpreter, so it is found wherever
+# the interpreter finds its packages (no `snakemake` script need sit beside it: an offline GPU
+# machine's Python with the bundle's wheels on its path has none).
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 def train_config(section: str = "synthetic", **overrides):
@@ -101,9 +105,8 @@ def quick_outputs(tmp_path_factory):
     if shared is not None:
         return shared / "results" / "quick"
     work = tmp_path_factory.mktemp("quick")
-    snakemake = str(Path(sys.executable).parent / "snakemake")
     res = subprocess.run(
-        [snakemake, "--cores", "2", "--configfile", str(ROOT / "config.quick.yaml"),
+        [*SNAKEMAKE, "--cores", "2", "--configfile", str(ROOT / "config.quick.yaml"),
          "-s", str(ROOT / "Snakefile"), "--directory", str(work)],
         capture_output=True, text=True, timeout=1500, env={**os.environ, **GUARDED_JOBS},
     )

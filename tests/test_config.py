@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import train_config
+from conftest import SNAKEMAKE, train_config
 import yaml
 from snakemake.utils import validate
 from snakemake_interface_common.exceptions import WorkflowError
@@ -162,7 +162,7 @@ def test_offline_run_stops_before_any_job_naming_the_key(tmp_path):
 
     overlay = tmp_path / "offline.yaml"
     overlay.write_text(yaml.safe_dump({"cifar10": {"url": closed_port_url()}}))
-    cmd = [str(Path(sys.executable).parent / "snakemake"), "--cores", "1", "-s",
+    cmd = [*SNAKEMAKE, "--cores", "1", "-s",
            str(ROOT / "Snakefile"), "--directory", str(tmp_path / "work"), "--configfile",
            str(overlay)]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)

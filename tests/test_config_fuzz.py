@@ -20,6 +20,8 @@ from repdist.pipeline.config_checks import ConfigError, check_config
 from repdist.pipeline.config_types import whole_numbers_as_int
 from repdist.pipeline.overlays import adapt_to_overlays
 
+from conftest import SNAKEMAKE
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 BASE = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -91,7 +93,7 @@ def test_mutated_configs_that_pass_build_their_dag(tmp_path):
     for i, cfg in enumerate(sample):
         path = tmp_path / f"config{i}.yaml"
         path.write_text(yaml.safe_dump(cfg))
-        res = subprocess.run([str(Path(sys.executable).parent / "snakemake"), "-n", "--cores",
+        res = subprocess.run([*SNAKEMAKE, "-n", "--cores",
                               "1", "-s", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
                               "--configfile", str(path)], capture_output=True, text=True,
                              timeout=300)

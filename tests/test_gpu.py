@@ -33,12 +33,11 @@ import yaml
 from repdist.data.cifar10 import write_standin
 from repdist.data.radial import label_codes, make_radial
 
-from conftest import GUARDED_JOBS
+from conftest import GUARDED_JOBS, SNAKEMAKE
 from test_cifar import _cifar_stack_vs_alone, assert_cifar_stack_is_each_alone
 from test_training import _stack_and_alone, assert_stack_is_each_alone
 
 ROOT = Path(__file__).resolve().parents[1]
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 GUARDED = {**os.environ, **GUARDED_JOBS}
 CHECK_MODE = os.environ.get("REPDIST_GPU_CHECK") == "1"
 TIMEOUT = int(os.environ.get("REPDIST_GPU_TEST_TIMEOUT", "1500"))
@@ -77,7 +76,7 @@ def snakemake(work: Path, configs: list[Path | dict], *targets: str) -> subproce
         else:
             files.append(config)
     return bounded_run(
-        [SNAKEMAKE, *targets, "--cores", str(os.cpu_count()), "-s", str(ROOT / "Snakefile"),
+        [*SNAKEMAKE, *targets, "--cores", str(os.cpu_count()), "-s", str(ROOT / "Snakefile"),
          "--directory", str(work), "--configfile", *map(str, files)], env=GUARDED)
 
 

@@ -1,12 +1,15 @@
 """The GPU bundle (tools/gpu_bundle.py): packed in a copy of the project, then run through its
-own commands on this CPU as a GPU machine would run them: `bash .gpu-bundle/run.sh --smoke`
-(make bench-gpu's smoke mode) and `run.sh check` in its toy mode (make gpu-check), so a first
-lease measures instead of debugging."""
+own commands on this CPU: `bash .gpu-bundle/run.sh --smoke` (make bench-gpu's smoke mode), a
+DAG planned through Snakemake, `make test-gpu` refused without a GPU. `make gpu-check-rehearsal`
+(tools/gpu_rehearsal.py, in CI) runs `run.sh check` as an offline GPU machine would; here, what
+that machine lacks is never assumed: no test or script finds a `snakemake` script beside the
+interpreter, and the image's package list is read from a `pip freeze`."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-from gpu_bundle import GPU_IMAGE, missing  # noqa: E402
+from gpu_bundle import DEFAULT_IMAGE, missing, read_image  # noqa: E402
 
 
 def test_only_what_the_gpu_image_lacks_is_carried():
@@ -26,11 +29,12 @@ def test_only_what_the_gpu_image_lacks_is_carried():
     assert missing(needed) == {"snakemake": "9.27.1"}
     assert missing(needed, frozenset()) == {k: v for k, v in sorted(needed.items())
                                             if k != "repdist"}
-    assert {"torch", "numpy", "pandas", "pyarrow", "matplotlib", "scipy"} <= GPU_IMAGE
+    assert {"torch", "numpy", "pandas", "pyarrow", "matplotlib", "scipy"} <= DEFAULT_IMAGE
 
 
 def project_copy(dest: Path) -> Path:
-    """What the device tool sends: tracked and untracked-not-ignored files, as a git repo."""
+    """The checkout as it would be copied: tracked and untracked-not-ignored files, as a git
+    repo."""
     files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                            cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
     for name in filter(None, (f.decode() for f in files)):
@@ -76,18 +80,31 @@ def test_the_packed_bundle_runs_make_bench_gpu_in_smoke_mode(tmp_path):
                              capture_output=True, text=True, timeout=600)
         assert gpu.returncode != 0 and "make test-gpu: torch sees no CUDA GPU" in gpu.stdout
 
-    # make gpu-check as the device tool runs it (its files into $OUT), at toy size
-    check_out = tmp_path / "check"
-    check_out.mkdir()
-    check = subprocess.run(["bash", ".gpu-bundle/run.sh", "check", "--tests-k", "extract",
-                            "--only", "synthetic.eager,cifar.stacked", "--seconds", "0.2"],
-                           cwd=repo, env={**env, "OUT": str(check_out),
-                                          "REPDIST_GPU_TESTS_DEVICE": "cpu"},
-                           capture_output=True, text=True, timeout=600)
-    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-3000:]
-    assert "gpu-bundle: check took" in check.stdout
-    (record,) = check_out.glob("cpu-toy-*.json")
-    data = json.loads(record.read_text())
-    assert data["status"] == "complete" and [c["status"] for c in data["candidates"]] == [
-        "ok", "ok"]
-    assert [t["outcome"] for t in data["tests"]] == ["passed"]
+
+def test_an_image_package_list_is_read_from_pip_freeze(tmp_path):
+    listing = tmp_path / "image.txt"
+    listing.write_text("# the GPU machine\ntorch==2.11.0+cu130\nPyYAML==6.0.2\n\n"
+                       "typing_extensions==4.15.0\nnvidia-cudnn-cu13 @ file:///wheels/x.whl\n")
+    image = read_image(listing)
+    assert image == {"torch", "pyyaml", "typing-extensions", "nvidia-cudnn-cu13"}
+    assert missing({"torch": "2.13.0", "snakemake": "9.27.1"}, image) == {"snakemake": "9.27.1"}
+    listing.write_text("# nothing\n")
+    with pytest.raises(SystemExit, match="names no distribution"):
+        read_image(listing)
+
+
+def test_snakemake_is_started_through_the_interpreter_everywhere():
+    """An offline GPU machine's Python runs Snakemake from the bundle's wheels on its path,
+    with no `snakemake` script beside it: every test, tool, benchmark and the Makefile start it
+    as `python -m snakemake` (before: six tests and a tool looked beside sys.executable)."""
+    pattern = re.compile(r"""(parent\s*/\s*["']snakemake["']|BIN\s*/\s*["']snakemake|"""
+                         r"""\$\(BIN\)/snakemake|which\(["']snakemake)""")
+    files = [*ROOT.glob("tests/**/*.py"), *ROOT.glob("tools/*.py"),
+             *ROOT.glob("benchmarks/*.py"), *ROOT.glob("workflow/scripts/*.py"), ROOT / "Makefile"]
+    found = [f"{f.relative_to(ROOT)}:{i}" for f in files
+             for i, line in enumerate(f.read_text().splitlines(), 1)
+             if pattern.search(line) and f.name != "test_gpu_bundle.py"]
+    assert not found, found
+    from conftest import SNAKEMAKE
+
+    assert SNAKEMAKE == [sys.executable, "-m", "snakemake"]

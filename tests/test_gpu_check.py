@@ -1,14 +1,21 @@
 """`make gpu-check` (benchmarks/gpu_check.py) without a GPU: its toy run on the CPU writes a
-record of the format a GPU run writes, the format refuses what does not fit it, and the
-candidates it times equal their reference where a CPU can tell (float64)."""
+record of the format a GPU run writes, the format refuses what does not fit it, the candidates
+it times equal their reference where a CPU can tell (float64), and every row says what it is:
+a capture made to fail is `fallback`, a candidate made wrong FAILS its checks, a baseline that
+judges nothing makes its rows `invalid`; a signal ends every part's processes."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,7 +24,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import gpu_candidates as gc  # noqa: E402
+import gpu_check  # noqa: E402
+import gpu_check_pytest  # noqa: E402
+import gpu_measures  # noqa: E402
 import gpu_record as rec  # noqa: E402
+import psutil  # noqa: E402
 
 from repdist.experiments.cifar import CifarModelConfig, cifar_stack  # noqa: E402
 from repdist.models.resnet import build_cifar_model, effective_bn_momentum  # noqa: E402
@@ -27,25 +39,39 @@ from repdist.training.loop import RunOptions, TrainData, train  # noqa: E402
 
 from conftest import train_config  # noqa: E402
 
-TOY_CANDIDATES = "synthetic.eager,synthetic.cuda_graph,cifar.stacked,cifar.streams"
+TOY_CANDIDATES = ("synthetic.eager,synthetic.cuda_graph,cifar.stacked,cifar.streams,"
+                  "cifar.no_channels_last,cifar.bf16")
+# the negative controls: every capture of the graph candidate refused; no_channels_last (the
+# reference's own arithmetic on a CPU, which has no channels-last path) trained 2 % off
+INJECT = "capture:synthetic.cuda_graph,wrong:cifar.no_channels_last"
+PROBE = {"torch": "2.13.0", "cuda": "", "cudnn": "", "available": False, "gpu": "",
+         "graph_option": True}
+
+
+def check_command(out: Path, *args: str) -> list[str]:
+    return [sys.executable, str(ROOT / "benchmarks/gpu_check.py"), "--out", str(out), *args]
+
+
+def toy_env(toy: bool = True) -> dict[str, str]:
+    return {**os.environ, "REPDIST_GPU_TESTS_DEVICE": "cpu"} if toy else {
+        k: v for k, v in os.environ.items() if k != "REPDIST_GPU_TESTS_DEVICE"}
 
 
 def run_check(out: Path, *args: str, toy: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "REPDIST_GPU_TESTS_DEVICE": "cpu"} if toy else {
-        k: v for k, v in os.environ.items() if k != "REPDIST_GPU_TESTS_DEVICE"}
-    return subprocess.run([sys.executable, str(ROOT / "benchmarks/gpu_check.py"), "--out",
-                           str(out), *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(check_command(out, *args), cwd=ROOT, env=toy_env(toy),
+                          capture_output=True, text=True, timeout=900)
 
 
 def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     """REPDIST_GPU_TESTS_DEVICE=cpu: a GPU test, the speed candidates (their checks and
     timings) and the measures at toy size, each part within its slice; the record reads back
-    under the format, its table is printed last, and nothing lands in benchmarks/records/."""
+    under the format, its table is printed last, and nothing lands in benchmarks/records/.
+    The injected faults show: the refused capture's row is `fallback` with its error, the
+    candidate trained wrong FAILS both its checks; bf16 is judged by the trained models."""
     before = set((ROOT / "benchmarks/records").glob("*")) if (
         ROOT / "benchmarks/records").exists() else set()
     res = run_check(tmp_path, "--tests-k", "extract", "--only", TOY_CANDIDATES,
-                    "--seconds", "0.2")
+                    "--seconds", "0.2", "--inject", INJECT)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     (record_path,) = tmp_path.glob("cpu-toy-*.json")
     record = rec.read(record_path)
@@ -55,25 +81,40 @@ def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     assert [(t.name.split("::")[-1], t.outcome) for t in record.tests] == [
         ("test_repdist_extract_on_the_gpu_gives_the_cpus_representations", "passed")]
     rows = {c.name: c for c in record.candidates}
-    assert list(rows) == TOY_CANDIDATES.split(",")
+    assert list(rows) == [n for n in gc.part_names("speed") if n in TOY_CANDIDATES.split(",")]
     graph = rows["synthetic.cuda_graph"]
-    assert graph.status == ("ok" if record.graph_option else "unavailable")
-    for name in ("synthetic.eager", "cifar.stacked", "cifar.streams"):
+    assert graph.status == "fallback" and graph.steps_per_s > 0
+    assert graph.capture_error == "RuntimeError: capture refused on purpose (--inject capture)"
+    assert graph.graphs and not any(g.captured or g.replayed for g in graph.graphs.values())
+    assert all(g.eager > 0 for g in graph.graphs.values())
+    for name in ("synthetic.eager", "cifar.stacked", "cifar.streams", "cifar.bf16"):
         assert rows[name].status == "ok" and rows[name].steps_per_s > 0
         assert rows[name].paper_minutes > 0
     assert rows["cifar.stacked"].checks[0].kind == "baseline"
     assert rows["cifar.stacked"].checks[0].baseline > 0  # float32 sums in another order differ
     kinds = {c.kind: c for c in rows["cifar.streams"].checks}
     assert kinds["float64"].passes and kinds["float64"].distance <= 1e-12
-    assert kinds["rounding"].passes is True
+    assert kinds["rounding"].passes is True and rows["cifar.streams"].within_reference
+    wrong = {c.kind: c for c in rows["cifar.no_channels_last"].checks}
+    assert wrong["float64"].passes is False and wrong["rounding"].passes is False
+    assert rows["cifar.no_channels_last"].within_reference is False
+    bf16 = {c.kind: c for c in rows["cifar.bf16"].checks}
+    assert set(bf16) == {"measures", "float64"} and bf16["float64"].passes is None
+    judged = bf16["measures"]
+    assert judged.passes is True and 0 <= judged.values["d_llv"] < judged.values["d_llv_seeds"]
+    assert judged.values["kl"] < judged.values["kl_seeds"]
+    assert bf16["float64"].distance > bf16["float64"].baseline > 0  # bf16 rounds more
     measures = {m.name: m for m in record.measures}
     assert measures["equal.device"].passes and measures["gpt2.device_exact"].passes
     assert measures["gpt2.device_exact"].proven
     assert (tmp_path / "tests-junit.xml").exists() and (tmp_path / "gpu-check.log").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [record_path.name, record_path.with_suffix(".md").name, "tests-junit.xml",
-         "gpu-check.log"])  # within what the device tool brings back (8 files)
+         "gpu-check.log"])  # four files: the record, its table, the tests' outcomes, the log
     assert "| cifar.streams | cifar10.stack: streams | ok |" in res.stdout
+    assert "| synthetic.cuda_graph | synthetic.cuda_graph: true | fallback |" in res.stdout
+    line = next(x for x in res.stdout.splitlines() if x.startswith("| cifar.no_channels_last"))
+    assert line.count("FAILS") == 2
     assert res.stdout.rstrip().splitlines()[-1].startswith("gpu-check: record ")
     after = set((ROOT / "benchmarks/records").glob("*")) if (
         ROOT / "benchmarks/records").exists() else set()
@@ -95,7 +136,8 @@ def a_record() -> dict:
     record = rec.Record(rec.SCHEMA, "complete", False, "cuda", "NVIDIA H100 80GB HBM3",
                         "nvidia-h100-80gb-hbm3", "2.11.0", "13.0", "91000", "3.12.3", "abc",
                         False, "2026-11-27", "10:00:00Z", "h", "cpu", 540.0, 500.0, 10.0,
-                        {"speed": rec.Part("ok", 300.0, 250.0)}, [], [cand], [], True)
+                        list(rec.DEFAULT_PARTS), {"speed": rec.Part("ok", 300.0, 250.0)}, [],
+                        [cand], [], True)
     return record.to_dict()
 
 
@@ -105,7 +147,9 @@ def a_record() -> dict:
     (lambda d: d["candidates"][0].update(status="fast"), "candidate.status is 'fast'"),
     (lambda d: d["candidates"][0].update(steps_per_s="50"), "expected a number"),
     (lambda d: d["candidates"][0]["checks"][0].update(passes="yes"), "expected bool"),
-    (lambda d: d.update(schema="repdist-gpu-check/0"), "this reader knows"),
+    (lambda d: d.update(schema="repdist-gpu-check/1"), "this reader knows"),
+    (lambda d: d["candidates"][0].update(graphs={"32": {"captured": "yes", "replayed": 1,
+                                                        "eager": 3}}), "expected bool"),
 ])
 def test_a_record_that_does_not_fit_the_format_is_refused(damage, message):
     data = a_record()
@@ -188,3 +232,117 @@ def test_the_rounding_baseline_changes_only_the_order_of_sums():
     rev32 = gc.check_run("synthetic", {}, size, torch.device("cpu"), torch.float32, True)
     ref32 = gc.check_run("synthetic", {}, size, torch.device("cpu"), torch.float32)
     assert 0 < gc.distance(rev32, ref32) < 1e-3
+
+
+def test_the_compile_part_writes_a_record_of_its_own_name():
+    data = a_record()
+    data["parts_asked"] = ["compile"]
+    assert rec.Record.from_dict(data).name == "nvidia-h100-80gb-hbm3-2026-11-27-compile"
+    assert gc.part_names("compile")[0] == gc.REFERENCES["cifar"]
+    assert not set(gc.part_names("compile")[1:]) & set(gc.part_names("speed"))
+
+
+def check_args(out: Path, **overrides) -> argparse.Namespace:
+    return gpu_check.parse(["--out", str(out), "--toy", *sum(
+        ([f"--{k}", v] for k, v in overrides.items()), [])])
+
+
+def test_without_git_the_commit_is_recorded_as_unknown(tmp_path, monkeypatch):
+    """An offline GPU machine need not have git: the check runs, its record says it does not
+    know the commit (before: FileNotFoundError before any part ran)."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no git on it
+    assert gpu_check.commit() == ("unknown", None)
+    check = gpu_check.GpuCheck(check_args(tmp_path), PROBE)
+    assert check.record.commit == "unknown" and check.record.dirty is None
+    check.save()
+    assert rec.read(tmp_path / f"{check.record.name}.json").commit == "unknown"
+
+
+@pytest.mark.parametrize("statuses, code", [
+    (("ok", "ok", "ok"), 0), (("ok", "failed", "ok"), 1), (("ok", "overran", "failed"), 1),
+    (("ok", "overran", "ok"), 3), (("ok", "ok", "skipped"), 3)])
+def test_the_exit_status_says_whether_every_part_was_ok(tmp_path, statuses, code):
+    check = gpu_check.GpuCheck(check_args(tmp_path), PROBE)
+    check.record.parts = {p: rec.Part(s, 1.0, 1.0) for p, s in zip(rec.DEFAULT_PARTS, statuses)}
+    assert check.exit_status() == code
+
+
+@pytest.mark.parametrize("baseline", [0.0, math.nan, math.inf])
+def test_a_baseline_that_judges_nothing_makes_its_rows_invalid(tmp_path, monkeypatch, baseline):
+    """A reference that diverges (NaN, inf) or lands on itself (0) cannot judge a rounding
+    check: the family's rows say `invalid` (before: inf <= 3 inf passed every candidate, and a
+    baseline of 0 failed every one)."""
+    refs = gc.References(tmp_path, gc.TOY_SIZE, torch.device("cpu"))
+    monkeypatch.setattr(refs, "baseline", lambda family: baseline)
+    for name in ("synthetic.eager", "synthetic.cuda_graph"):
+        row = gc.run_spec(gc.BY_NAME[name], gc.TOY_SIZE, torch.device("cpu"), refs, 0.05, True)
+        assert row.status == "invalid" and "not finite and > 0" in row.note, row
+        assert row.checks == [] and row.steps_per_s > 0
+
+
+def test_the_measures_check_at_gpt2s_shapes_is_two_sided():
+    """The GPU's exact search against the CPU's estimate: the exact KL equal, t1 at or below
+    the estimate, and equal to the every-pivot t1 (before: only `estimate >= exact`)."""
+    estimate = {"kl": 0.5, "t1": 8.584}
+    every_pivot = (8.016, 5e-4)
+    assert gpu_measures.two_sided({"kl": 0.5, "t1": 8.0161}, estimate, every_pivot)[0]
+    assert not gpu_measures.two_sided({"kl": 0.5, "t1": 7.9}, estimate, every_pivot)[0]
+    assert not gpu_measures.two_sided({"kl": 0.5, "t1": 8.6}, estimate, (8.6, 5e-4))[0]
+    passes, note = gpu_measures.two_sided({"kl": 0.5001, "t1": 8.016}, estimate, every_pivot)
+    assert not passes and "KL 2.0e-04 from the CPU's (FAILS)" in note
+
+
+def test_the_plugin_runs_the_long_gpu_tests_last():
+    items = [SimpleNamespace(name=n) for n in (gpu_check_pytest.LAST[1], "a",
+                                               gpu_check_pytest.LAST[0], "b")]
+    gpu_check_pytest.pytest_collection_modifyitems(None, None, items)
+    assert [i.name for i in items] == ["a", "b", *gpu_check_pytest.LAST]
+
+
+@pytest.mark.slow  # collecting the whole suite twice: CI's `make test-slow`
+def test_the_tests_part_runs_every_gpu_test_of_the_suite():
+    """gpu_check.gpu_test_files (found by their text) hold every test pytest collects under
+    `-m gpu` from the whole suite."""
+    def collected(*paths: str) -> set[str]:
+        res = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m",
+                              "gpu", "-p", "no:cacheprovider", *paths], cwd=ROOT,
+                             capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stdout[-2000:]
+        return {line for line in res.stdout.splitlines() if "::" in line}
+
+    everything = collected("tests")
+    assert everything and collected(*gpu_check.gpu_test_files()) == everything
+
+
+def descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+@pytest.mark.parametrize("signum", [
+    signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
+def test_a_signal_ends_every_part_process_and_keeps_the_record(tmp_path, signum):
+    """SIGTERM (a time limit) or SIGINT mid-part: the check ends the part's processes, which
+    run in process groups of their own (a worker and the two processes it started), and exits
+    128 + the signal with its record kept as partial (before: they outlived it)."""
+    proc = subprocess.Popen(check_command(tmp_path, "--parts", "speed", "--only",
+                                          "synthetic.slots2"), cwd=ROOT, env=toy_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 240
+    family = []
+    while len(family) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+        family = descendants(proc.pid)  # the worker and its two timed processes
+    assert len(family) >= 3, proc.communicate()[0][-3000:]
+    proc.send_signal(signum)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, out[-3000:]
+    gone, alive = psutil.wait_procs(family, timeout=10)
+    assert not alive, [p.pid for p in alive]
+    (record_path,) = tmp_path.glob("cpu-toy-*.json")
+    record = rec.read(record_path)
+    assert record.status == "partial"
+    assert record.parts["speed"].status == "failed"
+    assert signal.Signals(signum).name in record.parts["speed"].note

@@ -26,10 +26,11 @@ from repdist.pipeline.gpu_plan import apply_gpu_plan, plan_gpus
 from repdist.training.devices import cuda_present, gpus_planned, uses_gpu
 
 ROOT = Path(__file__).resolve().parents[1]
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 sys.path.insert(0, str(ROOT / "tools"))
 
 import dag_snapshot  # noqa: E402
+
+from conftest import SNAKEMAKE
 
 pytestmark = pytest.mark.skipif(cuda_present(), reason="needs a machine without a GPU")
 
@@ -119,7 +120,7 @@ def test_a_gpu_never_holds_more_jobs_than_its_slots(monkeypatch, tmp_path):
 
 def planned(*args: str, tmp_path: Path) -> dict[str, list[str]]:
     """rule -> the `gpu=` of each of its jobs, from a dry run here (no GPU, no SLURM)."""
-    res = subprocess.run([SNAKEMAKE, "-n", "-s", str(ROOT / "Snakefile"), "--directory",
+    res = subprocess.run([*SNAKEMAKE, "-n", "-s", str(ROOT / "Snakefile"), "--directory",
                           str(tmp_path), *args], capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     jobs: dict[str, list[str]] = {}
@@ -175,7 +176,7 @@ def test_each_gpu_job_holds_its_own_gpu_of_the_pool(tmp_path):
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "7,9", SLOTS_ENV: str(tmp_path / "slots")}
     env.pop(POOL_ENV, None)
     res = subprocess.run(
-        [SNAKEMAKE, *targets, "--cores", "2", "--resources", "gpu=2", "-s",
+        [*SNAKEMAKE, *targets, "--cores", "2", "--resources", "gpu=2", "-s",
          str(ROOT / "Snakefile"), "--directory", str(tmp_path), "--configfile",
          str(ROOT / "config.quick.yaml"), str(lm)], capture_output=True, text=True, timeout=600,
         env=env)

@@ -164,6 +164,9 @@ def test_a_failed_capture_falls_back_to_the_eager_step_with_one_log_line(data, m
     assert len(failed) == 1 and failed[0].levelname == "WARNING"
     assert "RuntimeError: CUDA error: operation not permitted" in failed[0].getMessage()
     assert finals["step_graphs"] == 0
+    assert finals["step_graph_error"] == ("RuntimeError: CUDA error: operation not permitted "
+                                          "when stream is capturing")
+    assert not any(s["captured"] or s["replayed"] for s in finals["step_graph_sizes"].values())
     train(whole, data, cfg)
     assert_same_models(ours, whole, tol=0.0)
 
@@ -186,6 +189,24 @@ def test_the_graph_replays_the_step_it_captured(data, monkeypatch):
     _, finals = train(stack(), data, cfg, RunOptions(cuda_graph=True))
     assert len(calls) == 2 and finals["step_graphs"] == 2
     assert len(steps) == 100 + 2 and steps.count(44) == 20  # every step ran, replays included
+    # on a CPU nothing is captured: every step of each size ran eagerly (the graph-ready step)
+    assert finals["step_graph_sizes"] == {"44": {"captured": False, "replayed": 0, "eager": 20},
+                                          "64": {"captured": False, "replayed": 0, "eager": 80}}
+    assert finals["step_graph_error"] == ""
+
+
+def test_on_step_returning_true_ends_the_run_after_that_step(data):
+    """A caller's stop (the GPU check's timed window): the run ends after the step whose
+    on_step said so, its finals computed as usual, `steps_run` saying how many ran; the same
+    models as a run of that many steps."""
+    cfg = config("clean", steps=100, eval_every=10**6)
+    stopped, whole = stack(), stack()
+    seen = []
+    _, finals = train(stopped, data, cfg,
+                      RunOptions(on_step=lambda done: seen.append(done) or done == 37))
+    assert seen == list(range(38)) and finals["steps_run"] == 37 and finals["steps_total"] == 100
+    train(whole, data, config("clean", steps=37, eval_every=10**6))
+    assert_same_models(stopped, whole, tol=0.0)
 
 
 def test_loading_adam_keeps_this_runs_capturable():
@@ -315,6 +336,9 @@ def test_graph_replay_equals_the_eager_step_on_the_gpu(device, data):
                                                          objective=objective))
         runs[dtype, graphed, objective is None] = flat_weights(model), log, finals
     assert runs[torch.float64, True, True][2]["step_graphs"] == 2
+    sizes = runs[torch.float64, True, True][2]["step_graph_sizes"]  # 240 full, 60 short steps
+    assert sizes == {"44": {"captured": True, "replayed": 60 - 3, "eager": 3},
+                     "64": {"captured": True, "replayed": 240 - 3, "eager": 3}}, sizes
     assert rel(runs[torch.float64, True, True][0], runs[torch.float64, False, True][0]) <= 1e-12
     eager = runs[torch.float32, False, True]
     baseline = rel(runs[torch.float32, False, False][0], eager[0])

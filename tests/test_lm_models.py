@@ -32,8 +32,9 @@ from repdist.pipeline.lm_models import (
     tokenizer_fingerprint,
 )
 
+from conftest import SNAKEMAKE
+
 ROOT = Path(__file__).resolve().parents[1]
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 TEXT = "def f(x):\n    return x + 1\n\nclass A:\n    pass\n" * 40
 OTHER_TEXT = "the cat sat on the mat and the dog sat on the log\n" * 40
 
@@ -183,7 +184,7 @@ def test_a_hub_model_neither_local_nor_cached_offline_stops_naming_it(monkeypatc
 def run_snakemake(tmp_path, models, *args, env=None):
     overlay = tmp_path / "overlay.yaml"
     overlay.write_text(yaml.safe_dump({"lm": {"models": models}}))
-    cmd = [SNAKEMAKE, "lm_models_all", *args, "--cores", "1", "-s", str(ROOT / "Snakefile"),
+    cmd = [*SNAKEMAKE, "lm_models_all", *args, "--cores", "1", "-s", str(ROOT / "Snakefile"),
            "--directory", str(tmp_path / "work"), "--configfile", str(overlay)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300,
                           env={**os.environ, **(env or {})})

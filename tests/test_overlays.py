@@ -12,9 +12,10 @@ import yaml
 from repdist.pipeline.config_checks import check_config
 from repdist.pipeline.overlays import adapt_to_overlays
 
+from conftest import SNAKEMAKE
+
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = yaml.safe_load((ROOT / "config.yaml").read_text())
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 
 
 def adapted(**synthetic):
@@ -100,7 +101,7 @@ def test_overlays_that_used_to_stop_now_build_their_dag(overlay, tmp_path):
     what was adapted."""
     path = tmp_path / "overlay.yaml"
     path.write_text(overlay)
-    res = subprocess.run([SNAKEMAKE, "-n", "--cores", "1", "-s", str(ROOT / "Snakefile"),
+    res = subprocess.run([*SNAKEMAKE, "-n", "--cores", "1", "-s", str(ROOT / "Snakefile"),
                           "--directory", str(tmp_path), "--configfile",
                           str(ROOT / "config.quick.yaml"), str(path)],
                          capture_output=True, text=True, timeout=300)

@@ -14,8 +14,9 @@ import pytest
 import torch
 import yaml
 
+from conftest import SNAKEMAKE
+
 ROOT = Path(__file__).resolve().parents[1]
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 TARGET = "results/quick/synthetic/K4/w16_g0_f0/pairs.parquet"
 
 
@@ -46,7 +47,7 @@ def write_config(path: Path, steps: int, cifar: bool = False, lr: float = 1e-4) 
 
 
 def snakemake(workdir: Path, config: Path, target: str, *extra: str) -> subprocess.Popen:
-    cmd = [SNAKEMAKE, "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
+    cmd = [*SNAKEMAKE, "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
            str(workdir), "--configfile", str(ROOT / "config.quick.yaml"), str(config),
            "--rerun-incomplete", *extra, target]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -231,7 +232,7 @@ def test_two_quick_runs_give_identical_data(tmp_path, quick_outputs):
     if second is None:
         second = tmp_path / "second"
         res = subprocess.run(
-            [SNAKEMAKE, "--cores", "2", "-s", str(ROOT / "Snakefile"), "--directory",
+            [*SNAKEMAKE, "--cores", "2", "-s", str(ROOT / "Snakefile"), "--directory",
              str(second), "--configfile", str(ROOT / "config.quick.yaml")],
             capture_output=True, text=True, timeout=1200,
         )

@@ -10,9 +10,10 @@ import pytest
 
 from repdist.io import read_csv
 
+from conftest import SNAKEMAKE
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-SNAKEMAKE = str(BIN / "snakemake")
 
 
 def assert_image(path):
@@ -32,7 +33,7 @@ def run(*args, cwd=ROOT, timeout=600):
 
 
 def test_snakemake_lint_is_clean():
-    res = run(SNAKEMAKE, "--lint")
+    res = run(*SNAKEMAKE, "--lint")
     assert res.returncode == 0, res.stdout + res.stderr
     assert "good condition" in res.stdout + res.stderr
 
@@ -43,7 +44,7 @@ def test_snakefmt_is_clean():
 
 
 def test_bad_config_stops_before_any_job(tmp_path):
-    res = run(SNAKEMAKE, "-n", "--cores", "1", "--config", "seed=-1",
+    res = run(*SNAKEMAKE, "-n", "--cores", "1", "--config", "seed=-1",
               "--directory", str(tmp_path), "-s", str(ROOT / "Snakefile"))
     assert res.returncode != 0
     assert "seed" in res.stdout + res.stderr
@@ -52,7 +53,7 @@ def test_bad_config_stops_before_any_job(tmp_path):
 def test_their_cifar_models_alone_train_nothing(tmp_path):
     """`authors_cifar_theirs` (a machine without a GPU): their models extracted, compared and
     drawn, no CIFAR model of ours trained."""
-    res = run(SNAKEMAKE, "-n", "--cores", "1", "authors_cifar_theirs", "--configfile",
+    res = run(*SNAKEMAKE, "-n", "--cores", "1", "authors_cifar_theirs", "--configfile",
               str(ROOT / "config.quick.yaml"), "--directory", str(tmp_path),
               "-s", str(ROOT / "Snakefile"))
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
@@ -102,7 +103,7 @@ def test_quick_dag_leaves_logs_and_benchmarks(quick_run):
 
 
 def test_dry_run_after_quick_has_nothing_to_do(quick_run):
-    res = run(SNAKEMAKE, "-n", "--cores", "1", "--configfile", str(ROOT / "config.quick.yaml"),
+    res = run(*SNAKEMAKE, "-n", "--cores", "1", "--configfile", str(ROOT / "config.quick.yaml"),
               "-s", str(ROOT / "Snakefile"), "--directory", str(quick_run.parents[1]))
     assert res.returncode == 0
     assert "Nothing to be done" in res.stdout + res.stderr
@@ -321,7 +322,7 @@ def test_report_of_a_synthetic_only_run_names_the_missing_branches(quick_run, tm
                        "roeder: {enabled: false}\nauthors_models: {seeds: [0, 1, 2, 3]}\n"
                        "lm: {enabled: false}\n")
     report = tmp_path / "report.html"
-    res = run(SNAKEMAKE, "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
+    res = run(*SNAKEMAKE, "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
               str(quick_run.parents[1]), "--configfile", str(ROOT / "config.quick.yaml"),
               str(overlay), "--report", str(report), timeout=600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
@@ -490,7 +491,7 @@ def test_a_model_added_to_lm_models_is_the_only_one_extracted(quick_run, tmp_pat
     overlay = tmp_path / "more.yaml"
     overlay.write_text("lm:\n  models:\n    tiny_gpt2b: {standin: {arch: gpt2, width: 16, "
                        "seed: 5}}\n")
-    res = run(SNAKEMAKE, "-n", "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
+    res = run(*SNAKEMAKE, "-n", "--cores", "1", "-s", str(ROOT / "Snakefile"), "--directory",
               str(quick_run.parents[1]), "--configfile", str(ROOT / "config.quick.yaml"),
               str(overlay))
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

@@ -33,9 +33,8 @@ FIELDS = ("input", "output", "log", "benchmark", "wildcards", "threads", "priori
 def dry_run(configfiles: list[str], root: Path = ROOT) -> str:
     """`snakemake -n` of the workflow in `root`, in an empty scratch folder, so that every job
     is planned."""
-    snakemake = Path(sys.executable).parent / "snakemake"
-    with tempfile.TemporaryDirectory() as work:
-        args = [str(snakemake), "-n", "--cores", "2", "-s", str(root / "Snakefile"),
+    with tempfile.TemporaryDirectory() as work:  # Snakemake through this interpreter
+        args = [sys.executable, "-m", "snakemake", "-n", "--cores", "2", "-s", str(root / "Snakefile"),
                 "--directory", work]
         if configfiles:
             args += ["--configfile", *[str(root / c) for c in configfiles]]

@@ -1,13 +1,16 @@
 """`make gpu-bundle`: pack what an offline GPU machine needs to run the project's GPU work as
 it is: `make gpu-check`, `make bench-gpu`, `make test-gpu` and a whole DAG through Snakemake.
 
-Such a machine (python3 with torch, numpy, pandas, pyarrow, matplotlib, scipy, pyyaml and more,
-no Snakemake, no network, at most 64 MiB carried) cannot run `make venv`. The bundle, a folder
-`.gpu-bundle/` beside the project (git-ignored), holds:
+Such a machine has a Python with a CUDA build of torch and the usual scientific packages
+(numpy, pandas, pyarrow, matplotlib, scipy, pyyaml, pytest, ...), `make`, `bash` and
+`timeout`, but no network, often no `git`, and no Snakemake, so it cannot run `make venv`. The
+bundle, a folder `.gpu-bundle/` beside the project (git-ignored), holds:
 
 - `wheels/`: the distributions that the benchmarks import and that Snakemake needs, less what the
-  GPU machine's image holds (GPU_IMAGE), at this venv's versions, built for CPython 3.12 on
-  manylinux x86-64 (a distribution PyPI has no wheel of is built here: pure Python);
+  machine's Python holds (`--image-packages FILE`, one distribution a line as `pip freeze`
+  writes them; by default DEFAULT_IMAGE, a CUDA-torch image's usual set), at this venv's
+  versions, built for that Python (`--python-version`, default 3.12) on manylinux x86-64 (a
+  distribution PyPI has no wheel of is built here: pure Python);
 - `authors-code/` and `authors-checkpoints/`: the authors' source tree and the ten checkpoints that
   `make test-gpu` compares with (--authors-code, --authors-checkpoints: a clone of their
   repository and its checkpoints/ folder; by default ../shared's copies where the project sits
@@ -15,7 +18,7 @@ no Snakemake, no network, at most 64 MiB carried) cannot run `make venv`. The bu
 - `run.sh`: installs the wheels offline into a folder beside a shim of the Makefile's venv (a
   `bin/python` that runs the machine's python3 with them and `src/` on the path, a
   `bin/snakemake`, the venv's `.installed` mark), then runs, within a time limit (BUDGET,
-  default 19m; 10m for check), one of
+  default 19m; 8m for check), one of
     `run.sh check [ARGS]`        make gpu-check: its record, junit and log into $OUT when set
                                  (else results/gpu-check/); ARGS go to benchmarks/gpu_check.py;
     `run.sh [bench-gpu] [ARGS]`  make bench-gpu (its JSON copied to $OUT when set);
@@ -23,11 +26,13 @@ no Snakemake, no network, at most 64 MiB carried) cannot run `make venv`. The bu
     `run.sh test-gpu`            make test-gpu, with the authors' files found;
     `run.sh dag [ARGS]`          snakemake --profile profiles/workstation ARGS (a whole DAG),
                                  its wall time, and `repdist job-times` into $OUT;
-- `MANIFEST.txt`: what is inside, and the size that travels with the project.
+- `MANIFEST.txt`: what is inside, and the size of the project and the bundle together, which
+  must stay within the bundle's own budget (`--limit-mib`, default 64: what is copied to the
+  GPU machine beside the checkout stays small).
 
-On this workplace: `make gpu-bundle`, then the device tool with carry [".gpu-bundle"] and
-the command `bash .gpu-bundle/run.sh check` (timeout_s 600: the check's 9 minutes, and the
-machine's time left for one rerun).
+Copy the checkout with `.gpu-bundle/` to the GPU machine and run `bash .gpu-bundle/run.sh check`
+there (docs/gpu.md); `make gpu-check-rehearsal` (tools/gpu_rehearsal.py) runs that command on
+this CPU as such a machine would.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.markers import default_environment
@@ -50,12 +56,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = [ROOT / "benchmarks/gpu_paper.py", ROOT / "benchmarks/gpu_check.py",
               ROOT / "benchmarks/gpu_candidates.py", ROOT / "benchmarks/gpu_measures.py"]
 SHARED = ROOT.parent / "shared"  # the default home of the authors' files beside a checkout
-LIMIT_BYTES = 64 * 2**20  # what the device tool carries: the project and the bundle together
-PYTHON_VERSION = "3.12"  # the GPU machines' python3
+LIMIT_MIB = 64  # the bundle's budget: the project and the bundle together
+PYTHON_VERSION = "3.12"  # the GPU machine's python3, by default
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"]
-# The GPU machines' image as last read (KINDS.md of the device tool, 2026-11-17): distributions
-# it holds, by normalised name. A distribution here is not carried.
-GPU_IMAGE = frozenset("""
+# What a CUDA-torch image's Python usually holds (the distributions, by normalised name), when
+# --image-packages does not say: a distribution here is not carried.
+DEFAULT_IMAGE = frozenset("""
 absl-py accelerate attrs certifi charset-normalizer click cloudpickle contourpy cycler filelock
 fonttools fsspec hypothesis idna jinja2 joblib kiwisolver markupsafe matplotlib mpmath networkx
 numpy packaging pandas pillow pip pluggy psutil pyarrow pygments pyparsing pytest python-dateutil
@@ -72,8 +78,9 @@ AUTHORS_CHECKPOINTS = [
 RUN_SH = r"""#!/usr/bin/env bash
 # The project's GPU work on a machine without network whose python3 has torch
 # (tools/gpu_bundle.py): bash .gpu-bundle/run.sh [check|bench-gpu|test-gpu|dag|--smoke] [ARGS]
-#   PYTHON (default python3), BUDGET (default 19m, check 10m), OUT (where results go)
+#   PYTHON (default python3), BUDGET (default 19m, check 8m), OUT (where results go)
 set -euo pipefail
+begun=$(date +%s)
 bundle=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$bundle")
 py=$(command -v "${PYTHON:-python3}")
@@ -83,6 +90,7 @@ if compgen -G "$bundle/wheels/*.whl" >/dev/null; then
     "$py" -m pip install -q --no-index --no-deps --no-compile --target "$shim/site" \
         "$bundle"/wheels/*.whl
 fi
+echo "gpu-bundle: the wheels installed in $(( $(date +%s) - begun )) s"
 cat >"$shim/bin/python" <<EOF
 #!/bin/sh
 PYTHONPATH="$shim/site:$root/src\${PYTHONPATH:+:\$PYTHONPATH}" exec "$py" "\$@"
@@ -96,27 +104,33 @@ if [[ -d $bundle/authors-checkpoints ]]; then
     export REPDIST_AUTHORS_CHECKPOINTS="$bundle/authors-checkpoints"
 fi
 cd "$root"
-probe='import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
-echo "gpu-bundle: $("$shim/bin/python" -c "$probe")"
 what=bench-gpu
 case "${1:-}" in check|bench-gpu|test-gpu|dag) what=$1; shift ;; esac
+if [[ $what != check ]]; then  # the check probes torch itself: one start of torch fewer
+    probe='import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
+    echo "gpu-bundle: $("$shim/bin/python" -c "$probe")"
+fi
 status=0
+# the check keeps its own budget (420 s) and ends its parts itself; its limit only backs that
+# up (SIGTERM to the whole group: the check ends its parts and keeps its record; KILL 20 s on)
+limit=${BUDGET:-$([[ $what == check ]] && echo 8m || echo 19m)}
 start=$(date +%s)
 case $what in
-    check)  # the check keeps its own 9-minute budget and ends its parts itself
-        timeout "${BUDGET:-10m}" make gpu-check VENV="$shim" OUT="${OUT:-results/gpu-check}" \
+    check)
+        timeout -k 20 "$limit" make gpu-check VENV="$shim" OUT="${OUT:-results/gpu-check}" \
             CHECK_ARGS="$*" || status=$? ;;
     bench-gpu)
-        timeout "${BUDGET:-19m}" make bench-gpu VENV="$shim" BENCH_ARGS="$*" || status=$? ;;
+        timeout -k 20 "$limit" make bench-gpu VENV="$shim" BENCH_ARGS="$*" || status=$? ;;
     test-gpu)
-        timeout "${BUDGET:-19m}" make test-gpu VENV="$shim" || status=$? ;;
+        timeout -k 20 "$limit" make test-gpu VENV="$shim" || status=$? ;;
     dag)
-        timeout "${BUDGET:-19m}" "$shim/bin/snakemake" --profile profiles/workstation "$@" \
+        timeout -k 20 "$limit" "$shim/bin/snakemake" --profile profiles/workstation "$@" \
             || status=$? ;;
 esac
-echo "gpu-bundle: $what took $(( $(date +%s) - start )) s (exit $status)"
+echo "gpu-bundle: $what took $(( $(date +%s) - start )) s, $(( $(date +%s) - begun )) s in all" \
+    "(exit $status)"
 if [[ $status -eq 124 ]]; then
-    echo "gpu-bundle: stopped at the time limit (${BUDGET:-19m})" >&2
+    echo "gpu-bundle: stopped at the time limit ($limit)" >&2
 fi
 if [[ -n ${OUT:-} ]]; then
     if [[ -f results/benchmarks/gpu_paper.json ]]; then cp results/benchmarks/gpu_paper.json "$OUT/"; fi
@@ -135,6 +149,29 @@ exit "$status"
 
 def normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Target:
+    """The GPU machine's Python the bundle is for: its version, the distributions it holds
+    (normalised names), and the bundle's budget in MiB (project and bundle together)."""
+
+    python: str = PYTHON_VERSION
+    image: frozenset[str] = DEFAULT_IMAGE
+    limit_mib: float = LIMIT_MIB
+
+
+def read_image(path: Path) -> frozenset[str]:
+    """Distribution names from a file of `pip freeze` or `pip list --format freeze` lines
+    (`name==version`, or names alone; comments and blank lines skipped)."""
+    names = set()
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            names.add(normalise(re.split(r"[=<>~!@ ;\[]", line, maxsplit=1)[0]))
+    if not names:
+        raise SystemExit(f"gpu-bundle: {path} names no distribution")
+    return frozenset(names)
 
 
 def imported_distributions(python: str = sys.executable) -> dict[str, str]:
@@ -178,17 +215,17 @@ def requirement_closure(name: str, python: str = PYTHON_VERSION) -> dict[str, st
     return found
 
 
-def missing(needed: dict[str, str], present: frozenset[str] = GPU_IMAGE) -> dict[str, str]:
+def missing(needed: dict[str, str], present: frozenset[str] = DEFAULT_IMAGE) -> dict[str, str]:
     """The needed distributions the GPU image lacks (this project itself travels as source)."""
     return {d: v for d, v in sorted(needed.items())
             if normalise(d) not in present and normalise(d) != "repdist"}
 
 
-def download(wanted: dict[str, str], folder: Path) -> None:
-    """Wheels of `wanted` for the GPU machines' python (binary only; pure wheels fit any)."""
+def download(wanted: dict[str, str], folder: Path, python: str = PYTHON_VERSION) -> None:
+    """Wheels of `wanted` for the GPU machine's `python` (binary only; pure wheels fit any)."""
     for name, version in wanted.items():
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-               "--only-binary=:all:", "--python-version", PYTHON_VERSION, "--implementation",
+               "--only-binary=:all:", "--python-version", python, "--implementation",
                "cp", *sum([["--platform", p] for p in PLATFORMS], []), "-d", str(folder),
                f"{name}=={version}"]
         if subprocess.run(cmd).returncode != 0:  # no wheel on PyPI: build one (pure Python)
@@ -212,6 +249,7 @@ def copy_authors_files(out: Path, code: Path, checkpoints: Path) -> list[str]:
 
 
 def project_bytes() -> int:
+    """The checkout's tracked files, in bytes (what goes to the GPU machine beside the bundle)."""
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
                            check=True).stdout.split(b"\0")
     return sum((ROOT / f.decode()).stat().st_size for f in files
@@ -219,29 +257,32 @@ def project_bytes() -> int:
 
 
 def pack(out: Path, fetch: bool = True, code: Path = SHARED / "authors-code",
-         checkpoints: Path = SHARED / "authors-checkpoints") -> dict[str, object]:
+         checkpoints: Path = SHARED / "authors-checkpoints",
+         target: Target = Target()) -> dict[str, object]:
     """Write the bundle into `out` (replaced); what it holds."""
     if out.exists():
         shutil.rmtree(out)
     (out / "wheels").mkdir(parents=True)
-    carried = missing({**imported_distributions(), **requirement_closure("snakemake")})
+    needed = {**imported_distributions(), **requirement_closure("snakemake", target.python)}
+    carried = missing(needed, target.image)
     if carried and fetch:
-        download(carried, out / "wheels")
+        download(carried, out / "wheels", target.python)
     authors = copy_authors_files(out, code, checkpoints) if fetch else []
     (out / "run.sh").write_text(RUN_SH)
     (out / "run.sh").chmod(0o755)
     wheels = sorted(p.name for p in (out / "wheels").glob("*.whl"))
     size = project_bytes() + sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     summary = {"carried": carried, "wheels": wheels, "authors": authors, "travels_bytes": size,
-               "limit_bytes": LIMIT_BYTES}
-    lines = [f"GPU bundle (tools/gpu_bundle.py), for python {PYTHON_VERSION} with torch",
+               "limit_mib": target.limit_mib}
+    lines = [f"GPU bundle (tools/gpu_bundle.py), for python {target.python} with torch",
              f"wheels ({len(wheels)}): " + (", ".join(wheels) or "none downloaded"),
              "the authors' files: " + (", ".join(authors) or "none (not found, or --no-fetch): "
                                        "test-gpu's two comparisons with them skip"),
-             f"project and bundle together: {size / 2**20:.1f} MiB of {LIMIT_BYTES / 2**20:.0f}"]
+             f"project and bundle together: {size / 2**20:.1f} MiB of {target.limit_mib:g}"]
     (out / "MANIFEST.txt").write_text("\n".join(lines) + "\n")
-    if size > LIMIT_BYTES:
-        raise SystemExit(f"gpu-bundle: {size / 2**20:.1f} MiB would travel, over the limit")
+    if size > target.limit_mib * 2**20:
+        raise SystemExit(f"gpu-bundle: {size / 2**20:.1f} MiB would go with the project, over "
+                         f"the bundle's budget of {target.limit_mib:g} MiB (--limit-mib)")
     return summary
 
 
@@ -255,9 +296,19 @@ def main() -> None:
     parser.add_argument("--authors-checkpoints", type=Path,
                         default=SHARED / "authors-checkpoints",
                         help="a folder holding their trained SmallMLP checkpoints")
+    parser.add_argument("--python-version", default=PYTHON_VERSION,
+                        help="the GPU machine's Python, MAJOR.MINOR (default %(default)s)")
+    parser.add_argument("--image-packages", type=Path,
+                        help="what the GPU machine's Python holds, as `pip freeze` lists it "
+                             "(default: a CUDA-torch image's usual set)")
+    parser.add_argument("--limit-mib", type=float, default=LIMIT_MIB,
+                        help="the most the project and bundle may weigh together, MiB")
     args = parser.parse_args()
+    target = Target(args.python_version,
+                    read_image(args.image_packages) if args.image_packages else DEFAULT_IMAGE,
+                    args.limit_mib)
     summary = pack(args.out, fetch=not args.no_fetch, code=args.authors_code,
-                   checkpoints=args.authors_checkpoints)
+                   checkpoints=args.authors_checkpoints, target=target)
     print((args.out / "MANIFEST.txt").read_text(), end="")
     if summary["carried"] and args.no_fetch:
         print(f"not downloaded (--no-fetch): {summary['carried']}")

@@ -153,8 +153,9 @@ class RunOptions:
     """How one run executes, beyond what it trains: the checkpoint file (None: none), device,
     eval-mode batch size (None: all at once), channels-last images (CUDA), an eval-mode pass
     over the training set at the end, `on_step(done)` (called with 0 before training and after
-    every step), `identity`, what the checkpoint must match besides the training settings, and
-    `objective(model, x, codes, labels, idx)`, the per-model loss of a batch (None: the NLL of
+    every step; a true return after a step ends the run there, its finals computed as usual,
+    `steps_run` saying how many ran, the checkpoint as last written), `identity`, what the
+    checkpoint must match besides the training settings, and `objective(model, x, codes, labels, idx)`, the per-model loss of a batch (None: the NLL of
     the labels; distillation passes its own, `idx` indexing the training set), and
     `cuda_graph`: on CUDA the step (forward, backward, Adam, the loss window) is captured in a
     CUDA graph, one per batch size, and replayed (`_StepGraphs`); on a CPU the same graph-ready
@@ -165,7 +166,7 @@ class RunOptions:
     eval_batch_size: int | None = None
     channels_last: bool = False
     final_train_eval: bool = False
-    on_step: Callable[[int], None] | None = None
+    on_step: Callable[[int], bool | None] | None = None
     identity: Mapping[str, Any] | None = None
     objective: Objective | None = None
     cuda_graph: bool = False
@@ -191,6 +192,9 @@ class _Run:
     running: torch.Tensor | None = None
     start_step: int = 0
     step_graphs: int = 0
+    steps_run: int = 0
+    graph_sizes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    graph_error: str = ""
 
 
 def train(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
@@ -262,7 +266,7 @@ def _resume(run: _Run, options: RunOptions) -> None:
     _load_optimizer(run.optimizer, state["optimizer"])
     run.log = TrainLog(**state["log"])
     run.running = state["running"]
-    run.start_step = int(state["step"])
+    run.start_step = run.steps_run = int(state["step"])
     LOG.info("resuming from step %d of %d (%s)", run.start_step, run.total, options.checkpoint)
 
 
@@ -292,18 +296,20 @@ def _loop(run: _Run, cfg: TrainConfig, options: RunOptions) -> None:
         if evaluate_now and rules.test_pass_after_update:
             _record_test_loss(run, cfg, options, step)
         _account_loss(run, cfg, progress, step)
-        done = step + 1
-        if options.on_step is not None:
-            options.on_step(done)
+        done = run.steps_run = step + 1
+        stop = options.on_step is not None and bool(options.on_step(done))
         due = cfg.checkpoint_every and done % cfg.checkpoint_every == 0 and done < run.total
-        if options.checkpoint is not None and due:
+        if options.checkpoint is not None and due and not stop:
             save_checkpoint(options.checkpoint, run.identity, done, run.total,
                             model=run.model.state_dict(), optimizer=run.optimizer.state_dict(),
                             log=asdict(run.log), running=run.running)
+        if stop:
+            break
     if isinstance(step_on, _StepGraphs):
         run.step_graphs = len(step_on.replays)
-    progress.report(run.total, float(np.mean(run.log.train_loss[-1])) if run.log.train_loss
-                    else None)
+        run.graph_sizes, run.graph_error = step_on.summary(), step_on.error
+    progress.report(run.steps_run, float(np.mean(run.log.train_loss[-1]))
+                    if run.log.train_loss else None)
 
 
 def _train_step(run: _Run, objective: Objective | None, idx: torch.Tensor) -> None:
@@ -372,7 +378,9 @@ class _StepGraphs:
         self.static: dict[int, torch.Tensor] = {}
         self.replays: dict[int, Callable[[], None]] = {}
         self.eager_steps: Counter[int] = Counter()
+        self.replayed: Counter[int] = Counter()  # steps through `replays` (a graph on CUDA)
         self.failed = False
+        self.error = ""  # the failed capture's error, "Type: first line"
 
     def __call__(self, idx: torch.Tensor) -> None:
         size = idx.shape[0]
@@ -385,6 +393,7 @@ class _StepGraphs:
             replay = self._capture(size, static)
         if replay is not None:
             replay()
+            self.replayed[size] += 1
         else:
             self.eager_steps[size] += 1
             self._eager(static)
@@ -398,12 +407,24 @@ class _StepGraphs:
             while error.__context__ is not None:  # the first error, not ending the capture's
                 error = error.__context__
             reason = (str(error).strip().splitlines() or [""])[0]
+            self.error = f"{type(error).__name__}: {reason}"
             LOG.warning("cuda_graph: capturing the step failed (%s: %s); the eager step from "
                         "here on", type(error).__name__, reason)
             return None
         self.replays[size] = replay
         LOG.info("cuda_graph: the step of batch size %d captured", size)
         return replay
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Per batch size: whether a CUDA graph was captured (never on a CPU, where the
+        graph-ready step runs eagerly), the steps replayed from it and the steps run eagerly
+        (warm-up, after a failed capture, on a CPU)."""
+        graphs = self.stream is not None
+        return {str(size): {"captured": graphs and size in self.replays,
+                            "replayed": self.replayed[size] if graphs else 0,
+                            "eager": self.eager_steps[size] + (0 if graphs else
+                                                               self.replayed[size])}
+                for size in sorted(self.static)}
 
     def _eager(self, static: torch.Tensor) -> None:
         if self.stream is None:
@@ -451,9 +472,11 @@ def _finals(run: _Run, cfg: TrainConfig, options: RunOptions, wall: float) -> di
         "test_accuracy": _as_list(test_acc),
         "wall_time_s": wall,
         "steps_total": run.total,
-        "steps_run": run.total - run.start_step,
+        "steps_run": run.steps_run - run.start_step,
         "step_graphs": run.step_graphs,  # CUDA graphs the steps replayed from (0: eager)
     }
+    if options.cuda_graph:  # each batch size's capture and its steps; the failed capture's error
+        finals["step_graph_sizes"], finals["step_graph_error"] = run.graph_sizes, run.graph_error
     if options.final_train_eval:
         train_loss, train_acc = evaluate(run.model, run.x, run.y, run.codes,
                                          options.eval_batch_size)

@@ -1,0 +1,185 @@
+"""`make gpu-check-rehearsal`: the GPU machine's run of `make gpu-check`, rehearsed on this CPU.
+
+An offline GPU machine gets the checkout with `.gpu-bundle/` and runs `bash .gpu-bundle/run.sh
+check` (docs/gpu.md) with its own Python: no Snakemake beside it, no network, often no `git`.
+Whatever would break there breaks here first:
+
+1. the bundle is packed as `make gpu-bundle` packs it (tools/gpu_bundle.py), for this machine's
+   Python version, into a copy of the checkout's files (tracked, and new ones not ignored; no
+   `.git`, no `.venv`);
+2. a throwaway Python stands in for the machine's: a venv of this machine's interpreter (not
+   the project's venv) that holds torch and the image's package list only (DEFAULT_IMAGE of
+   tools/gpu_bundle.py and what those require, linked from the project's venv), and no
+   `snakemake` script;
+3. `PATH` leads to that Python and to this machine's commands less `git` and any `snakemake`,
+   and the network is cut (`unshare -n`: a network namespace of its own, only loopback);
+4. `bash .gpu-bundle/run.sh check` runs in the copy with REPDIST_GPU_TESTS_DEVICE=cpu (the toy
+   check on the CPU: every GPU test, every candidate at toy size, the measures), its files into
+   OUT, and its wall time, install included, is reported. A CPU is no GPU: the check gets a
+   budget in which every part finishes here (CPU_BUDGET_S; run.sh's limit above it), so that
+   nothing is left unrun; the GPU run's own arithmetic is docs/gpu.md's.
+
+It fails (exit 1) when the command fails, a part of the check is not ok, a GPU test fails, or a
+candidate or measure row is not ok (a `wrong` or `capture` fault is injected only by the
+check's own tests, never here). `--keep DIR` keeps the copy, the stand-in and the output there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from gpu_bundle import DEFAULT_IMAGE, normalise, requirement_closure  # its sibling in tools/
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HIDDEN = ("git", "snakemake")  # commands the GPU machine is not promised (and their git-* kin)
+CPU_BUDGET_S = 1800  # the check's budget here: every GPU test runs on 2 CPU cores
+SHARED = ROOT.parent / "shared"
+
+
+def copy_checkout(dest: Path) -> None:
+    """The checkout's files as they would be carried: tracked and new-not-ignored, no .git."""
+    names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           check=True).stdout.split(b"\0")
+    for name in filter(None, (n.decode() for n in names)):
+        if (ROOT / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
+
+
+def image_distributions(python: str) -> dict[str, md.Distribution]:
+    """The image's distributions present in this venv, with everything they require on
+    `python` (a real image installs its packages' requirements), by normalised name."""
+    installed = {normalise(d.metadata["Name"]): d for d in md.distributions()}
+    found: dict[str, md.Distribution] = {}
+    for name in sorted(DEFAULT_IMAGE & set(installed)):
+        for dist in requirement_closure(name, python):
+            key = normalise(dist)
+            if key in installed and key not in {normalise(h) for h in HIDDEN}:
+                found[key] = installed[key]
+    return found
+
+
+def stand_in_python(folder: Path) -> Path:
+    """A venv of this machine's interpreter holding the image's packages only (links into the
+    project's venv); its python."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", str(folder)], check=True)
+    python = folder / "bin" / "python3"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig."
+                                "get_paths()['purelib'])"], capture_output=True, text=True,
+                               check=True).stdout.strip())
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for dist in image_distributions(version).values():
+        tops = {Path(str(f)).parts[0] for f in dist.files or [] if not str(f).startswith("..")}
+        origin = Path(str(dist.locate_file("")))
+        for top in tops:
+            if (origin / top).exists() and not (site / top).exists() and top != "bin":
+                (site / top).symlink_to(origin / top)
+    return python
+
+
+def hidden_path(folder: Path, python: Path) -> str:
+    """A PATH of the stand-in's bin and every command of this PATH but git's and Snakemake's
+    (and none of a venv's)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        where = Path(entry)
+        if not where.is_dir() or (where.parent / "pyvenv.cfg").exists():
+            continue
+        for tool in where.iterdir():
+            name = tool.name
+            if any(name == h or name.startswith(f"{h}-") for h in HIDDEN):
+                continue
+            if not (folder / name).exists() and os.access(tool, os.X_OK) and tool.is_file():
+                (folder / name).symlink_to(tool)
+    return os.pathsep.join([str(python.parent), str(folder)])
+
+
+def offline_prefix() -> list[str]:
+    """The command that cuts the network: unshare into a network namespace of its own (as root,
+    or mapping this user to root in a user namespace)."""
+    for prefix in (["unshare", "-n"], ["unshare", "-rn"]):
+        if shutil.which("unshare") and subprocess.run([*prefix, "true"],
+                                                      capture_output=True).returncode == 0:
+            return prefix
+    raise SystemExit("gpu-check-rehearsal: cannot cut the network here (unshare -n and -rn "
+                     "refused); --network runs it with the network")
+
+
+def verdict(out: Path) -> list[str]:
+    """What in the record is not as a passing GPU run's would be."""
+    records = sorted(out.glob("cpu-toy-*.json"))
+    if len(records) != 1:
+        return [f"expected one record in {out}, found {[r.name for r in records]}"]
+    record = json.loads(records[0].read_text())
+    wrong = [f"record {record['status']}"] if record["status"] != "complete" else []
+    wrong += [f"part {p}: {v['status']} ({v['note']})" for p, v in record["parts"].items()
+              if v["status"] != "ok"]
+    wrong += [f"test {t['name']}: {t['outcome']}" for t in record["tests"]
+              if t["outcome"] not in ("passed", "skipped")]
+    wrong += [f"candidate {c['name']}: {c['status']} ({c['note']})"
+              for c in record["candidates"] if c["status"] != "ok"]
+    wrong += [f"candidate {c['name']}: a check FAILS" for c in record["candidates"]
+              if any(k["passes"] is False for k in c["checks"])]
+    wrong += [f"measure {m['name']}: {m['status']}, passes {m['passes']}"
+              for m in record["measures"] if m["status"] != "ok" or m["passes"] is False]
+    return wrong
+
+
+def rehearse(work: Path, network: bool, check_args: list[str]) -> int:
+    repo, out = work / "repo", work / "out"
+    out.mkdir(parents=True)
+    copy_checkout(repo)
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    subprocess.run([sys.executable, str(ROOT / "tools/gpu_bundle.py"), "--out",
+                    str(repo / ".gpu-bundle"), "--python-version", version, "--authors-code",
+                    str(SHARED / "authors-code"), "--authors-checkpoints",
+                    str(SHARED / "authors-checkpoints")], check=True)
+    python = stand_in_python(work / "python")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX")}
+    env.update(PATH=hidden_path(work / "bin", python), OUT=str(out),
+               REPDIST_GPU_TESTS_DEVICE="cpu", BUDGET=f"{CPU_BUDGET_S + 120}s")
+    cmd = [*([] if network else offline_prefix()), "bash", ".gpu-bundle/run.sh", "check",
+           "--budget", str(CPU_BUDGET_S), *check_args]
+    print(f"gpu-check-rehearsal: {' '.join(cmd)} in a copy of the checkout, python "
+          f"{python} (no snakemake beside it), no git, {'with' if network else 'no'} network",
+          flush=True)
+    start = time.monotonic()
+    status = subprocess.run(cmd, cwd=repo, env=env).returncode
+    wall = time.monotonic() - start
+    wrong = ([f"run.sh check exited {status}"] if status else []) + verdict(out)
+    print(f"gpu-check-rehearsal: the command took {wall:.0f} s, install included")
+    for line in wrong:
+        print(f"gpu-check-rehearsal: FAILS: {line}")
+    if not wrong:
+        print("gpu-check-rehearsal: ok: every part ok, every row ok")
+    return 1 if wrong else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--network", action="store_true", help="do not cut the network")
+    parser.add_argument("check_args", nargs="*", help="passed to run.sh check (after --)")
+    args = parser.parse_args()
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=False)
+        sys.exit(rehearse(args.keep, args.network, args.check_args))
+    with tempfile.TemporaryDirectory(prefix="gpu-rehearsal-") as work:
+        sys.exit(rehearse(Path(work), args.network, args.check_args))
+
+
+if __name__ == "__main__":
+    main()

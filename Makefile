@@ -72,7 +72,7 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 lock:
 	test -x .uv/bin/python || $(PYTHON) -m venv .uv
 	.uv/bin/python -m pip install --quiet uv==$(UV_VERSION)
-	$(PYTHON) tools/lock.py --uv .uv/bin/uv --torch-version $(TORCH_VERSION) $(LOCK_ARGS)
+	PYTHONPATH=src $(PYTHON) -m repdist_dev.lock --uv .uv/bin/uv --torch-version $(TORCH_VERSION) $(LOCK_ARGS)
 
 test: venv
 	$(BIN)/python -m pytest -q
@@ -132,17 +132,17 @@ bench: venv
 bench-gpu: venv
 	$(BIN)/python benchmarks/gpu_paper.py --json results/benchmarks/gpu_paper.json $(BENCH_ARGS)
 
-# One command, one record: benchmarks/gpu_check.py (CHECK_ARGS: e.g. --budget, --only, --parts).
+# One command, one record: repdist_gpucheck (CHECK_ARGS: e.g. --parts compile, --only, --budget).
 OUT ?= results/gpu-check
 gpu-check: venv
-	$(BIN)/python benchmarks/gpu_check.py --out $(OUT) $(CHECK_ARGS)
+	$(BIN)/python -m repdist_gpucheck --out $(OUT) $(CHECK_ARGS)
 
 gpu-bundle: venv
-	$(BIN)/python tools/gpu_bundle.py --out .gpu-bundle $(BUNDLE_ARGS)
+	$(BIN)/python -m repdist_dev.gpu_bundle --out .gpu-bundle $(BUNDLE_ARGS)
 
-# make gpu-check as an offline GPU machine runs it, on this CPU (tools/gpu_rehearsal.py; CI runs it)
+# make gpu-check as an offline GPU machine runs it, on this CPU (repdist_dev.gpu_rehearsal; CI)
 gpu-check-rehearsal: venv
-	$(BIN)/python tools/gpu_rehearsal.py $(REHEARSAL_ARGS)
+	$(BIN)/python -m repdist_dev.gpu_rehearsal $(REHEARSAL_ARGS)
 
 clean-quick:
 	rm -rf results/quick

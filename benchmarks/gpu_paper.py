@@ -15,7 +15,7 @@ Prints a table and writes the numbers to --json. Which numbers are extrapolated 
 `--smoke` runs everything tiny on the CPU (what the test suite checks) under the host-copy guard
 (repdist.io.host: a tensor reaching numpy other than through to_host fails there as it would on
 a GPU, where the first run of this benchmark stopped at step 0). `make gpu-check` has
-superseded it for deciding defaults (benchmarks/gpu_check.py); it stays for paper-scale runs.
+superseded it for deciding defaults (repdist_gpucheck); it stays for paper-scale runs.
 """
 
 from __future__ import annotations
@@ -32,20 +32,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
-from repdist.io.host import host_copies_guarded  # noqa: E402
-from repdist.pipeline.subnormals import flush_subnormals  # noqa: E402
-from repdist.data.cifar10 import load_cifar10, normalise, write_standin  # noqa: E402
-from repdist.data.radial import label_codes, make_radial  # noqa: E402
-from repdist.models.mlp import build_synthetic_model  # noqa: E402
-from repdist.models.resnet import build_cifar_model, effective_bn_momentum  # noqa: E402
-from repdist.models.stacked import StackedModelClass  # noqa: E402
-from repdist.training.loop import RunOptions, TrainData, make_adam, train  # noqa: E402
+from repdist.io.host import host_copies_guarded
+from repdist.pipeline.subnormals import flush_subnormals
+from repdist.data.cifar10 import load_cifar10, normalise, write_standin
+from repdist.data.radial import label_codes, make_radial
+from repdist.models.mlp import build_synthetic_model
+from repdist.models.resnet import build_cifar_model, effective_bn_momentum
+from repdist.models.stacked import StackedModelClass
+from repdist.training.loop import RunOptions, TrainData, make_adam, train
 
-from paper_config import train_config  # noqa: E402
-from repdist.training.protocol import batches_per_epoch  # noqa: E402
+from repdist_dev.checkout import ROOT, train_config
+from repdist.training.protocol import batches_per_epoch
 
 K_CIFAR = 10
 CIFAR_STEPS = 20_319  # 13 epochs of 1,563 batches (paper protocol)
@@ -170,7 +168,7 @@ def main() -> None:
         run()
 
 
-def run() -> None:
+def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--cifar-steps", type=int, default=300)
@@ -182,11 +180,13 @@ def run() -> None:
     parser.add_argument("--smoke", action="store_true", help="tiny, on the CPU (for tests)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    flush_subnormals()
-    device = torch.device("cpu" if args.smoke else args.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("bench-gpu: no CUDA device visible (this benchmark needs a GPU; "
-                         "--smoke runs it tiny on the CPU)")
+    if args.dag and args.smoke:
+        raise SystemExit("bench-gpu: --dag runs the paper-scale DAG; not with --smoke")
+    return args
+
+
+def cifar_rates(args: argparse.Namespace, device: torch.device) -> dict[str, dict]:
+    """Steps/s of each way of training CIFAR-10 and the 30 models' minutes at that rate."""
     base = 4 if args.smoke else 64
     n_train, n_test = (500, 100) if args.smoke else (50_000, 10_000)
     folder = Path(tempfile.mkdtemp()) / "cifar-10-batches-py"
@@ -204,13 +204,34 @@ def run() -> None:
     rates["original_way"] = original_rate(data, device, 3 if args.smoke else args.original_steps,
                                           base)
     models = {"one_model": 1, "original_way": 1}
-    cifar = {name: {"steps_per_s": r,
-                    "minutes_30_models": 30 / models.get(name, seeds) * CIFAR_STEPS / r / 60,
-                    "extrapolated": True} for name, r in rates.items()}
+    return {name: {"steps_per_s": r,
+                   "minutes_30_models": 30 / models.get(name, seeds) * CIFAR_STEPS / r / 60,
+                   "extrapolated": True} for name, r in rates.items()}
+
+
+def report(result: dict, grid_steps: int) -> None:
+    print(f"{'what':34s} {'steps/s':>9s} {'minutes':>9s}")
+    for name, row in result["cifar"].items():
+        print(f"CIFAR {name:28s} {row['steps_per_s']:9.2f} {row['minutes_30_models']:9.1f} "
+              "(30 models x 20,319 steps, extrapolated)")
+    extrapolated = ", extrapolated" if grid_steps < SYNTHETIC_STEPS else ""
+    print(f"{'synthetic grid (1,360 models)':34s} {'':9s} "
+          f"{result['synthetic_grid']['minutes']:9.1f} ({grid_steps} steps per job "
+          f"timed{extrapolated})")
+    dag = result["whole_dag"]["minutes"]
+    print(f"{'whole DAG':34s} {'':9s} {'not run (--dag)' if dag is None else f'{dag:9.1f}'}")
+
+
+def run() -> None:
+    args = parse()
+    flush_subnormals()
+    device = torch.device("cpu" if args.smoke else args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("bench-gpu: no CUDA device visible (this benchmark needs a GPU; "
+                         "--smoke runs it tiny on the CPU)")
+    cifar = cifar_rates(args, device)
     grid_steps = 20 if args.smoke else args.grid_steps
     grid_s, grid_rows = grid_time(device, grid_steps, args.smoke)
-    if args.dag and args.smoke:
-        raise SystemExit("bench-gpu: --dag runs the paper-scale DAG; not with --smoke")
     dag_s = dag_time("cuda") if args.dag else None
     result = {
         "device": str(device), "gpu": torch.cuda.get_device_name() if device.type == "cuda"
@@ -222,20 +243,11 @@ def run() -> None:
         "whole_dag": {"minutes": dag_s / 60 if dag_s is not None else None,
                       "measured": dag_s is not None},
     }
-    print(f"{'what':34s} {'steps/s':>9s} {'minutes':>9s}")
-    for name, row in cifar.items():
-        print(f"CIFAR {name:28s} {row['steps_per_s']:9.2f} {row['minutes_30_models']:9.1f} "
-              "(30 models x 20,319 steps, extrapolated)")
-    extrapolated = ", extrapolated" if grid_steps < SYNTHETIC_STEPS else ""
-    print(f"{'synthetic grid (1,360 models)':34s} {'':9s} {grid_s / 60:9.1f} "
-          f"({grid_steps} steps per job timed{extrapolated})")
-    print(f"{'whole DAG':34s} {'':9s} "
-          f"{'not run (--dag)' if dag_s is None else f'{dag_s / 60:9.1f}'}")
+    report(result, grid_steps)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2) + "\n")
         print(f"written to {args.json}")
-
 
 if __name__ == "__main__":
     main()

@@ -6,7 +6,7 @@ both as pipelines do it (`prepare` once per model, `compare_prepared` per pair) 
 plain loop of `compare(f_i, g_i, f_j, g_j)` does it (the content-keyed cache of prepared models
 is what makes the two cost the same; it is cleared before each timed loop).
 With --reference-pairs R it also times R pairs of the literal loop transcription of the spec
-(tests/reference.py: per-class loops, pivot loops, sklearn PLSSVD per label set) for scale.
+(repdist_dev.reference: per-class loops, pivot loops, sklearn PLSSVD per label set) for scale.
 
 Usage: python benchmarks/measures.py [--repeats 5] [--reference-pairs 5] [--json out.json]
 """
@@ -17,7 +17,6 @@ import argparse
 import itertools
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -30,25 +29,8 @@ from repdist.measures import (
     prepare,
     prepared_cache,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def model_family(n_models: int, n_inputs: int, num_labels: int, rep_dim: int, seed: int = 0):
-    """Models that share a structure up to a random linear map plus noise, like trained seeds."""
-    rng = np.random.default_rng(seed)
-    angles = rng.uniform(0, 2 * np.pi, n_inputs)
-    base_f = np.stack([np.cos(angles), np.sin(angles)], 1) * rng.uniform(2, 6, (n_inputs, 1))
-    if rep_dim > 2:
-        base_f = np.hstack([base_f, rng.normal(size=(n_inputs, rep_dim - 2))])
-    base_g = rng.normal(size=(num_labels, rep_dim)) * 3
-    models = []
-    for _ in range(n_models):
-        a = np.eye(rep_dim) + 0.3 * rng.normal(size=(rep_dim, rep_dim))
-        f = base_f @ a.T + 0.2 * rng.normal(size=base_f.shape)
-        g = base_g @ np.linalg.inv(a) + 0.2 * rng.normal(size=base_g.shape)
-        models.append((f.astype(np.float32), g.astype(np.float32)))
-    return models
+from repdist_dev import reference
+from repdist_dev.family import model_family
 
 
 def all_pairs(models, num_samples: int) -> float:
@@ -69,9 +51,6 @@ def plain_loop(models, num_samples: int) -> float:
 
 
 def reference_pairs(models, num_samples: int, n_pairs: int) -> float:
-    sys.path.insert(0, str(ROOT / "tests"))
-    import reference
-
     pairs = list(itertools.combinations(range(len(models)), 2))[:n_pairs]
     start = time.perf_counter()
     for i, j in pairs:

@@ -23,9 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from measures import model_family
+from repdist_dev.family import model_family
 
 from repdist.measures import compare, compare_prepared, prepare, prepared_cache
 
@@ -34,7 +32,7 @@ def peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
 
 
-def main() -> None:
+def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--k", type=int, default=100)
@@ -45,8 +43,11 @@ def main() -> None:
                              "the first, or the first plus 1e-9 noise")
     parser.add_argument("--profile", action="store_true", help="print the top of a cProfile")
     parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
+    return parser.parse_args()
 
+
+def models(args: argparse.Namespace) -> tuple[tuple[np.ndarray, ...], float]:
+    """The two models (f1, g1, f2, g2) and the seconds it took to make them."""
     start = time.perf_counter()
     (f1, g1), (f2, g2) = model_family(2, args.n, args.k, args.m)
     if args.second == "copy":
@@ -54,11 +55,14 @@ def main() -> None:
     elif args.second == "tiny":
         f1 = f1.astype(np.float64)
         f2, g2 = f1 + 1e-9 * np.random.default_rng(1).normal(size=f1.shape), g1.copy()
-    made = time.perf_counter() - start
-    settings = {"max_label_sets": args.max_label_sets}
-    rss_models = peak_rss_gib()
+    return (f1, g1, f2, g2), time.perf_counter() - start
 
-    profiler = cProfile.Profile() if args.profile else None
+
+def timed(arrays: tuple[np.ndarray, ...], settings: dict, profiler: cProfile.Profile | None
+          ) -> tuple[dict, dict[str, float]]:
+    """compare_prepared after two prepares, then compare() from the arrays; the result and the
+    seconds of each step."""
+    f1, g1, f2, g2 = arrays
     if profiler:
         profiler.enable()
     t0 = time.perf_counter()
@@ -76,12 +80,20 @@ def main() -> None:
     plain = compare(f1, g1, f2, g2, **settings)
     t5 = time.perf_counter()
     assert plain == r
+    return r, {"prepare_1_s": t1 - t0, "prepare_2_s": t2 - t1, "compare_prepared_s": t3 - t2,
+               "compare_from_arrays_s": t5 - t4}
 
+
+def main() -> None:
+    args = parse()
+    arrays, made = models(args)
+    settings = {"max_label_sets": args.max_label_sets}
+    rss_models = peak_rss_gib()
+    profiler = cProfile.Profile() if args.profile else None
+    r, seconds = timed(arrays, settings, profiler)
     row = {
         "n": args.n, "k": args.k, "m": args.m, "max_label_sets": args.max_label_sets,
-        "second": args.second,
-        "make_models_s": made, "prepare_1_s": t1 - t0, "prepare_2_s": t2 - t1,
-        "compare_prepared_s": t3 - t2, "compare_from_arrays_s": t5 - t4,
+        "second": args.second, "make_models_s": made, **seconds,
         "peak_rss_gib": peak_rss_gib(), "peak_rss_after_making_models_gib": rss_models,
         "d_llv": r["d_llv"], "d_fg": r["d_fg"], "d_fg_estimate": r["d_fg_estimate"],
         "m_svd_label_sets": r["m_svd_label_sets"], "kl": r["kl"], "mcca_f": r["mcca_f"],
@@ -97,7 +109,6 @@ def main() -> None:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
     if args.json:
         args.json.write_text(json.dumps(row, indent=2))
-
 
 if __name__ == "__main__":
     main()

@@ -30,7 +30,6 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
 MEASURES = ("kl", "d_llv", "d_fg", "mcca_f", "mcca_g", "paper")
 PAPER = "kl,d_llv,d_fg,mcca_f,mcca_g"
 
@@ -39,12 +38,10 @@ def run_cell(k: int, m: int, n: int, measure: str) -> dict[str, float]:
     """One measure on one pair, in this process (the child's side)."""
     import numpy as np
 
-    sys.path.insert(0, str(HERE))
-    from measures import model_family
-
     from repdist.measures import compare
     from repdist.measures.compare import CompareSettings, candidate_count
     from repdist.measures.low_rank import use_low_rank
+    from repdist_dev.family import model_family
 
     (f1, g1), (f2, g2) = model_family(2, n, k, m)
     start = time.perf_counter()
@@ -60,10 +57,8 @@ def run_cell(k: int, m: int, n: int, measure: str) -> dict[str, float]:
 def pivot_error(ks: list[int], ms: list[int], n: int, seeds: int) -> list[dict]:
     """t1 and d_LLV by the low-rank path's pivot sample (the default max_pivots) against the
     exhaustive search (every pivot) and the exact path, per model-family seed."""
-    sys.path.insert(0, str(HERE))
-    from measures import model_family
-
     from repdist.measures import compare
+    from repdist_dev.family import model_family
 
     rows = []
     for k in ks:

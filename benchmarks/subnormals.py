@@ -22,8 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
 
 def train_one(mode: str, k: int, width: int, seeds: int, out: Path) -> None:
@@ -34,7 +32,7 @@ def train_one(mode: str, k: int, width: int, seeds: int, out: Path) -> None:
     from repdist.models.mlp import build_synthetic_model
     from repdist.models.stacked import StackedModelClass
     from repdist.training.loop import RunOptions, TrainData, train
-    from paper_config import train_config
+    from repdist_dev.checkout import train_config
 
     if mode == "flush":
         flush_subnormals()

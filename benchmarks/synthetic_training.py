@@ -27,7 +27,7 @@ from repdist.models.stacked import StackedModelClass
 from repdist.training.loop import GRAPH_WARMUP, RunOptions, TrainData, train
 from repdist.training.protocol import batches_per_epoch
 
-from paper_config import PAPER_CONFIG, train_config
+from repdist_dev.checkout import paper_config, train_config
 
 
 def model_steps_per_s(models, data, steps: int) -> float:
@@ -57,7 +57,7 @@ def synthetic_job(device: str | torch.device, cuda_graph: bool, steps: int, widt
     capture), models, device, cuda_graph, weights (the stack's state dict, float64 on the CPU:
     compare a graphed job's with an eager one's), train_loss (the logged entries, per model)."""
     device = torch.device(device)
-    synthetic = PAPER_CONFIG["synthetic"]
+    synthetic = paper_config()["synthetic"]
     cfgs = [SyntheticModelConfig(num_classes, width, float(v["fix_g"]), float(v["fix_f"]),
                                  list(range(seeds)), synthetic["rep_dim"], synthetic["n_train"],
                                  synthetic["n_test"], synthetic["train_data_seed"],

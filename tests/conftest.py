@@ -98,8 +98,8 @@ def rng():
 def quick_outputs(tmp_path_factory):
     """The quick DAG's results/quick: run once per session in a scratch folder (never touching
     ./results), every torch job under the host-copy guard, or the local run `make test-slurm`
-    kept for this same workflow (REPDIST_QUICK_RUNS, tests/quick_runs.py)."""
-    from quick_runs import shared_run
+    kept for this same workflow (REPDIST_QUICK_RUNS, repdist_dev.quick_runs)."""
+    from repdist_dev.quick_runs import shared_run
 
     shared = shared_run("local")
     if shared is not None:

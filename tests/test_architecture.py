@@ -1,5 +1,7 @@
 """The layout as docs/architecture.md draws it: every module in its layer, imports only
-downward, no function longer than a screen, and the DAG of the three configs as recorded."""
+downward, no import cycle, no path insertion, no function longer than a screen anywhere in the
+tree (the package, the developer's packages, benchmarks, workflow scripts), and the DAG of the
+three configs as recorded."""
 
 import ast
 import difflib
@@ -25,8 +27,26 @@ MAX_LINES = 60
 MAX_PARAMETERS = 7
 
 
+# The packages of src/ beside repdist, each above the ones it imports: the developer's shared
+# tools, then the GPU check and the checks against the original code (which do not import each
+# other). Scripts (benchmarks/, workflow/scripts/) sit on top: nothing imports them.
+TOP_LEVELS = {"repdist": 0, "repdist_dev": 1, "repdist_gpucheck": 2, "repdist_retrace": 2}
+# Where code may be put on sys.path: only to load code from a folder a person names (a user's
+# model file for `repdist extract`, the original code's checkout given on the command line).
+PATH_INSERTIONS = {"src/repdist/cli/extract.py", "src/repdist_retrace/cifar.py",
+                   "src/repdist_retrace/prh.py"}
+
+
 def modules():
     return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def tree() -> list[Path]:
+    """Every Python file of the project's own code: src/'s packages, benchmarks, workflow
+    scripts (the tests are checked for path insertion alone)."""
+    found = [*ROOT.glob("src/**/*.py"), *ROOT.glob("benchmarks/**/*.py"),
+             *ROOT.glob("workflow/scripts/*.py")]
+    return sorted(p for p in found if "__pycache__" not in p.parts)
 
 
 def package_of(path: Path) -> str | None:
@@ -90,16 +110,19 @@ def test_the_layer_check_sees_every_form_of_import():
 
 
 def _functions():
-    for path in modules():
+    for path in tree():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 yield path, node
 
 
 def test_no_function_is_longer_than_a_screen_or_takes_too_many_parameters():
+    """No function longer than a screen anywhere in the tree (the package, the developer's
+    packages, benchmarks, workflow scripts); none of the package's takes too many parameters
+    (the developer's keep the original code's signatures where they transcribe it)."""
     too_long, too_many = [], []
     for path, node in _functions():
-        where = f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}"
+        where = f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"
         lines = node.end_lineno - node.lineno + 1
         if lines > MAX_LINES:
             too_long.append(f"{where}: {lines} lines")
@@ -109,7 +132,9 @@ def test_no_function_is_longer_than_a_screen_or_takes_too_many_parameters():
         if params and params[0].arg in ("self", "cls", "ctx"):
             count -= 1
         # an autograd Function's forward takes one tensor per input by contract
-        if count > MAX_PARAMETERS and not (node.name == "forward" and params[0].arg == "ctx"):
+        in_package = path.is_relative_to(PACKAGE)
+        if in_package and count > MAX_PARAMETERS and not (node.name == "forward"
+                                                          and params[0].arg == "ctx"):
             too_many.append(f"{where}: {count} parameters")
     assert not too_long, "\n".join(too_long)
     assert not too_many, "\n".join(too_many)
@@ -123,14 +148,13 @@ def test_comments_cite_the_paper_or_the_original_code_not_an_absent_spec():
     assert not stale, stale
 
 
-sys.path.insert(0, str(ROOT / "tools"))
 
 
 @pytest.mark.parametrize("name", ["config", "synthetic", "quick"])
 def test_the_dag_is_the_recorded_one(name):
     """Every job (rule, wildcards, input files, outputs, log, benchmark, resources) of the three
-    configs; after an intended change: `python tools/dag_snapshot.py --write`."""
-    import dag_snapshot
+    configs; after an intended change: `python -m repdist_dev.dag_snapshot --write`."""
+    from repdist_dev import dag_snapshot
 
     now = dag_snapshot.snapshot(dag_snapshot.CONFIGS[name])
     recorded = dag_snapshot.read_recorded(name)
@@ -162,3 +186,107 @@ def test_every_training_rule_logs_where_repdist_progress_looks():
         "logs/synthetic_train/K4_w16_g0_f0.log"
     with pytest.raises(ValueError, match="not a training job"):
         training_log("synthetic_pairs", "K4")
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of a module of src/."""
+    parts = path.relative_to(ROOT / "src").with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(paths: list[Path]) -> dict[str, set[str]]:
+    """Module -> the modules of `paths` it imports, at the top or inside a function (an import
+    in a function is still an edge: hiding one there does not remove a cycle)."""
+    names = {module_name(p): p for p in paths}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                targets = [f"{base}.{a.name}" for a in node.names] + [base]
+            for target in targets:
+                while target and target not in names:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    edges.add(target)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_check_finds_a_cycle_hidden_in_a_function(tmp_path):
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_top_level_packages_import_only_downward_and_nothing_imports_a_script():
+    wrong = []
+    for path in tree():
+        text = path.read_text()
+        own = path.relative_to(ROOT).parts
+        level = TOP_LEVELS.get(own[1]) if own[0] == "src" else None
+        for node in ast.walk(ast.parse(text)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top in ("benchmarks", "workflow", "tests", "conftest"):
+                    wrong.append(f"{path.relative_to(ROOT)} imports {name}")
+                elif level is not None and top in TOP_LEVELS and top != own[1] and \
+                        TOP_LEVELS[top] >= level:
+                    wrong.append(f"{path.relative_to(ROOT)} ({own[1]}) imports {name}")
+    assert not wrong, wrong
+
+
+def test_nothing_puts_code_on_sys_path_but_to_load_a_named_folder():
+    """No module finds another by a path hack: packages are imported by name. The only
+    insertions load code from a folder a person names on the command line."""
+    found = set()
+    for path in [*tree(), *ROOT.glob("tests/**/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in ("insert", "append") and \
+                    isinstance(node.value, ast.Attribute) and node.value.attr == "path" and \
+                    isinstance(node.value.value, ast.Name) and node.value.value.id == "sys":
+                found.add(str(path.relative_to(ROOT)))
+    assert found == PATH_INSERTIONS, sorted(found ^ PATH_INSERTIONS)

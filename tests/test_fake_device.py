@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 
 HARNESS = Path(__file__).with_name("fake_device.py")
-sys.path.insert(0, str(HARNESS.parent))
-
-from fake_device import CASES  # noqa: E402
+from fake_device import CASES  # beside this file: tests/ is on pytest's path
 
 
 @pytest.fixture(scope="module")

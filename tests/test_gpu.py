@@ -4,12 +4,12 @@ The quick DAG through Snakemake with both training sections on CUDA (every torch
 host-copy guard); stacked = alone in float64; our CIFAR step = the original's (the authors' code
 from REPDIST_AUTHORS_CODE); `repdist extract`; our synthetic seeds trained on the GPU against the
 authors' checkpoints (REPDIST_AUTHORS_CHECKPOINTS). `bash .gpu-bundle/run.sh test-gpu` sets both
-variables on an offline GPU machine (tools/gpu_bundle.py carries the files).
+variables on an offline GPU machine (repdist_dev.gpu_bundle carries the files).
 
 Without CUDA these skip. REPDIST_GPU_TESTS_DEVICE=cpu runs them on the CPU instead: a check of
 the tests themselves on a machine without a GPU, not a GPU result.
 
-REPDIST_GPU_CHECK=1 (`make gpu-check`, benchmarks/gpu_check.py) trims them to its time slice: the
+REPDIST_GPU_CHECK=1 (`make gpu-check`, repdist_gpucheck) trims them to its time slice: the
 quick DAG narrowed to one synthetic and one CIFAR training job and their pairs, the authors'
 comparison at K = 4 alone (5 seeds, at least 4 within d_LLV 0.03); REPDIST_GPU_TEST_TIMEOUT
 bounds every process a test starts (it and its children ended when it passes).
@@ -110,13 +110,13 @@ def test_a_stack_trains_each_seed_as_alone_in_float64(device, tmp_path):
 
 
 def test_our_cifar_step_is_the_originals(device, tmp_path):
-    """benchmarks/retrace_cifar.py on `device` in float64: the authors' training code and ours
+    """repdist_retrace.cifar on `device` in float64: the authors' training code and ours
     on the same images, seeds 0 and 1 alone and stacked, equal to rounding (the CPU's: 8e-15)."""
     original = from_env("REPDIST_AUTHORS_CODE", "the authors' source tree")
     steps = 20 if device == "cuda" else 2  # their float64 step takes ~50 s on 2 CPU cores
     out = tmp_path / "retrace.json"
     res = bounded_run(
-        [sys.executable, str(ROOT / "benchmarks/retrace_cifar.py"), "--original", str(original),
+        [sys.executable, "-m", "repdist_retrace.cifar", "--original", str(original),
          "--float64", "--steps", str(steps), "--seeds", "0", "1", "--original-seeds", "0",
          "--stacked", "--n-train", "500", "--n-test", "200", "--device", device,
          "--json", str(out)])

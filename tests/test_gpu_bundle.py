@@ -1,7 +1,7 @@
-"""The GPU bundle (tools/gpu_bundle.py): packed in a copy of the project, then run through its
+"""The GPU bundle (repdist_dev.gpu_bundle): packed in a copy of the project, then run through its
 own commands on this CPU: `bash .gpu-bundle/run.sh --smoke` (make bench-gpu's smoke mode), a
 DAG planned through Snakemake, `make test-gpu` refused without a GPU. `make gpu-check-rehearsal`
-(tools/gpu_rehearsal.py, in CI) runs `run.sh check` as an offline GPU machine would; here, what
+(repdist_dev.gpu_rehearsal, in CI) runs `run.sh check` as an offline GPU machine would; here, what
 that machine lacks is never assumed: no test or script finds a `snakemake` script beside the
 interpreter, and the image's package list is read from a `pip freeze`."""
 
@@ -18,9 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-
-from gpu_bundle import DEFAULT_IMAGE, missing, read_image  # noqa: E402
+from repdist_dev.gpu_bundle import DEFAULT_IMAGE, missing, read_image
 
 
 def test_only_what_the_gpu_image_lacks_is_carried():
@@ -49,7 +47,7 @@ def project_copy(dest: Path) -> Path:
 @pytest.mark.slow  # ~1 min: `make test-slow` (CI) runs it
 def test_the_packed_bundle_runs_make_bench_gpu_in_smoke_mode(tmp_path):
     repo = project_copy(tmp_path / "repo")
-    pack = subprocess.run([sys.executable, "tools/gpu_bundle.py", "--out", ".gpu-bundle",
+    pack = subprocess.run([sys.executable, "-m", "repdist_dev.gpu_bundle", "--out", ".gpu-bundle",
                            "--no-fetch"], cwd=repo, capture_output=True, text=True, timeout=300)
     assert pack.returncode == 0, pack.stderr[-2000:]
     manifest = (repo / ".gpu-bundle/MANIFEST.txt").read_text()
@@ -95,11 +93,11 @@ def test_an_image_package_list_is_read_from_pip_freeze(tmp_path):
 
 def test_snakemake_is_started_through_the_interpreter_everywhere():
     """An offline GPU machine's Python runs Snakemake from the bundle's wheels on its path,
-    with no `snakemake` script beside it: every test, tool, benchmark and the Makefile start it
+    with no `snakemake` script beside it: every test, tool, benchmark, package module and the Makefile start it
     as `python -m snakemake` (before: six tests and a tool looked beside sys.executable)."""
     pattern = re.compile(r"""(parent\s*/\s*["']snakemake["']|BIN\s*/\s*["']snakemake|"""
                          r"""\$\(BIN\)/snakemake|which\(["']snakemake)""")
-    files = [*ROOT.glob("tests/**/*.py"), *ROOT.glob("tools/*.py"),
+    files = [*ROOT.glob("tests/**/*.py"), *ROOT.glob("src/**/*.py"),
              *ROOT.glob("benchmarks/*.py"), *ROOT.glob("workflow/scripts/*.py"), ROOT / "Makefile"]
     found = [f"{f.relative_to(ROOT)}:{i}" for f in files
              for i, line in enumerate(f.read_text().splitlines(), 1)

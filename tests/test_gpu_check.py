@@ -1,4 +1,4 @@
-"""`make gpu-check` (benchmarks/gpu_check.py) without a GPU: its toy run on the CPU writes a
+"""`make gpu-check` (repdist_gpucheck) without a GPU: its toy run on the CPU writes a
 record of the format a GPU run writes, the format refuses what does not fit it, the candidates
 it times equal their reference where a CPU can tell (float64), and every row says what it is:
 a capture made to fail is `fallback`, a candidate made wrong FAILS its checks, a baseline that
@@ -22,22 +22,20 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+import psutil
 
-import gpu_candidates as gc  # noqa: E402
-import gpu_check  # noqa: E402
-import gpu_check_pytest  # noqa: E402
-import gpu_measures  # noqa: E402
-import gpu_record as rec  # noqa: E402
-import psutil  # noqa: E402
+from repdist.experiments.cifar import CifarModelConfig, cifar_stack
+from repdist.models.resnet import build_cifar_model, effective_bn_momentum
+from repdist.models.stacked import StackedModelClass
+from repdist.models.stacked_resnet import StreamedConv2d
+from repdist.training.loop import RunOptions, TrainData, train
+from repdist_gpucheck import candidates as gc
+from repdist_gpucheck import check as gpu_check
+from repdist_gpucheck import measures as gpu_measures
+from repdist_gpucheck import pytest_plugin
+from repdist_gpucheck import record as rec
 
-from repdist.experiments.cifar import CifarModelConfig, cifar_stack  # noqa: E402
-from repdist.models.resnet import build_cifar_model, effective_bn_momentum  # noqa: E402
-from repdist.models.stacked import StackedModelClass  # noqa: E402
-from repdist.models.stacked_resnet import StreamedConv2d  # noqa: E402
-from repdist.training.loop import RunOptions, TrainData, train  # noqa: E402
-
-from conftest import train_config  # noqa: E402
+from conftest import train_config
 
 TOY_CANDIDATES = ("synthetic.eager,synthetic.cuda_graph,cifar.stacked,cifar.streams,"
                   "cifar.no_channels_last,cifar.bf16")
@@ -49,7 +47,7 @@ PROBE = {"torch": "2.13.0", "cuda": "", "cudnn": "", "available": False, "gpu": 
 
 
 def check_command(out: Path, *args: str) -> list[str]:
-    return [sys.executable, str(ROOT / "benchmarks/gpu_check.py"), "--out", str(out), *args]
+    return [sys.executable, "-m", "repdist_gpucheck", "--out", str(out), *args]
 
 
 def toy_env(toy: bool = True) -> dict[str, str]:
@@ -220,11 +218,9 @@ def test_the_cifar_candidates_keys_reach_the_model():
 
 
 def test_the_rounding_baseline_changes_only_the_order_of_sums():
-    """The reference again with each batch's rows reversed (gpu_candidates.ReversedBatch): in
+    """The reference again with each batch's rows reversed (candidates.ReversedBatch): in
     float64 it lands where the reference does (1e-12), so what it measures in float32 is
     rounding, not another computation."""
-    import gpu_candidates as gc
-
     size = gc.TOY_SIZE
     ref = gc.check_run("synthetic", {}, size, torch.device("cpu"), torch.float64)
     rev = gc.check_run("synthetic", {}, size, torch.device("cpu"), torch.float64, True)
@@ -293,10 +289,10 @@ def test_the_measures_check_at_gpt2s_shapes_is_two_sided():
 
 
 def test_the_plugin_runs_the_long_gpu_tests_last():
-    items = [SimpleNamespace(name=n) for n in (gpu_check_pytest.LAST[1], "a",
-                                               gpu_check_pytest.LAST[0], "b")]
-    gpu_check_pytest.pytest_collection_modifyitems(None, None, items)
-    assert [i.name for i in items] == ["a", "b", *gpu_check_pytest.LAST]
+    items = [SimpleNamespace(name=n) for n in (pytest_plugin.LAST[1], "a",
+                                               pytest_plugin.LAST[0], "b")]
+    pytest_plugin.pytest_collection_modifyitems(None, None, items)
+    assert [i.name for i in items] == ["a", "b", *pytest_plugin.LAST]
 
 
 @pytest.mark.slow  # collecting the whole suite twice: CI's `make test-slow`

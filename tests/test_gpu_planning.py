@@ -24,13 +24,11 @@ from repdist.pipeline import gpu_plan
 from repdist.pipeline.gpu_pool import PER_GPU_ENV, POOL_ENV, SLOTS_ENV, gpu_slot, pool_ids
 from repdist.pipeline.gpu_plan import apply_gpu_plan, plan_gpus
 from repdist.training.devices import cuda_present, gpus_planned, uses_gpu
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-
-import dag_snapshot  # noqa: E402
+from repdist_dev import dag_snapshot
 
 from conftest import SNAKEMAKE
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(cuda_present(), reason="needs a machine without a GPU")
 

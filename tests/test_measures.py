@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.cross_decomposition import CCA
 
-import reference
+from repdist_dev import reference
 from conftest import perturbed, random_model
 from repdist.measures.extra import svcca
 from repdist.measures import (

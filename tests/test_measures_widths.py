@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import reference
+from repdist_dev import reference
 from repdist.cli import main
 from repdist.measures import DegenerateRepresentationWarning, compare, input_candidates
 from repdist.measures.extra import linear_cka

@@ -17,9 +17,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-sys.path.insert(0, str(ROOT / "tools"))
-
-import dag_snapshot  # noqa: E402
+from repdist_dev import dag_snapshot
 
 TICKED = re.compile(r"`([^`\n]+)`")
 # files a run writes that are not jobs' outputs in the DAG
@@ -59,14 +57,15 @@ def _parser_flags(parser: argparse.ArgumentParser) -> set[str]:
 def known_flags() -> set[str]:
     """Flags of every command the README can name: repdist's, Snakemake's (read from its
     cli.py: building its parser waits ~10 s here on plugin lookups), pip's, and the project's
-    scripts' (benchmarks, tools, the SLURM checks)."""
+    scripts' and developer modules' (benchmarks, repdist_dev, repdist_gpucheck, repdist_retrace,
+    the SLURM checks)."""
     import snakemake.cli
 
     from repdist.cli import parser
 
     flags = _parser_flags(parser()) | set(
         re.findall(r"\"(--[a-z][a-z0-9-]+)\"", Path(snakemake.cli.__file__).read_text()))
-    for script in [*ROOT.glob("benchmarks/*.py"), *ROOT.glob("tools/*.py"),
+    for script in [*ROOT.glob("benchmarks/*.py"), *ROOT.glob("src/repdist_*/*.py"),
                    *ROOT.glob("tests/slurm/*.py")]:
         flags |= set(re.findall(r"add_argument\(\s*\"(--[a-z0-9-]+)\"", script.read_text()))
     pip = subprocess.run([sys.executable, "-m", "pip", "install", "--help"],

@@ -225,8 +225,8 @@ def test_repdist_progress_reports_a_run_in_progress(tmp_path):
 def test_two_quick_runs_give_identical_data(tmp_path, quick_outputs):
     """The whole quick DAG twice from scratch: every parquet table and CSV table is equal
     (`repdist diff`, what the SLURM check uses too). In CI the second run is the one
-    `make test-slurm` made through SLURM (tests/quick_runs.py)."""
-    from quick_runs import shared_run
+    `make test-slurm` made through SLURM (repdist_dev.quick_runs)."""
+    from repdist_dev.quick_runs import shared_run
 
     second = shared_run("slurm")
     if second is None:

@@ -1,4 +1,4 @@
-"""The CIFAR retrace benchmark (benchmarks/retrace_cifar.py) without the authors' code: in
+"""The CIFAR retrace (repdist_retrace.cifar) without the authors' code: in
 float64 a stack of seeds takes the same steps as each seed alone, and one thread the same as
 two, bit for bit; the table it prints is read back from its JSON."""
 
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_float64_stack_and_threads_are_bit_equal(tmp_path):
     out = tmp_path / "retrace.json"
     res = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks/retrace_cifar.py"), "--float64", "--steps", "2",
+        [sys.executable, "-m", "repdist_retrace.cifar", "--float64", "--steps", "2",
          "--at", "1", "2", "--seeds", "0", "1", "--stacked", "--n-train", "64", "--n-test", "32",
          "--json", str(out)], capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]

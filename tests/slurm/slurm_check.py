@@ -134,8 +134,7 @@ def planned_jobs(work: Path, profile: Path, configs: Sequence[Path]) -> tuple[Co
     """Jobs per rule that the SLURM run plans as cluster jobs (target rules are local), and
     the rules whose jobs ask for a GPU: a dry run with the run's profile and configs, here, on a
     login node without a GPU."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    import dag_snapshot
+    from repdist_dev import dag_snapshot
 
     out = subprocess.run(
         [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-n",
@@ -224,7 +223,7 @@ def main() -> int:
                         help="then inject slurm_faults.py's faults on the same cluster")
     parser.add_argument("--keep-runs", type=Path,
                         help="keep the two quick runs here (local/, slurm/) for the test suite "
-                             "(REPDIST_QUICK_RUNS, tests/quick_runs.py)")
+                             "(REPDIST_QUICK_RUNS, repdist_dev.quick_runs)")
     work, keep, args = scratch_folder(__doc__.splitlines()[0], "slurm", parser)
     knobs = {"fake_gpus": str(FAKE_GPUS)}
     if args.faults:
@@ -234,8 +233,7 @@ def main() -> int:
         with local_cluster(work, **knobs) as restart:
             code = check_quick_dag(work)
             if code == 0 and args.keep_runs:
-                sys.path.insert(0, str(HERE.parent))
-                from quick_runs import keep as keep_runs
+                from repdist_dev.quick_runs import keep as keep_runs
 
                 keep_runs({"local": work / "local", "slurm": work / "slurm"}, args.keep_runs)
                 log(f"the two quick runs kept in {args.keep_runs}")

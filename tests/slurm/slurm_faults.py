@@ -39,8 +39,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from slurm_check import (  # noqa: E402
+from slurm_check import (  # its sibling: this folder is the script's
     FAKE_GPUS,
     ROOT,
     local_cluster,

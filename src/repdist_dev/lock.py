@@ -1,4 +1,5 @@
-"""Regenerate requirements.lock from pyproject.toml (`make lock` runs this; needs uv and PyPI).
+"""Regenerate requirements.lock from pyproject.toml (`make lock` runs this as `python -m
+repdist_dev.lock` with src/ on the path; needs uv and PyPI).
 
 The lock holds every package `make venv` installs except torch, each pinned with `==` and the
 sha256 hashes of all its files on PyPI, resolved for CPython 3.11 on Linux x86-64:
@@ -27,7 +28,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from repdist_dev.checkout import ROOT
+
 LOCK = ROOT / "requirements.lock"
 EXTRAS = ("workflow", "test")
 PYTHON_VERSION = "3.11"
@@ -104,7 +106,7 @@ def main() -> None:
 
     header = f"""\
 # requirements.lock: the exact versions `make venv` installs (pip install --require-hashes).
-# Do not edit by hand: `make lock` regenerates it (tools/lock.py, uv {uv_version}, PyPI only):
+# Do not edit by hand: `make lock` regenerates it (repdist_dev.lock, uv {uv_version}, PyPI only):
 #   uv pip compile pyproject.toml --extra {' --extra '.join(EXTRAS)} \\
 #     --python-version {PYTHON_VERSION} --python-platform {PLATFORM} --generate-hashes \\
 #     -c <constraints> --no-emit-package <torch and its CUDA runtime>

@@ -1,4 +1,4 @@
-"""The speed matrix of `make gpu-check` (benchmarks/gpu_check.py runs it in worker processes):
+"""The speed matrix of `make gpu-check` (repdist_gpucheck.check runs it in worker processes:
 each candidate way of training the paper's jobs on a GPU, its numerical checks against the
 family's reference path, and its steps/s over a timed window.
 
@@ -55,25 +55,19 @@ from typing import Any
 import numpy as np
 import torch
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(HERE))
-
-from gpu_record import Candidate, Check, GraphSize  # noqa: E402
-from paper_config import train_config  # noqa: E402
-
-from repdist.data.cifar10 import normalise  # noqa: E402
-from repdist.data.radial import label_codes, make_radial  # noqa: E402
-from repdist.experiments.cifar import CifarModelConfig, cifar_stack, resolve_bn_momentum  # noqa: E402
-import repdist.training.loop as loop_module  # noqa: E402
-from repdist.measures.compare import compare  # noqa: E402
-from repdist.models.extract import extract  # noqa: E402
-from repdist.models.mlp import build_synthetic_model  # noqa: E402
-from repdist.models.stacked import StackedModelClass  # noqa: E402
-from repdist.io.host import host_copies_guarded  # noqa: E402
-from repdist.training.devices import set_cuda_float32  # noqa: E402
-from repdist.training.loop import RunOptions, TrainData, train  # noqa: E402
+import repdist.training.loop as loop_module
+from repdist.data.cifar10 import normalise
+from repdist.data.radial import label_codes, make_radial
+from repdist.experiments.cifar import CifarModelConfig, cifar_stack, resolve_bn_momentum
+from repdist.io.host import host_copies_guarded
+from repdist.measures.compare import compare
+from repdist.models.extract import extract
+from repdist.models.mlp import build_synthetic_model
+from repdist.models.stacked import StackedModelClass
+from repdist.training.devices import set_cuda_float32
+from repdist.training.loop import RunOptions, TrainData, train
+from repdist_dev.checkout import ROOT, train_config
+from repdist_gpucheck.record import Candidate, Check, GraphSize
 
 PAPER = {"cifar_models": 30, "cifar_steps": 20_319, "grid_jobs": 20, "grid_models": 1_360,
          "grid_steps": 15_072}
@@ -620,7 +614,8 @@ def concurrent(spec: Spec, size: Size, device: torch.device, seconds: float, toy
         rep_dim = (2, 3, 5)[i % 3] if spec.family == "cifar" else 2
         args = {"spec": spec.name, "index": i, "count": count, "gate": str(gate),
                 "rep_dim": rep_dim, "seconds": seconds, "toy": toy, "device": str(device)}
-        procs.append(subprocess.Popen([sys.executable, __file__, "--child", json.dumps(args)],
+        procs.append(subprocess.Popen([sys.executable, "-m", __spec__.name, "--child",
+                                       json.dumps(args)],
                                       stdout=subprocess.PIPE, text=True))
     results = []
     for p in procs:

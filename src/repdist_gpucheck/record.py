@@ -1,4 +1,4 @@
-"""The record `make gpu-check` writes (benchmarks/gpu_check.py): its format, checked on reading
+"""The record `make gpu-check` writes (repdist_gpucheck.check): its format, checked on reading
 and writing, and the short table printed last and kept beside it as Markdown.
 
 A record is one JSON object, `Record` below: what ran where (GPU, torch, CUDA, commit, date), how

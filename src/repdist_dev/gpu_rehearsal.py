@@ -4,12 +4,12 @@ An offline GPU machine gets the checkout with `.gpu-bundle/` and runs `bash .gpu
 check` (docs/gpu.md) with its own Python: no Snakemake beside it, no network, often no `git`.
 Whatever would break there breaks here first:
 
-1. the bundle is packed as `make gpu-bundle` packs it (tools/gpu_bundle.py), for this machine's
+1. the bundle is packed as `make gpu-bundle` packs it (repdist_dev.gpu_bundle), for this machine's
    Python version, into a copy of the checkout's files (tracked, and new ones not ignored; no
    `.git`, no `.venv`);
 2. a throwaway Python stands in for the machine's: a venv of this machine's interpreter (not
    the project's venv) that holds torch and the image's package list only (DEFAULT_IMAGE of
-   tools/gpu_bundle.py and what those require, linked from the project's venv), and no
+   repdist_dev.gpu_bundle and what those require, linked from the project's venv), and no
    `snakemake` script;
 3. `PATH` leads to that Python and to this machine's commands less `git` and any `snakemake`,
    and the network is cut (`unshare -n`: a network namespace of its own, only loopback);
@@ -37,13 +37,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpu_bundle import DEFAULT_IMAGE, normalise, requirement_closure  # its sibling in tools/
-
-ROOT = Path(__file__).resolve().parents[1]
+from repdist_dev.checkout import ROOT, SHARED
+from repdist_dev.gpu_bundle import DEFAULT_IMAGE, normalise, requirement_closure
 
 HIDDEN = ("git", "snakemake")  # commands the GPU machine is not promised (and their git-* kin)
 CPU_BUDGET_S = 1800  # the check's budget here: every GPU test runs on 2 CPU cores
-SHARED = ROOT.parent / "shared"
 
 
 def copy_checkout(dest: Path) -> None:
@@ -142,13 +140,14 @@ def rehearse(work: Path, network: bool, check_args: list[str]) -> int:
     out.mkdir(parents=True)
     copy_checkout(repo)
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    subprocess.run([sys.executable, str(ROOT / "tools/gpu_bundle.py"), "--out",
+    subprocess.run([sys.executable, "-m", "repdist_dev.gpu_bundle", "--out",
                     str(repo / ".gpu-bundle"), "--python-version", version, "--authors-code",
                     str(SHARED / "authors-code"), "--authors-checkpoints",
                     str(SHARED / "authors-checkpoints")], check=True)
     python = stand_in_python(work / "python")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX")}
+    env = {k: v for k, v in os.environ.items()  # nothing of this venv or of a calling make
+           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX", "MAKEFLAGS",
+                        "MAKELEVEL", "MFLAGS")}
     env.update(PATH=hidden_path(work / "bin", python), OUT=str(out),
                REPDIST_GPU_TESTS_DEVICE="cpu", BUDGET=f"{CPU_BUDGET_S + 120}s")
     cmd = [*([] if network else offline_prefix()), "bash", ".gpu-bundle/run.sh", "check",

@@ -4,7 +4,7 @@ Why: refactoring the rule files must not change what runs. `tests/test_dag_snaps
 this text for config.yaml, config.synthetic.yaml and config.quick.yaml against the files recorded
 in tests/data/dag/ (gzipped text); after an intended change of the DAG, rerun
 
-    python tools/dag_snapshot.py --write
+    python -m repdist_dev.dag_snapshot --write
 
 and commit the new files with the change that made them.
 """
@@ -18,7 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from repdist_dev.checkout import ROOT
+
 RECORDED = ROOT / "tests" / "data" / "dag"
 # The overlays the snapshot covers: name of the recorded file -> --configfile arguments.
 CONFIGS = {

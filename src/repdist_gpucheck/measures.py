@@ -1,4 +1,4 @@
-"""Part c of `make gpu-check` (benchmarks/gpu_check.py runs it in a worker process): `compare` at
+"""Part c of `make gpu-check` (repdist_gpucheck.check runs it in a worker process): `compare` at
 GPT-2's shapes (N = 10,000 inputs, K = 50,257 labels, M = 768) on the GPU with the exact pivot
 search (max_pivots = K), against the CPU path's default estimate; first, at a size where both
 search every pivot, the GPU path against the CPU path (equal to 1e-10).
@@ -8,7 +8,7 @@ GPU's exact t1 at or below the CPU's estimate (an estimate stops early, at or ab
 minimum), and equal to the every-pivot search's t1 on a CPU: recorded at that size
 (CPU_EVERY_PIVOT_T1, 349 s on 2 cores, to its printed digits); computed in the toy run.
 
-Models: two of the benchmark family (benchmarks/measures.py::model_family, seed 0; docs/measures.md
+Models: two of the benchmark family (repdist_dev.family.model_family, seed 0; docs/measures.md
 measured its every-pivot t1 at 8.016 on a CPU). Each row is timed from an empty prepared-model
 cache (the two prepares included) and appended to the results file (JSON lines) when it ends.
 On a CPU (the toy run) the "device" rows run the device path's torch code on the CPU.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import sys
 import time
@@ -25,18 +26,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "src"))
-sys.path.insert(0, str(HERE))
-
-from gpu_record import MeasureRow  # noqa: E402
-from measures import model_family  # noqa: E402
-
-import importlib  # noqa: E402
-
-from repdist.io.host import host_copies_guarded  # noqa: E402
-from repdist.measures import prepared_cache  # noqa: E402
-from repdist.measures.compare import PivotSampleWarning, compare  # noqa: E402
+from repdist.io.host import host_copies_guarded
+from repdist.measures import prepared_cache
+from repdist.measures.compare import PivotSampleWarning, compare
+from repdist_dev.checkout import ROOT
+from repdist_dev.family import model_family
+from repdist_gpucheck.record import MeasureRow
 
 SIZES = {"gpu": {"equal": (2_000, 2_000, 64), "gpt2": (10_000, 50_257, 768)},
          "toy": {"equal": (400, 300, 4), "gpt2": (1_000, 1_500, 8)}}
@@ -161,7 +156,7 @@ def main() -> None:
     parser.add_argument("--toy", action="store_true")
     parser.add_argument("--device", default="cuda")
     args = parser.parse_args()
-    with host_copies_guarded(str(HERE.parent)):  # values leave the GPU by to_host only
+    with host_copies_guarded(str(ROOT)):  # values leave the GPU by to_host only
         worker(args.results, args.toy, args.device)
 
 

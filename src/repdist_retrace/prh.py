@@ -7,7 +7,7 @@ whose `edit_distance` is the textbook Levenshtein recursion (`repdist`'s own cod
 for it, so the comparison stays independent). Prints each metric from both on random pairs
 (their pipeline: rows L2-normalised; the outlier clamp compared separately).
 
-Usage: python benchmarks/prh_metrics.py --original path/to/platonic-rep
+Usage: python -m repdist_retrace.prh --original path/to/platonic-rep
 """
 
 from __future__ import annotations
@@ -20,11 +20,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
-from repdist.measures import prh  # noqa: E402
-from repdist.measures.extra import mutual_knn  # noqa: E402
+from repdist.measures import prh
+from repdist.measures.extra import mutual_knn
 
 
 def levenshtein(a, b) -> float:

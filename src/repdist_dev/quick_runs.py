@@ -12,7 +12,8 @@ import subprocess
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from repdist_dev.checkout import ROOT
+
 RUNS_ENV = "REPDIST_QUICK_RUNS"
 STAMP = "workflow-fingerprint.txt"
 # what a quick run's outputs come from (tests, docs and the README do not change them)

@@ -1,4 +1,6 @@
-"""A literal, loop-by-loop transcription of the spec (Part B §4.2-§4.4), used only as a test oracle.
+"""A literal, loop-by-loop transcription of the measures as the original code computes them
+(KL, d_LLV with its pivot and leave-out search, m_SVD of f and g): the tests' oracle, and what
+benchmarks/measures.py times against for scale.
 
 Deliberately slow and plain: per-class log-likelihood loop, per-(pivot, leave-out) loop,
 the input-set scan as written, and sklearn's PLSSVD for every label set.
@@ -13,7 +15,7 @@ from sklearn.cross_decomposition import PLSSVD
 
 
 def loglik_kn(f, g):
-    """K x N log-likelihoods, class by class (spec §4.1), in float64."""
+    """K x N log-likelihoods, class by class (as the original loops over classes), in float64."""
     k = g.shape[0]
     logits = np.stack([f @ g[c] for c in range(k)])
     m = logits.max(axis=0)

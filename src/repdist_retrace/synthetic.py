@@ -4,7 +4,7 @@
 Prints, per seed, KL, d_LLV and m_CCA between our model and theirs, next to the mean between the
 authors' own different seeds; then how many land within d_LLV 0.03 and the median.
 
-Usage: python benchmarks/retrace.py [--authors ../shared/authors-checkpoints] [--protocol paper]
+Usage: python -m repdist_retrace.synthetic [--authors ../shared/authors-checkpoints] [--protocol paper]
 The authors' folder holds their checkpoint files (a clone's checkpoints/, or `make authors`'s
 resources/authors-checkpoints); their sha256 is checked.
 """
@@ -21,18 +21,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
-from repdist.models.authors import CHECKSUMS, load_synthetic_model, read_checksums, synthetic_name, verify  # noqa: E402,E501
-from repdist.pipeline.subnormals import flush_subnormals  # noqa: E402
-from repdist.data.radial import label_codes, make_radial  # noqa: E402
-from repdist.measures import compare  # noqa: E402
-from repdist.models.mlp import build_synthetic_model  # noqa: E402
-from repdist.models.stacked import StackedModelClass  # noqa: E402
-from repdist.training.loop import TrainData, train  # noqa: E402
+from repdist.models.authors import CHECKSUMS, load_synthetic_model, read_checksums, synthetic_name, verify  # noqa: E501
+from repdist.pipeline.subnormals import flush_subnormals
+from repdist.data.radial import label_codes, make_radial
+from repdist.measures import compare
+from repdist.models.mlp import build_synthetic_model
+from repdist.models.stacked import StackedModelClass
+from repdist.training.loop import TrainData, train
 
-from paper_config import train_config  # noqa: E402
+from repdist_dev.checkout import SHARED, train_config
 
 TOLERANCE = 0.03
 
@@ -44,7 +42,7 @@ def reps(model, x, codes):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--authors", type=Path, default=ROOT.parent / "shared/authors-checkpoints")
+    parser.add_argument("--authors", type=Path, default=SHARED / "authors-checkpoints")
     parser.add_argument("--classes", type=int, nargs="+", default=[4, 6])
     parser.add_argument("--width", type=int, default=16)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])

@@ -20,7 +20,7 @@ bundle, a folder `.gpu-bundle/` beside the project (git-ignored), holds:
   `bin/snakemake`, the venv's `.installed` mark), then runs, within a time limit (BUDGET,
   default 19m; 8m for check), one of
     `run.sh check [ARGS]`        make gpu-check: its record, junit and log into $OUT when set
-                                 (else results/gpu-check/); ARGS go to benchmarks/gpu_check.py;
+                                 (else results/gpu-check/); ARGS go to repdist_gpucheck;
     `run.sh [bench-gpu] [ARGS]`  make bench-gpu (its JSON copied to $OUT when set);
     `run.sh --smoke`             the benchmark's CPU smoke mode (tests/test_gpu_bundle.py);
     `run.sh test-gpu`            make test-gpu, with the authors' files found;
@@ -31,13 +31,14 @@ bundle, a folder `.gpu-bundle/` beside the project (git-ignored), holds:
   GPU machine beside the checkout stays small).
 
 Copy the checkout with `.gpu-bundle/` to the GPU machine and run `bash .gpu-bundle/run.sh check`
-there (docs/gpu.md); `make gpu-check-rehearsal` (tools/gpu_rehearsal.py) runs that command on
+there (docs/gpu.md); `make gpu-check-rehearsal` (repdist_dev.gpu_rehearsal) runs that command on
 this CPU as such a machine would.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.metadata as md
 import json
 import re
@@ -50,12 +51,12 @@ from pathlib import Path
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 
-ROOT = Path(__file__).resolve().parents[1]
-# what the bundle's commands import (their closures are carried): make bench-gpu's and
-# make gpu-check's (which imports its candidates, measures and record modules)
-BENCHMARKS = [ROOT / "benchmarks/gpu_paper.py", ROOT / "benchmarks/gpu_check.py",
-              ROOT / "benchmarks/gpu_candidates.py", ROOT / "benchmarks/gpu_measures.py"]
-SHARED = ROOT.parent / "shared"  # the default home of the authors' files beside a checkout
+from repdist_dev.checkout import ROOT, SHARED
+
+# what the bundle's commands import (their closures are carried): make gpu-check's package and
+# make bench-gpu's script (the modules it imports)
+MODULES = ["repdist_gpucheck.check", "repdist_gpucheck.candidates", "repdist_gpucheck.measures"]
+SCRIPTS = [ROOT / "benchmarks/gpu_paper.py"]
 LIMIT_MIB = 64  # the bundle's budget: the project and the bundle together
 PYTHON_VERSION = "3.12"  # the GPU machine's python3, by default
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"]
@@ -77,7 +78,7 @@ AUTHORS_CHECKPOINTS = [
 
 RUN_SH = r"""#!/usr/bin/env bash
 # The project's GPU work on a machine without network whose python3 has torch
-# (tools/gpu_bundle.py): bash .gpu-bundle/run.sh [check|bench-gpu|test-gpu|dag|--smoke] [ARGS]
+# (repdist_dev.gpu_bundle): bash .gpu-bundle/run.sh [check|bench-gpu|test-gpu|dag|--smoke] [ARGS]
 #   PYTHON (default python3), BUDGET (default 19m, check 8m), OUT (where results go)
 set -euo pipefail
 begun=$(date +%s)
@@ -174,17 +175,27 @@ def read_image(path: Path) -> frozenset[str]:
     return frozenset(names)
 
 
+def script_imports(path: Path) -> list[str]:
+    """The modules a script imports at its top level (read, not run)."""
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append(node.module)
+    return [m for m in found if m != "__future__"]
+
+
 def imported_distributions(python: str = sys.executable) -> dict[str, str]:
-    """{distribution: version} of what importing the benchmarks loads, in `python`'s
+    """{distribution: version} of what importing the bundle's commands loads, in `python`'s
     environment."""
+    modules = MODULES + [m for s in SCRIPTS for m in script_imports(s)] + ["psutil"]
     probe = f"""
-import importlib.metadata as md, importlib.util, json, sys
-sys.path.insert(0, {str(ROOT / "benchmarks")!r})  # as when run as a script
+import importlib, importlib.metadata as md, json, sys
 before = {{m.split('.')[0] for m in sys.modules}}
-for path in {[str(b) for b in BENCHMARKS]!r}:
-    spec = importlib.util.spec_from_file_location(path.split('/')[-1][:-3], path)
-    spec.loader.exec_module(importlib.util.module_from_spec(spec))
-import psutil  # gpu_check ends a part's processes with it
+for name in {modules!r}:  # psutil: the check ends a part's processes with it
+    importlib.import_module(name)
 tops = {{m.split('.')[0] for m in sys.modules}} - before
 owners = md.packages_distributions()
 dists = {{d for t in tops for d in owners.get(t, [])}}
@@ -192,7 +203,8 @@ print(json.dumps({{d: md.version(d) for d in dists}}))
 """
     out = subprocess.run([python, "-c", probe], capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:
-        raise SystemExit(f"gpu-bundle: importing the benchmarks failed:\n{out.stderr[-2000:]}")
+        raise SystemExit(f"gpu-bundle: importing the bundle's commands failed:\n"
+                         f"{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -228,9 +240,16 @@ def download(wanted: dict[str, str], folder: Path, python: str = PYTHON_VERSION)
                "--only-binary=:all:", "--python-version", python, "--implementation",
                "cp", *sum([["--platform", p] for p in PLATFORMS], []), "-d", str(folder),
                f"{name}=={version}"]
-        if subprocess.run(cmd).returncode != 0:  # no wheel on PyPI: build one (pure Python)
-            subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                            "-w", str(folder), f"{name}=={version}"], check=True)
+        got = subprocess.run(cmd, capture_output=True, text=True)
+        if got.returncode != 0:  # no wheel on PyPI: build one (pure Python)
+            built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                                    "-w", str(folder), f"{name}=={version}"],
+                                   capture_output=True, text=True)
+            if built.returncode != 0:
+                raise SystemExit(f"gpu-bundle: no wheel of {name}=={version} for Python "
+                                 f"{python}, and building one failed:\n{got.stderr[-1500:]}"
+                                 f"{built.stderr[-1500:]}")
+            print(f"gpu-bundle: {name}=={version}: no wheel on the index, built one here")
 
 
 def copy_authors_files(out: Path, code: Path, checkpoints: Path) -> list[str]:
@@ -274,7 +293,7 @@ def pack(out: Path, fetch: bool = True, code: Path = SHARED / "authors-code",
     size = project_bytes() + sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     summary = {"carried": carried, "wheels": wheels, "authors": authors, "travels_bytes": size,
                "limit_mib": target.limit_mib}
-    lines = [f"GPU bundle (tools/gpu_bundle.py), for python {target.python} with torch",
+    lines = [f"GPU bundle (repdist_dev.gpu_bundle), for python {target.python} with torch",
              f"wheels ({len(wheels)}): " + (", ".join(wheels) or "none downloaded"),
              "the authors' files: " + (", ".join(authors) or "none (not found, or --no-fetch): "
                                        "test-gpu's two comparisons with them skip"),

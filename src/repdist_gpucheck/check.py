@@ -4,16 +4,16 @@ a part leaves goes to the next) and cut short cleanly when it overruns (its proc
 what finished kept, the rest recorded as such):
 
 a. tests: every test of the suite marked `gpu` (`pytest -m gpu tests/`, the short ones first,
-   gpu_check_pytest orders them) in their check mode (REPDIST_GPU_CHECK=1: the quick DAG
+   repdist_gpucheck.pytest_plugin orders them) in their check mode (REPDIST_GPU_CHECK=1: the quick DAG
    narrowed to one synthetic and one CIFAR training job and their pairs, the authors'
    comparison at K = 4); each outcome as it comes;
-b. speed: the candidates of benchmarks/gpu_candidates.py in the order of what they can gain
+b. speed: the candidates of repdist_gpucheck.candidates in the order of what they can gain
    (the references, CUDA graphs, jobs sharing a GPU, one stack of 30, bf16, dense convolutions
    on streams, no channels_last), each checked against its reference and timed (--seconds),
    with the paper's minutes;
 c. measures: compare at GPT-2's shapes on the GPU with the exact pivot search against the CPU
-   path's default estimate (benchmarks/gpu_measures.py);
-d. the short table, printed last, and the record <gpu>-<date>.json + .md (benchmarks/gpu_record.py)
+   path's default estimate (repdist_gpucheck.measures);
+d. the short table, printed last, and the record <gpu>-<date>.json + .md (repdist_gpucheck.record)
    in DIR, rewritten atomically after every result, so a run cut short leaves what finished;
    on a GPU also copied into benchmarks/records/ of the checkout, to be committed.
 `--parts compile` is the second command: torch.compile's three modes (minutes of compiling
@@ -46,14 +46,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+from repdist_dev.checkout import ROOT
+from repdist_gpucheck import record as rec
+from repdist_gpucheck.candidates import BY_NAME, SPECS, TOY_SLACK, Spec, new_row, part_names
+from repdist_gpucheck.measures import SIZES, plan
 
-import gpu_record as rec  # noqa: E402
-from gpu_candidates import BY_NAME, SPECS, TOY_SLACK, Spec, new_row, part_names  # noqa: E402
-
-RECORDS = HERE / "records"
+RECORDS = ROOT / "benchmarks" / "records"  # committed GPU records
 # of the budget less RESERVE_S; compile is the second command's (alone it gets the whole budget)
 SHARES = {"tests": 0.33, "speed": 0.50, "measures": 0.17, "compile": 1.0}
 RESERVE_S = 15.0  # the last record and the table
@@ -116,8 +114,8 @@ def cpu_name() -> str:
 
 
 def python_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """This environment with src/ and benchmarks/ importable (as in the checkout)."""
-    path = os.pathsep.join([str(ROOT / "src"), str(HERE), os.environ.get("PYTHONPATH", "")])
+    """This environment with the checkout's src/ importable (its packages, installed or not)."""
+    path = os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
     return {**os.environ, "PYTHONPATH": path.rstrip(os.pathsep), "PYTHONUNBUFFERED": "1",
             **(extra or {})}
 
@@ -231,7 +229,7 @@ class GpuCheck:
                "REPDIST_GPU_TEST_TIMEOUT": str(int(max(30, end - time.monotonic())))}
         if self.args.toy:
             env["REPDIST_GPU_TESTS_DEVICE"] = "cpu"
-        cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "gpu_check_pytest",
+        cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "repdist_gpucheck.pytest_plugin",
                "-p", "no:cacheprovider", f"--junitxml={self.out / 'tests-junit.xml'}", *targets]
         proc = self.spawn(cmd, env)
         cut = self.watch(proc, end, lambda: self.read_tests(events))
@@ -318,7 +316,7 @@ class GpuCheck:
                 break
             events = state / "events.jsonl"
             events.unlink(missing_ok=True)
-            proc = self.spawn([sys.executable, str(HERE / "gpu_candidates.py"), "--names",
+            proc = self.spawn([sys.executable, "-m", "repdist_gpucheck.candidates", "--names",
                                ",".join(todo), "--results", str(events), "--state",
                                str(state), "--seconds", str(self.args.seconds),
                                "--device", "cpu" if self.args.toy else "cuda",
@@ -383,10 +381,8 @@ class GpuCheck:
     # ----- c. measures ----------------------------------------------------------------------
 
     def measures(self, end: float) -> tuple[str, str]:
-        from gpu_measures import SIZES, plan
-
         events = self.work / "measures.jsonl"
-        proc = self.spawn([sys.executable, str(HERE / "gpu_measures.py"), "--results",
+        proc = self.spawn([sys.executable, "-m", "repdist_gpucheck.measures", "--results",
                            str(events), *(["--toy"] if self.args.toy else [])])
         started: dict[str, float] = {}
 

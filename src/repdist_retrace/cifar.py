@@ -19,7 +19,7 @@ a TensorDataset of the same images scaled as its ToTensor + Normalize(0.5, 0.5) 
 num_workers=0 (the global RNG draws are a DataLoader's own, whatever its workers); for float64 a
 forward pre-hook casts g's one-hot input (`.float()` in the original) to float64.
 
-Usage: python benchmarks/retrace_cifar.py --original ../shared/authors-code [--steps 20]
+Usage: python -m repdist_retrace.cifar --original ../shared/authors-code [--steps 20]
     [--float64] [--seeds 0] [--protocol paper clean] [--stacked] [--n-train 2000] [--json F]
     [--device cuda [--tf32 convolutions|none|all]]
 On --device cuda both codes train on the GPU (float32 in the --tf32 mode, cifar10.tf32 by
@@ -45,27 +45,26 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
-from repdist.data.cifar10 import load_cifar10, normalise, write_standin  # noqa: E402
-from repdist.data.radial import label_codes  # noqa: E402
-from repdist.experiments.cifar import (  # noqa: E402
+from repdist.data.cifar10 import load_cifar10, normalise, write_standin
+from repdist.data.radial import label_codes
+from repdist.experiments.cifar import (
     NUM_CLASSES,
     CifarModelConfig,
     cifar_stack,
     resolve_bn_momentum,
 )
-from repdist.measures import compare  # noqa: E402
-from repdist.models.extract import extract  # noqa: E402
-from repdist.models.resnet import build_cifar_model  # noqa: E402
-from repdist.models.stacked import StackedModelClass  # noqa: E402
-from repdist.pipeline.subnormals import flush_subnormals  # noqa: E402
-from repdist.training.devices import TF32_MODES, set_cuda_float32  # noqa: E402
-from repdist.training.loop import RunOptions, TrainData, batch_nll, train  # noqa: E402
+from repdist.measures import compare
+from repdist.models.extract import extract
+from repdist.models.resnet import build_cifar_model
+from repdist.models.stacked import StackedModelClass
+from repdist.pipeline.subnormals import flush_subnormals
+from repdist.training.devices import TF32_MODES, set_cuda_float32
+from repdist.training.loop import RunOptions, TrainData, batch_nll, train
 
-from paper_config import PAPER_CONFIG, train_config  # noqa: E402
+from repdist_dev.checkout import paper_config, train_config
 
+PAPER_CONFIG = paper_config()
 G_WIDTH = PAPER_CONFIG["cifar10"]["g_width"]  # the original's ..._resnetcifar10_128_fd*.json
 BASE_WIDTH = PAPER_CONFIG["cifar10"]["base_width"]
 SHIMS = ("torchvision.datasets.CIFAR10 + ToTensor + Normalize(0.5, 0.5) -> TensorDataset of the "

@@ -271,3 +271,63 @@ def test_lm_models_entries_keep_the_config_order():
     entries = lm_models(copy.deepcopy(cfg))
     assert [e.name for e in entries] == ["z", "a"]
     assert entries[1].where == "x@r1" and entries[1].tokenizer == "t" and entries[0].on_hub
+
+
+@pytest.mark.parametrize(("name", "path"), [
+    ("gpt2", False), ("EleutherAI/pythia-70m", False), ("openai-community/gpt2-xl", False),
+    ("/models/gpt2", True), ("./gpt2", True), ("../models/gpt2", True), ("~/models/gpt2", True),
+    (".", True), ("..", True), ("models/gpt2/step1000", True), ("gpt2/", True),
+    ("models//gpt2", True),
+])
+def test_a_path_is_told_from_a_hub_id_by_its_shape(name, path):
+    from repdist.io.download import path_shaped
+
+    assert path_shaped(name) is path
+
+
+def test_a_revision_of_a_folder_is_refused_naming_the_key(tmp_path):
+    """A folder holds one set of weights: from_pretrained would ignore the revision, and the
+    files would record it as if used."""
+    models = two_tokenizers(tmp_path)
+    with pytest.raises(ConfigError, match=r"lm\.models\.b\.revision.*one set of weights"):
+        check_config(config_with({"a": models["a"], "b": {**models["b"], "revision": "step9"}}))
+    hub = {"a": models["a"], "h": {"model": "repdist-tests/not-cached", "revision": "step9"}}
+    check_lm_models(config_with(hub))  # a hub id takes a revision
+
+
+@pytest.mark.parametrize("online", [True, False])
+def test_a_path_that_is_no_folder_is_refused_whether_or_not_the_hub_is_reachable(
+        tmp_path, monkeypatch, online):
+    """Refused at start-up by its shape, not by the hub being out of reach, and never told to
+    `hf download` a path; a path's tokenizer as well."""
+    import repdist.io.download
+
+    reached = []
+    monkeypatch.setattr(repdist.io.download, "unreachable",
+                        lambda url, timeout=3.0: reached.append(url) or (None if online else "x"))
+    folder = two_tokenizers(tmp_path)["a"]
+    for key, entry in (("model", {"model": str(tmp_path / "gone" / "gpt2")}),
+                       ("model", {"model": "./gone/gpt2"}),
+                       ("tokenizer", {"model": "gpt2", "tokenizer": "~/no-such-tokenizer"})):
+        with pytest.raises(ConfigError, match=rf"lm\.models\.p\.{key}.*no folder") as err:
+            check_config(config_with({"a": folder, "p": entry}))
+        assert "hf download" not in str(err.value)
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(ConfigError, match=r"lm\.models\.p\.model"):
+        check_lm_models(config_with({"a": folder, "p": {"model": str(tmp_path / "file")}}))
+    entry = LMModel("p", str(tmp_path / "gone"))
+    assert not entry.on_hub
+    check_lm_models_available([entry], probe=lambda url: "offline")  # never a hub download
+    assert not reached
+
+
+def test_the_loader_refuses_a_revision_of_a_folder_and_a_path_that_is_no_folder(standins,
+                                                                                tmp_path):
+    from repdist.extract import ExtractionError, load_causal_lm, load_tokenizer
+
+    folder, _ = standins
+    with pytest.raises(ExtractionError, match="one set of weights.*'step9'"):
+        load_causal_lm(str(folder / "g"), revision="step9")
+    with pytest.raises(ExtractionError, match="no such folder") as err:
+        load_tokenizer(str(tmp_path / "gone"))
+    assert "hf download" not in str(err.value)

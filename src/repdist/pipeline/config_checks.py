@@ -203,9 +203,9 @@ def check_lm(config: Config) -> None:
 
 def check_lm_models(config: Config) -> None:
     """The outside language models (lm.models): at least two (they are compared in pairs),
-    stand-ins whose heads split the width, no name that is a folder of the branch, and one
-    tokenizer for all of them (read from their files where they are here:
-    pipeline/lm_models.py), before any job."""
+    stand-ins whose heads split the width, no name that is a folder of the branch, paths that
+    are folders (and no revision of a folder), and one tokenizer for all of them (read from
+    their files where they are here: pipeline/lm_models.py), before any job."""
     models = config["lm"].get("models") or {}
     if not models:
         return
@@ -214,11 +214,13 @@ def check_lm_models(config: Config) -> None:
     taken = sorted(set(models) & set(LM_MODELS_FILES))
     need(not taken, "lm.models", f"{taken} name(s) files of lm_models/: choose other names")
     from ..models.lm_standins import StandinSpec
-    from .lm_models import check_shared_tokenizer, lm_models
+    from .lm_models import check_shared_tokenizer, check_sources, lm_models
 
     for name, entry in models.items():
         spec = StandinSpec(**entry["standin"]) if entry.get("standin") else None
         need(spec is None or spec.width % spec.heads == 0, f"lm.models.{name}.standin.heads",
              f"must divide the stand-in's width {spec and spec.width}, got {spec and spec.heads}")
 
-    check_shared_tokenizer(lm_models(config))
+    entries = lm_models(config)
+    check_sources(entries)
+    check_shared_tokenizer(entries)

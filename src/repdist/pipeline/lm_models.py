@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..io.download import HUB_URL, hub_offline, unreachable
+from ..io.download import HUB_URL, hub_offline, path_shaped, unreachable
 from .config_checks import ConfigError, need
 
 STANDIN_TOKENIZER = "repdist stand-in tokenizer"  # every stand-in of a run has the same one
@@ -46,7 +46,9 @@ class LMModel:
 
     @property
     def on_hub(self) -> bool:
-        return self.standin is None and self.local is None
+        """A hub id (not a stand-in, a folder here, or a path: io/download.py::path_shaped)."""
+        return (self.standin is None and self.local is None and self.model is not None
+                and not path_shaped(self.model))
 
     @property
     def where(self) -> str:
@@ -132,6 +134,25 @@ def check_shared_tokenizer(entries: Sequence[LMModel]) -> None:
              f"{', '.join(names)} share one" if len(names) > 1 else f"{names[0]} has its own"
              for names in groups.values()) +
          ". Compare models of one tokenizer per run (e.g. one overlay per family)")
+
+
+def check_sources(entries: Sequence[LMModel]) -> None:
+    """Before any job, whether the hub is reachable or not: a path (io/download.py::path_shaped:
+    absolute, ~, ./, ../, or a separator no hub id has) where no folder is, as `model:` or
+    `tokenizer:`, is refused; so is a `revision:` of a folder (a folder holds one set of
+    weights: from_pretrained ignores the revision, which would be recorded as if used)."""
+    for entry in entries:
+        for key, value in (("model", entry.model), ("tokenizer", entry.tokenizer)):
+            need(value is None or not path_shaped(value) or Path(value).expanduser().is_dir(),
+                 f"lm.models.{entry.name}.{key}",
+                 f"{value!r} is a path (not a hub id such as 'gpt2' or 'EleutherAI/pythia-70m') "
+                 "and no folder is there: give the folder save_pretrained wrote (a relative "
+                 "path is read from the directory snakemake runs in), or a hub id")
+        need(entry.revision is None or entry.local is None, f"lm.models.{entry.name}.revision",
+             f"{entry.model} is a folder, which holds one set of weights: from_pretrained "
+             f"ignores a revision there, so {entry.revision!r} would not be the weights used. "
+             "Leave revision out, or give the hub id at that revision (or a folder saved from "
+             "it)")
 
 
 Probe = Callable[[str], str | None]

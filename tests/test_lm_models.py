@@ -331,3 +331,51 @@ def test_the_loader_refuses_a_revision_of_a_folder_and_a_path_that_is_no_folder(
     with pytest.raises(ExtractionError, match="no such folder") as err:
         load_tokenizer(str(tmp_path / "gone"))
     assert "hf download" not in str(err.value)
+
+
+def test_models_of_three_widths_keep_every_models_width_in_the_pairs_provenance(rng, tmp_path):
+    """Widths 3, 5 and 3: the pairs table's metadata holds every model's M (and revision), and
+    the figure's title their range, not the first model's."""
+    from repdist.experiments.lm_models import write_lm_model
+    from repdist.experiments.outputs import SeedFiles
+    from repdist.experiments.pairs import pairs_metadata
+    from repdist.figures.lm import seed_pairs_figure
+
+    names, files, metrics = ["a", "b", "c"], [], []
+    for name, width, revision in zip(names, (3, 5, 3), ("step1", "step2", "step1")):
+        folder = tmp_path / name
+        sf = SeedFiles({"test": folder / "e.parquet"}, folder / "u.parquet", folder / "m.json")
+        m = model_metrics(np.ones(60), np.zeros(60, int), np.zeros(60, int))
+        write_lm_model(sf, rng.normal(size=(60, width)), rng.normal(size=(9, width)),
+                       np.zeros(60, int), {"name": name, "revision": revision,
+                                           "positions": "last"}, m)
+        files.append(sf)
+        metrics.append(m)
+    embeddings = [f.embeddings["test"] for f in files]
+    measures = {"num_samples": 2, "seed": 0}
+    with pytest.warns(UserWarning, match="widths differ"):
+        pairs = compare_named(names, embeddings, [f.unembeddings for f in files], metrics,
+                              measures)
+    meta = pairs_metadata(names, embeddings, measures)
+    assert meta["M"] == {"a": 3, "b": 5, "c": 3} and meta["K"] == 9
+    assert meta["revision"] == {"a": "step1", "b": "step2", "c": "step1"}
+    assert "name" not in meta and meta["measures"] == measures
+    title = seed_pairs_figure(pairs, meta)._suptitle.get_text()
+    assert "M = 3-5," in title and "K = 9 tokens" in title
+    same = pairs_metadata(names[::2], embeddings[::2], measures)
+    assert same["M"] == 3 and same["revision"] == "step1"
+
+
+def test_the_layer_tables_provenance_holds_for_every_model(tmp_path, rng):
+    from repdist.experiments.lm_layers import layers_metadata, read_layer_set, write_layers
+
+    sets = []
+    for name, revision in (("a", "step1"), ("b", "step2")):
+        states = {i: rng.normal(size=(20, 4)).astype(np.float32) for i in range(2)}
+        write_layers(tmp_path / name, states, np.zeros(20, int), np.zeros(20, int),
+                     {"name": name, "count": 2, "head_input": 1, "revision": revision,
+                      "positions": "last"})
+        sets.append(read_layer_set(name, tmp_path / name))
+    meta = layers_metadata(sets, "all", [4])
+    assert meta["revision"] == {"a": "step1", "b": "step2"} and meta["positions"] == "last"
+    assert [m["name"] for m in meta["models"]] == ["a", "b"] and "count" not in meta

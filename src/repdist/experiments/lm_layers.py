@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import read_parquet_metadata, write_json, write_parquet
+from ..io.provenance import models_provenance
 from ..io.representations import columns_of, embeddings_frame
 from ..measures.cca import mean_cca_over_rank, orthonormal_basis
 from ..measures.extra import centred, linear_cka_centred, svcca_from_bases
@@ -190,12 +191,19 @@ def layer_summary(table: pd.DataFrame) -> pd.DataFrame:
     return out[SUMMARY_COLUMNS]
 
 
+# the layer files' metadata that is one layer's or one model's (in the table's `models`)
+LAYER_OWN_KEYS = ("layer", "width", "seed", "name", "count", "head_input")
+
+
 def layers_metadata(models: Sequence[LayerSet], selected: Any,
                     components: Sequence[int]) -> dict[str, Any]:
     """The layer table's metadata: its models (name, layers, head's input), the settings, and
-    the first model's provenance."""
-    first = read_parquet_metadata(models[0].folder / layer_file(models[0].written[0]))
-    keep = {k: v for k, v in first.items() if k not in ("layer", "width", "seed", "name")}
-    return {**keep, "models": [{"name": m.name, "count": m.count, "head_input": m.head_input}
-                               for m in models],
+    every model's provenance (io/provenance.py::models_provenance: a key the models differ on,
+    e.g. their revisions, as {model: value})."""
+    metas = {m.name: {k: v for k, v in read_parquet_metadata(
+        m.folder / layer_file(m.written[0])).items() if k not in LAYER_OWN_KEYS}
+        for m in models}
+    return {**models_provenance(metas),
+            "models": [{"name": m.name, "count": m.count, "head_input": m.head_input}
+                       for m in models],
             "layers": selected, "components": list(components)}

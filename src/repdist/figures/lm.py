@@ -27,6 +27,16 @@ def seed_pairs_table(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs[[*pair_keys(pairs), *TABLE_COLUMNS[2:]]].reset_index(drop=True)
 
 
+def per_model_text(value: Any) -> str:
+    """A provenance value as a title states it: as it is, or where the models differ
+    (io/provenance.py::models_provenance's {model: value}) the range of their values (M of
+    32, 48 and 32: "32-48")."""
+    if not isinstance(value, Mapping):
+        return str(value)
+    values = sorted(set(value.values()), key=lambda v: (str(type(v)), v))
+    return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
+
+
 def seed_pairs_figure(pairs: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
     """Left: KL against d_LLV; right: KL against m_CCA of f and of g; one point per pair, each
     labelled with its seeds."""
@@ -51,8 +61,9 @@ def seed_pairs_figure(pairs: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figur
     what = "seed pairs" if a == "seed_a" else "pairs of models"
     text = (f"Python {meta.get('python_version')}'s stdlib"
             if meta.get("corpus", "stdlib") == "stdlib" else str(meta.get("corpus")))
-    fig.suptitle(f"Language models: {len(pairs)} {what} (K = {meta.get('K')} tokens, "
-                 f"M = {meta.get('M')}, f at the {meta.get('positions')} position(s), "
+    fig.suptitle(f"Language models: {len(pairs)} {what} (K = {per_model_text(meta.get('K'))} "
+                 f"tokens, M = {per_model_text(meta.get('M'))}, f at the "
+                 f"{per_model_text(meta.get('positions'))} position(s), "
                  f"{text}){note}", color=PAPER_BLUE)
     fig.tight_layout()
     return fig

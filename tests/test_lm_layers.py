@@ -228,3 +228,19 @@ def test_a_model_without_an_attention_mask_keyword_gives_its_layers():
     assert got.count == 4 and sorted(got.states) == [0, 1, 2, 3]
     reps = causal_lm_representations(model, ids, head="head", positions="last", bias="drop")
     np.testing.assert_array_equal(got.states[3], reps.f.astype(np.float32))
+
+
+def test_the_layer_figure_says_what_its_bracketed_ticks_mean(tmp_path, rng):
+    """Depths 3 and 5 meet by relative depth: the ticks read "1 (2)", "2 (4)" (slot, and the
+    first model's layer), and the axis title says so, naming that model."""
+    from repdist.figures.lm import layers_figure
+
+    deep = write_set(tmp_path, "deep", random_layers(rng, widths=(6,) * 5))
+    shallow = write_set(tmp_path, "shallow", random_layers(rng, widths=(6,) * 3))
+    summary = layer_summary(layer_table([deep, shallow], "all", [4]))
+    meta = {"models": [{"name": "deep"}, {"name": "shallow"}], "positions": "last"}
+    ax = layers_figure(summary, meta).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "1 (2)", "2 (4)"]
+    assert '"k (l)": slot k is layer l of deep, the first model' in ax.get_xlabel()
+    same = summary[summary["slot"] < 1].assign(layer=0)
+    assert layers_figure(same, meta).axes[0].get_xlabel() == "layer (0: the embeddings)"

@@ -98,8 +98,8 @@ def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
                     rotation=90, ha="right", va="bottom", color="grey", fontsize=11)
     models = meta.get("models") or []
     ax.set_xticks(*slot_ticks(summary))
-    ax.set_xlabel(slot_axis_title(summary, models[0]["name"] if models else "the first model"),
-                  fontsize=10)
+    title = slot_axis_title(summary, models[0]["name"] if models else "the first model")
+    ax.set_xlabel(title, fontsize=10 if "\n" in title else None)
     ax.set_ylabel("similarity (mean over pairs; range shaded)")
     ax.set_ylim(min(0.0, float(summary["min"].min())), 1.02)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10)

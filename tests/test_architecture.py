@@ -162,3 +162,89 @@ def test_every_training_rule_logs_where_repdist_progress_looks():
         "logs/synthetic_train/K4_w16_g0_f0.log"
     with pytest.raises(ValueError, match="not a training job"):
         training_log("synthetic_pairs", "K4")
+
+
+def module_of(path: Path) -> str:
+    """The dotted name of a module of src/repdist (a package by its __init__)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_imports(text: str, here: str, known: set[str]) -> set[str]:
+    """The modules of `known` that source `text` of module `here` imports, at module level or
+    inside a function (an import moved into a function still closes a cycle when it runs):
+    `from a.b import c` is a.b.c where that is a module, else a.b."""
+    package = here.split(".") if f"{here}.__init__" in known else here.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            base = (package[: len(package) - node.level + 1] if node.level else [])
+            target = ".".join(base + (node.module.split(".") if node.module else []))
+            for alias in node.names:
+                found.add(f"{target}.{alias.name}" if f"{target}.{alias.name}" in known
+                          else target)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {name for name in found if name in known and name != here}
+
+
+def import_graph() -> dict[str, set[str]]:
+    paths = modules()
+    known = {module_of(p) for p in paths}
+    known |= {f"{module_of(p)}.__init__" for p in paths if p.name == "__init__.py"}
+    return {module_of(p): module_imports(p.read_text(), module_of(p), known) for p in paths}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_import_cycle_between_modules():
+    """No two modules import each other, directly or through others, counting the imports
+    inside functions (which only hide a cycle until the function runs)."""
+    cycles = import_cycles(import_graph())
+    assert not cycles, "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_check_finds_a_cycle_hidden_in_a_function():
+    known = {"repdist.pipeline.a", "repdist.pipeline.b", "repdist.pipeline.c", "repdist.io",
+             "repdist.io.__init__", "repdist.io.files"}
+    here = "repdist.pipeline.a"
+    assert module_imports("def f():\n    from .b import x\n", here, known) == \
+        {"repdist.pipeline.b"}
+    assert module_imports("from ..io import files, atomic\n", here, known) == \
+        {"repdist.io.files", "repdist.io"}
+    assert module_imports("from . import c\nimport repdist.io.files\n", here, known) == \
+        {"repdist.pipeline.c", "repdist.io.files"}
+    assert module_imports("from .files import x\n", "repdist.io", known) == {"repdist.io.files"}
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []

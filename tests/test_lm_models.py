@@ -23,7 +23,8 @@ from repdist.experiments.lm_models import (
     vocabulary_digest,
 )
 from repdist.experiments.pairs import NAMED_PAIR_COLUMNS, PAIR_COLUMNS, compare_named, compare_seeds
-from repdist.pipeline.config_checks import ConfigError, check_config, check_lm_models
+from repdist.pipeline.config_checks import check_config, check_lm_models
+from repdist.pipeline.config_errors import ConfigError
 from repdist.pipeline.lm_models import (
     LMModel,
     check_lm_models_available,

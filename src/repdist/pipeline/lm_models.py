@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io.download import HUB_URL, hub_offline, path_shaped, unreachable
-from .config_checks import ConfigError, need
+from .config_errors import ConfigError, need
 
 STANDIN_TOKENIZER = "repdist stand-in tokenizer"  # every stand-in of a run has the same one
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer.model")

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from repdist.experiments.lm_models import (
+from repdist.experiments.lm_extraction import (
     CorpusConfig,
     check_same_vocabulary,
     corpus_text,
@@ -25,7 +25,7 @@ from repdist.experiments.lm_models import (
 from repdist.experiments.pairs import NAMED_PAIR_COLUMNS, PAIR_COLUMNS, compare_named, compare_seeds
 from repdist.pipeline.config_checks import check_config, check_lm_models
 from repdist.pipeline.config_errors import ConfigError
-from repdist.pipeline.lm_models import (
+from repdist.pipeline.lm_model_sources import (
     LMModel,
     check_lm_models_available,
     check_shared_tokenizer,
@@ -337,7 +337,7 @@ def test_the_loader_refuses_a_revision_of_a_folder_and_a_path_that_is_no_folder(
 def test_models_of_three_widths_keep_every_models_width_in_the_pairs_provenance(rng, tmp_path):
     """Widths 3, 5 and 3: the pairs table's metadata holds every model's M (and revision), and
     the figure's title their range, not the first model's."""
-    from repdist.experiments.lm_models import write_lm_model
+    from repdist.experiments.lm_extraction import write_lm_model
     from repdist.experiments.outputs import SeedFiles
     from repdist.experiments.pairs import pairs_metadata
     from repdist.figures.lm import seed_pairs_figure

@@ -1,6 +1,6 @@
 # Helpers of rules/lm.smk.
-from repdist.pipeline.lm_models import check_lm_models_available
-from repdist.pipeline.lm_models import lm_models as lm_model_entries
+from repdist.pipeline.lm_model_sources import check_lm_models_available
+from repdist.pipeline.lm_model_sources import lm_models as lm_model_entries
 
 LM = config["lm"]
 LM_SEEDS = LM["seeds"]
@@ -69,7 +69,7 @@ def lm_runtime(wildcards, attempt=1):
 
 # Layer by layer (experiments/lm_layers.py), for the seeds and for lm.models.
 LM_LAYER_SETTINGS = {"layers": LM["layers"], "components": LM["layer_components"]}
-# Outside models (lm.models; pipeline/lm_models.py): on whenever two or more are named.
+# Outside models (lm.models; pipeline/lm_model_sources.py): on whenever two or more are named.
 LM_MODELS = {m.name: m for m in lm_model_entries(config)}
 LM_MODEL_NAMES = list(LM_MODELS)
 LM_MODELS_ON = len(LM_MODELS) >= 2
@@ -146,7 +146,7 @@ def lm_layer_names(wildcards):
 
 def check_lm_models_downloads(jobs):
     """At start-up: the hub models this run must extract, not here and not reachable, stop
-    the run (pipeline/lm_models.py), as a missing CIFAR-10 does."""
+    the run (pipeline/lm_model_sources.py), as a missing CIFAR-10 does."""
     needed = {
         j.wildcards.get("name") for j in jobs if j.rule.name == "lm_models_extract"
     }

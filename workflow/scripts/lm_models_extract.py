@@ -8,7 +8,7 @@ import torch
 
 from repdist.experiments.lm import window_labels
 from repdist.experiments.lm_layers import write_layers
-from repdist.experiments.lm_models import (
+from repdist.experiments.lm_extraction import (
     check_same_vocabulary,
     model_metrics,
     read_contexts,

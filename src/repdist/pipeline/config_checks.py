@@ -12,7 +12,7 @@ from typing import Any
 from ..data.cifar10 import missing_files
 from ..models.lm_standins import StandinSpec
 from .config_errors import need
-from .lm_models import check_shared_tokenizer, check_sources, lm_models
+from .lm_model_sources import check_shared_tokenizer, check_sources, lm_models
 
 REP_DIM_CONSTRUCTED = 2  # the hand-built models live in 2-D (paper Table 1, Fig. 16 left)
 CIFAR_CLASSES = 10
@@ -199,7 +199,7 @@ def check_lm_models(config: Config) -> None:
     """The outside language models (lm.models): at least two (they are compared in pairs),
     stand-ins whose heads split the width, no name that is a folder of the branch, paths that
     are folders (and no revision of a folder), and one tokenizer for all of them (read from
-    their files where they are here: pipeline/lm_models.py), before any job."""
+    their files where they are here: pipeline/lm_model_sources.py), before any job."""
     models = config["lm"].get("models") or {}
     if not models:
         return

@@ -7,7 +7,7 @@ leaves them, so that the one pairs loop (pairs.py::compare_named) and the layers
 No torch here: the jobs load the models and tokenizers (repdist.extract) and hand the arrays
 in. The contexts are cut once, by the first model's tokenizer; every model's job checks that
 its own tokenizer has the same vocabulary (the DAG checks it before any job where the
-tokenizer files are at hand: pipeline/lm_models.py).
+tokenizer files are at hand: pipeline/lm_model_sources.py).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Nothing here imports torch or transformers: the tokenizers are compared by the f
 define them (tokenizer.json's vocabulary and merges, or vocab.json and merges.txt, or a
 sentencepiece tokenizer.model), read from the folder or the cache, in milliseconds. A model
 whose files are not here yet (a hub id not cached, while the hub is reachable) is compared when
-its extraction job loads its tokenizer (experiments/lm_models.py::check_same_vocabulary).
+its extraction job loads its tokenizer (experiments/lm_extraction.py::check_same_vocabulary).
 """
 
 from __future__ import annotations

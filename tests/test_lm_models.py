@@ -19,18 +19,19 @@ from repdist.experiments.lm_extraction import (
     CorpusConfig,
     check_same_vocabulary,
     corpus_text,
+    loaded_tokenizer_digest,
     model_metrics,
-    vocabulary_digest,
 )
 from repdist.experiments.pairs import NAMED_PAIR_COLUMNS, PAIR_COLUMNS, compare_named, compare_seeds
 from repdist.pipeline.config_checks import check_config, check_lm_models
 from repdist.pipeline.config_errors import ConfigError
+from repdist.io.hub import tokenizer_digest
 from repdist.pipeline.lm_model_sources import (
     LMModel,
     check_lm_models_available,
     check_shared_tokenizer,
     lm_models,
-    tokenizer_fingerprint,
+    tokenizer_identity,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,7 +66,7 @@ def test_standins_load_as_hub_models_sharing_one_tokenizer(standins):
     vocab = made["g"]["vocab_size"]
     assert 257 < vocab <= 384 and {m["vocab_size"] for m in made.values()} == {vocab}
     assert not list(folder.glob("*.tmp"))
-    prints = {tokenizer_fingerprint(LMModel(n, str(folder / n))) for n in "gnl"}
+    prints = {tokenizer_identity(LMModel(n, str(folder / n))) for n in "gnl"}
     assert len(prints) == 1 and None not in prints
     kinds = {type(load_causal_lm(str(folder / n))).__name__ for n in "gnl"}
     assert kinds == {"GPT2LMHeadModel", "GPTNeoXForCausalLM", "LlamaForCausalLM"}
@@ -79,8 +80,7 @@ def test_a_standin_tokenizer_is_the_same_for_the_same_text(standins, tmp_path):
 
     folder, _ = standins
     standin_tokenizer(TEXT).save_pretrained(tmp_path / "again")
-    assert tokenizer_fingerprint(LMModel("a", str(tmp_path / "again"))) == \
-        tokenizer_fingerprint(LMModel("g", str(folder / "g")))
+    assert tokenizer_digest(str(tmp_path / "again")) == tokenizer_digest(str(folder / "g"))
 
 
 def test_a_tokenizer_reads_the_same_from_tokenizer_json_and_vocab_merges(tmp_path):
@@ -101,12 +101,10 @@ def test_a_tokenizer_reads_the_same_from_tokenizer_json_and_vocab_merges(tmp_pat
     assert isinstance(transformers.GPT2Tokenizer(str(slow / "vocab.json"),
                                                  str(slow / "merges.txt")),
                       transformers.GPT2Tokenizer)  # a real slow tokenizer's files
-    assert tokenizer_fingerprint(LMModel("a", str(tmp_path / "fast"))) == \
-        tokenizer_fingerprint(LMModel("b", str(slow)))
+    assert tokenizer_digest(str(tmp_path / "fast")) == tokenizer_digest(str(slow))
     standin_tokenizer(OTHER_TEXT).save_pretrained(tmp_path / "other")
-    assert tokenizer_fingerprint(LMModel("c", str(tmp_path / "other"))) != \
-        tokenizer_fingerprint(LMModel("a", str(tmp_path / "fast")))
-    assert tokenizer_fingerprint(LMModel("d", str(tmp_path))) is None  # no tokenizer files
+    assert tokenizer_digest(str(tmp_path / "other")) != tokenizer_digest(str(tmp_path / "fast"))
+    assert tokenizer_digest(str(tmp_path)) is None  # no tokenizer files
 
 
 def two_tokenizers(tmp_path):
@@ -227,11 +225,26 @@ def test_metrics_score_the_known_next_tokens_and_vocabularies_must_agree():
     assert metrics["positions_scored"] == 2
     with pytest.raises(ValueError, match="no kept position"):
         model_metrics(nll[2:], labels[2:], preds[2:])
-    digest = vocabulary_digest({"a": 0, "b": 1})
-    assert digest == vocabulary_digest({"b": 1, "a": 0}) != vocabulary_digest({"a": 1, "b": 0})
-    check_same_vocabulary("m", digest, {"vocabulary_sha256": digest})
+    check_same_vocabulary("m", "abc", {"tokenizer_digest": "abc"})
     with pytest.raises(ValueError, match=r"lm\.models\.m: .*tok0"):
-        check_same_vocabulary("m", digest, {"vocabulary_sha256": "x", "tokenizer": "tok0"})
+        check_same_vocabulary("m", "abc", {"tokenizer_digest": "x", "tokenizer": "tok0"})
+
+
+def test_a_job_and_the_dag_give_a_tokenizer_one_identity(standins, tmp_path, monkeypatch):
+    """The digest a job records after loading a tokenizer (loaded_tokenizer_digest) is the one
+    the DAG compared before any job (tokenizer_identity), and the same when its files are not
+    where the job can read them (then the tokenizer saved again)."""
+    from repdist.extract import load_tokenizer
+    from repdist.models.lm_standins import standin_tokenizer
+
+    folder, _ = standins
+    at_start = tokenizer_identity(LMModel("g", str(folder / "g")))
+    tokenizer = load_tokenizer(str(folder / "g"))
+    assert loaded_tokenizer_digest(tokenizer, str(folder / "g")) == at_start
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert loaded_tokenizer_digest(tokenizer, "repdist-tests/not-cached") == at_start
+    other = standin_tokenizer(OTHER_TEXT)
+    assert loaded_tokenizer_digest(other, "repdist-tests/not-cached") != at_start
 
 
 def test_named_pairs_are_the_seed_pairs_by_name(rng, tmp_path):
@@ -281,7 +294,7 @@ def test_lm_models_entries_keep_the_config_order():
     ("models//gpt2", True),
 ])
 def test_a_path_is_told_from_a_hub_id_by_its_shape(name, path):
-    from repdist.io.download import path_shaped
+    from repdist.io.hub import path_shaped
 
     assert path_shaped(name) is path
 
@@ -301,10 +314,10 @@ def test_a_path_that_is_no_folder_is_refused_whether_or_not_the_hub_is_reachable
         tmp_path, monkeypatch, online):
     """Refused at start-up by its shape, not by the hub being out of reach, and never told to
     `hf download` a path; a path's tokenizer as well."""
-    import repdist.io.download
+    import repdist.pipeline.lm_model_sources as sources
 
     reached = []
-    monkeypatch.setattr(repdist.io.download, "unreachable",
+    monkeypatch.setattr(sources, "unreachable",
                         lambda url, timeout=3.0: reached.append(url) or (None if online else "x"))
     folder = two_tokenizers(tmp_path)["a"]
     for key, entry in (("model", {"model": str(tmp_path / "gone" / "gpt2")}),

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..io.download import hub_offline, path_shaped
+from ..io.hub import hub_offline, path_shaped
 from .classifier import ExtractionError
 
 INSTALL = "pip install transformers (or pip install 'repdist[lm]')"
@@ -38,7 +38,7 @@ def _load(what: str, name_or_path: str, load: Any, revision: str | None = None,
           **kwargs: Any) -> Any:
     """`load(name_or_path, ...)` (at `revision`: a hub branch, tag or commit, e.g. one of
     Pythia's training checkpoints), its missing-folder, offline and not-found errors made one
-    ExtractionError that names the model and the way out. A path (io/download.py::path_shaped)
+    ExtractionError that names the model and the way out. A path (io/hub.py::path_shaped)
     is never sent to the hub, and a folder takes no revision (it has one set of weights)."""
     local = Path(name_or_path).expanduser()
     if local.exists() and not local.is_dir():

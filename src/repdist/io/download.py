@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import socket
 import urllib.parse
@@ -72,36 +71,6 @@ def unreachable(url: str, timeout: float = 3.0) -> str | None:
             return None
     except OSError as err:
         return f"cannot connect to {host}:{port} ({err})"
-
-
-HUB_URL = "https://huggingface.co"  # the Hugging Face hub, probed before a run needs a model
-OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")  # either: the cache only
-
-
-def hub_offline() -> bool:
-    """Whether HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set now, as huggingface_hub reads it
-    (read at each call: huggingface_hub reads it once, at import)."""
-    return any(os.environ.get(v, "").strip().upper() in ("1", "ON", "YES", "TRUE")
-               for v in OFFLINE_VARIABLES)
-
-
-# A hub id: a name, or owner/name, each of letters, digits, '.', '_' and '-' (huggingface_hub's
-# rule, less its length and '--' limits, which the hub itself reports)
-HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?")
-
-
-def path_shaped(name: str) -> bool:
-    """Whether `name` (a model or tokenizer as a person gives it) can only mean a path on this
-    machine, never a hub id: absolute, starting with `~`, `./` or `../` (or `.`, `..` alone), or
-    holding a path separator in a way a hub id cannot (`a/b/c`, `models/`, a backslash on
-    Windows). A bare name (`gpt2`) or `owner/name` (`EleutherAI/pythia-70m`) is a hub id unless
-    a folder of that name is here; write `./models/gpt2` to mean a folder unambiguously."""
-    if name in (".", "..") or name.startswith("~") or os.path.isabs(name):
-        return True
-    separators = [sep for sep in ("/", os.sep, os.altsep) if sep]
-    if any(name.startswith(f"{dots}{sep}") for dots in (".", "..") for sep in separators):
-        return True
-    return any(sep in name for sep in separators) and HUB_ID.fullmatch(name) is None
 
 
 def zenodo_files(record_url: str, names: Sequence[str],

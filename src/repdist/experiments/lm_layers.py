@@ -21,8 +21,6 @@ indices, slot k is the k-th listed layer of each model.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import read_parquet_metadata, write_json, write_parquet
+from ..io import atomic_folder, read_parquet_metadata, write_json, write_parquet
 from ..io.provenance import models_provenance
 from ..io.representations import columns_of, embeddings_frame
 from ..measures.cca import mean_cca_over_rank, orthonormal_basis
@@ -54,17 +52,13 @@ def write_layers(folder: str | Path, states: Mapping[int, np.ndarray], labels: n
     """Every selected layer's states as a parquet file in `folder`, and the index (`info`:
     count, head_input, and the model's provenance) last; the folder takes its name only once
     complete."""
-    folder = Path(folder)
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for index, f in sorted(states.items()):
-        write_parquet(tmp / layer_file(index), embeddings_frame(f, labels, preds),
-                      {**info, "layer": int(index), "width": int(f.shape[1]), "split": "test"})
-    write_json(tmp / INDEX, {**info, "layers": sorted(int(i) for i in states),
-                             "widths": {str(i): int(f.shape[1]) for i, f in states.items()}})
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(tmp, folder)
+    with atomic_folder(folder) as tmp:
+        for index, f in sorted(states.items()):
+            write_parquet(tmp / layer_file(index), embeddings_frame(f, labels, preds),
+                          {**info, "layer": int(index), "width": int(f.shape[1]),
+                           "split": "test"})
+        write_json(tmp / INDEX, {**info, "layers": sorted(int(i) for i in states),
+                                 "widths": {str(i): int(f.shape[1]) for i, f in states.items()}})
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import pandas as pd
 from ..io import read_parquet_metadata
 from ..io.provenance import models_provenance
 from ..io.representations import columns_of, load_representations
-from ..measures import CompareSettings, prepare
+from ..measures import CompareSettings, mean_cca, prepare
 from ..measures.cca import mean_cca_from_bases, orthonormal_basis
 from ..measures.pairs import all_pairs, compare_pairs
 
@@ -102,6 +102,12 @@ def pairs_metadata(keys: Sequence[Any], embeddings: Sequence[str | Path],
                         if k not in ("seed", "name")}
              for key, path in zip(keys, embeddings, strict=True)}
     return {**models_provenance(metas), "measures": dict(measure_kwargs)}
+
+
+def embeddings_mcca(a: pd.DataFrame, b: pd.DataFrame) -> float:
+    """m_CCA of two models' embeddings tables (f_0.. columns of the same inputs): the number
+    Fig. 3 (left) shows above two seeds' 2-D embeddings."""
+    return mean_cca(columns_of(a, "f_"), columns_of(b, "f_"))
 
 
 CIFAR_PAIR_COLUMNS = [

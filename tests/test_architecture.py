@@ -248,3 +248,16 @@ def test_the_cycle_check_finds_a_cycle_hidden_in_a_function():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert import_cycles(graph) == [["a", "b", "c"]]
     assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_every_runtime_estimate_is_the_one_function():
+    """The rules' `resources: runtime` come from pipeline/training_jobs.py::job_minutes: no rule
+    file writes its own max(..., int(...)) formula (the DAG snapshot holds every job's value)."""
+    from repdist.pipeline.training_jobs import job_minutes
+
+    formulas = [f"{p.relative_to(ROOT)}:{i}" for p in ROOT.glob("rules/**/*.smk")
+                for i, line in enumerate(p.read_text().splitlines(), 1)
+                if "max(" in line and "int(" in line]
+    assert not formulas, formulas
+    assert job_minutes(40, (0.5, 0.25), floor=5, margin=10, times=2) == 30
+    assert job_minutes(40, (0.01,), floor=5) == 5 and job_minutes(60, times=3) == 180

@@ -64,7 +64,7 @@ def lm_runtime(wildcards, attempt=1):
     times the attempt: a resubmitted job resumes from its checkpoint."""
     steps, width = LM["training"]["steps"], LM["model"]["width"]
     scale = steps / 1000 * (width / 64) ** 2 * LM["training"]["batch_size"] / 32
-    return max(10, int(10 * scale + 5)) * attempt
+    return training_jobs.job_minutes(10, [scale], floor=10, margin=5, times=attempt)
 
 
 # Layer by layer (experiments/lm_layers.py), for the seeds and for lm.models.

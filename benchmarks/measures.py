@@ -26,10 +26,10 @@ import numpy as np
 from repdist.measures import (
     compare,
     compare_prepared,
-    input_candidates,
     prepare,
     prepared_cache,
 )
+from repdist.measures.llv import input_candidates
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -261,3 +261,15 @@ def test_every_runtime_estimate_is_the_one_function():
     assert not formulas, formulas
     assert job_minutes(40, (0.5, 0.25), floor=5, margin=10, times=2) == 30
     assert job_minutes(40, (0.01,), floor=5) == 5 and job_minutes(60, times=3) == 180
+
+
+def test_every_home_in_the_concept_table_exists():
+    """docs/architecture.md's "where each concept lives": every module it names is there."""
+    import re
+
+    text = (ROOT / "docs" / "architecture.md").read_text().split("## Where each concept lives")[1]
+    homes = re.findall(r"`((?:cli|pipeline|experiments|figures|extract|training|models|data|"
+                       r"measures|io)/[a-z_]+\.py)`", text)
+    assert len(homes) > 40
+    missing = [h for h in homes if not (PACKAGE / h).is_file()]
+    assert not missing, missing

@@ -25,10 +25,10 @@ import numpy as np
 from repdist.measures import (
     compare,
     compare_prepared,
-    input_candidates,
     prepare,
     prepared_cache,
 )
+from repdist.measures.llv import input_candidates
 from repdist_dev import reference
 from repdist_dev.family import model_family
 

@@ -188,75 +188,116 @@ def test_every_training_rule_logs_where_repdist_progress_looks():
         training_log("synthetic_pairs", "K4")
 
 
-def module_name(path: Path) -> str:
-    """The dotted name of a module of src/."""
-    parts = path.relative_to(ROOT / "src").with_suffix("").parts
+def module_of(path: Path) -> str:
+    """The dotted name of a module of src/ (a package by its __init__)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def import_graph(paths: list[Path]) -> dict[str, set[str]]:
-    """Module -> the modules of `paths` it imports, at the top or inside a function (an import
-    in a function is still an edge: hiding one there does not remove a cycle)."""
-    names = {module_name(p): p for p in paths}
-    graph: dict[str, set[str]] = {}
-    for name, path in names.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        edges = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            targets = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join(up + ([node.module] if node.module else []))
-                targets = [f"{base}.{a.name}" for a in node.names] + [base]
-            for target in targets:
-                while target and target not in names:
-                    target = target.rpartition(".")[0]
-                if target and target != name:
-                    edges.add(target)
-        graph[name] = edges
-    return graph
+def module_imports(text: str, here: str, known: set[str]) -> set[str]:
+    """The modules of `known` that source `text` of module `here` imports, at module level or
+    inside a function (an import moved into a function still closes a cycle when it runs):
+    `from a.b import c` is a.b.c where that is a module, else a.b."""
+    package = here.split(".") if f"{here}.__init__" in known else here.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            base = (package[: len(package) - node.level + 1] if node.level else [])
+            target = ".".join(base + (node.module.split(".") if node.module else []))
+            for alias in node.names:
+                found.add(f"{target}.{alias.name}" if f"{target}.{alias.name}" in known
+                          else target)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {name for name in found if name in known and name != here}
 
 
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan), each sorted."""
+def import_graph() -> dict[str, set[str]]:
+    """Every module of src/'s packages (repdist and the developer's) -> what it imports."""
+    paths = sorted(p for p in ROOT.glob("src/**/*.py") if "__pycache__" not in p.parts)
+    known = {module_of(p) for p in paths}
+    known |= {f"{module_of(p)}.__init__" for p in paths if p.name == "__init__.py"}
+    return {module_of(p): module_imports(p.read_text(), module_of(p), known) for p in paths}
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
-    found: list[list[str]] = []
+    cycles = []
 
     def visit(node: str) -> None:
         index[node] = low[node] = len(index)
         stack.append(node)
-        for nxt in graph.get(node, ()):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in stack:
-                low[node] = min(low[node], index[nxt])
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
         if low[node] == index[node]:
-            part = []
+            group = []
             while True:
                 top = stack.pop()
-                part.append(top)
+                group.append(top)
                 if top == node:
                     break
-            if len(part) > 1:
-                found.append(sorted(part))
+            if len(group) > 1:
+                cycles.append(sorted(group))
 
     for node in sorted(graph):
         if node not in index:
             visit(node)
-    return found
+    return cycles
 
 
-def test_the_cycle_check_finds_a_cycle_hidden_in_a_function(tmp_path):
+def test_no_import_cycle_between_modules():
+    """No two modules import each other, directly or through others, counting the imports
+    inside functions (which only hide a cycle until the function runs)."""
+    cycles = import_cycles(import_graph())
+    assert not cycles, "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_check_finds_a_cycle_hidden_in_a_function():
+    known = {"repdist.pipeline.a", "repdist.pipeline.b", "repdist.pipeline.c", "repdist.io",
+             "repdist.io.__init__", "repdist.io.files"}
+    here = "repdist.pipeline.a"
+    assert module_imports("def f():\n    from .b import x\n", here, known) == \
+        {"repdist.pipeline.b"}
+    assert module_imports("from ..io import files, atomic\n", here, known) == \
+        {"repdist.io.files", "repdist.io"}
+    assert module_imports("from . import c\nimport repdist.io.files\n", here, known) == \
+        {"repdist.pipeline.c", "repdist.io.files"}
+    assert module_imports("from .files import x\n", "repdist.io", known) == {"repdist.io.files"}
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
-    assert cycles(graph) == [["a", "b", "c"]]
-    assert cycles({"a": {"b"}, "b": set()}) == []
+    assert import_cycles(graph) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_every_runtime_estimate_is_the_one_function():
+    """The rules' `resources: runtime` come from pipeline/training_jobs.py::job_minutes: no rule
+    file writes its own max(..., int(...)) formula (the DAG snapshot holds every job's value)."""
+    from repdist.pipeline.training_jobs import job_minutes
+
+    formulas = [f"{p.relative_to(ROOT)}:{i}" for p in ROOT.glob("rules/**/*.smk")
+                for i, line in enumerate(p.read_text().splitlines(), 1)
+                if "max(" in line and "int(" in line]
+    assert not formulas, formulas
+    assert job_minutes(40, (0.5, 0.25), floor=5, margin=10, times=2) == 30
+    assert job_minutes(40, (0.01,), floor=5) == 5 and job_minutes(60, times=3) == 180
+
+
+def test_every_home_in_the_concept_table_exists():
+    """docs/architecture.md's "where each concept lives": every module it names is there."""
+    import re
+
+    text = (ROOT / "docs" / "architecture.md").read_text().split("## Where each concept lives")[1]
+    homes = re.findall(r"`((?:cli|pipeline|experiments|figures|extract|training|models|data|"
+                       r"measures|io)/[a-z_]+\.py)`", text)
+    assert len(homes) > 40
+    missing = [h for h in homes if not (PACKAGE / h).is_file()]
+    assert not missing, missing
 
 
 def test_the_top_level_packages_import_only_downward_and_nothing_imports_a_script():

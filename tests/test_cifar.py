@@ -72,7 +72,8 @@ def test_fetch_verifies_and_extracts_an_archive(tmp_path):
     md5 = write_standin_archive(source, n_train=50, n_test=20)
     folder = fetch_cifar10(tmp_path / "resources", url=source.as_uri(), md5=md5)
     assert load_cifar10(folder).test_images.shape == (20, 3, 32, 32)
-    assert not list((tmp_path / "resources").glob(".extract-*"))  # no half-extracted leftovers
+    assert sorted(p.name for p in (tmp_path / "resources").iterdir()) == [
+        "cifar-10-batches-py", "cifar-10-python.tar.gz"]  # no half-extracted leftovers
 
 
 def test_fetch_rejects_a_wrong_checksum(tmp_path):

@@ -397,3 +397,19 @@ def test_the_low_rank_method_is_chosen_from_the_command_line(tmp_path, rng):
     assert (tables["sampled"]["t1"] >= tables["exact"]["t1"] - 1e-12).all()
     with pytest.raises(SystemExit):  # argparse names the choices
         run(*paths, "-o", tmp_path / "x.csv", "--method", "fast")
+
+
+def test_the_summary_counts_the_label_sets_of_the_pairs_estimated(tmp_path, rng, capsys):
+    """Widths 5, 4, 5: the first pair (different widths) has no label sets, the second (5 and
+    5) 100 of 792; the summary says 100, for 1 of 3 pairs, not the first row's 0."""
+    f, g = random_model(rng, n=700, k=14, m=5)
+    f2, g2 = perturbed(rng, f, g, noise=0.5)
+    narrow, narrow_g = random_model(rng, n=700, k=14, m=4)
+    paths = [save_npz(tmp_path / "a.npz", f, g), save_npz(tmp_path / "n.npz", narrow, narrow_g),
+             save_npz(tmp_path / "b.npz", f2, g2)]
+    assert run(*paths, "-o", tmp_path / "pairs.parquet", *FAST, "--max-label-sets", "100") == 0
+    table = pd.read_parquet(tmp_path / "pairs.parquet")
+    assert table["m_svd_label_sets"].tolist() == [0, 100, 0]
+    out = capsys.readouterr().out
+    assert "estimate (a lower bound) for 1 of 3 pairs: m_SVD_f ran on a sample of 100 label " \
+           "sets" in out

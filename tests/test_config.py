@@ -10,7 +10,8 @@ import yaml
 from snakemake.utils import validate
 from snakemake_interface_common.exceptions import WorkflowError
 
-from repdist.pipeline.config_checks import ConfigError, check_config
+from repdist.pipeline.config_checks import check_config
+from repdist.pipeline.config_errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "workflow" / "schemas" / "config.schema.yaml")

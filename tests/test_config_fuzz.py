@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from repdist.pipeline.config_checks import ConfigError, check_config
+from repdist.pipeline.config_checks import check_config
+from repdist.pipeline.config_errors import ConfigError
 from repdist.pipeline.config_types import whole_numbers_as_int
 from repdist.pipeline.overlays import adapt_to_overlays
 

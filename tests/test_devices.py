@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from repdist.training.devices import DeviceError, cuda_present, resolve_device, uses_gpu
+from repdist.pipeline.gpu_plan import cuda_present, uses_gpu
+from repdist.training.devices import DeviceError, resolve_device
 
 
 def test_gpu_tags(monkeypatch):

@@ -144,3 +144,19 @@ def test_models_measures_figure_puts_each_pair_in_its_cells():
     assert np.ma.is_masked(image[0, 0]) or np.isnan(image[0, 0])  # no self-pairs
     titles = [ax.get_title() for ax in fig.axes if ax.get_images()]
     assert titles == [r"$d^{\lambda}_{\mathrm{LLV}}$", r"$m_{\mathrm{CCA}}$"]
+
+
+def test_the_seed_comparison_draws_the_m_cca_it_is_given(rng):
+    """The figure computes nothing: its title is the number handed to it, which
+    experiments/pairs.py::embeddings_mcca computes from the two tables."""
+    from repdist.experiments.pairs import embeddings_mcca
+    from repdist.figures.cifar import seed_comparison
+    from repdist.measures import mean_cca
+
+    f = rng.normal(size=(50, 2))
+    a = pd.DataFrame({"f_0": f[:, 0], "f_1": f[:, 1], "pred": np.arange(50) % 10})
+    b = a.assign(f_0=a["f_0"] + rng.normal(size=50), pred=np.arange(50) % 3)
+    assert embeddings_mcca(a, b) == mean_cca(f, b[["f_0", "f_1"]].to_numpy())
+    fig = seed_comparison(a, b, 0.123456, [f"c{i}" for i in range(10)], ("seed 0", "seed 1"),
+                          standin=True)
+    assert "= 0.123 on the test set" in fig._suptitle.get_text()

@@ -22,8 +22,13 @@ import yaml
 
 from repdist.pipeline import gpu_plan
 from repdist.pipeline.gpu_pool import PER_GPU_ENV, POOL_ENV, SLOTS_ENV, gpu_slot, pool_ids
-from repdist.pipeline.gpu_plan import apply_gpu_plan, plan_gpus
-from repdist.training.devices import cuda_present, gpus_planned, uses_gpu
+from repdist.pipeline.gpu_plan import (
+    apply_gpu_plan,
+    cuda_present,
+    gpus_planned,
+    plan_gpus,
+    uses_gpu,
+)
 from repdist_dev import dag_snapshot
 
 from conftest import SNAKEMAKE

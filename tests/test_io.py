@@ -163,3 +163,25 @@ def json_round_trip(obj):
     import json
 
     return json.loads(json.dumps(obj))
+
+
+def test_an_atomic_folder_appears_whole_or_not_at_all(tmp_path):
+    """A failure mid-write leaves no folder and no temporary one; a finished folder replaces
+    the one that was there (never merged with it)."""
+    from repdist.io import atomic_folder
+
+    target = tmp_path / "out" / "layers"
+    with pytest.raises(RuntimeError):
+        with atomic_folder(target) as tmp:
+            (tmp / "layer0.parquet").write_text("half")
+            (tmp / "sub").mkdir()
+            raise RuntimeError("killed mid-write")
+    assert not target.exists() and list(target.parent.iterdir()) == []
+    with atomic_folder(target) as tmp:
+        assert tmp.parent == target.parent and tmp.is_dir() and not list(tmp.iterdir())
+        (tmp / "old.txt").write_text("old")
+    with atomic_folder(target) as tmp:
+        (tmp / "new.txt").write_text("new")
+        assert (target / "old.txt").exists()  # the previous folder stands until the end
+    assert [p.name for p in target.iterdir()] == ["new.txt"]
+    assert [p.name for p in target.parent.iterdir()] == ["layers"]

@@ -15,7 +15,8 @@ from repdist.data.bpe import BPETokenizer, pretokens, train_bpe
 from repdist.data.stdlib_text import in_eval, read_stdlib_text, stdlib_files, stdlib_root
 from repdist.extract import causal_lm_representations
 from repdist.models.gpt import GPT, GPTConfig
-from repdist.pipeline.config_checks import ConfigError, check_lm
+from repdist.pipeline.config_checks import check_lm
+from repdist.pipeline.config_errors import ConfigError
 from repdist.training import lm as lm_loop
 from repdist.training.lm import LMOptions, LMTrainConfig, evaluate_lm, train_lm
 

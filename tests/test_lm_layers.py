@@ -12,7 +12,6 @@ import transformers  # in the test extra and the lock: its absence fails, not sk
 
 from repdist.experiments.lm_layers import (
     LAYER_COLUMNS,
-    _Layer,
     layer_slots,
     pair_rows,
     layer_summary,
@@ -22,6 +21,7 @@ from repdist.experiments.lm_layers import (
 )
 from repdist.extract import ExtractionError, causal_lm_representations
 from repdist.extract.layers import LayerReading, causal_lm_layers, layer_indices
+from repdist.measures.prepared import alignment_view
 from repdist.models.gpt import GPT, GPTConfig
 from repdist.models.lm_standins import StandinSpec, build_standin
 
@@ -153,7 +153,7 @@ def test_a_rank_deficient_head_input_is_averaged_over_its_rank(rng):
     the count and a note (exact zeros here; float32 rounding: tests/test_mcca_rank.py)."""
     x = rng.normal(size=(300, 6))
     x -= x.mean(axis=1, keepdims=True)  # every row sums to zero
-    rows = pair_rows(_Layer.of(x), _Layer.of(x @ np.diag(np.arange(1.0, 7.0))), [6])
+    rows = pair_rows(alignment_view(x), alignment_view(x @ np.diag(np.arange(1.0, 7.0))), [6])
     mcca = next(r for r in rows if r["measure"] == "mcca")
     svcca = next(r for r in rows if r["measure"] == "svcca")
     assert mcca["components"] == 6 and mcca["components_used"] == 5
@@ -228,3 +228,54 @@ def test_a_model_without_an_attention_mask_keyword_gives_its_layers():
     assert got.count == 4 and sorted(got.states) == [0, 1, 2, 3]
     reps = causal_lm_representations(model, ids, head="head", positions="last", bias="drop")
     np.testing.assert_array_equal(got.states[3], reps.f.astype(np.float32))
+
+
+def test_the_layer_figure_says_what_its_bracketed_ticks_mean(tmp_path, rng):
+    """Depths 3 and 5 meet by relative depth: the ticks read "1 (2)", "2 (4)" (slot, and the
+    first model's layer), and the axis title says so, naming that model."""
+    from repdist.figures.lm import layers_figure
+
+    deep = write_set(tmp_path, "deep", random_layers(rng, widths=(6,) * 5))
+    shallow = write_set(tmp_path, "shallow", random_layers(rng, widths=(6,) * 3))
+    summary = layer_summary(layer_table([deep, shallow], "all", [4]))
+    meta = {"models": [{"name": "deep"}, {"name": "shallow"}], "positions": "last"}
+    ax = layers_figure(summary, meta).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "1 (2)", "2 (4)"]
+    assert '"k (l)": slot k is layer l of deep, the first model' in ax.get_xlabel()
+    same = summary[summary["slot"] < 1].assign(layer=0)
+    assert layers_figure(same, meta).axes[0].get_xlabel() == "layer (0: the embeddings)"
+
+
+def test_the_layer_table_is_what_compare_gives_for_the_same_states(tmp_path, rng):
+    """CKA and m_CCA of a pair of layers are compare()'s cka_f and mcca_f of those states
+    (g any of the right width; compare reads f C-ordered, a parquet's columns come F-ordered:
+    equal to rounding), SVCCA at k components extra.svcca at k; and bit for bit what the
+    layer table gave before it went through the measures' own preparation (the formulas of
+    then, here)."""
+    import warnings
+
+    from repdist.measures import compare
+    from repdist.measures.cca import mean_cca_over_rank, orthonormal_basis
+    from repdist.measures.extra import centred, linear_cka_centred, svcca, svcca_from_bases
+
+    a = write_set(tmp_path, "a", random_layers(rng, n=200, widths=(5, 7)))
+    b = write_set(tmp_path, "b", random_layers(rng, n=200, widths=(6, 7)))
+    table = layer_table([a, b], "all", [3, 5])
+    value = table.set_index(["slot", "measure", "components"])["value"]
+    for slot in (0, 1):
+        x, y = a.states(slot), b.states(slot)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = compare(x, np.ones((9, x.shape[1])), y, np.ones((9, y.shape[1])),
+                           measures=["cka_f", "mcca_f"])
+        narrowest = min(x.shape[1], y.shape[1])
+        assert value[slot, "cka", narrowest] == pytest.approx(want["cka_f"], rel=1e-12)
+        assert value[slot, "mcca", narrowest] == pytest.approx(want["mcca_f"], rel=1e-12)
+        cx, cy, bx, by = centred(x), centred(y), orthonormal_basis(x), orthonormal_basis(y)
+        before = linear_cka_centred(cx, cy, float(np.linalg.norm(cx.T @ cx)),
+                                    float(np.linalg.norm(cy.T @ cy)))
+        assert value[slot, "cka", narrowest] == before
+        assert value[slot, "mcca", narrowest] == mean_cca_over_rank(bx, by, narrowest).value
+        for k in (3, 5):
+            assert value[slot, "svcca", k] == svcca_from_bases(bx, by, k, k)
+            assert value[slot, "svcca", k] == pytest.approx(svcca(x, y, k), rel=1e-12)

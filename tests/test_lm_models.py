@@ -15,21 +15,23 @@ import pandas as pd
 import pytest
 import yaml
 
-from repdist.experiments.lm_models import (
+from repdist.experiments.lm_extraction import (
     CorpusConfig,
     check_same_vocabulary,
     corpus_text,
+    loaded_tokenizer_digest,
     model_metrics,
-    vocabulary_digest,
 )
 from repdist.experiments.pairs import NAMED_PAIR_COLUMNS, PAIR_COLUMNS, compare_named, compare_seeds
-from repdist.pipeline.config_checks import ConfigError, check_config, check_lm_models
-from repdist.pipeline.lm_models import (
+from repdist.pipeline.config_checks import check_config, check_lm_models
+from repdist.pipeline.config_errors import ConfigError
+from repdist.io.hub import tokenizer_digest
+from repdist.pipeline.lm_model_sources import (
     LMModel,
     check_lm_models_available,
     check_shared_tokenizer,
     lm_models,
-    tokenizer_fingerprint,
+    tokenizer_identity,
 )
 
 from conftest import SNAKEMAKE
@@ -65,7 +67,7 @@ def test_standins_load_as_hub_models_sharing_one_tokenizer(standins):
     vocab = made["g"]["vocab_size"]
     assert 257 < vocab <= 384 and {m["vocab_size"] for m in made.values()} == {vocab}
     assert not list(folder.glob("*.tmp"))
-    prints = {tokenizer_fingerprint(LMModel(n, str(folder / n))) for n in "gnl"}
+    prints = {tokenizer_identity(LMModel(n, str(folder / n))) for n in "gnl"}
     assert len(prints) == 1 and None not in prints
     kinds = {type(load_causal_lm(str(folder / n))).__name__ for n in "gnl"}
     assert kinds == {"GPT2LMHeadModel", "GPTNeoXForCausalLM", "LlamaForCausalLM"}
@@ -79,8 +81,7 @@ def test_a_standin_tokenizer_is_the_same_for_the_same_text(standins, tmp_path):
 
     folder, _ = standins
     standin_tokenizer(TEXT).save_pretrained(tmp_path / "again")
-    assert tokenizer_fingerprint(LMModel("a", str(tmp_path / "again"))) == \
-        tokenizer_fingerprint(LMModel("g", str(folder / "g")))
+    assert tokenizer_digest(str(tmp_path / "again")) == tokenizer_digest(str(folder / "g"))
 
 
 def test_a_tokenizer_reads_the_same_from_tokenizer_json_and_vocab_merges(tmp_path):
@@ -101,12 +102,10 @@ def test_a_tokenizer_reads_the_same_from_tokenizer_json_and_vocab_merges(tmp_pat
     assert isinstance(transformers.GPT2Tokenizer(str(slow / "vocab.json"),
                                                  str(slow / "merges.txt")),
                       transformers.GPT2Tokenizer)  # a real slow tokenizer's files
-    assert tokenizer_fingerprint(LMModel("a", str(tmp_path / "fast"))) == \
-        tokenizer_fingerprint(LMModel("b", str(slow)))
+    assert tokenizer_digest(str(tmp_path / "fast")) == tokenizer_digest(str(slow))
     standin_tokenizer(OTHER_TEXT).save_pretrained(tmp_path / "other")
-    assert tokenizer_fingerprint(LMModel("c", str(tmp_path / "other"))) != \
-        tokenizer_fingerprint(LMModel("a", str(tmp_path / "fast")))
-    assert tokenizer_fingerprint(LMModel("d", str(tmp_path))) is None  # no tokenizer files
+    assert tokenizer_digest(str(tmp_path / "other")) != tokenizer_digest(str(tmp_path / "fast"))
+    assert tokenizer_digest(str(tmp_path)) is None  # no tokenizer files
 
 
 def two_tokenizers(tmp_path):
@@ -227,11 +226,26 @@ def test_metrics_score_the_known_next_tokens_and_vocabularies_must_agree():
     assert metrics["positions_scored"] == 2
     with pytest.raises(ValueError, match="no kept position"):
         model_metrics(nll[2:], labels[2:], preds[2:])
-    digest = vocabulary_digest({"a": 0, "b": 1})
-    assert digest == vocabulary_digest({"b": 1, "a": 0}) != vocabulary_digest({"a": 1, "b": 0})
-    check_same_vocabulary("m", digest, {"vocabulary_sha256": digest})
+    check_same_vocabulary("m", "abc", {"tokenizer_digest": "abc"})
     with pytest.raises(ValueError, match=r"lm\.models\.m: .*tok0"):
-        check_same_vocabulary("m", digest, {"vocabulary_sha256": "x", "tokenizer": "tok0"})
+        check_same_vocabulary("m", "abc", {"tokenizer_digest": "x", "tokenizer": "tok0"})
+
+
+def test_a_job_and_the_dag_give_a_tokenizer_one_identity(standins, tmp_path, monkeypatch):
+    """The digest a job records after loading a tokenizer (loaded_tokenizer_digest) is the one
+    the DAG compared before any job (tokenizer_identity), and the same when its files are not
+    where the job can read them (then the tokenizer saved again)."""
+    from repdist.extract import load_tokenizer
+    from repdist.models.lm_standins import standin_tokenizer
+
+    folder, _ = standins
+    at_start = tokenizer_identity(LMModel("g", str(folder / "g")))
+    tokenizer = load_tokenizer(str(folder / "g"))
+    assert loaded_tokenizer_digest(tokenizer, str(folder / "g")) == at_start
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert loaded_tokenizer_digest(tokenizer, "repdist-tests/not-cached") == at_start
+    other = standin_tokenizer(OTHER_TEXT)
+    assert loaded_tokenizer_digest(other, "repdist-tests/not-cached") != at_start
 
 
 def test_named_pairs_are_the_seed_pairs_by_name(rng, tmp_path):
@@ -272,3 +286,111 @@ def test_lm_models_entries_keep_the_config_order():
     entries = lm_models(copy.deepcopy(cfg))
     assert [e.name for e in entries] == ["z", "a"]
     assert entries[1].where == "x@r1" and entries[1].tokenizer == "t" and entries[0].on_hub
+
+
+@pytest.mark.parametrize(("name", "path"), [
+    ("gpt2", False), ("EleutherAI/pythia-70m", False), ("openai-community/gpt2-xl", False),
+    ("/models/gpt2", True), ("./gpt2", True), ("../models/gpt2", True), ("~/models/gpt2", True),
+    (".", True), ("..", True), ("models/gpt2/step1000", True), ("gpt2/", True),
+    ("models//gpt2", True),
+])
+def test_a_path_is_told_from_a_hub_id_by_its_shape(name, path):
+    from repdist.io.hub import path_shaped
+
+    assert path_shaped(name) is path
+
+
+def test_a_revision_of_a_folder_is_refused_naming_the_key(tmp_path):
+    """A folder holds one set of weights: from_pretrained would ignore the revision, and the
+    files would record it as if used."""
+    models = two_tokenizers(tmp_path)
+    with pytest.raises(ConfigError, match=r"lm\.models\.b\.revision.*one set of weights"):
+        check_config(config_with({"a": models["a"], "b": {**models["b"], "revision": "step9"}}))
+    hub = {"a": models["a"], "h": {"model": "repdist-tests/not-cached", "revision": "step9"}}
+    check_lm_models(config_with(hub))  # a hub id takes a revision
+
+
+@pytest.mark.parametrize("online", [True, False])
+def test_a_path_that_is_no_folder_is_refused_whether_or_not_the_hub_is_reachable(
+        tmp_path, monkeypatch, online):
+    """Refused at start-up by its shape, not by the hub being out of reach, and never told to
+    `hf download` a path; a path's tokenizer as well."""
+    import repdist.pipeline.lm_model_sources as sources
+
+    reached = []
+    monkeypatch.setattr(sources, "unreachable",
+                        lambda url, timeout=3.0: reached.append(url) or (None if online else "x"))
+    folder = two_tokenizers(tmp_path)["a"]
+    for key, entry in (("model", {"model": str(tmp_path / "gone" / "gpt2")}),
+                       ("model", {"model": "./gone/gpt2"}),
+                       ("tokenizer", {"model": "gpt2", "tokenizer": "~/no-such-tokenizer"})):
+        with pytest.raises(ConfigError, match=rf"lm\.models\.p\.{key}.*no folder") as err:
+            check_config(config_with({"a": folder, "p": entry}))
+        assert "hf download" not in str(err.value)
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(ConfigError, match=r"lm\.models\.p\.model"):
+        check_lm_models(config_with({"a": folder, "p": {"model": str(tmp_path / "file")}}))
+    entry = LMModel("p", str(tmp_path / "gone"))
+    assert not entry.on_hub
+    check_lm_models_available([entry], probe=lambda url: "offline")  # never a hub download
+    assert not reached
+
+
+def test_the_loader_refuses_a_revision_of_a_folder_and_a_path_that_is_no_folder(standins,
+                                                                                tmp_path):
+    from repdist.extract import ExtractionError, load_causal_lm, load_tokenizer
+
+    folder, _ = standins
+    with pytest.raises(ExtractionError, match="one set of weights.*'step9'"):
+        load_causal_lm(str(folder / "g"), revision="step9")
+    with pytest.raises(ExtractionError, match="no such folder") as err:
+        load_tokenizer(str(tmp_path / "gone"))
+    assert "hf download" not in str(err.value)
+
+
+def test_models_of_three_widths_keep_every_models_width_in_the_pairs_provenance(rng, tmp_path):
+    """Widths 3, 5 and 3: the pairs table's metadata holds every model's M (and revision), and
+    the figure's title their range, not the first model's."""
+    from repdist.experiments.lm_extraction import write_lm_model
+    from repdist.experiments.outputs import SeedFiles
+    from repdist.experiments.pairs import pairs_metadata
+    from repdist.figures.lm import seed_pairs_figure
+
+    names, files, metrics = ["a", "b", "c"], [], []
+    for name, width, revision in zip(names, (3, 5, 3), ("step1", "step2", "step1")):
+        folder = tmp_path / name
+        sf = SeedFiles({"test": folder / "e.parquet"}, folder / "u.parquet", folder / "m.json")
+        m = model_metrics(np.ones(60), np.zeros(60, int), np.zeros(60, int))
+        write_lm_model(sf, rng.normal(size=(60, width)), rng.normal(size=(9, width)),
+                       np.zeros(60, int), {"name": name, "revision": revision,
+                                           "positions": "last"}, m)
+        files.append(sf)
+        metrics.append(m)
+    embeddings = [f.embeddings["test"] for f in files]
+    measures = {"num_samples": 2, "seed": 0}
+    with pytest.warns(UserWarning, match="widths differ"):
+        pairs = compare_named(names, embeddings, [f.unembeddings for f in files], metrics,
+                              measures)
+    meta = pairs_metadata(names, embeddings, measures)
+    assert meta["M"] == {"a": 3, "b": 5, "c": 3} and meta["K"] == 9
+    assert meta["revision"] == {"a": "step1", "b": "step2", "c": "step1"}
+    assert "name" not in meta and meta["measures"] == measures
+    title = seed_pairs_figure(pairs, meta)._suptitle.get_text()
+    assert "M = 3-5," in title and "K = 9 tokens" in title
+    same = pairs_metadata(names[::2], embeddings[::2], measures)
+    assert same["M"] == 3 and same["revision"] == "step1"
+
+
+def test_the_layer_tables_provenance_holds_for_every_model(tmp_path, rng):
+    from repdist.experiments.lm_layers import layers_metadata, read_layer_set, write_layers
+
+    sets = []
+    for name, revision in (("a", "step1"), ("b", "step2")):
+        states = {i: rng.normal(size=(20, 4)).astype(np.float32) for i in range(2)}
+        write_layers(tmp_path / name, states, np.zeros(20, int), np.zeros(20, int),
+                     {"name": name, "count": 2, "head_input": 1, "revision": revision,
+                      "positions": "last"})
+        sets.append(read_layer_set(name, tmp_path / name))
+    meta = layers_metadata(sets, "all", [4])
+    assert meta["revision"] == {"a": "step1", "b": "step2"} and meta["positions"] == "last"
+    assert [m["name"] for m in meta["models"]] == ["a", "b"] and "count" not in meta

@@ -16,16 +16,15 @@ from repdist.measures import (
     DegenerateRepresentationWarning,
     compare,
     compare_prepared,
-    input_candidates,
-    input_terms,
-    label_sets,
     log_likelihoods,
     mean_cca,
     mean_kl,
-    PreparedCache,
     prepare,
     prepared_cache,
 )
+from repdist.measures.cache import PreparedCache
+from repdist.measures.llv import input_candidates, input_terms
+from repdist.measures.svd import label_sets
 
 
 @pytest.mark.parametrize("dist_type,sum_or_max", [("max", "max"), ("mean", "max"), ("max", "sum")])
@@ -575,3 +574,25 @@ def test_mcca_runs_over_the_non_constant_coordinates(rng):
     with pytest.warns(DegenerateRepresentationWarning, match="rank-deficient"):
         r = compare(np.ones_like(f1), g1, f2, g2, num_samples=10, measures=["mcca_f"])
     assert np.isnan(r["mcca_f"])
+
+
+def test_the_package_exports_what_users_call_and_compare_only_its_own():
+    """repdist.measures exports compare and its settings, preparing for many pairs, the cache,
+    the warnings and the paper's named measures (README, docs/measures.md); the pivot search,
+    label sets and bases stay in their modules; compare.py's __all__ re-exports nothing."""
+    import importlib
+
+    import repdist.measures as measures
+
+    compare_module = importlib.import_module("repdist.measures.compare")  # not the function
+
+    assert set(measures.__all__) == {
+        "compare", "compare_prepared", "compare_with_settings", "CompareSettings", "prepare",
+        "PreparedModel", "prepared_cache", "PRH_CONVENTIONS", "RESULT_KEYS",
+        "DegenerateRepresentationWarning", "PivotSampleWarning", "log_likelihoods", "mean_kl",
+        "m_svd_f", "m_svd_g", "d_fg", "mean_cca"}
+    for internal in ("input_candidates", "choose_pivot_and_leave_out", "label_sets",
+                     "orthonormal_basis", "canonical_correlations", "PreparedCache"):
+        assert not hasattr(measures, internal), internal
+    own = [getattr(compare_module, name) for name in compare_module.__all__]
+    assert all(thing.__module__ == "repdist.measures.compare" for thing in own)

@@ -10,7 +10,8 @@ import pytest
 
 from repdist_dev import reference
 from repdist.cli import main
-from repdist.measures import DegenerateRepresentationWarning, compare, input_candidates
+from repdist.measures import DegenerateRepresentationWarning, compare
+from repdist.measures.llv import input_candidates
 from repdist.measures.extra import linear_cka
 from repdist.measures.loglik import log_likelihoods, mean_kl
 

@@ -52,5 +52,5 @@ def cifar_extract_runtime(wildcards, attempt=1):
     """Minutes to extract the authors' CIFAR models (10 x 60,000 images): an hour on a GPU; on a
     CPU about 2.7 h at full size (16 ms an image on 2 cores, docs/results.md), given 6.
     """
-    scale = 1 if CIFAR["standin"] else 6
-    return (60 if CIFAR_GPU else 60 * scale) * attempt
+    scale = 1 if CIFAR["standin"] or CIFAR_GPU else 6
+    return training_jobs.job_minutes(60, [scale], times=attempt)

@@ -14,8 +14,9 @@ def cifar_train_runtime(wildcards, attempt=1, n_seeds=1):
     """
     scale = CIFAR["training"]["steps"] / 20000 * (CIFAR["base_width"] / 64) ** 2
     if CIFAR_GPU:
-        return max(10, int(60 * scale)) * (2 if n_seeds > 1 else 1) * attempt
-    return max(10, int(480 * scale * n_seeds)) * attempt
+        stacked = 2 if n_seeds > 1 else 1
+        return training_jobs.job_minutes(60, [scale], floor=10, times=stacked * attempt)
+    return training_jobs.job_minutes(480, [scale, n_seeds], floor=10, times=attempt)
 
 
 def cifar_model_settings(seeds):

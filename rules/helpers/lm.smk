@@ -1,6 +1,6 @@
 # Helpers of rules/lm.smk.
-from repdist.pipeline.lm_models import check_lm_models_available
-from repdist.pipeline.lm_models import lm_models as lm_model_entries
+from repdist.pipeline.lm_model_sources import check_lm_models_available
+from repdist.pipeline.lm_model_sources import lm_models as lm_model_entries
 
 LM = config["lm"]
 LM_SEEDS = LM["seeds"]
@@ -64,12 +64,12 @@ def lm_runtime(wildcards, attempt=1):
     times the attempt: a resubmitted job resumes from its checkpoint."""
     steps, width = LM["training"]["steps"], LM["model"]["width"]
     scale = steps / 1000 * (width / 64) ** 2 * LM["training"]["batch_size"] / 32
-    return max(10, int(10 * scale + 5)) * attempt
+    return training_jobs.job_minutes(10, [scale], floor=10, margin=5, times=attempt)
 
 
 # Layer by layer (experiments/lm_layers.py), for the seeds and for lm.models.
 LM_LAYER_SETTINGS = {"layers": LM["layers"], "components": LM["layer_components"]}
-# Outside models (lm.models; pipeline/lm_models.py): on whenever two or more are named.
+# Outside models (lm.models; pipeline/lm_model_sources.py): on whenever two or more are named.
 LM_MODELS = {m.name: m for m in lm_model_entries(config)}
 LM_MODEL_NAMES = list(LM_MODELS)
 LM_MODELS_ON = len(LM_MODELS) >= 2
@@ -146,7 +146,7 @@ def lm_layer_names(wildcards):
 
 def check_lm_models_downloads(jobs):
     """At start-up: the hub models this run must extract, not here and not reachable, stop
-    the run (pipeline/lm_models.py), as a missing CIFAR-10 does."""
+    the run (pipeline/lm_model_sources.py), as a missing CIFAR-10 does."""
     needed = {
         j.wildcards.get("name") for j in jobs if j.rule.name == "lm_models_extract"
     }

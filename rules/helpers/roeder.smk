@@ -61,4 +61,7 @@ def roeder_runtime(wildcards, attempt=1):
     """Minutes, times the attempt: a job of 10 seeds x 50,000 steps at width 64 took 6.4-8.6 min
     on one core of a 2-core AMD EPYC (docs/results.md), given 35."""
     scale = ROEDER["n_seeds"] / 10 * ROEDER["training"]["steps"] / 50000
-    return max(5, int(30 * scale * (ROEDER["width"] / 64) ** 2 + 5)) * attempt
+    width = (ROEDER["width"] / 64) ** 2
+    return training_jobs.job_minutes(
+        30, [scale, width], floor=5, margin=5, times=attempt
+    )

@@ -15,4 +15,4 @@ with job_log(sm.log[0]) as log:
                                 sm.params.measures)
     log.info("%d pairs; mean test m_CCA %.4f", len(pairs), pairs["mcca_f_test"].mean())
     write_parquet(sm.output[0], pairs,
-                  pairs_metadata(sm.input.embeddings_test[0], sm.params.measures))
+                  pairs_metadata(sm.params.seeds, sm.input.embeddings_test, sm.params.measures))

@@ -8,11 +8,11 @@ import torch
 
 from repdist.experiments.lm import window_labels
 from repdist.experiments.lm_layers import write_layers
-from repdist.experiments.lm_models import (
+from repdist.experiments.lm_extraction import (
     check_same_vocabulary,
+    loaded_tokenizer_digest,
     model_metrics,
     read_contexts,
-    vocabulary_digest,
     write_lm_model,
 )
 from repdist.experiments.outputs import SeedFiles
@@ -33,7 +33,8 @@ with job_log(sm.log[0], gpus=gpus) as log:
     windows, meta = read_contexts(sm.input[0])
     contexts, labels = windows[:, :-1], window_labels(windows, p.positions)
     tokenizer = load_tokenizer(source["tokenizer"], source["tokenizer_revision"])
-    check_same_vocabulary(name, vocabulary_digest(tokenizer.get_vocab()), meta)
+    check_same_vocabulary(name, loaded_tokenizer_digest(tokenizer, source["tokenizer"],
+                                                        source["tokenizer_revision"]), meta)
     model = load_causal_lm(source["model"], revision=source["revision"])
     head = output_head(model)
     log.info("%s: %s (revision %s) on %s, %d contexts of %d tokens, head %s", name,

@@ -1,11 +1,11 @@
 """Rule lm_models_tokens: lm.corpus cut by the first model's tokenizer into the windows every
 outside model reads: lm.text.context tokens of input and the next one (its last label)."""
 
-from repdist.experiments.lm_models import (
+from repdist.experiments.lm_extraction import (
     CorpusConfig,
     contexts_meta,
     corpus_text,
-    vocabulary_digest,
+    loaded_tokenizer_digest,
     write_contexts,
 )
 from repdist.extract import load_tokenizer, text_contexts
@@ -24,8 +24,8 @@ with job_log(sm.log[0]) as log:
                          f"tokens, fewer than lm.text.contexts = {text_cfg['contexts']}: give "
                          "more text (lm.corpus, lm.data.max_bytes) or fewer contexts")
     contexts = contexts[: text_cfg["contexts"]]
-    digest = vocabulary_digest(tokenizer.get_vocab())
+    digest = loaded_tokenizer_digest(tokenizer, source["tokenizer"], source["tokenizer_revision"])
     write_contexts(sm.output[0], contexts, contexts_meta(info, source["tokenizer"], digest,
                                                          contexts, sm.params.run_config))
-    log.info("%d windows of %d tokens from %s, tokenizer %s (vocabulary %s)", *contexts.shape,
+    log.info("%d windows of %d tokens from %s, tokenizer %s (digest %s)", *contexts.shape,
              info["corpus"], source["tokenizer"], digest[:12])

@@ -15,4 +15,5 @@ with job_log(sm.log[0]) as log:
     )
     flagged = int((pairs["warning"] != "").sum())
     log.info("%d pairs, %d with an undefined measure", len(pairs), flagged)
-    write_parquet(sm.output[0], pairs, pairs_metadata(sm.input.embeddings[0], sm.params.measures))
+    write_parquet(sm.output[0], pairs,
+                  pairs_metadata(sm.params.seeds, sm.input.embeddings, sm.params.measures))

@@ -150,11 +150,21 @@ def _summary(frame: Any, n_models: int, output: Path, seconds: float) -> None:
         if column in frame:
             print(_summary_line(column, frame[column].to_numpy(dtype=np.float64)))
     if "d_fg_estimate" in frame and frame["d_fg_estimate"].any():
-        print("  d_fg is an estimate (a lower bound): m_SVD_f ran on a sample of "
-              f"{int(frame['m_svd_label_sets'].iloc[0])} label sets")
+        print(_estimate_line(frame))
     flagged = int((frame["warning"] != "").sum())
     if flagged:
         print(f"  {flagged} pair(s) with a warning (see the warning column)")
+
+
+def _estimate_line(frame: Any) -> str:
+    """Which pairs' d_fg is an estimate, and on how many label sets: those pairs' own counts
+    (a pair of different widths has none, whatever its place in the table)."""
+    estimated = frame["d_fg_estimate"].to_numpy(dtype=bool)
+    counts = sorted({int(c) for c in frame["m_svd_label_sets"].to_numpy()[estimated]})
+    sets = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    pairs = "" if estimated.all() else f" for {int(estimated.sum())} of {len(frame)} pairs"
+    return (f"  d_fg is an estimate (a lower bound){pairs}: m_SVD_f ran on a sample of {sets} "
+            "label sets")
 
 
 def _summary_line(column: str, values: np.ndarray) -> str:

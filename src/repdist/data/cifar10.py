@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import shutil
 import struct
 import tarfile
 import tempfile
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import atomic_path, file_digest
+from ..io import atomic_folder, atomic_path, file_digest
 from ..io.download import download, verify_checksum
 
 URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
@@ -80,15 +79,14 @@ def fetch_cifar10(
                 "the synthetic experiments run without it: `snakemake synthetic_all`"
             ) from err
     verify_checksum(archive, f"md5:{md5}")  # an archive put there by hand is checked too
-    resources.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=resources, prefix=".extract-") as tmp:
+    with atomic_folder(folder) as tmp:
         with tarfile.open(archive, "r:gz") as tar:
             tar.extractall(tmp, filter="data")
-        if missing_files(Path(tmp) / FOLDER):
+        if missing_files(tmp / FOLDER):
             raise CIFAR10Error(f"{archive} does not contain a complete {FOLDER}/ folder")
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(Path(tmp) / FOLDER, folder)
+        for extracted in (tmp / FOLDER).iterdir():  # the archive's one folder, as the folder
+            os.replace(extracted, tmp / extracted.name)
+        (tmp / FOLDER).rmdir()
     return folder
 
 

@@ -8,8 +8,10 @@ reads, e.g. as a folder's embeddings.parquet for `repdist compare`), with `layer
 naming them. For every pair of models and every layer slot: SVCCA at each configured
 component count (capped by the two widths; the count used, capped by the ranks, is recorded),
 linear CKA and m_CCA over the directions both vary in (at most min(M_a, M_b); M - 1 for a
-head's input after a final LayerNorm, with the count and a note), all from measures/ (cca.py's
-bases and their rank tolerance, extra.py), which take two widths.
+head's input after a final LayerNorm, with the count and a note), all from measures/: each
+layer prepared once as the f-side measures prepare f (prepared.py::alignment_view: its
+centred states and the basis at the precision its values show), CKA by alignment.py, SVCCA
+and m_CCA from the bases (extra.py, cca.py), which take two widths.
 
 Layer slots: with `lm.layers: all` and models of one depth, slot l is layer l of each model;
 models of different depths are matched by relative depth, the slots being the shallowest
@@ -21,8 +23,6 @@ indices, slot k is the k-th listed layer of each model.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +31,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import read_parquet_metadata, write_json, write_parquet
+from ..io import atomic_folder, read_parquet_metadata, write_json, write_parquet
+from ..io.provenance import models_provenance
 from ..io.representations import columns_of, embeddings_frame
-from ..measures.cca import mean_cca_over_rank, orthonormal_basis
-from ..measures.extra import centred, linear_cka_centred, svcca_from_bases
+from ..measures.alignment import alignment_measures
+from ..measures.cca import mean_cca_over_rank
+from ..measures.extra import svcca_from_bases
 from ..measures.pairs import all_pairs
+from ..measures.prepared import DEFAULT_CONVENTIONS, AlignmentView, alignment_view
 
 INDEX = "layers.json"
 LAYER_COLUMNS = ["model_a", "model_b", "slot", "layer_a", "layer_b", "head_input", "measure",
@@ -53,17 +56,13 @@ def write_layers(folder: str | Path, states: Mapping[int, np.ndarray], labels: n
     """Every selected layer's states as a parquet file in `folder`, and the index (`info`:
     count, head_input, and the model's provenance) last; the folder takes its name only once
     complete."""
-    folder = Path(folder)
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for index, f in sorted(states.items()):
-        write_parquet(tmp / layer_file(index), embeddings_frame(f, labels, preds),
-                      {**info, "layer": int(index), "width": int(f.shape[1]), "split": "test"})
-    write_json(tmp / INDEX, {**info, "layers": sorted(int(i) for i in states),
-                             "widths": {str(i): int(f.shape[1]) for i, f in states.items()}})
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(tmp, folder)
+    with atomic_folder(folder) as tmp:
+        for index, f in sorted(states.items()):
+            write_parquet(tmp / layer_file(index), embeddings_frame(f, labels, preds),
+                          {**info, "layer": int(index), "width": int(f.shape[1]),
+                           "split": "test"})
+        write_json(tmp / INDEX, {**info, "layers": sorted(int(i) for i in states),
+                                 "widths": {str(i): int(f.shape[1]) for i, f in states.items()}})
 
 
 @dataclass(frozen=True)
@@ -111,28 +110,12 @@ def layer_slots(models: Sequence[LayerSet], selected: str | Sequence[int]) -> li
     return [[round(i * (m.count - 1) / (shallow - 1)) for i in range(shallow)] for m in models]
 
 
-@dataclass
-class _Layer:
-    """One model's states at one layer, with what every pair reuses."""
-
-    centred: np.ndarray
-    basis: np.ndarray
-    gram_norm: float
-
-    @classmethod
-    def of(cls, f: np.ndarray) -> _Layer:
-        c = centred(f)
-        return cls(c, orthonormal_basis(f), float(np.linalg.norm(c.T @ c)))
-
-    @property
-    def width(self) -> int:
-        return int(self.centred.shape[1])
-
-
-def pair_rows(a: _Layer, b: _Layer, components: Sequence[int]) -> list[dict[str, Any]]:
+def pair_rows(a: AlignmentView, b: AlignmentView,
+              components: Sequence[int]) -> list[dict[str, Any]]:
     """SVCCA at each component count (capped by the widths, each capped count once), linear
-    CKA and m_CCA of one pair of layers: measure, components, components_used, value, warning."""
-    width = min(a.width, b.width)
+    CKA and m_CCA of one pair of layers (alignment_view: the measures' own preparation of f):
+    measure, components, components_used, value, warning."""
+    width = min(a.x.shape[1], b.x.shape[1])
     rank = min(a.basis.shape[1], b.basis.shape[1])
     rows = []
     for k in sorted({min(int(k), width) for k in components}):
@@ -140,9 +123,9 @@ def pair_rows(a: _Layer, b: _Layer, components: Sequence[int]) -> list[dict[str,
         rows.append({"measure": "svcca", "components": k, "components_used": used,
                      "value": svcca_from_bases(a.basis, b.basis, k, k),
                      "warning": "" if used == k else f"rank {rank} < {k} components"})
+    cka = alignment_measures(a, b, frozenset({"cka_f"}), DEFAULT_CONVENTIONS, [])["cka_f"]
     rows.append({"measure": "cka", "components": width, "components_used": width,
-                 "value": linear_cka_centred(a.centred, b.centred, a.gram_norm, b.gram_norm),
-                 "warning": ""})
+                 "value": cka, "warning": ""})
     # the directions both vary in (a final LayerNorm's f: M - 1), as compare's mcca_f
     mcca = mean_cca_over_rank(a.basis, b.basis, width)
     rows.append({"measure": "mcca", "components": width, "components_used": mcca.components,
@@ -161,8 +144,8 @@ def layer_table(models: Sequence[LayerSet], selected: str | Sequence[int],
     slots = layer_slots(models, selected)
     rows = []
     for slot in range(len(slots[0])):
-        layers = [_Layer.of(m.states(s[slot])) for m, s in zip(models, slots, strict=True)]
-        narrowest = min(layer.width for layer in layers)
+        layers = [alignment_view(m.states(s[slot])) for m, s in zip(models, slots, strict=True)]
+        narrowest = min(layer.x.shape[1] for layer in layers)
         counts = [min(int(k), narrowest) for k in components]
         for i, j in all_pairs(len(models)):
             la, lb = slots[i][slot], slots[j][slot]
@@ -190,12 +173,19 @@ def layer_summary(table: pd.DataFrame) -> pd.DataFrame:
     return out[SUMMARY_COLUMNS]
 
 
+# the layer files' metadata that is one layer's or one model's (in the table's `models`)
+LAYER_OWN_KEYS = ("layer", "width", "seed", "name", "count", "head_input")
+
+
 def layers_metadata(models: Sequence[LayerSet], selected: Any,
                     components: Sequence[int]) -> dict[str, Any]:
     """The layer table's metadata: its models (name, layers, head's input), the settings, and
-    the first model's provenance."""
-    first = read_parquet_metadata(models[0].folder / layer_file(models[0].written[0]))
-    keep = {k: v for k, v in first.items() if k not in ("layer", "width", "seed", "name")}
-    return {**keep, "models": [{"name": m.name, "count": m.count, "head_input": m.head_input}
-                               for m in models],
+    every model's provenance (io/provenance.py::models_provenance: a key the models differ on,
+    e.g. their revisions, as {model: value})."""
+    metas = {m.name: {k: v for k, v in read_parquet_metadata(
+        m.folder / layer_file(m.written[0])).items() if k not in LAYER_OWN_KEYS}
+        for m in models}
+    return {**models_provenance(metas),
+            "models": [{"name": m.name, "count": m.count, "head_input": m.head_input}
+                       for m in models],
             "layers": selected, "components": list(components)}

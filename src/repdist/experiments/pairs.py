@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 
 from ..io import read_parquet_metadata
+from ..io.provenance import models_provenance
 from ..io.representations import columns_of, load_representations
-from ..measures import CompareSettings, prepare
+from ..measures import CompareSettings, mean_cca, prepare
 from ..measures.cca import mean_cca_from_bases, orthonormal_basis
 from ..measures.pairs import all_pairs, compare_pairs
 
@@ -92,10 +93,21 @@ def _pairs_table(keys: list[Any], columns: tuple[str, str], embeddings: Sequence
     return pd.DataFrame(rows, columns=[a, b, *PAIR_COLUMNS[2:]])
 
 
-def pairs_metadata(embeddings: str | Path, measure_kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The pairs table's metadata: its models' metadata (less the seed) plus the measure settings."""
-    meta = {k: v for k, v in read_parquet_metadata(embeddings).items() if k != "seed"}
-    return {**meta, "measures": dict(measure_kwargs)}
+def pairs_metadata(keys: Sequence[Any], embeddings: Sequence[str | Path],
+                   measure_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The pairs table's metadata: its models' metadata (less the seed or name), each key as
+    every model has it (io/provenance.py::models_provenance: models of different widths keep
+    every M), plus the measure settings."""
+    metas = {str(key): {k: v for k, v in read_parquet_metadata(path).items()
+                        if k not in ("seed", "name")}
+             for key, path in zip(keys, embeddings, strict=True)}
+    return {**models_provenance(metas), "measures": dict(measure_kwargs)}
+
+
+def embeddings_mcca(a: pd.DataFrame, b: pd.DataFrame) -> float:
+    """m_CCA of two models' embeddings tables (f_0.. columns of the same inputs): the number
+    Fig. 3 (left) shows above two seeds' 2-D embeddings."""
+    return mean_cca(columns_of(a, "f_"), columns_of(b, "f_"))
 
 
 CIFAR_PAIR_COLUMNS = [

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..io.download import hub_offline
+from ..io.hub import hub_offline, path_shaped
 from .classifier import ExtractionError
 
 INSTALL = "pip install transformers (or pip install 'repdist[lm]')"
@@ -38,11 +38,20 @@ def _load(what: str, name_or_path: str, load: Any, revision: str | None = None,
           **kwargs: Any) -> Any:
     """`load(name_or_path, ...)` (at `revision`: a hub branch, tag or commit, e.g. one of
     Pythia's training checkpoints), its missing-folder, offline and not-found errors made one
-    ExtractionError that names the model and the way out."""
+    ExtractionError that names the model and the way out. A path (io/hub.py::path_shaped)
+    is never sent to the hub, and a folder takes no revision (it has one set of weights)."""
     local = Path(name_or_path).expanduser()
     if local.exists() and not local.is_dir():
         raise ExtractionError(f"{name_or_path}: a {what} is a folder (save_pretrained's) or a "
                               "Hugging Face hub id, not a file")
+    if path_shaped(name_or_path) and not local.is_dir():
+        raise ExtractionError(f"{name_or_path}: no such folder (a path, not a hub id such as "
+                              f"'gpt2' or 'EleutherAI/pythia-70m'): give the {what}'s folder "
+                              "that save_pretrained wrote")
+    if local.is_dir() and revision is not None:
+        raise ExtractionError(f"{name_or_path}: a folder holds one set of weights, and "
+                              f"from_pretrained ignores a revision there ({revision!r}): leave "
+                              "the revision out, or give the hub id at that revision")
     source = str(local) if local.is_dir() else name_or_path
     offline = hub_offline()
     if revision is not None:

@@ -42,17 +42,15 @@ def reps_figure(
 
 
 def seed_comparison(
-    a: pd.DataFrame, b: pd.DataFrame, class_names: Sequence[str], labels: tuple[str, str],
-    standin: bool,
-) -> tuple[plt.Figure, float]:
+    a: pd.DataFrame, b: pd.DataFrame, mcca: float, class_names: Sequence[str],
+    labels: tuple[str, str], standin: bool,
+) -> plt.Figure:
     """Fig. 3 (left): two models' test embeddings side by side (labelled e.g. "seed 0", or
-    "ours, seed 0" beside "theirs, seed 0"), each coloured by its own predictions, the m_CCA of
-    the two in the title; returns the figure and that m_CCA."""
+    "ours, seed 0" beside "theirs, seed 0"), each coloured by its own predictions, their m_CCA
+    (experiments/pairs.py::embeddings_mcca) in the title."""
     from ..io.representations import columns_of
-    from ..measures import mean_cca
 
     f_a, f_b = columns_of(a, "f_"), columns_of(b, "f_")
-    mcca = mean_cca(f_a, f_b)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.4, 4.6), sharey=True)
     left.scatter(f_a[:, 0], f_a[:, 1], c=_colours(a["pred"].to_numpy()), s=5)
     right.scatter(f_b[:, 0], f_b[:, 1], c=_colours(b["pred"].to_numpy()), s=5)
@@ -66,7 +64,7 @@ def seed_comparison(
     fig.suptitle(rf"$m_{{\mathrm{{CCA}}}}$ = {mcca:.3f} on the test set{_data_note(standin)}",
                  fontsize=12)
     fig.tight_layout()
-    return fig, mcca
+    return fig
 
 
 LOSS_LABELS = {

@@ -27,6 +27,16 @@ def seed_pairs_table(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs[[*pair_keys(pairs), *TABLE_COLUMNS[2:]]].reset_index(drop=True)
 
 
+def per_model_text(value: Any) -> str:
+    """A provenance value as a title states it: as it is, or where the models differ
+    (io/provenance.py::models_provenance's {model: value}) the range of their values (M of
+    32, 48 and 32: "32-48")."""
+    if not isinstance(value, Mapping):
+        return str(value)
+    values = sorted(set(value.values()), key=lambda v: (str(type(v)), v))
+    return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
+
+
 def seed_pairs_figure(pairs: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
     """Left: KL against d_LLV; right: KL against m_CCA of f and of g; one point per pair, each
     labelled with its seeds."""
@@ -51,8 +61,9 @@ def seed_pairs_figure(pairs: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figur
     what = "seed pairs" if a == "seed_a" else "pairs of models"
     text = (f"Python {meta.get('python_version')}'s stdlib"
             if meta.get("corpus", "stdlib") == "stdlib" else str(meta.get("corpus")))
-    fig.suptitle(f"Language models: {len(pairs)} {what} (K = {meta.get('K')} tokens, "
-                 f"M = {meta.get('M')}, f at the {meta.get('positions')} position(s), "
+    fig.suptitle(f"Language models: {len(pairs)} {what} (K = {per_model_text(meta.get('K'))} "
+                 f"tokens, M = {per_model_text(meta.get('M'))}, f at the "
+                 f"{per_model_text(meta.get('positions'))} position(s), "
                  f"{text}){note}", color=PAPER_BLUE)
     fig.tight_layout()
     return fig
@@ -85,16 +96,34 @@ def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
         ax.axvline(slot, color="grey", linestyle=":", linewidth=1.5)
         ax.annotate("head's input", (slot, 0.02), xycoords=("data", "axes fraction"),
                     rotation=90, ha="right", va="bottom", color="grey", fontsize=11)
-    slots = sorted(summary["slot"].unique())
-    layers = summary.drop_duplicates("slot").set_index("slot")["layer"]
-    ax.set_xticks(slots, [f"{s}" if layers[s] == s else f"{s} ({layers[s]})" for s in slots])
-    ax.set_xlabel("layer (0: the embeddings)")
+    models = meta.get("models") or []
+    ax.set_xticks(*slot_ticks(summary))
+    title = slot_axis_title(summary, models[0]["name"] if models else "the first model")
+    ax.set_xlabel(title, fontsize=10 if "\n" in title else None)
     ax.set_ylabel("similarity (mean over pairs; range shaded)")
     ax.set_ylim(min(0.0, float(summary["min"].min())), 1.02)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10)
-    models = meta.get("models") or []
     names = ", ".join(m["name"] for m in models) if len(models) <= 4 else f"{len(models)} models"
     ax.set_title(f"Layer by layer: {names} ({len(models) * (len(models) - 1) // 2} pairs, "
                  f"f at the {meta.get('positions')} position(s))", color=PAPER_BLUE, fontsize=12)
     fig.tight_layout()
     return fig
+
+
+def slot_ticks(summary: pd.DataFrame) -> tuple[list[int], list[str]]:
+    """The layer figure's ticks: each slot, and in brackets the first model's layer there
+    where it is not the slot's number (experiments/lm_layers.py::layer_summary's `layer`)."""
+    slots = sorted(int(s) for s in summary["slot"].unique())
+    layers = summary.drop_duplicates("slot").set_index("slot")["layer"]
+    return slots, [f"{s}" if layers[s] == s else f"{s} ({layers[s]})" for s in slots]
+
+
+def slot_axis_title(summary: pd.DataFrame, first: str) -> str:
+    """What the ticks mean: layers, or where a tick reads "1 (2)", slot 1, which is layer 2 of
+    the first model (the other models' layers matched to it by relative depth, or lm.layers'
+    k-th listed layer: experiments/lm_layers.py::layer_slots)."""
+    if all("(" not in label for label in slot_ticks(summary)[1]):
+        return "layer (0: the embeddings)"
+    return (f"layer slot (0: the embeddings)\n\"k (l)\": slot k is layer l of {first}, the "
+            "first model,\nand of each other model its layer at the same relative depth (or "
+            "place in lm.layers)")

@@ -3,6 +3,7 @@ and the one downloader. The writers and provenance helpers are re-exported here,
 every job uses (`from repdist.io import write_parquet`)."""
 
 from .files import (
+    atomic_folder,
     atomic_path,
     checkpoint_sidecar,
     file_digest,
@@ -24,6 +25,7 @@ from .files import (
 from .provenance import config_hash, git_commit, provenance, table_provenance
 
 __all__ = [
+    "atomic_folder",
     "atomic_path",
     "checkpoint_sidecar",
     "config_hash",

@@ -73,17 +73,6 @@ def unreachable(url: str, timeout: float = 3.0) -> str | None:
         return f"cannot connect to {host}:{port} ({err})"
 
 
-HUB_URL = "https://huggingface.co"  # the Hugging Face hub, probed before a run needs a model
-OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")  # either: the cache only
-
-
-def hub_offline() -> bool:
-    """Whether HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set now, as huggingface_hub reads it
-    (read at each call: huggingface_hub reads it once, at import)."""
-    return any(os.environ.get(v, "").strip().upper() in ("1", "ON", "YES", "TRUE")
-               for v in OFFLINE_VARIABLES)
-
-
 def zenodo_files(record_url: str, names: Sequence[str],
                  timeout: float = 60.0) -> dict[str, dict[str, str]]:
     """name -> {"url", "checksum"} for each wanted file of a Zenodo record (its REST API JSON:

@@ -2,7 +2,8 @@
 
 Every writer goes through `atomic_path`: the file is written under a temporary name in the
 same directory and renamed into place, so an interrupted job never leaves a half-written
-table, parquet file or figure that Snakemake (or a reader) could mistake for a result.
+table, parquet file or figure that Snakemake (or a reader) could mistake for a result; a
+folder of files (a model's layers, a saved model, a data set) goes through `atomic_folder`.
 What the provenance holds is `io.provenance`'s; this module only attaches it.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -47,6 +49,27 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+@contextmanager
+def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield an empty temporary folder beside `path` to fill; on success it takes the name
+    `path` (a folder there before is removed only then), on error it is deleted: the folder
+    appears whole or not at all, and no temporary is left behind."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
+        os.replace(tmp, target)
+    except OSError as err:  # a full disk, a file-size limit: say which output could not be made
+        raise OSError(err.errno, f"cannot write {target}: {err.strerror or err}") from err
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:

@@ -68,3 +68,18 @@ def provenance(config: Mapping[str, Any] | None = None, **extra: Any) -> dict[st
         info["config_hash"] = config_hash(config)
     info.update(extra)
     return info
+
+
+def models_provenance(models: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The provenance of a table made from several models' files (model name -> its metadata):
+    a key every model holds with one value, as it is; a key they differ on (or some lack), as
+    {model: value} for the models that hold it, so that it holds for every model (widths M of
+    32, 48 and 32 are {a: 32, b: 48, c: 32}, never the first model's 32)."""
+    keys = list(dict.fromkeys(k for meta in models.values() for k in meta))
+    merged: dict[str, Any] = {}
+    for key in keys:
+        values = {name: meta[key] for name, meta in models.items() if key in meta}
+        blobs = {json.dumps(v, sort_keys=True, default=json_default) for v in values.values()}
+        shared = len(values) == len(models) and len(blobs) == 1
+        merged[key] = next(iter(values.values())) if shared else values
+    return merged

@@ -1,57 +1,46 @@
 """Similarity and distance measures between models p(y|x) = softmax(f(x)^T g(y)).
 
-Pure functions on arrays; `compare` is the single entry point pipelines and users call.
+Pure functions on arrays; `compare` is the single entry point pipelines and users call. This
+package exports what users are told to call (README, docs/measures.md): `compare` and its
+settings, `prepare` and `compare_prepared` for many pairs, the prepared models' cache, the
+warnings a comparison raises, and the paper's named measures (KL from log-likelihoods, m_SVD,
+d_{f,g}, m_CCA). Everything else (d_LLV's pivot search, label sets, bases, the low-rank path,
+the PRH metrics) is importable from its own module: `repdist.measures.llv`, `.svd`, `.cca`,
+`.low_rank`, `.prh`, `.extra`.
 """
 
-from .cache import PreparedCache, prepared_cache
-from .cca import canonical_correlations, mean_cca, orthonormal_basis
+from .cache import prepared_cache
+from .cca import mean_cca
 from .compare import (
-    PRH_CONVENTIONS,
-    RESULT_KEYS,
     CompareSettings,
     DegenerateRepresentationWarning,
-    PreparedModel,
+    PivotSampleWarning,
     compare,
     compare_prepared,
     compare_with_settings,
-    prepare,
 )
-from .llv import (
-    choose_pivot_and_leave_out,
-    combine_terms,
-    input_candidates,
-    input_terms,
-    label_terms,
-    pivot_objective,
-)
+from .conventions import PRH_CONVENTIONS
 from .loglik import log_likelihoods, mean_kl
-from .svd import d_fg, label_sets, m_svd_f, m_svd_g
+from .prepared import PreparedModel, prepare
+from .selection import RESULT_KEYS
+from .svd import d_fg, m_svd_f, m_svd_g
 
 __all__ = [
     "PRH_CONVENTIONS",
     "RESULT_KEYS",
     "CompareSettings",
     "DegenerateRepresentationWarning",
-    "PreparedCache",
+    "PivotSampleWarning",
     "PreparedModel",
-    "canonical_correlations",
-    "choose_pivot_and_leave_out",
-    "combine_terms",
     "compare",
     "compare_prepared",
     "compare_with_settings",
     "d_fg",
-    "input_candidates",
-    "input_terms",
-    "label_sets",
-    "label_terms",
     "log_likelihoods",
     "m_svd_f",
     "m_svd_g",
     "mean_cca",
     "mean_kl",
-    "orthonormal_basis",
-    "pivot_objective",
     "prepare",
     "prepared_cache",
 ]

@@ -75,18 +75,15 @@ from .selection import (
 )
 from .svd import SET_CHUNK, d_fg, label_set_count, label_sets, m_svd_f, m_svd_g
 
+# compare's own names; what it imports (llv's terms, the prepared models, the selection) is
+# imported from its own module wherever else it is used
 __all__ = [
-    "MUTUAL_KNN_K",
-    "PRH_CONVENTIONS",
-    "RESULT_KEYS",
     "CompareSettings",
     "DegenerateRepresentationWarning",
     "PivotSampleWarning",
-    "PreparedModel",
     "compare",
     "compare_prepared",
     "compare_with_settings",
-    "prepare",
 ]
 
 

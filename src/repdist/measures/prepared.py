@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..io.host import to_host
 from .cca import Spectrum, detect_precision, spectrum, varying_coordinates
 from .conventions import AlignmentConventions
 from .extra import (
@@ -214,10 +215,7 @@ class PreparedModel:
         """f under these conventions' preprocessing, made once per model and convention."""
         key = conventions.view_key
         if key not in self.views:
-            x = conventions.preprocess(self.f)
-            if x is not self.f:
-                x.setflags(write=False)
-            self.views[key] = AlignmentView(x, bool(conventions.unit_rows))
+            self.views[key] = _view(self.f, conventions)
         return self.views[key]
 
     def warm(self, measures: Iterable[str] | str | None = None,
@@ -232,6 +230,26 @@ class PreparedModel:
             for part in view_parts(selected, conventions.svcca):
                 getattr(self.view(conventions), part)
         return self
+
+
+def _view(f: np.ndarray, conventions: AlignmentConventions) -> AlignmentView:
+    """f (float64, read-only) under these conventions' preprocessing, as an AlignmentView."""
+    x = conventions.preprocess(f)
+    if x is not f:
+        x.setflags(write=False)
+    return AlignmentView(x, bool(conventions.unit_rows))
+
+
+def alignment_view(f: Any, conventions: AlignmentConventions = DEFAULT_CONVENTIONS
+                   ) -> AlignmentView:
+    """f alone, with no g (a hidden layer's states), as the f-side alignment measures read it:
+    what PreparedModel.view makes of a model's f. A float64 copy in f's own memory layout,
+    read-only, so that a caller who edits their array later changes nothing here."""
+    x = np.array(to_host(f, np.float64), dtype=np.float64, order="K")
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
+        raise ValueError(f"f must be rows x M with at least 2 rows, got shape {x.shape}")
+    x.setflags(write=False)
+    return _view(x, conventions)
 
 
 def _unusable(f64: np.ndarray, g64: np.ndarray, problem: str) -> PreparedModel:

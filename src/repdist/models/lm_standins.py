@@ -9,11 +9,11 @@ transformers and tokenizers are imported when a stand-in is made (the `lm` extra
 
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..io import atomic_folder
 
 ARCHITECTURES = ("gpt2", "gpt_neox", "llama")
 VOCAB_SIZE = 384  # the stand-ins' tokenizer: 256 bytes, 127 merges and <|endoftext|>
@@ -83,14 +83,10 @@ def save_standin(folder: str | Path, spec: StandinSpec, text: str,
                  context: int) -> dict[str, Any]:
     """One stand-in and the shared tokenizer (trained on `text`: the same for every stand-in
     of a run) in `folder`, which takes its name once both are in it; returns what was made."""
-    folder = Path(folder)
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
     tokenizer = standin_tokenizer(text)
     model = build_standin(spec, len(tokenizer), context)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(tmp, folder)
+    with atomic_folder(folder) as tmp:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
     return {"arch": spec.arch, "width": spec.width, "layers": spec.layers,
             "vocab_size": len(tokenizer), "parameters": sum(p.numel() for p in model.parameters())}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io.download import unreachable
-from .config_checks import need
+from .config_errors import need
 
 Probe = Callable[[str], str | None]
 

@@ -9,6 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..data.cifar10 import missing_files
+from ..models.lm_standins import StandinSpec
+from .config_errors import need
+from .lm_model_sources import check_shared_tokenizer, check_sources, lm_models
+
 REP_DIM_CONSTRUCTED = 2  # the hand-built models live in 2-D (paper Table 1, Fig. 16 left)
 CIFAR_CLASSES = 10
 CIFAR_TEST_IMAGES = 10_000
@@ -16,15 +21,6 @@ CIFAR_TEST_IMAGES = 10_000
 Config = Mapping[str, Any]
 # the files of lm_models/ beside the models' folders (rules/lm.smk)
 LM_MODELS_FILES = ("contexts.npz", "pairs.parquet", "layers.parquet")
-
-
-class ConfigError(ValueError):
-    """A configuration value that cannot work; the message names the key."""
-
-
-def need(condition: bool, key: str, message: str) -> None:
-    if not condition:
-        raise ConfigError(f"config key '{key}': {message}")
 
 
 def need_labels(k: int, m: int, key: str, why: str = "") -> None:
@@ -103,8 +99,6 @@ def check_cifar10(config: Config) -> None:
     need_inputs(config["measures"]["num_samples"], max(cif["rep_dims"]), n_test,
                 "measures.num_samples", where)
     if cif["root"] and not cif["standin"]:
-        from ..data.cifar10 import missing_files
-
         missing = missing_files(cif["root"])
         need(not missing, "cifar10.root",
              f"{cif['root']} lacks {', '.join(missing)}: point it at a complete "
@@ -203,9 +197,9 @@ def check_lm(config: Config) -> None:
 
 def check_lm_models(config: Config) -> None:
     """The outside language models (lm.models): at least two (they are compared in pairs),
-    stand-ins whose heads split the width, no name that is a folder of the branch, and one
-    tokenizer for all of them (read from their files where they are here:
-    pipeline/lm_models.py), before any job."""
+    stand-ins whose heads split the width, no name that is a folder of the branch, paths that
+    are folders (and no revision of a folder), and one tokenizer for all of them (read from
+    their files where they are here: pipeline/lm_model_sources.py), before any job."""
     models = config["lm"].get("models") or {}
     if not models:
         return
@@ -213,12 +207,12 @@ def check_lm_models(config: Config) -> None:
          f"models are compared in pairs: name at least two, got {len(models)} ({list(models)})")
     taken = sorted(set(models) & set(LM_MODELS_FILES))
     need(not taken, "lm.models", f"{taken} name(s) files of lm_models/: choose other names")
-    from ..models.lm_standins import StandinSpec
-    from .lm_models import check_shared_tokenizer, lm_models
 
     for name, entry in models.items():
         spec = StandinSpec(**entry["standin"]) if entry.get("standin") else None
         need(spec is None or spec.width % spec.heads == 0, f"lm.models.{name}.standin.heads",
              f"must divide the stand-in's width {spec and spec.width}, got {spec and spec.heads}")
 
-    check_shared_tokenizer(lm_models(config))
+    entries = lm_models(config)
+    check_sources(entries)
+    check_shared_tokenizer(entries)

@@ -1,7 +1,9 @@
 """The run's GPU plan, made once in the head when the DAG is built (rules/common.smk calls
 `plan_gpus`), without torch, on a machine that may have no GPU (a SLURM login node): whether
 the training jobs run where there are GPUs, how many GPU jobs Snakemake runs at once (its `gpu`
-resource), and the pool of GPUs a local run's GPU jobs share (pipeline.gpu_pool).
+resource), and the pool of GPUs a local run's GPU jobs share (pipeline.gpu_pool). The probes
+of this machine's GPUs (the NVIDIA driver's files, CUDA_VISIBLE_DEVICES; no torch) live here
+too; a running job asks torch instead (training/devices.py::resolve_device).
 
 - A run that declares `gpu` (a SLURM profile's `resources: [gpu=N]`, `--resources gpu=N`) is
   planned as declared: N GPU jobs at once, whatever the building machine has. On a workstation
@@ -13,12 +15,55 @@ resource), and the pool of GPUs a local run's GPU jobs share (pipeline.gpu_pool)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ..training.devices import cuda_present, gpus_planned, uses_gpu, visible_gpus
+from ..training.devices import DEVICES
 from .gpu_pool import export_pool, pool_ids
+
+
+def cuda_present() -> bool:
+    """An NVIDIA GPU is visible to this process (driver files, CUDA_VISIBLE_DEVICES); no torch."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() in ("", "-1"):
+        return False
+    return _driver_gpu_count() > 0 or Path("/dev/nvidia0").exists()
+
+
+def _driver_gpu_count() -> int:
+    """The GPUs the NVIDIA driver lists (/proc), else 1 if its first device file exists."""
+    gpus = Path("/proc/driver/nvidia/gpus")
+    return len(list(gpus.iterdir())) if gpus.is_dir() else int(Path("/dev/nvidia0").exists())
+
+
+def visible_gpus() -> list[str]:
+    """The ids of the GPUs this process may use: CUDA_VISIBLE_DEVICES's entries (indices or
+    UUIDs) when set, else 0..n-1 for the n GPUs the NVIDIA driver lists; no torch."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [v.strip() for v in visible.split(",") if v.strip() and v.strip() != "-1"]
+    return [str(i) for i in range(_driver_gpu_count())]
+
+
+def gpus_planned(declared: int | None, present: bool | None = None) -> bool:
+    """Whether the training jobs run where there are GPUs: as the run declares (`declared`,
+    its `gpu` resource; 0 turns GPUs off), else as this machine has (`present`; None asks it;
+    see the module's text)."""
+    if declared is not None:
+        return declared > 0
+    return cuda_present() if present is None else present
+
+
+def uses_gpu(requested: str, gpus: bool | None = None) -> bool:
+    """Whether a job configured with `requested` will train on a GPU: its `resources: gpu`.
+    `gpus`: whether its machine has GPUs (gpus_planned); None asks this machine."""
+    if requested not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, got {requested!r}")
+    has_gpus = cuda_present() if gpus is None else gpus
+    return requested == "cuda" or (requested == "auto" and has_gpus)
 
 
 @dataclass(frozen=True)

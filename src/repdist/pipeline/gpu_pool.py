@@ -32,7 +32,7 @@ SLOTS_ENV = "REPDIST_GPU_SLOTS"  # the folder of lock files (default: one per us
 
 
 def pool_ids(declared: int | None, visible: list[str], slots_per_gpu: int = 1) -> list[str]:
-    """The GPUs a run's jobs share: of those `visible` (training.devices.visible_gpus), the
+    """The GPUs a run's jobs share: of those `visible` (gpu_plan.visible_gpus), the
     first that hold `declared` GPU jobs at `slots_per_gpu` each (all of them when undeclared)."""
     return visible if declared is None else visible[:-(-declared // slots_per_gpu)]
 

@@ -5,7 +5,7 @@ the synthetic jobs' model settings, priorities and runtimes (rules/common.smk us
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,14 +67,25 @@ def training_priority(width: int | str, n_configs: int = 1) -> int:
     return int(width) ** 2 * n_configs // 64
 
 
+def job_minutes(reference: float, ratios: Sequence[float] = (), floor: int = 0,
+                margin: float = 0.0, times: int = 1) -> int:
+    """The one runtime estimate every rule's `resources: runtime` comes from: `reference`
+    minutes for the job as measured at a reference size, times each of `ratios` (this job's
+    size over the reference's, in order: seeds, steps, width squared...), plus `margin`, whole
+    minutes, at least `floor`; times `times` (the attempt: a job resubmitted after its
+    cluster time limit, profile `retries:`, gets longer and resumes from its checkpoint)."""
+    minutes = reference
+    for ratio in ratios:
+        minutes = minutes * ratio
+    return max(floor, int(minutes + margin)) * times
+
+
 def synthetic_training_minutes(synthetic: Mapping[str, Any], width: int | str, attempt: int = 1,
                                n_configs: int = 1) -> int:
     """Minutes for one job of n_configs x n_seeds MLPs of config `synthetic`, with a margin (a
-    job of 20 seeds at width 256 and 15,000 steps is given 50), times the attempt: a job
-    resubmitted after its cluster time limit (profile `retries:`) gets longer, and resumes from
-    its checkpoint."""
+    job of 20 seeds at width 256 and 15,000 steps is given 50), times the attempt."""
     scale = n_configs * synthetic["n_seeds"] / 20 * synthetic["training"]["steps"] / 15000
-    return max(5, int(40 * scale * (int(width) / 256) ** 2 + 10)) * attempt
+    return job_minutes(40, (scale, (int(width) / 256) ** 2), floor=5, margin=10, times=attempt)
 
 
 def synthetic_model_settings(synthetic: Mapping[str, Any], num_classes: int | str,

@@ -1,12 +1,8 @@
-"""Which device a training job uses, decided twice: when the DAG is built (to tag jobs with
-`resources: gpu`, without importing torch, on a machine that may have no GPU, e.g. a SLURM
-login node) and when the job runs (where a job that was promised a GPU and finds none fails at
-once, saying so, instead of silently training for hours on the CPU).
-
-When the DAG is built, "is there a GPU" is asked of the machines that will run the training
-jobs: a run that declares its GPUs (the `gpu` resource: a SLURM profile's `resources:
-[gpu=N]`, or `--resources gpu=N`) is planned as declared, whatever the building machine has;
-otherwise the building machine is the one that runs them (a workstation) and is asked.
+"""Which device a running job uses (torch's view: a job that was promised a GPU and finds none
+fails at once, saying so, instead of silently training for hours on the CPU) and how float32
+runs there (TF32). The other half of the decision, made when the DAG is built without torch
+(which jobs get `resources: gpu`), is the GPU plan's: pipeline/gpu_plan.py, which probes the
+machine's GPUs from the driver's files and reads DEVICES from here.
 """
 
 from __future__ import annotations
@@ -14,54 +10,12 @@ from __future__ import annotations
 import os
 import socket
 import warnings
-from pathlib import Path
 
 DEVICES = ("auto", "cpu", "cuda")
 
 
 class DeviceError(RuntimeError):
     """A job configured for a GPU found none."""
-
-
-def cuda_present() -> bool:
-    """An NVIDIA GPU is visible to this process (driver files, CUDA_VISIBLE_DEVICES); no torch."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None and visible.strip() in ("", "-1"):
-        return False
-    return _driver_gpu_count() > 0 or Path("/dev/nvidia0").exists()
-
-
-def _driver_gpu_count() -> int:
-    """The GPUs the NVIDIA driver lists (/proc), else 1 if its first device file exists."""
-    gpus = Path("/proc/driver/nvidia/gpus")
-    return len(list(gpus.iterdir())) if gpus.is_dir() else int(Path("/dev/nvidia0").exists())
-
-
-def visible_gpus() -> list[str]:
-    """The ids of the GPUs this process may use: CUDA_VISIBLE_DEVICES's entries (indices or
-    UUIDs) when set, else 0..n-1 for the n GPUs the NVIDIA driver lists; no torch."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        return [v.strip() for v in visible.split(",") if v.strip() and v.strip() != "-1"]
-    return [str(i) for i in range(_driver_gpu_count())]
-
-
-def gpus_planned(declared: int | None, present: bool | None = None) -> bool:
-    """Whether the training jobs run where there are GPUs: as the run declares (`declared`,
-    its `gpu` resource; 0 turns GPUs off), else as this machine has (`present`; None asks it;
-    see the module's text)."""
-    if declared is not None:
-        return declared > 0
-    return cuda_present() if present is None else present
-
-
-def uses_gpu(requested: str, gpus: bool | None = None) -> bool:
-    """Whether a job configured with `requested` will train on a GPU: its `resources: gpu`.
-    `gpus`: whether its machine has GPUs (gpus_planned); None asks this machine."""
-    if requested not in DEVICES:
-        raise ValueError(f"device must be one of {DEVICES}, got {requested!r}")
-    has_gpus = cuda_present() if gpus is None else gpus
-    return requested == "cuda" or (requested == "auto" and has_gpus)
 
 
 def resolve_device(requested: str, key: str, promised: bool = False):

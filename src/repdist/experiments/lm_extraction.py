@@ -6,14 +6,14 @@ leaves them, so that the one pairs loop (pairs.py::compare_named) and the layers
 
 No torch here: the jobs load the models and tokenizers (repdist.extract) and hand the arrays
 in. The contexts are cut once, by the first model's tokenizer; every model's job checks that
-its own tokenizer has the same vocabulary (the DAG checks it before any job where the
-tokenizer files are at hand: pipeline/lm_models.py).
+its own tokenizer is the same one, by the digest the DAG compares before any job where the
+tokenizer files are at hand (io/hub.py::tokenizer_digest; pipeline/lm_model_sources.py).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,7 @@ import numpy as np
 
 from ..data.stdlib_text import read_stdlib_text
 from ..io import provenance, read_npz_metadata, write_npz
+from ..io.hub import TOKENIZER_FILES, tokenizer_digest
 from .outputs import SeedFiles, SeedRepresentations, write_seed
 
 STDLIB = "stdlib"  # lm.corpus: the standard library's sources (the eval split of lm.data's text)
@@ -51,11 +52,20 @@ def corpus_text(cfg: CorpusConfig) -> tuple[str, dict[str, Any]]:
                   "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
-def vocabulary_digest(vocab: Mapping[str, int]) -> str:
-    """A digest of a tokenizer's vocabulary (token -> id): two tokenizers cut a text into the
-    same ids only if they agree."""
-    text = json.dumps(sorted(vocab.items(), key=lambda item: item[1]), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def loaded_tokenizer_digest(tokenizer: Any, source: str, revision: str | None = None) -> str:
+    """The identity of a tokenizer a job loaded from `source` at `revision`: the digest of its
+    files (io/hub.py::tokenizer_digest, as the DAG computed it before any job), read from its
+    folder or the cache it loaded from; where those files are none of the ones the digest reads,
+    the digest of the files the tokenizer saves (save_pretrained)."""
+    digest = tokenizer_digest(source, revision)
+    if digest is None:
+        with tempfile.TemporaryDirectory(prefix="repdist-tokenizer-") as folder:
+            tokenizer.save_pretrained(folder)
+            digest = tokenizer_digest(folder)
+    if digest is None:
+        raise ValueError(f"{source}: the tokenizer has none of the files its identity is read "
+                         f"from ({', '.join(TOKENIZER_FILES)}), even saved again")
+    return digest
 
 
 def write_contexts(path: str | Path, contexts: np.ndarray, meta: Mapping[str, Any]) -> None:
@@ -70,13 +80,13 @@ def read_contexts(path: str | Path) -> tuple[np.ndarray, dict[str, Any]]:
 
 
 def check_same_vocabulary(name: str, digest: str, contexts_meta: Mapping[str, Any]) -> None:
-    """A model whose tokenizer is not the contexts' reads other tokens than its ids mean: stop,
-    naming both."""
-    if digest != contexts_meta.get("vocabulary_sha256"):
+    """A model whose tokenizer is not the contexts' (its digest, loaded_tokenizer_digest) reads
+    other tokens than its ids mean: stop, naming both."""
+    if digest != contexts_meta.get("tokenizer_digest"):
         raise ValueError(
-            f"lm.models.{name}: its tokenizer's vocabulary differs from the one the contexts "
-            f"were cut with ({contexts_meta.get('tokenizer')}): models compared together must "
-            "share a tokenizer; compare models of one tokenizer per run")
+            f"lm.models.{name}: its tokenizer differs from the one the contexts were cut with "
+            f"({contexts_meta.get('tokenizer')}): models compared together must share a "
+            "tokenizer; compare models of one tokenizer per run")
 
 
 def model_metrics(nll: np.ndarray, labels: np.ndarray, preds: np.ndarray) -> dict[str, Any]:
@@ -103,10 +113,10 @@ def write_lm_model(files: SeedFiles, f: np.ndarray, g: np.ndarray, labels: np.nd
                 **meta}, metrics)
 
 
-def contexts_meta(text_info: Mapping[str, Any], tokenizer: str, vocabulary_sha256: str,
+def contexts_meta(text_info: Mapping[str, Any], tokenizer: str, tokenizer_digest: str,
                   contexts: np.ndarray, run_config: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The contexts file's metadata: the text, the tokenizer (and its vocabulary's digest),
+    """The contexts file's metadata: the text, the tokenizer (and its identity's digest),
     the shape, and the run's provenance."""
     return provenance(run_config, experiment="lm_models", **text_info, tokenizer=tokenizer,
-                      vocabulary_sha256=vocabulary_sha256, contexts=int(contexts.shape[0]),
+                      tokenizer_digest=tokenizer_digest, contexts=int(contexts.shape[0]),
                       window=int(contexts.shape[1]))

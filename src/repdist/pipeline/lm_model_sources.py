@@ -2,27 +2,25 @@
 one's files are (a folder, the Hugging Face cache, a stand-in this run makes, or nowhere yet),
 whether the models share a tokenizer, and whether a hub model can be had from here.
 
-Nothing here imports torch or transformers: the tokenizers are compared by the files that
-define them (tokenizer.json's vocabulary and merges, or vocab.json and merges.txt, or a
-sentencepiece tokenizer.model), read from the folder or the cache, in milliseconds. A model
-whose files are not here yet (a hub id not cached, while the hub is reachable) is compared when
-its extraction job loads its tokenizer (experiments/lm_models.py::check_same_vocabulary).
+Nothing here imports torch or transformers: the tokenizers are compared by the digest of the
+files that define them (io/hub.py::tokenizer_digest, the one the jobs record), read from the
+folder or the cache, in milliseconds. A model whose files are not here yet (a hub id not
+cached, while the hub is reachable) is compared when its extraction job loads its tokenizer
+(experiments/lm_extraction.py::check_same_vocabulary).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..io.download import HUB_URL, hub_offline, unreachable
-from .config_checks import ConfigError, need
+from ..io.download import unreachable
+from ..io.hub import HUB_URL, hub_file, hub_offline, path_shaped, tokenizer_digest
+from .config_errors import ConfigError, need
 
 STANDIN_TOKENIZER = "repdist stand-in tokenizer"  # every stand-in of a run has the same one
-TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer.model")
 
 
 @dataclass(frozen=True)
@@ -46,7 +44,9 @@ class LMModel:
 
     @property
     def on_hub(self) -> bool:
-        return self.standin is None and self.local is None
+        """A hub id (not a stand-in, a folder here, or a path: io/hub.py::path_shaped)."""
+        return (self.standin is None and self.local is None and self.model is not None
+                and not path_shaped(self.model))
 
     @property
     def where(self) -> str:
@@ -63,58 +63,23 @@ def lm_models(config: Mapping[str, Any]) -> list[LMModel]:
                     e.get("standin")) for name, e in entries.items()]
 
 
-def cached_file(repo_id: str, filename: str, revision: str | None = None) -> Path | None:
-    """A hub file in the local Hugging Face cache (HF_HOME, HF_HUB_CACHE), None when it is not
-    there or huggingface_hub is not installed where the DAG is built."""
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return None
-    try:
-        found = try_to_load_from_cache(repo_id, filename, revision=revision)
-    except ValueError:  # not a valid repo id
-        return None
-    return Path(found) if isinstance(found, str) else None
-
-
 def model_file(entry: LMModel, filename: str) -> Path | None:
     """One of the model's files, from its folder or the cache; None when not here (or a
     stand-in, made later)."""
-    if entry.standin is not None:
-        return None
-    source = entry.tokenizer if filename in TOKENIZER_FILES and entry.tokenizer else entry.model
-    folder = Path(source).expanduser()
-    if folder.is_dir():
-        path = folder / filename
-        return path if path.is_file() else None
-    revision = entry.revision if source == entry.model else None
-    return cached_file(source, filename, revision)
+    if entry.standin is None and entry.model is not None:
+        return hub_file(entry.model, filename, entry.revision)
+    return None
 
 
-def tokenizer_fingerprint(entry: LMModel) -> str | None:
-    """A digest of the tokenizer's vocabulary and merges, read from its files; None when they
-    are not here. Stand-ins share one tokenizer (STANDIN_TOKENIZER)."""
+def tokenizer_identity(entry: LMModel) -> str | None:
+    """The model's tokenizer's digest (io/hub.py::tokenizer_digest, the one its jobs compute),
+    from its own tokenizer's files or the model's; None when they are not here yet. Stand-ins
+    share one tokenizer, made later (STANDIN_TOKENIZER)."""
     if entry.standin is not None:
         return STANDIN_TOKENIZER
-    fast = model_file(entry, "tokenizer.json")
-    if fast is not None:
-        data = json.loads(fast.read_text(encoding="utf-8")).get("model", {})
-        return _digest(data.get("vocab"), data.get("merges"))
-    vocab, merges = model_file(entry, "vocab.json"), model_file(entry, "merges.txt")
-    if vocab is not None:
-        lines = merges.read_text(encoding="utf-8").splitlines() if merges else None
-        return _digest(json.loads(vocab.read_text(encoding="utf-8")),
-                       [m for m in lines if m and not m.startswith("#version")] if lines else None)
-    spm = model_file(entry, "tokenizer.model")
-    return "sentencepiece:" + hashlib.sha256(spm.read_bytes()).hexdigest() if spm else None
-
-
-def _digest(vocab: Any, merges: Sequence[Any] | None) -> str:
-    """The same digest for tokenizer.json and vocab.json + merges.txt of one tokenizer: merges
-    as "a b" strings (tokenizer.json holds them as strings or as pairs)."""
-    pairs = [m if isinstance(m, str) else " ".join(m) for m in merges or []]
-    text = json.dumps({"vocab": vocab, "merges": pairs}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if entry.tokenizer:
+        return tokenizer_digest(entry.tokenizer)
+    return tokenizer_digest(entry.model, entry.revision) if entry.model else None
 
 
 def check_shared_tokenizer(entries: Sequence[LMModel]) -> None:
@@ -123,7 +88,7 @@ def check_shared_tokenizer(entries: Sequence[LMModel]) -> None:
     files are not here yet are left to their extraction job."""
     groups: dict[str, list[str]] = {}
     for entry in entries:
-        digest = tokenizer_fingerprint(entry)
+        digest = tokenizer_identity(entry)
         if digest is not None:
             groups.setdefault(digest, []).append(entry.name)
     need(len(groups) <= 1, "lm.models",
@@ -132,6 +97,25 @@ def check_shared_tokenizer(entries: Sequence[LMModel]) -> None:
              f"{', '.join(names)} share one" if len(names) > 1 else f"{names[0]} has its own"
              for names in groups.values()) +
          ". Compare models of one tokenizer per run (e.g. one overlay per family)")
+
+
+def check_sources(entries: Sequence[LMModel]) -> None:
+    """Before any job, whether the hub is reachable or not: a path (io/hub.py::path_shaped:
+    absolute, ~, ./, ../, or a separator no hub id has) where no folder is, as `model:` or
+    `tokenizer:`, is refused; so is a `revision:` of a folder (a folder holds one set of
+    weights: from_pretrained ignores the revision, which would be recorded as if used)."""
+    for entry in entries:
+        for key, value in (("model", entry.model), ("tokenizer", entry.tokenizer)):
+            need(value is None or not path_shaped(value) or Path(value).expanduser().is_dir(),
+                 f"lm.models.{entry.name}.{key}",
+                 f"{value!r} is a path (not a hub id such as 'gpt2' or 'EleutherAI/pythia-70m') "
+                 "and no folder is there: give the folder save_pretrained wrote (a relative "
+                 "path is read from the directory snakemake runs in), or a hub id")
+        need(entry.revision is None or entry.local is None, f"lm.models.{entry.name}.revision",
+             f"{entry.model} is a folder, which holds one set of weights: from_pretrained "
+             f"ignores a revision there, so {entry.revision!r} would not be the weights used. "
+             "Leave revision out, or give the hub id at that revision (or a folder saved from "
+             "it)")
 
 
 Probe = Callable[[str], str | None]

@@ -15,19 +15,15 @@ and the split of a line never depends on the others.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .stdlib_text import in_eval, read_stdlib_text
-
-STDLIB = "stdlib"  # roeder.words.corpus: the standard library's sources
+from .stdlib_text import STDLIB, in_eval, read_stdlib_text, read_text_file
 UNK = "<unk>"  # every word outside the vocabulary; no text's word can be it (`<` is one word)
 WORD = re.compile(r"\w+|[^\w\s]")
 
@@ -52,20 +48,15 @@ def read_corpus(corpus: str, max_bytes: int, held_out_fraction: float) -> Split:
     if corpus == STDLIB:
         text = read_stdlib_text(max_bytes, held_out_fraction)
         return Split(text.train, text.eval, {"corpus": STDLIB, **text.info})
-    path = Path(corpus).expanduser()
-    if not path.is_file():
-        raise FileNotFoundError(f"corpus {corpus!r} is neither '{STDLIB}' nor a text file")
-    text = path.read_text(encoding="utf-8")
+    text, info = read_text_file(corpus, "roeder.words.corpus")
     lines = text.splitlines(keepends=True)
     held = [in_eval(line, held_out_fraction) for line in lines]
     train = "".join(line for line, h in zip(lines, held, strict=True) if not h)
     held_out = "".join(line for line, h in zip(lines, held, strict=True) if h)
     if not train or not held_out:
-        raise ValueError(f"{path}: its {len(lines)} line(s) leave {len(lines) - sum(held)} for "
-                         f"training and {sum(held)} held out; give a longer text")
-    info = {"corpus": str(path), "bytes": len(text.encode("utf-8")),
-            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-            "lines_train": len(lines) - sum(held), "lines_held_out": sum(held)}
+        raise ValueError(f"{corpus}: its {len(lines)} line(s) leave {len(lines) - sum(held)} "
+                         f"for training and {sum(held)} held out; give a longer text")
+    info |= {"lines_train": len(lines) - sum(held), "lines_held_out": sum(held)}
     return Split(train, held_out, info)
 
 

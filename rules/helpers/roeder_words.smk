@@ -44,11 +44,9 @@ def words_run_config():
 
 def roeder_words_runtime(wildcards, attempt=1):
     """Minutes, times the attempt (a resubmitted job resumes from its checkpoint): 5 seeds x
-    8,000 steps of 128 contexts at a vocabulary of 1,000 took about 3 min on one core of a
-    2-core AMD EPYC (docs/results.md), given 10; the cost grows with seeds x batch x words.
-    """
+    6,000 steps of 128 contexts at a vocabulary of 1,000 took 2.6 min (10 x 10,000: 5.2 min)
+    on a loaded 2-core AMD EPYC, one thread (docs/results.md), given 7; the cost grows with
+    seeds x steps x batch x words."""
     steps, batch = WORDS["training"]["steps"], WORDS["training"]["batch_size"]
-    scale = (
-        WORDS["n_seeds"] / 5 * steps / 8000 * batch / 128 * WORDS["vocabulary"] / 1000
-    )
-    return max(5, int(8 * scale + 2)) * attempt
+    scale = WORDS["n_seeds"] * steps / 30000 * batch / 128 * WORDS["vocabulary"] / 1000
+    return max(5, int(5 * scale + 2)) * attempt

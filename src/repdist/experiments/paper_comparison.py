@@ -363,12 +363,14 @@ def fit_r2(fit: pd.DataFrame) -> np.ndarray:
 def roeder_words_checks(pairs: pd.DataFrame, fit: pd.DataFrame, data: str) -> list[Check]:
     """Fig. 1's claim on the figure's two seeds (the R^2 of its fit on the shown words, the
     lowest dimension, and of all the words of odd frequency rank), and over every seed pair
-    (informational): how many pairs reach the threshold, with their KL and m_CCA."""
+    (informational): how many pairs reach the threshold, their KL and m_CCA, and how R^2 goes
+    with KL (the NeurIPS paper's question: closer in distribution, more linearly alike?)."""
     a, b = int(fit["seed_a"].iloc[0]), int(fit["seed_b"].iloc[0])
     r2 = fit_r2(fit)
     row = pairs[(pairs["seed_a"] == min(a, b)) & (pairs["seed_b"] == max(a, b))].iloc[0]
     passed = bool(min(r2.min(), row["r2_g_min"]) >= ROEDER_WORDS_R2)
     reach = int((pairs["r2_g_min"] >= ROEDER_WORDS_R2).sum())
+    rho = pairs["r2_g_min"].corr(pairs["kl"], method="spearman") if len(pairs) > 2 else np.nan
     return [
         Check(f"Roeder Fig. 1 ({data}): the two seeds' word vectors are one linear map apart",
               ROEDER_WORDS,
@@ -380,6 +382,6 @@ def roeder_words_checks(pairs: pd.DataFrame, fit: pd.DataFrame, data: str) -> li
               f"{reach} of {len(pairs)} pairs with R^2 >= {ROEDER_WORDS_R2}; R^2 (words) "
               f"{pairs['r2_g_min'].min():.4f} to {pairs['r2_g_min'].max():.4f}; m_CCA f "
               f"{pairs['mcca_f'].median():.4f}, g {pairs['mcca_g'].median():.4f} (medians); "
-              f"KL {pairs['kl'].min():.4f} to {pairs['kl'].max():.4f}",
-              "two models shown", "-", None),
+              f"KL {pairs['kl'].min():.4f} to {pairs['kl'].max():.4f}; Spearman's rho of R^2 "
+              f"and KL {rho:.2f}", "two models shown", "-", None),
     ]

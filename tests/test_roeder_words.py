@@ -268,6 +268,30 @@ def test_train_words_writes_every_seed_and_the_pairs_hold_fig_1s_r2(tmp_path):
         train_words(cfg, train_cfg, files[:2], tmp_path / "v.csv", {})
 
 
+def test_a_words_run_resumes_from_its_checkpoint_to_the_same_models(tmp_path, caplog):
+    """A checkpoint every 20 of 60 steps (the last at 40 stays when a run ends early); a run
+    finding it resumes there and ends where an uninterrupted run ends."""
+    from repdist.training.loop import RunOptions
+
+    path = tmp_path / "corpus.txt"
+    path.write_text(TEXT)
+    cfg = corpus_cfg(path, seeds=[0, 1])
+    train_cfg = train_config("synthetic", steps=60, batch_size=32, lr=3e-2, eval_every=30,
+                             log_every=20, checkpoint_every=20, protocol="clean")
+    checkpoint = tmp_path / "checkpoint.pt"
+    weights = []
+    for run in ("first", "resumed"):
+        files = seed_files(tmp_path / run, cfg.seeds)
+        with caplog.at_level("INFO", logger="repdist"):
+            train_words(cfg, train_cfg, files, tmp_path / run / "vocabulary.csv", {},
+                        RunOptions(checkpoint=checkpoint))
+        weights.append([torch.load(f.model) for f in files])
+    assert "resuming from step 40 of 60" in caplog.text
+    for first, resumed in zip(*weights, strict=True):
+        for name, p in first.items():
+            assert torch.equal(p, resumed[name]), name
+
+
 def vocabulary_table(names):
     return pd.DataFrame({"id": range(len(names)), "word": names, "count": range(len(names), 0, -1)})
 

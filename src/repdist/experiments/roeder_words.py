@@ -97,7 +97,7 @@ def train_words(cfg: WordsConfig, train_cfg: TrainConfig, files: Sequence[SeedFi
     data = prepared.data
     stack = words_stack(cfg)
     identity = {"model": {k: v for k, v in asdict(cfg).items() if k != "seeds"},
-                "seeds": list(cfg.seeds)}
+                "seeds": list(cfg.seeds), "data": prepared.info}  # another Python: other text
     log, finals = train(stack, data, train_cfg, replace(options, identity=identity))
     f_all, g_all = extract(stack, data.test_x, data.codes)
     stack.cpu()

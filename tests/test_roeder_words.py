@@ -292,6 +292,25 @@ def test_a_words_run_resumes_from_its_checkpoint_to_the_same_models(tmp_path, ca
             assert torch.equal(p, resumed[name]), name
 
 
+def test_a_checkpoint_of_another_text_is_not_resumed(tmp_path, caplog):
+    """The corpus changed under the same path (another Python's stdlib, an edited file): the
+    run starts afresh."""
+    from repdist.training.loop import RunOptions
+
+    path = tmp_path / "corpus.txt"
+    cfg = corpus_cfg(path, seeds=[0])
+    train_cfg = train_config("synthetic", steps=40, batch_size=32, lr=3e-2, eval_every=20,
+                             log_every=20, checkpoint_every=20, protocol="clean")
+    checkpoint = tmp_path / "checkpoint.pt"
+    for text in (TEXT, TEXT + "the cat sat on a new line\n"):
+        path.write_text(text)
+        caplog.clear()
+        with caplog.at_level("INFO", logger="repdist"):
+            train_words(cfg, train_cfg, seed_files(tmp_path, cfg.seeds), tmp_path / "v.csv", {},
+                        RunOptions(checkpoint=checkpoint))
+        assert "resuming" not in caplog.text
+
+
 def vocabulary_table(names):
     return pd.DataFrame({"id": range(len(names)), "word": names, "count": range(len(names), 0, -1)})
 

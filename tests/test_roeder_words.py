@@ -36,7 +36,7 @@ from repdist.experiments.roeder_words_pairs import (
     words_fit,
     words_pairs,
 )
-from repdist.io import read_csv
+from repdist.io import read_csv, read_parquet_metadata, read_table_metadata
 from repdist.models.log_bilinear import StackedLogBilinear
 from repdist.pipeline.config_checks import ConfigError, check_config
 from repdist.training.loop import TrainData, train
@@ -248,9 +248,13 @@ def test_train_words_writes_every_seed_and_the_pairs_hold_fig_1s_r2(tmp_path):
     files = seed_files(tmp_path, cfg.seeds)
     train_cfg = train_config("synthetic", steps=60, batch_size=32, lr=3e-2, eval_every=30,
                              log_every=20, checkpoint_every=0, protocol="clean")
-    info = train_words(cfg, train_cfg, files, tmp_path / "vocabulary.csv", {"roeder": {}})
+    run_config = {"roeder": {}, "seed": 0, "protocol": "paper"}
+    info = train_words(cfg, train_cfg, files, tmp_path / "vocabulary.csv", run_config)
     assert info["corpus"] == str(path) and info["windows_train"] > 0
     vocab = read_csv(tmp_path / "vocabulary.csv")
+    # the vocabulary is a table of the run (its protocol), the models say how they trained
+    assert read_table_metadata(tmp_path / "vocabulary.csv")["protocol"] == "paper"
+    assert read_parquet_metadata(files[0].unembeddings)["protocol"] == "clean"
     assert list(vocab["id"]) == list(range(12)) and vocab["word"].iloc[-1] == UNK
     metrics = [json.loads(f.metrics.read_text()) for f in files]
     assert all(m["experiment"] == "roeder_words" and m["K"] == 12 for m in metrics)

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.words import Vocabulary, build_vocabulary, read_corpus, spread, windows, words
-from ..io import provenance, write_csv
+from ..io import provenance, table_provenance, write_csv
 from ..models.extract import extract
 from ..models.log_bilinear import StackedLogBilinear
 from ..training.loop import RunOptions, TrainConfig, TrainData, train
@@ -104,7 +104,10 @@ def train_words(cfg: WordsConfig, train_cfg: TrainConfig, files: Sequence[SeedFi
     meta = {"experiment": "roeder_words", "M": cfg.rep_dim, "K": prepared.vocabulary.size,
             "context": cfg.context, "steps": train_cfg.steps, "protocol": train_cfg.protocol,
             **prepared.info, **provenance(run_config)}
-    write_csv(vocabulary_path, vocabulary_frame(prepared.vocabulary), meta)
+    # a table of the run, as every csv: the run's seed and protocol (the models' is clean)
+    write_csv(vocabulary_path, vocabulary_frame(prepared.vocabulary), table_provenance(
+        run_config, experiment="roeder_words_vocabulary", K=prepared.vocabulary.size,
+        **prepared.info))
     for i, (seed, out) in enumerate(zip(cfg.seeds, files, strict=True)):
         reps = SeedRepresentations(g_all[i], {"test": f_all[i]}, {"test": data.test_labels})
         metrics = {**seed_metrics(log, finals, i),

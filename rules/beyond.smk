@@ -53,6 +53,11 @@ rule paper_comparison:
         roeder=(
             [out("tables/roeder_dynamics.csv")] if config["roeder"]["enabled"] else []
         ),
+        roeder_words=(
+            [out("tables/roeder_words_pairs.csv"), out("tables/roeder_words_fit.csv")]
+            if config["roeder"]["enabled"] and config["roeder"]["words"]["enabled"]
+            else []
+        ),
         cifar=(
             [out("cifar10/fd2/pairs.parquet")]
             if CIFAR["enabled"] and 2 in CIFAR["rep_dims"]

@@ -324,6 +324,24 @@ def lm_step() -> None:
 
 
 @case
+def roeder_words_step() -> None:
+    """The log-bilinear word models (Roeder et al.'s Fig. 1) through training/loop.py, their
+    f~ and g~ extracted, on the fake device: word ids as floats, g~'s codes the ids."""
+    from repdist.models.extract import extract
+    from repdist.models.log_bilinear import StackedLogBilinear
+    from repdist.training.loop import RunOptions, TrainData, train
+
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 12, (48, 3)).astype(np.float32), rng.integers(0, 12, 48)
+    codes = np.arange(12, dtype=np.float32)[:, None]
+    model = StackedLogBilinear([0, 1], 12, 3, 2)
+    with fake_device():
+        train(model, TrainData(x, y, x[:16], y[:16], codes), train_config(),
+              RunOptions(device=DEVICE, eval_batch_size=8))
+        extract(model, x[:16], codes, batch_size=8)
+
+
+@case
 def classifier_extraction() -> None:
     from repdist.extract import classifier_representations
 

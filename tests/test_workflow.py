@@ -214,6 +214,35 @@ def test_quick_dag_roeder_simulation(quick_run):
         assert_image(quick_run / "figures" / f"{stem}.png")
 
 
+def test_quick_dag_roeder_words(quick_run):
+    """roeder_words_all at toy scale: 3 seeds of the log-bilinear word model, their files (f~ on
+    the held-out contexts, g~ over the vocabulary), the pairs with Fig. 1's R^2, the figure and
+    its points, the paper-comparison rows, and `repdist progress` on the training job."""
+    from repdist.cli.progress import report
+    from repdist.experiments.roeder_words_pairs import WORDS_PAIR_COLUMNS
+    from repdist.io import read_table_metadata
+
+    folder = quick_run / "roeder_words"
+    vocab = read_csv(folder / "vocabulary.csv")
+    assert len(vocab) == 100 and vocab["word"].iloc[-1] == "<unk>"
+    for seed in range(3):
+        f = pd.read_parquet(folder / f"seed{seed}" / "embeddings.parquet")
+        g = pd.read_parquet(folder / f"seed{seed}" / "unembeddings.parquet")
+        assert len(f) == 800 and (f["f_2"] == 1).all() and len(g) == 100
+    pairs = read_csv(quick_run / "tables" / "roeder_words_pairs.csv")
+    assert list(pairs.columns) == WORDS_PAIR_COLUMNS and len(pairs) == 3
+    assert (pairs["mcca_f_components"] == 2).all() and pairs["r2_g"].le(1).all()
+    assert read_table_metadata(quick_run / "tables" / "roeder_words_pairs.csv")["corpus"] == \
+        "stdlib"
+    fit = read_csv(quick_run / "tables" / "roeder_words_fit.csv")
+    assert len(fit) == 12 and fit["word"].str.isalpha().all()
+    comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
+    rows = comparison[comparison["claim"].str.startswith("Roeder Fig. 1 (stdlib corpus)")]
+    assert list(rows["verdict"].isin(["pass", "FAIL"])) == [True, False]
+    assert_image(quick_run / "figures" / "roeder_words.png")
+    assert "roeder_words_train" in report(quick_run)
+
+
 def test_every_quick_csv_opens_as_a_plain_csv(quick_run):
     """A user's `pd.read_csv` (or a spreadsheet) sees the header first; the provenance is in
     the sidecar."""

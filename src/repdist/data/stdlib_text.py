@@ -20,6 +20,7 @@ from typing import Any
 
 # folders of the stdlib that are not its own source, test suites, or generated tables (the
 # codecs' character maps of encodings/ would be half of a few MB of text)
+STDLIB = "stdlib"  # what a corpus key says for this text (lm.corpus, roeder.words.corpus)
 SKIPPED_DIRS = frozenset({"site-packages", "dist-packages", "test", "tests", "idle_test",
                           "__pycache__", "lib2to3", "ensurepip", "turtledemo", "encodings"})
 HASH_BUCKETS = 10_000
@@ -82,6 +83,18 @@ def read_stdlib_text(max_bytes: int, eval_fraction: float,
             "files_train": counts["train"], "files_eval": counts["eval"],
             "bytes_train": sizes["train"], "bytes_eval": sizes["eval"]}
     return StdlibText("".join(parts["train"]), "".join(parts["eval"]), info)
+
+
+def read_text_file(corpus: str, key: str) -> tuple[str, dict[str, Any]]:
+    """A corpus given as a UTF-8 text file's path (config key `key`) and what it is: its path,
+    UTF-8 bytes and sha256."""
+    path = Path(corpus).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"{key}: {corpus} is neither '{STDLIB}' nor a text file")
+    text = path.read_text(encoding="utf-8")
+    data = text.encode("utf-8")
+    return text, {"corpus": str(path), "bytes": len(data),
+                  "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def contexts(ids: Sequence[int], length: int, limit: int | None = None) -> list[list[int]]:

@@ -21,12 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ..data.stdlib_text import read_stdlib_text
+from ..data.stdlib_text import STDLIB, read_stdlib_text, read_text_file
 from ..io import provenance, read_npz_metadata, write_npz
 from ..io.hub import TOKENIZER_FILES, tokenizer_digest
 from .outputs import SeedFiles, SeedRepresentations, write_seed
 
-STDLIB = "stdlib"  # lm.corpus: the standard library's sources (the eval split of lm.data's text)
 
 
 @dataclass(frozen=True)
@@ -44,12 +43,7 @@ def corpus_text(cfg: CorpusConfig) -> tuple[str, dict[str, Any]]:
     if cfg.corpus == STDLIB:
         text = read_stdlib_text(cfg.max_bytes, cfg.eval_fraction)
         return text.eval, {"corpus": STDLIB, **text.info}
-    path = Path(cfg.corpus).expanduser()
-    if not path.is_file():
-        raise FileNotFoundError(f"lm.corpus: {cfg.corpus} is neither 'stdlib' nor a text file")
-    text = path.read_text(encoding="utf-8")
-    return text, {"corpus": str(path), "bytes": len(text.encode("utf-8")),
-                  "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+    return read_text_file(cfg.corpus, "lm.corpus")
 
 
 def loaded_tokenizer_digest(tokenizer: Any, source: str, revision: str | None = None) -> str:

@@ -340,3 +340,48 @@ def roeder_checks(curves: pd.DataFrame) -> list[Check]:
             f"{last['mcca_f_mean']:.4f} ± {last['mcca_f_sd']:.4f} (sd over pairs)",
             "no number in the text", "-", None))
     return checks
+
+
+ROEDER_WORDS = "Roeder et al. 2021, Fig. 1"
+# "one linear map apart": the least-squares map leaves at most 5 % of each coordinate's
+# variance (a residual of at most sqrt(0.05) ~ 0.22 of its spread), so b's mapped words land on
+# a's within a fifth of the cloud: the overlap the figure shows; exactly linear would be 1
+ROEDER_WORDS_R2 = 0.95
+
+
+def fit_r2(fit: pd.DataFrame) -> np.ndarray:
+    """R^2 per dimension of the figure's fit (tables/roeder_words_fit.csv): seed a's word
+    vectors against seed b's mapped onto them, on the words shown."""
+    dims = sorted(int(c.rsplit("_", 1)[1]) for c in fit.columns if c.startswith("b_mapped_"))
+    r2 = []
+    for d in dims:
+        a, mapped = fit[f"a_{d}"].to_numpy(), fit[f"b_mapped_{d}"].to_numpy()
+        r2.append(1.0 - ((a - mapped) ** 2).sum() / ((a - a.mean()) ** 2).sum())
+    return np.asarray(r2)
+
+
+def roeder_words_checks(pairs: pd.DataFrame, fit: pd.DataFrame, data: str) -> list[Check]:
+    """Fig. 1's claim on the figure's two seeds (the R^2 of its fit on the shown words, the
+    lowest dimension, and of all the words of odd frequency rank), and over every seed pair
+    (informational): how many pairs reach the threshold, their KL and m_CCA, and how R^2 goes
+    with KL (the NeurIPS paper's question: closer in distribution, more linearly alike?)."""
+    a, b = int(fit["seed_a"].iloc[0]), int(fit["seed_b"].iloc[0])
+    r2 = fit_r2(fit)
+    row = pairs[(pairs["seed_a"] == min(a, b)) & (pairs["seed_b"] == max(a, b))].iloc[0]
+    passed = bool(min(r2.min(), row["r2_g_min"]) >= ROEDER_WORDS_R2)
+    reach = int((pairs["r2_g_min"] >= ROEDER_WORDS_R2).sum())
+    rho = pairs["r2_g_min"].corr(pairs["kl"], method="spearman") if len(pairs) > 2 else np.nan
+    return [
+        Check(f"Roeder Fig. 1 ({data}): the two seeds' word vectors are one linear map apart",
+              ROEDER_WORDS,
+              f"seeds {a}, {b}: R^2 {', '.join(f'{v:.4f}' for v in r2)} on the {len(fit)} "
+              f"words shown; {row['r2_g_min']:.4f} (lowest dimension) on every other word; "
+              f"KL {row['kl']:.4f}", "overlap (exactly linear: R^2 = 1)",
+              f"R^2 >= {ROEDER_WORDS_R2} in each dimension", passed),
+        Check(f"Roeder Fig. 1 ({data}): every pair of seeds", ROEDER_WORDS,
+              f"{reach} of {len(pairs)} pairs with R^2 >= {ROEDER_WORDS_R2}; R^2 (words) "
+              f"{pairs['r2_g_min'].min():.4f} to {pairs['r2_g_min'].max():.4f}; m_CCA f "
+              f"{pairs['mcca_f'].median():.4f}, g {pairs['mcca_g'].median():.4f} (medians); "
+              f"KL {pairs['kl'].min():.4f} to {pairs['kl'].max():.4f}; Spearman's rho of R^2 "
+              f"and KL {rho:.2f}", "two models shown", "-", None),
+    ]

@@ -7,6 +7,7 @@ workflow before any job starts, with a message that names the key.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..data.cifar10 import missing_files
@@ -39,7 +40,8 @@ def check_config(config: Config) -> None:
     """Raise ConfigError naming the first impossible key combination."""
     for check in (check_kl_table, check_constructed, check_synthetic, check_cifar10,
                   check_authors_models, check_bound_beyond_m2, check_dynamics,
-                  check_roeder, check_distillation, check_lm, check_lm_models):
+                  check_roeder, check_roeder_words, check_distillation, check_lm,
+                  check_lm_models):
         check(config)
 
 
@@ -162,6 +164,31 @@ def check_roeder(config: Config) -> None:
     seeds = roe["fit_seeds"]
     need(max(seeds) < roe["n_seeds"] and len(set(seeds)) == 2, "roeder.fit_seeds",
          f"need two different seeds below roeder.n_seeds = {roe['n_seeds']}")
+
+
+def check_roeder_words(config: Config) -> None:
+    """Roeder et al.'s Fig. 1 (roeder.words): f~ and g~ have M + 1 coordinates (the bias
+    folded in), so the vocabulary needs M + 3 words and the held-out contexts d_LLV's
+    candidate sets of M + 2; two different seeds for the figure; a corpus that is there."""
+    words = config["roeder"]["words"]
+    if not words["enabled"]:
+        return
+    width = words["rep_dim"] + 1
+    need_labels(words["vocabulary"], width, "roeder.words.vocabulary",
+                " (roeder.words.rep_dim + 1: the bias folded in)")
+    need_inputs(config["measures"]["num_samples"], width, words["n_test"],
+                "measures.num_samples", "held-out contexts (roeder.words.n_test)")
+    seeds = words["fit_seeds"]
+    need(max(seeds) < words["n_seeds"] and len(set(seeds)) == 2, "roeder.words.fit_seeds",
+         f"need two different seeds below roeder.words.n_seeds = {words['n_seeds']}, "
+         f"got {seeds}")
+    shown = words["shown"]
+    need(not isinstance(shown, int) or shown < words["vocabulary"], "roeder.words.shown",
+         f"{shown} words cannot be drawn from a vocabulary of {words['vocabulary']} "
+         "(<unk> included)")
+    corpus = words["corpus"]
+    need(corpus == "stdlib" or Path(corpus).expanduser().is_file(), "roeder.words.corpus",
+         f"{corpus!r} is neither 'stdlib' nor a text file")
 
 
 def check_distillation(config: Config) -> None:

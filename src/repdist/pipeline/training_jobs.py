@@ -27,7 +27,7 @@ CIFAR_MODEL_TABLES = {
 TRAINING_KINDS = ("synthetic_train", "cifar10_train", "bound_beyond_train", "distillation_train",
                   "roeder_train", "lm_train", "lm_extract")
 # logs/<name>.log: training rules with a single job
-SINGLE_TRAINING_JOBS = ("training_dynamics",)
+SINGLE_TRAINING_JOBS = ("training_dynamics", "roeder_words_train")
 
 # What a job that ran out of GPU memory can lower (besides gpu_slots_per_gpu, which every GPU
 # job shares), by its log folder: settings that do not change the results first.

@@ -38,7 +38,8 @@ from repdist.experiments.roeder_words_pairs import (
 )
 from repdist.io import read_csv, read_parquet_metadata, read_table_metadata
 from repdist.models.log_bilinear import StackedLogBilinear
-from repdist.pipeline.config_checks import ConfigError, check_config
+from repdist.pipeline.config_checks import check_config
+from repdist.pipeline.config_errors import ConfigError
 from repdist.training.loop import TrainData, train
 
 ANIMALS, THINGS = ("cat", "dog", "cow", "hen"), ("mat", "log", "rug")

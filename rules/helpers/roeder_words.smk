@@ -48,5 +48,5 @@ def roeder_words_runtime(wildcards, attempt=1):
     on a loaded 2-core AMD EPYC, one thread (docs/results.md), given 7; the cost grows with
     seeds x steps x batch x words."""
     steps, batch = WORDS["training"]["steps"], WORDS["training"]["batch_size"]
-    scale = WORDS["n_seeds"] * steps / 30000 * batch / 128 * WORDS["vocabulary"] / 1000
-    return max(5, int(5 * scale + 2)) * attempt
+    ratios = [WORDS["n_seeds"] * steps / 30000, batch / 128, WORDS["vocabulary"] / 1000]
+    return training_jobs.job_minutes(5, ratios, floor=5, margin=2, times=attempt)

@@ -65,6 +65,7 @@ include: "rules/constructed.smk"
 include: "rules/synthetic.smk"
 include: "rules/cifar10.smk"
 include: "rules/beyond.smk"
+include: "rules/roeder_cpc.smk"
 include: "rules/roeder.smk"
 include: "rules/authors.smk"
 include: "rules/authors_cifar.smk"
@@ -82,6 +83,7 @@ localrules:
     cifar10_all,
     beyond_all,
     roeder_all,
+    roeder_cpc_all,
     authors_all,
     authors_cifar_all,
     authors_cifar_theirs,

@@ -124,3 +124,4 @@ rule roeder_all:
             if neurips_fit_available()
             else []
         ),
+        rules.roeder_cpc_all.input,

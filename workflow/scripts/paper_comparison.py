@@ -12,12 +12,13 @@ from repdist.experiments.paper_comparison import (
     kl_table_checks,
     retrace_checks,
     roeder_checks,
+    roeder_cpc_checks,
     tightness_checks,
     width_checks,
     width_tables,
     workshop_checks,
 )
-from repdist.io import read_csv, table_provenance, write_csv, write_table_text
+from repdist.io import read_csv, read_table_metadata, table_provenance, write_csv, write_table_text
 from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
@@ -40,6 +41,9 @@ with job_log(sm.log[0]) as log:
         checks += distillation_checks(read_csv(sm.input.distillation[0]))
     if sm.input.roeder:
         checks += roeder_checks(read_csv(sm.input.roeder[0]))
+    if sm.input.roeder_cpc:
+        data = read_table_metadata(sm.input.roeder_cpc[0])["data"]
+        checks += roeder_cpc_checks(read_csv(sm.input.roeder_cpc[0]), data)
     if sm.input.cifar:
         checks += cifar_checks(pd.read_parquet(sm.input.cifar[0]),
                                tuple(sm.params.comparison_seeds), sm.params.standin)

@@ -82,14 +82,16 @@ def cpc_step_flops(width):
 
 
 def cpc_runtime(wildcards, attempt=1):
-    """Minutes, times the attempt: the configuration's steps at 2e10 flop/s on one CPU core
-    (10 seeds of the digits' width-128 stack, batch 64, ran near that on a 2-core AMD EPYC,
-    docs/results.md) or 2e12 on a GPU (float32 without TF32, small matrices), doubled, given
-    5 more, and 5 for each snapshot's measures on CIFAR's 2,000 test images."""
+    """Minutes, times the attempt: the configuration's steps, each the larger of a floor and
+    its flops over a rate, doubled, plus 5. One CPU core: 2e10 flop/s (the digits' width-128
+    and -256 stacks of 10 seeds did 1.6e10 and 2.6e10 per second of CPU time, start-up
+    included, on a 2-core AMD EPYC: docs/results.md), 1 ms floor; a GPU: 3e13 flop/s (float32
+    matrix products of an H100 at width 8,192) and a 6 ms floor (a narrow step's kernel
+    launches), estimated (docs/gpu.md)."""
     c = CPC_CONFIGS[wildcards.C]
-    rate = 2e12 if CPC_GPU else 2e10
-    minutes = 2 * cpc_step_flops(c.width) * c.steps / rate / 60
-    return max(5, int(minutes + 5)) * attempt
+    rate, floor = (3e13, 6e-3) if CPC_GPU else (2e10, 1e-3)
+    seconds = c.steps * max(floor, cpc_step_flops(c.width) / rate)
+    return max(5, int(2 * seconds / 60 + 5)) * attempt
 
 
 def cpc_mem_mb():

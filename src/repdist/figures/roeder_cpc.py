@@ -14,6 +14,7 @@ from matplotlib.patches import Rectangle
 from .style import PAPER_BLUE, PAPER_ORANGE, plt
 
 SIDES = {"f": PAPER_BLUE, "g": PAPER_ORANGE}
+FRAMES = {"f": "#3D9BFF", "g": PAPER_ORANGE}  # x's frame lighter than f's line: seen on black
 AXES = {"b": ("training step", "linear"), "c": ("training images", "log"),
         "d": ("hidden units", "log")}
 TITLES = {"b": "(b) over training", "c": "(c) against training data",
@@ -44,8 +45,8 @@ def _data_panel(fig: plt.Figure, cell, examples: Mapping[str, np.ndarray], n: in
     for i in range(n):
         image_ax = fig.add_subplot(inner[i, 0])
         _show(image_ax, examples["images"][i])
-        for corner, colour in ((examples["top_at"][i], SIDES["f"]),
-                               (examples["bottom_at"][i], SIDES["g"])):
+        for corner, colour in ((examples["top_at"][i], FRAMES["f"]),
+                               (examples["bottom_at"][i], FRAMES["g"])):
             image_ax.add_patch(Rectangle((corner[1] - 0.5, corner[0] - 0.5), w, h, fill=False,
                                          edgecolor=colour, lw=2))
         for j, (key, name) in enumerate((("top", "x"), ("bottom", "y")), start=1):

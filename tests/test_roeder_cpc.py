@@ -195,6 +195,58 @@ def test_train_cpc_on_the_digits_writes_seeds_snapshots_and_examples(tmp_path):
     assert read_npz_metadata(tmp_path / "examples.npz")["data"] == "scikit-learn digits"
 
 
+def test_train_cpc_resumes_to_the_uninterrupted_run(tmp_path, crash_after):
+    """Killed after its checkpoint, a configuration resumes to the same models, snapshots and
+    early stopping: the patches' draws, the snapshot rows and the best weights come back."""
+    from repdist.data.digits import load_digit_images
+
+    cfg = cpc_cfg(seeds=[0, 1])
+    data = cpc_data(cfg, load_digit_images(), None, "digits")
+    train_cfg = train_config("roeder", steps=60, batch_size=32, lr=3e-3, eval_every=10,
+                             log_every=10, checkpoint_every=20, protocol="clean")
+
+    def run(folder, checkpoint=None):
+        files = seed_files(folder, cfg.seeds)
+        table = train_cpc(cfg, train_cfg, data, CPCRun(range(0, 61, 10), [(0, 1)], 2,
+                                                       checkpoint), files, {})
+        return table, files
+
+    whole, whole_files = run(tmp_path / "whole")
+    restore = crash_after(50)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path / "cut", tmp_path / "checkpoint.pt")
+    restore()
+    assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["step"] == 40
+    resumed, resumed_files = run(tmp_path / "cut", tmp_path / "checkpoint.pt")
+    pd.testing.assert_frame_equal(resumed, whole)
+    for a, b in zip(whole_files, resumed_files, strict=True):
+        ma, mb = (json.loads(f.metrics.read_text()) for f in (a, b))
+        assert (ma["best_step"], ma["stopped_step"]) == (mb["best_step"], mb["stopped_step"])
+        for (name, x), y in zip(torch.load(a.model).items(), torch.load(b.model).values(),
+                                strict=True):
+            assert torch.equal(x, y), name
+
+
+def test_the_validation_loss_is_the_contrastive_loss_of_fixed_patches():
+    """The loop's test pass (evaluate) with labels = places in the batch is the NLL of the
+    diagonal of each batch's f(x) g(y)^T, the centred, unaugmented patches."""
+    from repdist.training.loop import evaluate
+
+    stack = stack64()
+    x = torch.from_numpy(images(10, channels=2)).double()
+    loss, accuracy = evaluate(stack, x, torch.arange(10) % 4, None, batch_size=4)
+    top, bottom = fixed_pair(x, SPEC)
+    alone = build_cpc_model(1, SPEC.features(2), 8, 2, 3).double()
+    with torch.no_grad():
+        f, g = alone.f_net(top), alone.g_net(bottom)
+    nll = []
+    for start in range(0, 10, 4):
+        logits = f[start:start + 4] @ g[start:start + 4].T
+        nll += list(torch.logsumexp(logits, dim=1) - logits.diagonal())
+    assert loss[1] == pytest.approx(float(torch.stack(nll).mean()), abs=1e-12)
+    assert 0 <= accuracy[1] <= 1
+
+
 # --- tables and the paper comparison ---------------------------------------------------------
 
 CPC = {"width": 32, "widths": [8, 16, 32], "data_fractions": [0.25, 0.5, 1.0],

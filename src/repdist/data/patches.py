@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
+import numpy as np
 import torch
 
 LUMA = (0.299, 0.587, 0.114)  # grey level of an RGB pixel (ITU-R 601), as torchvision's
 RGB_TO_YIQ = ((0.299, 0.587, 0.114), (0.596, -0.274, -0.322), (0.211, -0.523, 0.312))
+YIQ_TO_RGB = tuple(map(tuple, np.linalg.inv(np.array(RGB_TO_YIQ)).tolist()))
 
 
 @dataclass(frozen=True)
@@ -139,18 +142,26 @@ def _grey(x: torch.Tensor) -> torch.Tensor:
     """(N, 1, h, w) grey levels: luma for RGB, else the mean over the channels."""
     if x.shape[1] != 3:
         return x.mean(dim=1, keepdim=True)
-    weights = torch.tensor(LUMA, device=x.device, dtype=x.dtype).view(1, 3, 1, 1)
+    weights = _constant(LUMA, x.device, x.dtype).view(1, 3, 1, 1)
     return (x * weights).sum(dim=1, keepdim=True)
+
+
+@lru_cache(maxsize=32)
+def _constant(values: tuple, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """A constant on the device, copied there once (a copy from the host each step would wait
+    for the device)."""
+    return torch.tensor(values, device=device, dtype=dtype)
 
 
 def _rotate_hue(x: torch.Tensor, turns: torch.Tensor) -> torch.Tensor:
     """Each RGB patch's chroma (I, Q in YIQ) rotated by its `turns` of a full turn."""
-    to_yiq = torch.tensor(RGB_TO_YIQ, device=x.device, dtype=x.dtype)
+    to_yiq = _constant(RGB_TO_YIQ, x.device, x.dtype)
+    to_rgb = _constant(YIQ_TO_RGB, x.device, x.dtype)
     angle = 2 * math.pi * turns.view(-1)
     cos, sin = torch.cos(angle), torch.sin(angle)
     rotation = torch.zeros((x.shape[0], 3, 3), device=x.device, dtype=x.dtype)
     rotation[:, 0, 0] = 1
     rotation[:, 1, 1], rotation[:, 1, 2] = cos, -sin
     rotation[:, 2, 1], rotation[:, 2, 2] = sin, cos
-    transform = torch.linalg.inv(to_yiq) @ rotation @ to_yiq  # (N, 3, 3), RGB -> RGB
+    transform = to_rgb @ rotation @ to_yiq  # (N, 3, 3), RGB -> RGB
     return torch.einsum("nij,njhw->nihw", transform, x)

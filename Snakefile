@@ -66,6 +66,7 @@ include: "rules/synthetic.smk"
 include: "rules/cifar10.smk"
 include: "rules/beyond.smk"
 include: "rules/roeder_words.smk"
+include: "rules/roeder_cpc.smk"
 include: "rules/roeder.smk"
 include: "rules/authors.smk"
 include: "rules/authors_cifar.smk"
@@ -84,6 +85,7 @@ localrules:
     beyond_all,
     roeder_all,
     roeder_words_all,
+    roeder_cpc_all,
     authors_all,
     authors_cifar_all,
     authors_cifar_theirs,

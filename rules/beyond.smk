@@ -58,6 +58,11 @@ rule paper_comparison:
             if config["roeder"]["enabled"] and config["roeder"]["words"]["enabled"]
             else []
         ),
+        roeder_cpc=(
+            [out("tables/roeder_cpc_summary.csv")]
+            if config["roeder"]["enabled"] and config["roeder"]["cpc"]["enabled"]
+            else []
+        ),
         cifar=(
             [out("cifar10/fd2/pairs.parquet")]
             if CIFAR["enabled"] and 2 in CIFAR["rep_dims"]

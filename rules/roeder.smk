@@ -125,3 +125,4 @@ rule roeder_all:
             else []
         ),
         rules.roeder_words_all.input if WORDS["enabled"] else [],
+        rules.roeder_cpc_all.input,

@@ -171,7 +171,7 @@ def test_every_training_rule_logs_where_repdist_progress_looks():
     from repdist.pipeline.training_jobs import training_log
 
     trainers = {"train_mlps.py", "train_resnets.py", "training_dynamics.py", "train_students.py",
-                "lm_train.py"}
+                "lm_train.py", "roeder_cpc_train.py"}
     found = []
     for name, (_, body) in rule_blocks().items():
         script = directive(body, "script") or ""
@@ -181,7 +181,7 @@ def test_every_training_rule_logs_where_repdist_progress_looks():
             assert log.startswith("training_log("), f"rule {name} logs to {log}"
     assert {"synthetic_train", "synthetic_train_variants", "bound_beyond_train", "cifar10_train",
             "cifar10_train_seeds", "training_dynamics", "distillation_train",
-            "lm_train"} <= set(found)
+            "lm_train", "roeder_cpc_train"} <= set(found)
     assert training_log("synthetic_train", "K4_w16_g0_f0") == \
         "logs/synthetic_train/K4_w16_g0_f0.log"
     with pytest.raises(ValueError, match="not a training job"):

@@ -121,6 +121,37 @@ def test_impossible_roeder_settings_name_the_key(change, key):
     check_config(cfg)
 
 
+@pytest.mark.parametrize("overlay, change, key, why", [
+    ("config.yaml", {"patch": [17, 8]}, "roeder.cpc.patch", "does not fit in half of a 32 x 32"),
+    ("config.synthetic.yaml", {"patch": [5, 8]}, "roeder.cpc.patch", "half of a 8 x 8 digits"),
+    ("config.yaml", {"n_seeds": 9}, "roeder.cpc.n_seeds", "even number"),
+    ("config.yaml", {"n_test": 20_000}, "roeder.cpc.n_test", "exceeds the 10000 test images"),
+    ("config.synthetic.yaml", {"n_test": 10, "rep_dim": 16}, "roeder.cpc.n_test", "K-2 >= M"),
+    ("config.synthetic.yaml", {"data_fractions": [0.05, 1.0]}, "roeder.cpc.data_fractions",
+     "leaves 55 training images of digits"),
+    ("config.quick.yaml", {"n_test": 2000}, "roeder.cpc.n_test", "exceeds the 1000 test"),
+])
+def test_impossible_roeder_cpc_settings_name_the_key(overlay, change, key, why):
+    cfg = deep_update(load(), load(overlay)) if overlay != "config.yaml" else load()
+    check_config(cfg)
+    cfg["roeder"]["cpc"].update(change)
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.") + ".*" + why):
+        check_config(cfg)
+    cfg["roeder"]["cpc"]["enabled"] = False  # a branch turned off is not checked
+    check_config(cfg)
+
+
+def test_roeder_cpc_on_cifar_needs_its_copy_even_with_the_cifar_experiments_off(tmp_path):
+    from repdist.pipeline.availability import check_cifar_available
+
+    cfg = deep_update(load(), load("config.synthetic.yaml"))
+    cfg["cifar10"]["resources"] = str(tmp_path)
+    check_cifar_available(cfg, probe=lambda url: "offline")  # the digits: no CIFAR-10 needed
+    cfg["roeder"]["cpc"]["dataset"] = "cifar10"
+    with pytest.raises(ConfigError, match=r"cifar10\.root.*roeder\.cpc\.dataset: digits"):
+        check_cifar_available(cfg, probe=lambda url: "offline")
+
+
 def closed_port_url() -> str:
     """An http URL on localhost where nothing listens (the port was just freed)."""
     import socket

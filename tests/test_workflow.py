@@ -243,6 +243,36 @@ def test_quick_dag_roeder_words(quick_run):
     assert "roeder_words_train" in report(quick_run)
 
 
+def test_quick_dag_roeder_cpc(quick_run):
+    """roeder_cpc_all at toy scale on the CIFAR-10 stand-in: three stacks of 4 seeds (the base
+    one shared by panels b-d), each model early-stopped and recorded, snapshots of the 2 pairs
+    every 10 steps, the pairs' measures on the 200 held-out patches, Fig. 3, its tables and a
+    verdict per panel and side that names the data."""
+    folder = quick_run / "roeder_cpc"
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == [
+        "w16_p0.5_t40", "w16_p1_t40", "w8_p1_t40"]
+    snapshots = pd.read_parquet(folder / "w16_p1_t40" / "snapshots.parquet")
+    steps = sorted(snapshots["step"].unique())
+    assert steps[0] == 0 and set(steps) <= {0, 10, 20, 30, 40}
+    assert set(zip(snapshots["seed_a"], snapshots["seed_b"])) == {(0, 1), (2, 3)}
+    metrics = json.loads((folder / "w16_p0.5_t40" / "seed2" / "metrics.json").read_text())
+    assert metrics["best_step"] in (0, 10, 20, 30, 40) and metrics["n_train"] == 950
+    assert metrics["data"] == "the CIFAR-10 stand-in (generated)"
+    f = pd.read_parquet(folder / "w8_p1_t40" / "seed3" / "embeddings.parquet")
+    assert len(f) == 200 and len(pd.read_parquet(folder / "w8_p1_t40" / "seed3" /
+                                                 "unembeddings.parquet")) == 200
+    pairs = pd.read_parquet(folder / "pairs.parquet")
+    assert len(pairs) == 3 * 2 and (pairs["kl"] > 0).all() and pairs["mcca_g"].between(0, 1).all()
+    summary = read_csv(quick_run / "tables" / "roeder_cpc_summary.csv")
+    assert list(summary.groupby("panel").size().loc[["c", "d"]]) == [2, 2]
+    assert (summary["pairs"] == 2).all()
+    comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
+    cpc = comparison[comparison["claim"].str.startswith("Roeder Fig. 3")]
+    assert len(cpc) == 6 and cpc["verdict"].isin(["pass", "FAIL"]).all()
+    assert cpc["claim"].str.contains("the CIFAR-10 stand-in").all()
+    assert_image(quick_run / "figures" / "roeder_cpc.png")
+
+
 def test_every_quick_csv_opens_as_a_plain_csv(quick_run):
     """A user's `pd.read_csv` (or a spreadsheet) sees the header first; the provenance is in
     the sidecar."""

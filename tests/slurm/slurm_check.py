@@ -37,12 +37,13 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 CPU_PARTITION, GPU_PARTITION, ACCOUNT = "debug", "gpu", "local"
 CONFIGS = [ROOT / "config.quick.yaml"]
-# The quick config trains the synthetic models with `device: auto`: through SLURM the profile's
-# `gpu` line plans them for the GPU partition's nodes (the login node here has none; on the
-# fake-GPU node they then train on its CPU, as the local run does, to the same data). The
-# check fails if one of these is not planned so. (CIFAR-10's planning: tests/test_gpu_planning.py.)
+# The quick config trains the synthetic models (and Roeder's Fig. 3) with `device: auto`: through
+# SLURM the profile's `gpu` line plans them for the GPU partition's nodes (the login node here
+# has none; on the fake-GPU node they then train on its CPU, as the local run does, to the same
+# data). The check fails if one of these is not planned so. (CIFAR-10's planning:
+# tests/test_gpu_planning.py.)
 EXPECTED_GPU_RULES = {"synthetic_train", "synthetic_train_variants", "distillation_train",
-                      "bound_beyond_train"}
+                      "bound_beyond_train", "roeder_cpc_train"}
 FAKE_GPUS = 4  # on the node: GPU jobs of the faults' scenarios run side by side
 STATUS_CHECK_S = 5  # the plugin's first status check after a submission (its default: 40)
 # every torch job of both runs as on a GPU (repdist.io.host), as the test suite's quick DAG

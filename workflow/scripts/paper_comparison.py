@@ -13,6 +13,7 @@ from repdist.experiments.paper_comparison import (
     retrace_checks,
     roeder_checks,
     roeder_words_checks,
+    roeder_cpc_checks,
     tightness_checks,
     width_checks,
     width_tables,
@@ -52,6 +53,9 @@ with job_log(sm.log[0]) as log:
         data = read_table_metadata(pairs_csv).get("corpus", "?")
         checks += roeder_words_checks(read_csv(pairs_csv), read_csv(fit_csv),
                                       f"{data} corpus")
+    if sm.input.roeder_cpc:
+        data = read_table_metadata(sm.input.roeder_cpc[0])["data"]
+        checks += roeder_cpc_checks(read_csv(sm.input.roeder_cpc[0]), data)
     if sm.input.cifar:
         checks += cifar_checks(pd.read_parquet(sm.input.cifar[0]),
                                tuple(sm.params.comparison_seeds), sm.params.standin)

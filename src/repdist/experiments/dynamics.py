@@ -8,15 +8,17 @@ test-set embeddings and unembeddings are compared for every pair of seeds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import torch
 
 from ..io import provenance
 from ..measures import CompareSettings, prepare
-from ..measures.pairs import all_pairs, compare_pairs
+from ..measures.pairs import Pair, all_pairs, compare_pairs
 from ..models.extract import extract
 from ..models.stacked import StackedModelClass
 from ..training.loop import RunOptions, TrainConfig, TrainData, TrainLog, train
@@ -57,22 +59,57 @@ def train_with_snapshots(
 ) -> SnapshotRun:
     """Train `stack` (its models being `seeds`, in order) in place; at each snapshot step the
     stack's test-set f and g are compared for every pair of seeds (SNAPSHOT_COLUMNS)."""
-    settings = CompareSettings(**measure_kwargs)
-    wanted = set(int(s) for s in snapshot_steps)
-    rows: list[dict[str, Any]] = []
+    snapshots = Snapshots(lambda: extract(stack, data.test_x, data.codes), seeds,
+                          snapshot_steps, measure_kwargs)
+    return run_with_snapshots(stack, data, train_cfg, snapshots)
 
-    def snapshot(done: int) -> None:
-        if done not in wanted:
+
+class Snapshots:
+    """At each snapshot step (after that many optimisation steps; the loop's `on_step`), the
+    stack's representations (`representations()`: f (S, N, M) and g (S, K, M)) compared for
+    the given pairs of models (indices into `seeds`; default every pair), one row of `columns`
+    each: step, seed_a, seed_b, then compare()'s keys. Resumable: the rows taken so far travel
+    with the run's checkpoint (RunOptions.resumables)."""
+
+    def __init__(self, representations: Callable[[], tuple[np.ndarray, np.ndarray]],
+                 seeds: Sequence[int], steps: Sequence[int], measure_kwargs: Mapping[str, Any],
+                 pairs: Sequence[Pair] | None = None,
+                 columns: Sequence[str] = tuple(SNAPSHOT_COLUMNS)) -> None:
+        self.representations, self.seeds = representations, [int(s) for s in seeds]
+        self.wanted = {int(s) for s in steps}
+        self.settings = CompareSettings(**measure_kwargs)
+        self.pairs = all_pairs(len(self.seeds)) if pairs is None else [tuple(p) for p in pairs]
+        self.columns = list(columns)
+        self.rows: list[dict[str, Any]] = []
+
+    def __call__(self, done: int) -> None:
+        if done not in self.wanted:
             return
-        f_all, g_all = extract(stack, data.test_x, data.codes)
+        f_all, g_all = self.representations()
         prepared = [prepare(f, g) for f, g in zip(f_all, g_all, strict=True)]
-        pairs = all_pairs(len(prepared))
-        for (i, j), r in zip(pairs, compare_pairs(prepared, settings, pairs), strict=True):
-            rows.append({"step": done, "seed_a": int(seeds[i]), "seed_b": int(seeds[j]),
-                         **{c: r[c] for c in SNAPSHOT_COLUMNS[3:]}})
+        results = compare_pairs(prepared, self.settings, self.pairs)
+        for (i, j), r in zip(self.pairs, results, strict=True):
+            self.rows.append({"step": done, "seed_a": self.seeds[i], "seed_b": self.seeds[j],
+                              **{c: r[c] for c in self.columns[3:]}})
 
-    log, finals = train(stack, data, train_cfg, RunOptions(on_step=snapshot))
-    return SnapshotRun(pd.DataFrame(rows, columns=SNAPSHOT_COLUMNS), log, finals)
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"rows": list(self.rows)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.rows = list(state["rows"])
+
+
+def run_with_snapshots(stack: torch.nn.Module, data: TrainData, train_cfg: TrainConfig,
+                       snapshots: Snapshots, options: RunOptions | None = None) -> SnapshotRun:
+    """train() with `snapshots` taken along the way (and kept in the run's checkpoints)."""
+    options = options or RunOptions()
+    options = replace(options, on_step=snapshots,
+                      resumables={**options.resumables, "snapshots": snapshots})
+    log, finals = train(stack, data, train_cfg, options)
+    return SnapshotRun(snapshots.table(), log, finals)
 
 
 def snapshots_metadata(model_cfg: SyntheticModelConfig, protocol: str,

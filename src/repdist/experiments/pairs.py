@@ -15,7 +15,7 @@ from ..io.provenance import models_provenance
 from ..io.representations import columns_of, load_representations
 from ..measures import CompareSettings, mean_cca, prepare
 from ..measures.cca import mean_cca_from_bases, orthonormal_basis
-from ..measures.pairs import all_pairs, compare_pairs
+from ..measures.pairs import Pair, all_pairs, compare_pairs
 
 DISTRIBUTION_COLUMNS = ["kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out",
                         "input_set", "m_svd_f_min", "m_svd_g", "d_fg"]
@@ -51,10 +51,12 @@ def compare_seeds(
     unembeddings: Sequence[str | Path],
     metrics: Sequence[Mapping[str, Any]],
     measure_kwargs: Mapping[str, Any],
+    pairs: Sequence[Pair] | None = None,
 ) -> pd.DataFrame:
-    """Every unordered pair of seeds (a < b in the given order): one row of PAIR_COLUMNS each."""
+    """Every unordered pair of seeds (a < b in the given order), or the given `pairs` (indices
+    into `seeds`): one row of PAIR_COLUMNS each."""
     return _pairs_table([int(s) for s in seeds], ("seed_a", "seed_b"), embeddings,
-                        unembeddings, metrics, measure_kwargs)
+                        unembeddings, metrics, measure_kwargs, pairs)
 
 
 # the pairs of named models (lm.models: outside language models): PAIR_COLUMNS by name
@@ -75,12 +77,13 @@ def compare_named(
 
 def _pairs_table(keys: list[Any], columns: tuple[str, str], embeddings: Sequence[str | Path],
                  unembeddings: Sequence[str | Path], metrics: Sequence[Mapping[str, Any]],
-                 measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
+                 measure_kwargs: Mapping[str, Any],
+                 pairs: Sequence[Pair] | None = None) -> pd.DataFrame:
     """The one pairs loop of the seeds' and named models' tables: each model prepared once,
-    every pair i < j compared."""
+    every pair i < j compared (or the given pairs)."""
     prepared = [prepare(*load_representations(e, u)) for e, u in zip(embeddings, unembeddings,
                                                                       strict=True)]
-    pairs = all_pairs(len(keys))
+    pairs = all_pairs(len(keys)) if pairs is None else [tuple(p) for p in pairs]
     results = compare_pairs(prepared, CompareSettings(**measure_kwargs), pairs)
     a, b = columns
     rows = [{a: keys[i], b: keys[j], **distribution_fields(r),

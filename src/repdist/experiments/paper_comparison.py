@@ -11,6 +11,7 @@ import pandas as pd
 
 from .alignment import alignment_trends
 from .ours_vs_authors import RETRACE_TOLERANCE
+from .roeder_cpc_tables import trend
 from .roeder_curves import first_near_max_step
 
 
@@ -385,3 +386,30 @@ def roeder_words_checks(pairs: pd.DataFrame, fit: pd.DataFrame, data: str) -> li
               f"KL {pairs['kl'].min():.4f} to {pairs['kl'].max():.4f}; Spearman's rho of R^2 "
               f"and KL {rho:.2f}", "two models shown", "-", None),
     ]
+ROEDER_CPC = "Roeder et al. 2021, Fig. 3"
+ROEDER_CPC_CLAIMS = {  # panel: (what rises along, its x as the summary holds it)
+    "b": ("over training", "step"),
+    "c": ("with the amount of training data", "training images"),
+    "d": ("with the hidden units", "width"),
+}
+
+
+def roeder_cpc_checks(summary: pd.DataFrame, data: str) -> list[Check]:
+    """Roeder's Fig. 3 claims on tables/roeder_cpc_summary.csv (mean and standard error of
+    m_CCA over the pairs at each point), for f and for g: "rises" is Spearman's rho over the
+    points above 0.5 and the last point above the first by more than two combined standard
+    errors (roeder_cpc_tables.Trend). `data` says what the run trained on."""
+    checks = []
+    for panel, (along, x_name) in ROEDER_CPC_CLAIMS.items():
+        if not (summary["panel"] == panel).any():
+            continue
+        for side in ("f", "g"):
+            t = trend(summary, panel, side)
+            checks.append(Check(
+                f"Roeder Fig. 3{panel}, {side}: mean CCA between pairs of models rises {along} "
+                f"({data})", ROEDER_CPC,
+                f"rho {t.rho:+.2f} over {t.points} points; {t.first[1]:.3f} ± {t.first[2]:.3f} "
+                f"at {x_name} {t.first[0]:,.0f} -> {t.last[1]:.3f} ± {t.last[2]:.3f} at "
+                f"{t.last[0]:,.0f} ({t.rise_in_se:+.1f} SE)", "rises",
+                "rho > 0.5 and last - first > 2 SE", t.rises))
+    return checks

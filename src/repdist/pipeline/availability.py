@@ -24,7 +24,7 @@ def check_cifar_available(
     from ..data.cifar10 import ARCHIVE, FOLDER, missing_files
 
     cif = config["cifar10"]
-    if not cif["enabled"] or cif["standin"] or cif["root"]:
+    if not (cif["enabled"] or cpc_reads_cifar(config)) or cif["standin"] or cif["root"]:
         return
     resources = Path(cif["resources"])
     if not missing_files(resources / FOLDER) or (resources / ARCHIVE).exists():
@@ -35,8 +35,16 @@ def check_cifar_available(
         "cifar10.root",
         f"no CIFAR-10 copy in {resources / FOLDER} and it cannot be downloaded: {why}. "
         f"Set cifar10.root to a cifar-10-batches-py folder, put {ARCHIVE} into {resources}/, "
-        "or leave the CIFAR experiments out (cifar10.enabled: false; `make run-synthetic`)",
+        "or leave the CIFAR experiments out (cifar10.enabled: false; `make run-synthetic`; "
+        "Roeder's Fig. 3 on the digits: roeder.cpc.dataset: digits)",
     )
+
+
+def cpc_reads_cifar(config: Mapping[str, Any]) -> bool:
+    """Whether Roeder et al.'s Fig. 3 (roeder.cpc) runs, on CIFAR-10 (whatever
+    cifar10.enabled says: its copy is the pipeline's)."""
+    roe = config["roeder"]
+    return bool(roe["enabled"] and roe["cpc"]["enabled"] and roe["cpc"]["dataset"] == "cifar10")
 
 
 def check_authors_available(config: Mapping[str, Any], probe: Probe | None = None) -> None:

@@ -18,6 +18,8 @@ from .lm_model_sources import check_shared_tokenizer, check_sources, lm_models
 REP_DIM_CONSTRUCTED = 2  # the hand-built models live in 2-D (paper Table 1, Fig. 16 left)
 CIFAR_CLASSES = 10
 CIFAR_TEST_IMAGES = 10_000
+CIFAR_TRAIN_IMAGES = 50_000
+DIGITS_IMAGES = 1797  # scikit-learn's load_digits (data/digits.py)
 
 Config = Mapping[str, Any]
 # the files of lm_models/ beside the models' folders (rules/lm.smk)
@@ -40,7 +42,8 @@ def check_config(config: Config) -> None:
     """Raise ConfigError naming the first impossible key combination."""
     for check in (check_kl_table, check_constructed, check_synthetic, check_cifar10,
                   check_authors_models, check_bound_beyond_m2, check_dynamics,
-                  check_roeder, check_roeder_words, check_distillation, check_lm,
+                  check_roeder, check_roeder_words, check_roeder_cpc, check_distillation,
+                  check_lm,
                   check_lm_models):
         check(config)
 
@@ -189,6 +192,39 @@ def check_roeder_words(config: Config) -> None:
     corpus = words["corpus"]
     need(corpus == "stdlib" or Path(corpus).expanduser().is_file(), "roeder.words.corpus",
          f"{corpus!r} is neither 'stdlib' nor a text file")
+# the images Roeder et al.'s Fig. 3 can use: (height, width) and how many there are (CIFAR-10:
+# training images and test batch; the digits: all of them, the test set drawn from them)
+CPC_IMAGES = {"cifar10": ((32, 32), CIFAR_TRAIN_IMAGES, CIFAR_TEST_IMAGES),
+              "digits": ((8, 8), DIGITS_IMAGES, 0)}
+
+
+def check_roeder_cpc(config: Config) -> None:
+    roe, cif = config["roeder"], config["cifar10"]
+    cpc = roe["cpc"]
+    if not (roe["enabled"] and cpc["enabled"]):
+        return
+    (height, width), pool, test = CPC_IMAGES[cpc["dataset"]]
+    if cpc["dataset"] == "cifar10" and cif["standin"]:
+        pool, test = cif["standin_train"], cif["standin_test"]
+    h, w = cpc["patch"]
+    need(h <= height // 2 and w <= width, "roeder.cpc.patch",
+         f"a {h} x {w} patch does not fit in half of a {height} x {width} {cpc['dataset']} image")
+    need(cpc["n_seeds"] % 2 == 0, "roeder.cpc.n_seeds",
+         f"the pairs (0, 1), (2, 3) ... need an even number of seeds, got {cpc['n_seeds']}")
+    need_labels(cpc["n_test"], cpc["rep_dim"], "roeder.cpc.n_test",
+                " (the held-out bottom patches are the labels; roeder.cpc.rep_dim)")
+    if test:
+        need(cpc["n_test"] <= test, "roeder.cpc.n_test",
+             f"{cpc['n_test']} exceeds the {test} test images of {cpc['dataset']}")
+        rest = pool - cpc["n_validation"]
+    else:
+        rest = pool - cpc["n_validation"] - cpc["n_test"]
+    smallest = int(round(min(cpc["data_fractions"]) * max(rest, 0)))
+    batch = cpc["training"]["batch_size"]
+    need(smallest >= batch, "roeder.cpc.data_fractions",
+         f"the smallest share leaves {smallest} training images of {cpc['dataset']} (after "
+         f"{cpc['n_validation']} for validation), fewer than a batch "
+         f"(roeder.cpc.training.batch_size = {batch})")
 
 
 def check_distillation(config: Config) -> None:

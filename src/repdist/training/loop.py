@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol as TypingProtocol
 
 import numpy as np
 import torch
@@ -31,6 +31,7 @@ import torch
 from ..io.host import to_host
 from .batches import BatchOrder, dataloader_order, numpy_order
 from .checkpoint import load_resumable, save_checkpoint
+from .early_stopping import EarlyStopping
 from .memory import keep_freed_memory
 from .progress import ProgressLog
 from .protocol import Protocol, batches_per_epoch
@@ -148,6 +149,14 @@ class TrainData:
     codes: np.ndarray
 
 
+class Resumable(TypingProtocol):
+    """State kept beside a run (e.g. its snapshots so far) that travels with its checkpoint."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How one run executes, beyond what it trains: the checkpoint file (None: none), device,
@@ -159,7 +168,11 @@ class RunOptions:
     the labels; distillation passes its own, `idx` indexing the training set), and
     `cuda_graph`: on CUDA the step (forward, backward, Adam, the loss window) is captured in a
     CUDA graph, one per batch size, and replayed (`_StepGraphs`); on a CPU the same graph-ready
-    step runs eagerly, to the same numbers."""
+    step runs eagerly, to the same numbers. `early_stopping`: each model of a stack stops
+    when its test loss has not improved for that many test passes (training.early_stopping;
+    the clean protocol's eval-mode passes: give the run the validation set as test data), and
+    the run when all have; `resumables`: state beside the run (by name) saved in its checkpoint
+    and loaded back on resume."""
 
     checkpoint: str | Path | None = None
     device: str | torch.device = "cpu"
@@ -170,6 +183,8 @@ class RunOptions:
     identity: Mapping[str, Any] | None = None
     objective: Objective | None = None
     cuda_graph: bool = False
+    early_stopping: EarlyStopping | None = None
+    resumables: Mapping[str, Resumable] = field(default_factory=dict)
 
 
 @dataclass
@@ -192,7 +207,8 @@ class _Run:
     running: torch.Tensor | None = None
     start_step: int = 0
     step_graphs: int = 0
-    steps_run: int = 0
+    stopper: EarlyStopping | None = None
+    steps_done: int = 0
     graph_sizes: dict[str, dict[str, Any]] = field(default_factory=dict)
     graph_error: str = ""
 
@@ -211,6 +227,7 @@ def train(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
         options.on_step(0)
     started = time.time()
     _loop(run, cfg, options)
+    _stop_at_end(run, options)
     return run.log, _finals(run, cfg, options, time.time() - started)
 
 
@@ -235,12 +252,25 @@ def _setup(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
     if options.channels_last:
         model.to(memory_format=torch.channels_last)
     identity = {**(options.identity or {}), "training": cfg.identity(),
-                **_layout_identity(options)}
+                **_layout_identity(options), **_stopping_identity(cfg, options)}
     batches = batch_order(cfg, len(x))
     order = batches.on_device(device)  # the run's one copy of its batch order
     optimizer = make_adam(model, cfg.lr, capturable=_graphed(options, device))
+    if options.early_stopping is not None:
+        options.early_stopping.attach(model)
     return _Run(model, x, y, tx, ty, codes, optimizer, cfg.steps_for(len(x)), identity, batches,
-                order)
+                order, stopper=options.early_stopping)
+
+
+def _stopping_identity(cfg: TrainConfig, options: RunOptions) -> dict[str, Any]:
+    """Early stopping's patience, recorded only when the run stops early (so a run without it
+    keeps its checkpoint identity); it reads the clean protocol's eval-mode test passes."""
+    if options.early_stopping is None:
+        return {}
+    if cfg.rules.test_pass_after_update:
+        raise ValueError("early stopping reads the clean protocol's test passes (eval mode, "
+                         f"before the step), not the {cfg.protocol} protocol's")
+    return {"early_stopping": {"patience": options.early_stopping.patience}}
 
 
 def _graphed(options: RunOptions, device: torch.device) -> bool:
@@ -266,8 +296,16 @@ def _resume(run: _Run, options: RunOptions) -> None:
     _load_optimizer(run.optimizer, state["optimizer"])
     run.log = TrainLog(**state["log"])
     run.running = state["running"]
-    run.start_step = run.steps_run = int(state["step"])
+    run.start_step = int(state["step"])
+    for name, companion in _resumables(run, options).items():
+        companion.load_state_dict(state["resumables"][name])
     LOG.info("resuming from step %d of %d (%s)", run.start_step, run.total, options.checkpoint)
+
+
+def _resumables(run: _Run, options: RunOptions) -> dict[str, Resumable]:
+    """What a checkpoint of the run saves beside the model, optimiser and curves."""
+    stopper = {"early_stopping": run.stopper} if run.stopper is not None else {}
+    return {**options.resumables, **stopper}
 
 
 def _load_optimizer(optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
@@ -287,28 +325,33 @@ def _loop(run: _Run, cfg: TrainConfig, options: RunOptions) -> None:
     """The optimisation steps, with the protocol's test passes, loss log and checkpoints."""
     rules, progress = cfg.rules, ProgressLog(run.total, run.start_step)
     step_on = _stepper(run, options)
+    run.steps_done = run.start_step
     for step in range(run.start_step, run.total):
         evaluate_now = step % cfg.eval_every == 0
         if evaluate_now and not rules.test_pass_after_update:
             _record_test_loss(run, cfg, options, step)
+            if run.stopper is not None and run.stopper.all_stopped:
+                LOG.info("early stopping: every model stopped by step %d of %d", step, run.total)
+                break
         start, stop = run.batches.bounds(step)
         step_on(run.order[start:stop])  # a view of the order on the device: no copy, no sync
         if evaluate_now and rules.test_pass_after_update:
             _record_test_loss(run, cfg, options, step)
         _account_loss(run, cfg, progress, step)
-        done = run.steps_run = step + 1
+        done = run.steps_done = step + 1
         stop = options.on_step is not None and bool(options.on_step(done))
         due = cfg.checkpoint_every and done % cfg.checkpoint_every == 0 and done < run.total
         if options.checkpoint is not None and due and not stop:
+            resumables = {k: v.state_dict() for k, v in _resumables(run, options).items()}
             save_checkpoint(options.checkpoint, run.identity, done, run.total,
                             model=run.model.state_dict(), optimizer=run.optimizer.state_dict(),
-                            log=asdict(run.log), running=run.running)
+                            log=asdict(run.log), running=run.running, resumables=resumables)
         if stop:
             break
     if isinstance(step_on, _StepGraphs):
         run.step_graphs = len(step_on.replays)
         run.graph_sizes, run.graph_error = step_on.summary(), step_on.error
-    progress.report(run.steps_run, float(np.mean(run.log.train_loss[-1]))
+    progress.report(run.steps_done, float(np.mean(run.log.train_loss[-1]))
                     if run.log.train_loss else None)
 
 
@@ -321,6 +364,8 @@ def _train_step(run: _Run, objective: Objective | None, idx: torch.Tensor) -> No
         loss = batch_nll(run.model, x, run.codes, y)
     else:
         loss = objective(run.model, x, run.codes, y, idx)
+    if run.stopper is not None:
+        loss = run.stopper.mask(loss)  # a stopped model's gradient is cut, its loss still logged
     run.optimizer.zero_grad(set_to_none=True)
     loss.sum().backward()
     run.optimizer.step()
@@ -445,6 +490,21 @@ def _record_test_loss(run: _Run, cfg: TrainConfig, options: RunOptions, step: in
         loss, _ = evaluate(run.model, run.tx, run.ty, run.codes, options.eval_batch_size)
     run.log.test_steps.append(step)
     run.log.test_loss.append(_as_list(loss))
+    if run.stopper is not None:
+        stopped = run.stopper.update(step, loss, run.model, run.optimizer)
+        for i in stopped:
+            LOG.info("early stopping: model %d stopped at step %d, set back to its best test "
+                     "pass (step %d, loss %.4f)", i, step, run.stopper.best_step[i],
+                     run.stopper.best_loss[i])
+
+
+def _stop_at_end(run: _Run, options: RunOptions) -> None:
+    """Early stopping's last test pass after the run's last step: the models still training
+    set back to their best pass."""
+    if run.stopper is None or run.stopper.all_stopped:
+        return
+    loss, _ = evaluate(run.model, run.tx, run.ty, run.codes, options.eval_batch_size)
+    run.stopper.finish(run.steps_done, loss, run.model, run.optimizer)
 
 
 def _account_loss(run: _Run, cfg: TrainConfig, progress: ProgressLog, step: int) -> None:
@@ -472,11 +532,13 @@ def _finals(run: _Run, cfg: TrainConfig, options: RunOptions, wall: float) -> di
         "test_accuracy": _as_list(test_acc),
         "wall_time_s": wall,
         "steps_total": run.total,
-        "steps_run": run.steps_run - run.start_step,
+        "steps_run": run.steps_done - run.start_step,
         "step_graphs": run.step_graphs,  # CUDA graphs the steps replayed from (0: eager)
     }
     if options.cuda_graph:  # each batch size's capture and its steps; the failed capture's error
         finals["step_graph_sizes"], finals["step_graph_error"] = run.graph_sizes, run.graph_error
+    if run.stopper is not None:  # per model: best test pass, its loss, the pass it stopped at
+        finals["early_stopping"] = {**run.stopper.summary(), "steps_done": run.steps_done}
     if options.final_train_eval:
         train_loss, train_acc = evaluate(run.model, run.x, run.y, run.codes,
                                          options.eval_batch_size)

@@ -1,0 +1,84 @@
+"""Roeder et al. (2021) Fig. 3: (a) the data, a patch of each image's top half (x) and one of its
+bottom half (y), as a training step cuts and augments them; (b) mean CCA of f and of g between
+pairs of models at checkpoints over training; (c) against the amount of training data; (d)
+against the hidden units. Points: mean ± standard error over the pairs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from matplotlib.patches import Rectangle
+
+from .style import PAPER_BLUE, PAPER_ORANGE, plt
+
+SIDES = {"f": PAPER_BLUE, "g": PAPER_ORANGE}
+FRAMES = {"f": "#3D9BFF", "g": PAPER_ORANGE}  # x's frame lighter than f's line: seen on black
+AXES = {"b": ("training step", "linear"), "c": ("training images", "log"),
+        "d": ("hidden units", "log")}
+TITLES = {"b": "(b) over training", "c": "(c) against training data",
+          "d": "(d) against width"}
+
+
+def cpc_figure(examples: Mapping[str, np.ndarray], summary: pd.DataFrame, title: str,
+               examples_shown: int = 3) -> plt.Figure:
+    """`examples`: the npz experiments.roeder_cpc.write_examples writes; `summary`:
+    roeder_cpc_tables.cpc_summary's table."""
+    fig = plt.figure(figsize=(19, 4.4))
+    grid = fig.add_gridspec(1, 4, width_ratios=[1.1, 1, 1, 1], wspace=0.3)
+    _data_panel(fig, grid[0], examples, examples_shown)
+    for k, panel in enumerate(("b", "c", "d")):
+        ax = fig.add_subplot(grid[k + 1])
+        _trend_panel(ax, summary[summary["panel"] == panel].sort_values("x"), panel)
+    pairs = summary["pairs"].max() if len(summary) else 0
+    fig.suptitle(f"{title} — mean ± standard error over {pairs} pairs of models", fontsize=12)
+    return fig
+
+
+def _data_panel(fig: plt.Figure, cell, examples: Mapping[str, np.ndarray], n: int) -> None:
+    """Per example: the image with its two patches framed (x: top, y: bottom), then the two
+    patches as augmented."""
+    n = min(n, len(examples["images"]))
+    inner = cell.subgridspec(n, 3, wspace=0.05, hspace=0.1)
+    h, w = examples["top"].shape[2:]
+    for i in range(n):
+        image_ax = fig.add_subplot(inner[i, 0])
+        _show(image_ax, examples["images"][i])
+        for corner, colour in ((examples["top_at"][i], FRAMES["f"]),
+                               (examples["bottom_at"][i], FRAMES["g"])):
+            image_ax.add_patch(Rectangle((corner[1] - 0.5, corner[0] - 0.5), w, h, fill=False,
+                                         edgecolor=colour, lw=2))
+        for j, (key, name) in enumerate((("top", "x"), ("bottom", "y")), start=1):
+            ax = fig.add_subplot(inner[i, j])
+            _show(ax, examples[key][i])
+            if i == 0:
+                ax.set_title(f"{name} (augmented)", fontsize=10)
+        if i == 0:
+            image_ax.set_title("(a) image", fontsize=10)
+
+
+def _show(ax: plt.Axes, image: np.ndarray) -> None:
+    """A (C, H, W) image in [0, 1]: RGB, or grey."""
+    picture = np.clip(np.moveaxis(image, 0, -1), 0, 1)
+    if picture.shape[-1] == 1:
+        ax.imshow(picture[..., 0], cmap="gray", vmin=0, vmax=1)
+    else:
+        ax.imshow(picture)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def _trend_panel(ax: plt.Axes, rows: pd.DataFrame, panel: str) -> None:
+    xlabel, scale = AXES[panel]
+    for side, colour in SIDES.items():
+        ax.errorbar(rows["x"], rows[f"mcca_{side}_mean"], yerr=rows[f"mcca_{side}_se"],
+                    color=colour, marker="o", ms=4, lw=2, capsize=3, label=side)
+    if scale == "log" and len(rows) and rows["x"].min() > 0:
+        ax.set_xscale("log")
+        ax.set_xticks(rows["x"], [f"{x:,.0f}" for x in rows["x"]], minor=False)
+        ax.minorticks_off()
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(r"mean CCA ($m_{\mathrm{CCA}}$)")
+    ax.set_title(TITLES[panel], fontsize=12)
+    ax.legend(fontsize=10)

@@ -1,0 +1,26 @@
+"""Rule roeder_cpc_figure: Roeder et al.'s Fig. 3 (the data, and mean CCA of f and g between
+pairs of models over training, data and width) with its tables: one row per pair and point,
+and the mean ± standard error per point."""
+
+import numpy as np
+import pandas as pd
+
+from repdist.experiments.roeder_cpc_tables import cpc_summary, cpc_table
+from repdist.figures.roeder_cpc import cpc_figure
+from repdist.figures.style import save_figure
+from repdist.io import read_npz_metadata, table_provenance, write_csv
+from repdist.pipeline.joblog import job_log
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+with job_log(sm.log[0]) as log:
+    table = cpc_table(pd.read_parquet(sm.input.snapshots), pd.read_parquet(sm.input.pairs),
+                      sm.params.cpc)
+    summary = cpc_summary(table)
+    data = read_npz_metadata(sm.input.examples)["data"]
+    log.info("data: %s; mean ± standard error per point:\n%s", data, summary.to_string())
+    meta = table_provenance(sm.config, experiment="roeder_cpc", data=data)
+    write_csv(sm.output.table, table, meta)
+    write_csv(sm.output.summary, summary, meta)
+    with np.load(sm.input.examples) as examples:
+        fig = cpc_figure(dict(examples), summary, f"Roeder et al. Fig. 3 on {data}")
+    save_figure(fig, [sm.output.pdf, sm.output.png])

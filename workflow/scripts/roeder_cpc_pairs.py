@@ -2,6 +2,7 @@
 seeds compared on the held-out test patches (KL, d_LLV, m_CCA of f and g ...)."""
 
 import json
+from pathlib import Path
 
 from repdist.experiments.pairs import pairs_metadata
 from repdist.experiments.roeder_cpc_tables import CPCConfiguration, TrainedConfiguration, cpc_pairs
@@ -21,4 +22,8 @@ with job_log(sm.log[0]) as log:
     log.info("%d configurations, %d pairs:\n%s", len(trained), len(pairs),
              pairs[["width", "data_fraction", "max_steps", "seed_a", "seed_b", "kl", "d_llv",
                     "mcca_f", "mcca_g"]].to_string())
-    write_parquet(sm.output[0], pairs, pairs_metadata(sm.input.embeddings[0], sm.params.measures))
+    # each model by its configuration's folder and seed (w16_p1_t40/seed2): what differs
+    # between the configurations is kept per model
+    models = ["/".join(Path(p).parts[-3:-1]) for p in sm.input.embeddings]
+    write_parquet(sm.output[0], pairs, pairs_metadata(models, sm.input.embeddings,
+                                                      sm.params.measures))

@@ -15,7 +15,7 @@ with job_log(sm.log[0]) as log:
                         sm.params.measures, sm.params.rep_dim)
     shown = ["seed_a", "seed_b", "kl", "d_llv", "mcca_f", "mcca_g", "r2_g", "r2_f", "warning"]
     log.info("pairs:\n%s", pairs[shown].to_string())
-    models = pairs_metadata(sm.input.embeddings[0], sm.params.measures)
+    models = pairs_metadata(sm.params.seeds, sm.input.embeddings, sm.params.measures)
     keys = ("K", "M", "context", "steps", "corpus", "python_version", "measures")
     write_csv(sm.output[0], pairs, table_provenance(
         sm.config, experiment="roeder_words_pairs", **{k: models[k] for k in keys if k in models}))

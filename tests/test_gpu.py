@@ -113,13 +113,16 @@ def test_our_cifar_step_is_the_originals(device, tmp_path):
     """repdist_retrace.cifar on `device` in float64: the authors' training code and ours
     on the same images, seeds 0 and 1 alone and stacked, equal to rounding (the CPU's: 8e-15)."""
     original = from_env("REPDIST_AUTHORS_CODE", "the authors' source tree")
-    steps = 20 if device == "cuda" else 2  # their float64 step takes ~50 s on 2 CPU cores
+    # their float64 step takes ~50 s on 2 CPU cores: on a CPU one step (the check's toy run,
+    # `make gpu-check-rehearsal`, on fewer images) or two
+    steps = 20 if device == "cuda" else 1 if CHECK_MODE else 2
+    images = ["--n-train", "100", "--n-test", "40"] if device == "cpu" and CHECK_MODE else [
+        "--n-train", "500", "--n-test", "200"]
     out = tmp_path / "retrace.json"
     res = bounded_run(
         [sys.executable, "-m", "repdist_retrace.cifar", "--original", str(original),
          "--float64", "--steps", str(steps), "--seeds", "0", "1", "--original-seeds", "0",
-         "--stacked", "--n-train", "500", "--n-test", "200", "--device", device,
-         "--json", str(out)])
+         "--stacked", *images, "--device", device, "--json", str(out)])
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     rows = {(r["comparison"], r["seed"]): r for r in json.loads(out.read_text())["rows"]}
     for key in [("ours vs original", 0), ("stacked vs alone", 0), ("stacked vs alone", 1)]:

@@ -342,3 +342,18 @@ def test_a_signal_ends_every_part_process_and_keeps_the_record(tmp_path, signum)
     assert record.status == "partial"
     assert record.parts["speed"].status == "failed"
     assert signal.Signals(signum).name in record.parts["speed"].note
+
+
+def test_the_committed_records_are_records_of_their_names():
+    """benchmarks/records/: each JSON a record the format accepts, named as the check names it
+    (a part run again gets its parts in the name, in characters a file system keeps), with its
+    table beside it; and a name of two parts is their name joined by '-'."""
+    found = sorted((ROOT / "benchmarks" / "records").glob("*.json"))
+    for path in found:
+        record = rec.Record.from_dict(json.loads(path.read_text()))
+        assert record.name == path.stem
+        assert path.with_suffix(".md").is_file(), path
+        assert all(c.isalnum() or c in "-._" for c in path.stem), path.stem
+    data = a_record()
+    data["parts_asked"] = ["tests", "speed"]
+    assert rec.Record.from_dict(data).name == "nvidia-h100-80gb-hbm3-2026-11-27-tests-speed"

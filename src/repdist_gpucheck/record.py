@@ -202,7 +202,7 @@ class Record:
     def name(self) -> str:
         """The file name's stem: <gpu-slug>-<date>, and -<parts> when not the default three
         (the compile part's record, a part run again) so that one does not replace another."""
-        suffix = "" if self.parts_asked == list(DEFAULT_PARTS) else "-" + "+".join(
+        suffix = "" if self.parts_asked == list(DEFAULT_PARTS) else "-" + "-".join(
             self.parts_asked)
         return f"{self.gpu_slug}-{self.date}{suffix}"
 

@@ -229,8 +229,9 @@ def first_gradients(folder: Path, images: Images, rep_dim: int, dtype: torch.dty
         grads = _snapshot(ours.state_dict_of(0))
         for k, p in ours.named_parameters():
             p.copy_(weights[k])
-    return {group: max(float((grads[k] - p.grad).abs().max() / p.grad.abs().max())
-                       for k, p in theirs.named_parameters() if member(k))
+    theirs_grads = _snapshot({k: p.grad for k, p in theirs.named_parameters()})  # on the CPU
+    return {group: max(float((grads[k] - g).abs().max() / g.abs().max())
+                       for k, g in theirs_grads.items() if member(k))
             for group, member in GROUPS.items() if group != "BN stats"}
 
 

@@ -18,7 +18,7 @@ bundle, a folder `.gpu-bundle/` beside the project (git-ignored), holds:
 - `run.sh`: installs the wheels offline into a folder beside a shim of the Makefile's venv (a
   `bin/python` that runs the machine's python3 with them and `src/` on the path, a
   `bin/snakemake`, the venv's `.installed` mark), then runs, within a time limit (BUDGET,
-  default 19m; 8m for check), one of
+  default 19m; 9m for check), one of
     `run.sh check [ARGS]`        make gpu-check: its record, junit and log into $OUT when set
                                  (else results/gpu-check/); ARGS go to repdist_gpucheck;
     `run.sh [bench-gpu] [ARGS]`  make bench-gpu (its JSON copied to $OUT when set);
@@ -79,7 +79,7 @@ AUTHORS_CHECKPOINTS = [
 RUN_SH = r"""#!/usr/bin/env bash
 # The project's GPU work on a machine without network whose python3 has torch
 # (repdist_dev.gpu_bundle): bash .gpu-bundle/run.sh [check|bench-gpu|test-gpu|dag|--smoke] [ARGS]
-#   PYTHON (default python3), BUDGET (default 19m, check 8m), OUT (where results go)
+#   PYTHON (default python3), BUDGET (default 19m, check 9m), OUT (where results go)
 set -euo pipefail
 begun=$(date +%s)
 bundle=$(cd "$(dirname "$0")" && pwd)
@@ -112,9 +112,9 @@ if [[ $what != check ]]; then  # the check probes torch itself: one start of tor
     echo "gpu-bundle: $("$shim/bin/python" -c "$probe")"
 fi
 status=0
-# the check keeps its own budget (420 s) and ends its parts itself; its limit only backs that
+# the check keeps its own budget (480 s) and ends its parts itself; its limit only backs that
 # up (SIGTERM to the whole group: the check ends its parts and keeps its record; KILL 20 s on)
-limit=${BUDGET:-$([[ $what == check ]] && echo 8m || echo 19m)}
+limit=${BUDGET:-$([[ $what == check ]] && echo 9m || echo 19m)}
 start=$(date +%s)
 case $what in
     check)  # make gpu-check's command itself, so that its exit status comes back as it is

@@ -344,7 +344,7 @@ def table(record: Record) -> str:
             rate += f" ×{c.processes}"
         ref = minutes.get(c.reference) if c.reference else c.paper_minutes
         gain = (f"{ref / c.paper_minutes:.2f}×" if ref and c.paper_minutes else "-")
-        lines.append(f"| {c.name} | {c.key or 'today'} | {c.status} | {rate} | "
+        lines.append(f"| {c.name} | {c.key or 'the reference'} | {c.status} | {rate} | "
                      f"{_num(c.paper_minutes, 2)} | {gain} | "
                      f"{'; '.join(filter(None, [check_text(c), c.note])) or '-'} |")
     if record.measures:

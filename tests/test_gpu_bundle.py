@@ -106,3 +106,25 @@ def test_snakemake_is_started_through_the_interpreter_everywhere():
     from conftest import SNAKEMAKE
 
     assert SNAKEMAKE == [sys.executable, "-m", "snakemake"]
+
+
+def test_the_rehearsal_judges_a_record_and_names_what_it_skipped(tmp_path):
+    """repdist_dev.gpu_rehearsal's verdict on a toy record: a failed test or a FAILS check is
+    named; a skipped test is neither passed nor failed: it is listed with its reason."""
+    from repdist_dev.gpu_rehearsal import skipped, verdict
+
+    record = {"status": "complete", "parts": {"tests": {"status": "ok", "note": ""}},
+              "tests": [{"name": "t_ok", "outcome": "passed", "seconds": 1.0, "message": ""},
+                        {"name": "t_skip", "outcome": "skipped", "seconds": 0.0,
+                         "message": "Skipped: REPDIST_AUTHORS_CODE not set\n"}],
+              "candidates": [{"name": "c", "status": "ok", "note": "",
+                              "checks": [{"passes": True}]}],
+              "measures": [{"name": "m", "status": "ok", "passes": None}]}
+    path = tmp_path / "cpu-toy-2026-11-27.json"
+    path.write_text(json.dumps(record))
+    assert verdict(tmp_path) == []
+    assert skipped(tmp_path) == ["t_skip: Skipped: REPDIST_AUTHORS_CODE not set"]
+    record["tests"][0]["outcome"] = "failed"
+    record["candidates"][0]["checks"][0]["passes"] = False
+    path.write_text(json.dumps(record))
+    assert verdict(tmp_path) == ["test t_ok: failed", "candidate c: a check FAILS"]

@@ -1,11 +1,9 @@
 """Rule roeder_cpc_train: one configuration of Roeder et al.'s contrastive experiment (Fig. 3),
 its seeds trained together, early-stopped, with snapshots of the pairs; then written per seed."""
 
-from pathlib import Path
-
 import torch
 
-from repdist.experiments.outputs import SeedFiles
+from repdist.experiments.outputs import seed_files
 from repdist.experiments.roeder_cpc import (
     CPCModelConfig,
     CPCRun,
@@ -29,11 +27,7 @@ with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
     cfg = CPCModelConfig(**sm.params.model_cfg)
     train_cfg = TrainConfig(**sm.params.train_cfg)
     data = load_cpc_data(cfg, sm.params.cifar_folder)
-    files = [
-        SeedFiles({"test": Path(e)}, Path(u), Path(me), Path(m))
-        for m, me, e, u in zip(sm.output.models, sm.output.metrics, sm.output.embeddings,
-                               sm.output.unembeddings, strict=True)
-    ]
+    files = seed_files(sm.output)
     run = CPCRun(sm.params.snapshots, disjoint_pairs(len(cfg.seeds)), sm.params.patience,
                  sm.params.checkpoint, device)
     log.info("training %s on %s (%d training, %d validation, %d test images) with %s on %s, "

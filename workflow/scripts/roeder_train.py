@@ -1,11 +1,9 @@
 """Rule roeder_train: one data variant of Roeder et al.'s simulation, its seeds trained together
 with seed-pair snapshots, then written per seed."""
 
-from pathlib import Path
-
 import torch
 
-from repdist.experiments.outputs import SeedFiles
+from repdist.experiments.outputs import seed_files
 from repdist.experiments.roeder import RoederModelConfig, roeder_metadata, train_roeder
 from repdist.io import write_parquet
 from repdist.pipeline.joblog import job_log
@@ -16,11 +14,7 @@ with job_log(sm.log[0]) as log:
     torch.set_num_threads(sm.threads)
     model_cfg = RoederModelConfig(**sm.params.model_cfg)
     train_cfg = TrainConfig(**sm.params.train_cfg)
-    files = [
-        SeedFiles({"test": Path(e)}, Path(u), Path(me), Path(m))
-        for m, me, e, u in zip(sm.output.models, sm.output.metrics, sm.output.embeddings,
-                               sm.output.unembeddings, strict=True)
-    ]
+    files = seed_files(sm.output)
     log.info("training %s with %s, %d snapshots, %d thread(s)", model_cfg, train_cfg,
              len(sm.params.snapshots), sm.threads)
     table = train_roeder(model_cfg, train_cfg, sm.params.snapshots, sm.params.measures, files,

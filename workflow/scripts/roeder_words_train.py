@@ -1,11 +1,9 @@
 """Rule roeder_words_train: Roeder et al.'s Fig. 1 models, log-bilinear word models at every seed
 trained together on the corpus, then written per seed (and the vocabulary)."""
 
-from pathlib import Path
-
 import torch
 
-from repdist.experiments.outputs import SeedFiles
+from repdist.experiments.outputs import seed_files
 from repdist.experiments.roeder_words import WordsConfig, train_words
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint
@@ -19,11 +17,7 @@ with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
     device = resolve_device(sm.params.device, "roeder.words.device", promised=bool(gpus))
     model_cfg = WordsConfig(**sm.params.model_cfg)
     train_cfg = TrainConfig(**sm.params.train_cfg)
-    files = [
-        SeedFiles({"test": Path(e)}, Path(u), Path(me), Path(m))
-        for m, me, e, u in zip(sm.output.models, sm.output.metrics, sm.output.embeddings,
-                               sm.output.unembeddings, strict=True)
-    ]
+    files = seed_files(sm.output)
     log.info("training %s with %s on %s, %d thread(s)", model_cfg, train_cfg, device,
              sm.threads)
     info = train_words(model_cfg, train_cfg, files, sm.output.vocabulary, sm.params.run_config,

@@ -1,11 +1,9 @@
 """Rules synthetic_train, synthetic_train_variants and bound_beyond_train: all seeds of one
 configuration (or of every variant of a (K, W)) trained together, then written per seed."""
 
-from pathlib import Path
-
 import torch
 
-from repdist.experiments.outputs import SeedFiles
+from repdist.experiments.outputs import seed_files
 from repdist.experiments.synthetic import SyntheticModelConfig, train_configurations
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint
@@ -22,11 +20,7 @@ with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
         for fix_g, fix_f in sm.params.variants
     ]
     train_cfg = TrainConfig(**sm.params.train_cfg)
-    files = [
-        SeedFiles({"test": Path(e)}, Path(u), Path(me), Path(m))
-        for m, me, e, u in zip(sm.output.models, sm.output.metrics, sm.output.embeddings,
-                               sm.output.unembeddings, strict=True)
-    ]
+    files = seed_files(sm.output)
     n_seeds = len(model_cfgs[0].seeds)  # outputs are variant-major
     per_cfg = [files[i : i + n_seeds] for i in range(0, len(files), n_seeds)]
     log.info("training %s with %s on %s, %d thread(s)", model_cfgs, train_cfg, device, sm.threads)

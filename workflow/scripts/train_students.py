@@ -1,12 +1,10 @@
 """Rule distillation_train: the students of one (K, width, loss), trained together, each
 matching its teacher, then written per student."""
 
-from pathlib import Path
-
 import torch
 
 from repdist.experiments.distillation import StudentSpec, train_students
-from repdist.experiments.outputs import SeedFiles
+from repdist.experiments.outputs import seed_files
 from repdist.experiments.synthetic import SyntheticModelConfig
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint
@@ -21,11 +19,7 @@ with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
     model_cfg = SyntheticModelConfig(**sm.params.model_cfg, fix_g=0.0, fix_f=0.0)
     spec = StudentSpec(sm.wildcards.loss, sm.params.student_seed_offset)
     train_cfg = TrainConfig(**sm.params.train_cfg)
-    files = [
-        SeedFiles({"test": Path(e)}, Path(u), Path(me), Path(m))
-        for m, me, e, u in zip(sm.output.models, sm.output.metrics, sm.output.embeddings,
-                               sm.output.unembeddings, strict=True)
-    ]
+    files = seed_files(sm.output)
     log.info("students %s of teachers %s (K = %d, width %d) by loss %s with %s on %s",
              spec.student_seeds(model_cfg.seeds), list(model_cfg.seeds), model_cfg.num_classes,
              model_cfg.width, spec.loss, train_cfg, device)

@@ -26,6 +26,14 @@ class SeedFiles:
     model: Path | None = None
 
 
+def seed_files(output: Any) -> list[SeedFiles]:
+    """Each seed's files from a training rule's outputs (`models`, `metrics`, `embeddings` of
+    the test inputs, `unembeddings`: one path per seed, in the same order)."""
+    return [SeedFiles({"test": Path(e)}, Path(u), Path(me), Path(m))
+            for m, me, e, u in zip(output.models, output.metrics, output.embeddings,
+                                   output.unembeddings, strict=True)]
+
+
 @dataclass(frozen=True)
 class SeedRepresentations:
     """One model's g (K x M), and per split its f (N x M) and the inputs' labels."""

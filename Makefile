@@ -20,8 +20,13 @@ BIN := $(VENV)/bin
 SNAKEMAKE := $(BIN)/python -m snakemake
 
 PROFILE ?= profiles/workstation
+# The package's own modules compiled to bytecode before a run or the tests (under a second when
+# nothing changed). pip compiles an installed package; the editable install's modules are
+# compiled by the first process that imports them, and never saved where PYTHONDONTWRITEBYTECODE
+# is set: every job of a run, every test process, would compile them anew (~0.4 s of CPU each).
+BYTECODE = $(BIN)/python -m compileall -q src
 
-.PHONY: help venv lock test test-slow test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle gpu-check-rehearsal clean-quick
+.PHONY: help venv lock test test-slow test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle gpu-check-rehearsal timings clean-quick
 
 help:
 	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
@@ -50,6 +55,9 @@ help:
 	@echo "make gpu-bundle - .gpu-bundle/: what an offline GPU machine needs to run make gpu-check"
 	@echo "make gpu-check-rehearsal - that machine's run of the check, rehearsed on this CPU"
 	@echo "               (no git, no network, a Python without Snakemake; CI runs it)"
+	@echo "make timings - the README's timings in a fresh clone, one command at a time: a dated"
+	@echo "               record in benchmarks/records/, the README's table rendered from it"
+	@echo "               (TIMINGS_ARGS=\"--with run-synthetic,test-slurm\" adds those)"
 
 venv: $(VENV)/.installed
 
@@ -74,10 +82,13 @@ lock:
 	.uv/bin/python -m pip install --quiet uv==$(UV_VERSION)
 	PYTHONPATH=src $(PYTHON) -m repdist_dev.lock --uv .uv/bin/uv --torch-version $(TORCH_VERSION) $(LOCK_ARGS)
 
+# The tests on every core (pytest-xdist), the quick DAG beside them (tests/conftest.py)
 test: venv
-	$(BIN)/python -m pytest -q
+	@$(BYTECODE)
+	$(BIN)/python -m pytest -q -n $(CORES)
 
 test-slow: venv
+	@$(BYTECODE)
 	$(BIN)/python -m pytest -q -m slow
 
 # Without a GPU the gpu tests would only skip: refuse instead of reporting a pass.
@@ -94,6 +105,7 @@ test-slurm-faults: venv
 	$(BIN)/python tests/slurm/slurm_faults.py
 
 quick: venv
+	@$(BYTECODE)
 	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) --configfile config.quick.yaml
 
 # Each run target records its config overlays, so that `make report` describes that run.
@@ -101,10 +113,12 @@ RUN_RECORD := results/.run-configfiles
 record = mkdir -p results && echo "$(1)" > $(RUN_RECORD)
 
 run: venv
+	@$(BYTECODE)
 	@$(call record,$(if $(CONFIG),--configfile $(CONFIG)))
 	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG))
 
 run-synthetic: venv
+	@$(BYTECODE)
 	@$(call record,--configfile config.synthetic.yaml $(CONFIG))
 	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) --configfile config.synthetic.yaml $(CONFIG)
 
@@ -121,6 +135,7 @@ report: venv
 	$(SNAKEMAKE) --cores 1 $$(cat $(RUN_RECORD) 2>/dev/null) --report results/report.html
 
 report-quick: venv
+	@$(BYTECODE)
 	$(SNAKEMAKE) --cores 1 --configfile config.quick.yaml --report results/quick/report.html
 
 lint: venv
@@ -143,6 +158,11 @@ gpu-bundle: venv
 # make gpu-check as an offline GPU machine runs it, on this CPU (repdist_dev.gpu_rehearsal; CI)
 gpu-check-rehearsal: venv
 	$(BIN)/python -m repdist_dev.gpu_rehearsal $(REHEARSAL_ARGS)
+
+# The commands the README times, in a fresh clone of HEAD (its own .venv), one at a time; the
+# record into benchmarks/records/ and README.md's and docs/speed.md's tables from it
+timings: venv
+	$(BIN)/python -m repdist_dev.timings $(TIMINGS_ARGS)
 
 clean-quick:
 	rm -rf results/quick

@@ -1,5 +1,5 @@
+import contextlib
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -67,6 +67,52 @@ def perturbed(rng, f, g, noise=0.3):
     return f + noise * rng.normal(size=f.shape), g + noise * rng.normal(size=g.shape)
 
 
+def session_shared(tmp_path_factory) -> Path:
+    """A scratch folder shared by every process of this test session: pytest-xdist's workers
+    each have their own, side by side in the session's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def once_per_session(tmp_path_factory, name: str, compute):
+    """`compute()` (a JSON value) once for the whole session, whichever process asks first;
+    the others wait for it and read it (an expensive module fixture would otherwise run once
+    in every pytest-xdist worker that gets one of its tests)."""
+    import fcntl
+    import json
+
+    folder = session_shared(tmp_path_factory)
+    with open(folder / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / f"{name}.json"
+        if not done.exists():
+            value = compute()
+            tmp = done.with_suffix(".tmp")
+            tmp.write_text(json.dumps(value))
+            tmp.replace(done)
+        return json.loads(done.read_text())
+
+
+def cli_in_process(*args, cwd, monkeypatch, capsys) -> tuple[int, str, str]:
+    """`repdist ...` as its entry point runs it (repdist.cli.main), in this process: its exit
+    status, stdout and stderr. The user's model folder it puts on sys.path and the module it
+    imports from there are taken back."""
+    from repdist.cli import main
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    finally:
+        for name in set(sys.modules) - before:
+            if str(cwd) in (getattr(sys.modules[name], "__file__", None) or ""):
+                del sys.modules[name]
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _flush_subnormals_as_jobs_do():
     """Tests compute as the pipeline's jobs do: every job flushes subnormal floats to zero
@@ -94,24 +140,87 @@ def rng():
     return np.random.default_rng(1234)
 
 
-@pytest.fixture(scope="session")
-def quick_outputs(tmp_path_factory):
-    """The quick DAG's results/quick: run once per session in a scratch folder (never touching
-    ./results), every torch job under the host-copy guard, or the local run `make test-slurm`
-    kept for this same workflow (REPDIST_QUICK_RUNS, repdist_dev.quick_runs)."""
+QUICK = "quick_outputs"  # the fixture of the tests that read the quick DAG's outputs
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests that read the quick DAG run last, so that the DAG, started beside the others
+    (_quick_dag_beside), has finished by then."""
+    items.sort(key=lambda item: QUICK in getattr(item, "fixturenames", ()))
+
+
+def reads_the_quick_dag(session) -> bool:
+    return any(QUICK in getattr(item, "fixturenames", ()) for item in session.items)
+
+
+def sharing_the_cores(session) -> bool:
+    """More than one process of this session computes at once: pytest-xdist's workers, or the
+    quick DAG beside the tests."""
     from repdist_dev.quick_runs import shared_run
 
+    return bool(os.environ.get("PYTEST_XDIST_WORKER")) or (
+        reads_the_quick_dag(session) and shared_run("local") is None)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread_when_sharing(request):
+    """Where processes share the cores, each computes on one thread, and so do the commands the
+    tests start: a multi-threaded step whose threads wait on each other at every operation
+    while another process holds a core runs many times slower (a CIFAR test: 5 s alone, 73 s
+    beside the quick DAG's two-thread jobs)."""
+    if not sharing_the_cores(request.session):
+        yield
+        return
+    try:  # numpy's BLAS (a machine without threadpoolctl keeps its threads)
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        threadpool_limits = lambda _: contextlib.nullcontext()  # noqa: E731
+
+    saved = {k: os.environ.get(k) for k in THREAD_VARIABLES}
+    os.environ.update({k: "1" for k in THREAD_VARIABLES})
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with threadpool_limits(1):
+        yield
+    torch.set_num_threads(threads)
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _quick_dag_beside(request, tmp_path_factory):
+    """The quick DAG, started as the session's first test starts, beside the other tests, in a
+    scratch folder (never touching ./results), when any selected test reads it and no kept run
+    fits (REPDIST_QUICK_RUNS, repdist_dev.quick_runs). Under pytest-xdist the first worker
+    starts it and every worker waits for the same run; it stops if the session ends first."""
+    from repdist_dev.quick_runs import BesideRun, shared_run
+
+    if not reads_the_quick_dag(request.session):
+        yield None
+        return
     shared = shared_run("local")
     if shared is not None:
-        return shared / "results" / "quick"
-    work = tmp_path_factory.mktemp("quick")
-    res = subprocess.run(
-        [*SNAKEMAKE, "--cores", "2", "--configfile", str(ROOT / "config.quick.yaml"),
-         "-s", str(ROOT / "Snakefile"), "--directory", str(work)],
-        capture_output=True, text=True, timeout=1500, env={**os.environ, **GUARDED_JOBS},
-    )
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    return work / "results" / "quick"
+        yield shared / "results" / "quick"
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    yield BesideRun.start_or_join(session_shared(tmp_path_factory),
+                                  watch=os.getppid() if worker else os.getpid(),
+                                  cores=len(os.sched_getaffinity(0)))
+
+
+@pytest.fixture(scope="session")
+def quick_outputs(_quick_dag_beside):
+    """The quick DAG's results/quick: the run beside the tests (every torch job under the
+    host-copy guard), or the local run `make test-slurm` kept for this same workflow."""
+    if isinstance(_quick_dag_beside, Path):
+        return _quick_dag_beside
+    return _quick_dag_beside.wait(timeout=1500)
 
 
 @pytest.fixture

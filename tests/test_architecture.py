@@ -163,6 +163,26 @@ def test_the_dag_is_the_recorded_one(name):
     assert now == recorded, diff[:5000]
 
 
+def last_statement_is_the_job_log(text: str) -> bool:
+    """The module's last statement (its docstring aside) is `with job_log(...)`."""
+    body = ast.parse(text).body
+    last = body[-1] if body else None
+    return isinstance(last, ast.With) and any(
+        isinstance(item.context_expr, ast.Call) and ast.unparse(item.context_expr.func) ==
+        "job_log" for item in last.items)
+
+
+def test_every_workflow_script_ends_with_its_job_log():
+    """A finished job's process ends as its `with job_log(...)` block closes
+    (pipeline.joblog.end_finished_job): nothing may follow that block in a script."""
+    scripts = sorted((ROOT / "workflow" / "scripts").glob("*.py"))
+    assert len(scripts) > 40
+    assert [p.name for p in scripts if not last_statement_is_the_job_log(p.read_text())] == []
+    assert not last_statement_is_the_job_log(
+        "from repdist.pipeline.joblog import job_log\nwith job_log('x.log'):\n    pass\n"
+        "print('after the log')\n")  # the check sees work after the block
+
+
 def test_every_training_rule_logs_where_repdist_progress_looks():
     """The rules that train (their script trains models) name their log through
     `training_log`, so `repdist progress` (pipeline.training_jobs) follows them."""

@@ -129,7 +129,7 @@ def test_impossible_roeder_settings_name_the_key(change, key):
     ("config.synthetic.yaml", {"n_test": 10, "rep_dim": 16}, "roeder.cpc.n_test", "K-2 >= M"),
     ("config.synthetic.yaml", {"data_fractions": [0.05, 1.0]}, "roeder.cpc.data_fractions",
      "leaves 55 training images of digits"),
-    ("config.quick.yaml", {"n_test": 2000}, "roeder.cpc.n_test", "exceeds the 1000 test"),
+    ("config.quick.yaml", {"n_test": 2000}, "roeder.cpc.n_test", "exceeds the 800 test"),
 ])
 def test_impossible_roeder_cpc_settings_name_the_key(overlay, change, key, why):
     cfg = deep_update(load(), load(overlay)) if overlay != "config.yaml" else load()
@@ -187,16 +187,17 @@ def test_missing_cifar_copy_while_offline_names_the_key(tmp_path):
 
 
 def test_offline_run_stops_before_any_job_naming_the_key(tmp_path):
-    """Through Snakemake: the paper DAG with an unreachable CIFAR-10 URL and no copy stops at
-    start-up, before any job, with the message; a run of targets without CIFAR is not blocked."""
+    """Through Snakemake: the toy DAG on the real CIFAR-10 (no stand-in) with an unreachable URL
+    and no copy stops at start-up, before any job, with the message; a run of targets without
+    CIFAR is not blocked."""
     import subprocess
     import sys
 
     overlay = tmp_path / "offline.yaml"
-    overlay.write_text(yaml.safe_dump({"cifar10": {"url": closed_port_url()}}))
+    overlay.write_text(yaml.safe_dump({"cifar10": {"url": closed_port_url(), "standin": False}}))
     cmd = [*SNAKEMAKE, "--cores", "1", "-s",
            str(ROOT / "Snakefile"), "--directory", str(tmp_path / "work"), "--configfile",
-           str(overlay)]
+           str(ROOT / "config.quick.yaml"), str(overlay)]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     out = res.stdout + res.stderr
     assert res.returncode != 0

@@ -1,6 +1,7 @@
 """Device selection: GPU tags decided without a GPU or torch, and a job promised a GPU that
 finds none fails at once; subnormal floats flushed to zero in jobs."""
 
+import re
 import subprocess
 import sys
 
@@ -58,6 +59,46 @@ def test_job_log_flushes_and_says_so(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "subnormal floats flushed to zero: mxcsr" in (tmp_path / "job.log").read_text()
+
+
+JOB = (
+    "import atexit, pathlib, sys\n"
+    "from repdist.pipeline.joblog import job_log\n"
+    "atexit.register(lambda: pathlib.Path(sys.argv[2]).write_text('torn down'))\n"
+    "{inject}"
+    "print('before the job', flush=False)\n"
+    "with job_log(sys.argv[1]) as log:\n"
+    "    log.info('working')\n"
+    "    {work}\n"
+)
+SNAKEMAKE_OBJECT = (  # what Snakemake injects into a script job, with the fields the log reads
+    "from snakemake.iocontainers import Wildcards\nfrom snakemake.script import Snakemake\n"
+    "snakemake = Snakemake.__new__(Snakemake)\nsnakemake.rule = 'toy_rule'\n"
+    "snakemake.wildcards = Wildcards(fromdict={'K': '4', 'W': '16'})\n")
+
+
+@pytest.mark.parametrize("inject,work,ended_at_once", [
+    (SNAKEMAKE_OBJECT, "pass", True),  # a Snakemake script job, done: no teardown
+    ("", "pass", False),  # anything else ends as Python does
+    (SNAKEMAKE_OBJECT, "raise ValueError('bad input')", False),  # a failing job: its traceback
+])
+def test_a_finished_snakemake_job_ends_at_once(tmp_path, inject, work, ended_at_once):
+    """pipeline.joblog.end_finished_job: a Snakemake job's process ends as its job log closes,
+    status 0 and every stream flushed, without the interpreter's teardown (atexit handlers
+    included); a failing job still exits 1 with its traceback in its log."""
+    log, marker = tmp_path / "job.log", tmp_path / "teardown"
+    code = JOB.format(inject=inject, work=work)
+    out = subprocess.run([sys.executable, "-c", code, str(log), str(marker)],
+                         capture_output=True, text=True, timeout=120)
+    failing = "raise" in work
+    assert out.returncode == (1 if failing else 0), out.stderr
+    text = log.read_text()
+    assert "before the job" in out.stdout and "working" in text
+    assert re.search(r"INFO finished in [\d.]+ s, CPU [\d.]+ s$", text, re.M), text
+    assert ("INFO rule: toy_rule K=4 W=16" in text) is bool(inject)
+    assert marker.exists() is not ended_at_once
+    if failing:
+        assert "ValueError: bad input" in log.read_text()
 
 
 @pytest.mark.slow  # ~10 s: `make test-slow` (CI) runs it

@@ -6,6 +6,7 @@ scripts import, directly or through the repdist modules they use."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -82,6 +83,37 @@ def optional_imports(tree: ast.AST) -> set[ast.AST]:
     return optional
 
 
+@functools.cache
+def module_imports(path: Path, name: str, is_package: bool) -> tuple[frozenset[str], tuple]:
+    """What one file imports (parsed once for every script that reaches it): its top-level
+    third-party modules, and the repdist modules it names as (file, module, is_package)."""
+    tree = ast.parse(path.read_text())
+    optional = optional_imports(tree)
+    found: set[str] = set()
+    repdist: list[tuple[Path, str, bool]] = []
+    for node in ast.walk(tree):
+        if node in optional:
+            continue
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = resolve(node, name, is_package)
+            names = [target] + [f"{target}.{alias.name}" for alias in node.names]
+        for full in names:
+            top = full.split(".")[0]
+            if top == "repdist":
+                parts = full.split(".")
+                for i in range(1, len(parts) + 1):
+                    mod = ".".join(parts[:i])
+                    file = module_file(mod)
+                    if file:
+                        repdist.append((file, mod, file.name == "__init__.py"))
+            elif top and top not in sys.stdlib_module_names and top not in PROVIDED:
+                found.add(top)
+    return frozenset(found), tuple(repdist)
+
+
 def third_party_imports(script: Path) -> set[str]:
     """Top-level third-party modules imported by `script` and, transitively, by the repdist
     modules (and their parent packages) it imports, including function-level imports."""
@@ -90,29 +122,12 @@ def third_party_imports(script: Path) -> set[str]:
     todo: list[tuple[Path, str, bool]] = [(script, "__script__", False)]
     while todo:
         path, name, is_package = todo.pop()
-        tree = ast.parse(path.read_text())
-        optional = optional_imports(tree)
-        for node in ast.walk(tree):
-            if node in optional:
-                continue
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                target = resolve(node, name, is_package)
-                names = [target] + [f"{target}.{alias.name}" for alias in node.names]
-            for full in names:
-                top = full.split(".")[0]
-                if top == "repdist":
-                    parts = full.split(".")
-                    for i in range(1, len(parts) + 1):
-                        mod = ".".join(parts[:i])
-                        file = module_file(mod)
-                        if file and mod not in seen:
-                            seen.add(mod)
-                            todo.append((file, mod, file.name == "__init__.py"))
-                elif top and top not in sys.stdlib_module_names and top not in PROVIDED:
-                    found.add(top)
+        modules, repdist = module_imports(path, name, is_package)
+        found |= modules
+        for file, mod, package in repdist:
+            if mod not in seen:
+                seen.add(mod)
+                todo.append((file, mod, package))
     return found
 
 

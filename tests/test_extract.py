@@ -15,6 +15,8 @@ from repdist.io import read_npz_metadata
 from repdist.io.representations import load_model
 from repdist.measures import compare
 
+from conftest import cli_in_process
+
 ROOT = Path(__file__).resolve().parents[1]
 REPDIST = [sys.executable, "-m", "repdist"]
 
@@ -149,7 +151,9 @@ def run_cli(*args, cwd):
                           text=True, timeout=300)
 
 
-def test_the_command_line_extracts_and_names_bad_input(tmp_path):
+def test_the_command_line_extracts_and_names_bad_input(tmp_path, monkeypatch, capsys):
+    """One run as a process of its own (the installed entry point), the others through the
+    entry point's function in this process (the same parsing, errors and exit statuses)."""
     code = tmp_path / "toy.py"
     code.write_text("from torch import nn\n\ndef build():\n"
                     "    return nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 6))\n")
@@ -162,9 +166,10 @@ def test_the_command_line_extracts_and_names_bad_input(tmp_path):
                  "out.npz", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert "f (40, 9), g (6, 9)" in ok.stdout and load_model(tmp_path / "out.npz").g.shape == (6, 9)
-    ok = run_cli("--model", "toy.py:build", "--inputs", "xy.pt", "-o", "xy.npz", "--bias", "drop",
-                 "--batch-size", "7", cwd=tmp_path)
-    assert ok.returncode == 0, ok.stderr
+    code, _, err = cli_in_process("extract", "--model", "toy.py:build", "--inputs", "xy.pt", "-o",
+                                  "xy.npz", "--bias", "drop", "--batch-size", "7", cwd=tmp_path,
+                                  monkeypatch=monkeypatch, capsys=capsys)
+    assert code == 0, err
     assert np.load(tmp_path / "xy.npz")["labels"].tolist() == (np.arange(40) % 6).tolist()
     bad = {
         "FILE.py:NAME": ("--model", "toy.pt.txt", "--inputs", "x.npy", "-o", "b.npz"),
@@ -176,10 +181,11 @@ def test_the_command_line_extracts_and_names_bad_input(tmp_path):
     }
     np.save(tmp_path / "x3.npy", np.zeros((40, 3), dtype="f4"))
     torch.save({"z": torch.zeros(3)}, tmp_path / "d.pt")
-    for message, args in bad.items():
-        res = run_cli(*args, cwd=tmp_path)
-        assert res.returncode == 2 and message in res.stderr, (message, res.stderr)
-        assert "Traceback" not in res.stderr and not (tmp_path / "b.npz").exists()
+    for message, args in bad.items():  # each a status 2 and a message, never an exception
+        code, _, err = cli_in_process("extract", *args, cwd=tmp_path, monkeypatch=monkeypatch,
+                                      capsys=capsys)
+        assert code == 2 and message in err, (message, err)
+        assert "Traceback" not in err and not (tmp_path / "b.npz").exists()
 
 
 def test_the_readme_extract_example_runs_as_written(tmp_path):

@@ -22,6 +22,8 @@ from repdist.io import read_npz_metadata
 from repdist.io.representations import load_model
 from repdist.measures import compare
 
+from conftest import cli_in_process
+
 VOCAB, WIDTH, LENGTH = 40, 16, 12
 
 
@@ -212,24 +214,31 @@ class Bigram(nn.Module):
 '''
 
 
-def test_the_command_line_extracts_a_causal_lm(tmp_path):
+def test_the_command_line_extracts_a_causal_lm(tmp_path, monkeypatch, capsys):
+    """The first extraction a process of its own (the installed entry point), the others through
+    the entry point's function in this process (the same parsing, errors and statuses)."""
     (tmp_path / "lm.py").write_text(BIGRAM)
     ids = np.random.default_rng(0).integers(0, 20, (7, 5))
     np.save(tmp_path / "tokens.npy", ids)
     torch.save({"input_ids": torch.as_tensor(ids), "attention_mask": torch.ones(7, 5)},
                tmp_path / "tokens.pt")
-    base = [sys.executable, "-m", "repdist", "extract", "--model", "lm.py:Bigram"]
-    for inputs, positions, rows in (("tokens.npy", "last", 7), ("tokens.pt", "all", 35)):
-        done = subprocess.run([*base, "--inputs", inputs, "--positions", positions, "-o",
-                               f"{positions}.npz"], cwd=tmp_path, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
+    args = ["extract", "--model", "lm.py:Bigram"]
+    done = subprocess.run([sys.executable, "-m", "repdist", *args, "--inputs", "tokens.npy",
+                           "--positions", "last", "-o", "last.npz"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    code, _, err = cli_in_process(*args, "--inputs", "tokens.pt", "--positions", "all", "-o",
+                                  "all.npz", cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+    assert code == 0, err
+    for positions, rows in (("last", 7), ("all", 35)):
         loaded = load_model(tmp_path / f"{positions}.npz")
         assert loaded.f.shape == (rows, 9) and loaded.g.shape == (20, 9)  # the bias folded in
     np.save(tmp_path / "floats.npy", ids.astype(float))
-    bad = subprocess.run([*base, "--inputs", "floats.npy", "--positions", "all", "-o", "x.npz"],
-                         cwd=tmp_path, capture_output=True, text=True)
-    assert bad.returncode == 2 and "integers of shape" in bad.stderr
+    code, _, err = cli_in_process(*args, "--inputs", "floats.npy", "--positions", "all", "-o",
+                                  "x.npz", cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+    assert code == 2 and "integers of shape" in err
     assert not (tmp_path / "x.npz").exists()
+
 
 class MaskFree(nn.Module):
     """A hand-written causal LM whose forward takes the ids alone (no attention_mask)."""

@@ -13,16 +13,22 @@ from pathlib import Path
 import pytest
 
 HARNESS = Path(__file__).with_name("fake_device.py")
+from conftest import once_per_session
 from fake_device import CASES  # beside this file: tests/ is on pytest's path
 
 
-@pytest.fixture(scope="module")
-def outcomes():
+def run_harness() -> dict:
     """Every case in one process of its own (the backend it registers is for good)."""
     res = subprocess.run([sys.executable, str(HARNESS)], capture_output=True, text=True,
                          timeout=300)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    result = json.loads(res.stdout.strip().splitlines()[-1])
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    """The harness's outcomes, run once for the session (however many workers share it)."""
+    result = once_per_session(tmp_path_factory, "fake-device", run_harness)
     if "skip" in result:
         pytest.skip(f"no fake accelerator in this torch build: {result['skip']}")
     return result

@@ -60,6 +60,7 @@ def run_check(out: Path, *args: str, toy: bool = True) -> subprocess.CompletedPr
                           capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.slow  # the whole toy check, ~25 s of CPU: `make test-slow` (CI) runs it
 def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     """REPDIST_GPU_TESTS_DEVICE=cpu: a GPU test, the speed candidates (their checks and
     timings) and the measures at toy size, each part within its slice; the record reads back
@@ -317,8 +318,8 @@ def descendants(pid: int) -> list[psutil.Process]:
         return []
 
 
-@pytest.mark.parametrize("signum", [
-    signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
+@pytest.mark.slow  # a toy speed part started and stopped, twice: `make test-slow` (CI)
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_every_part_process_and_keeps_the_record(tmp_path, signum):
     """SIGTERM (a time limit) or SIGINT mid-part: the check ends the part's processes, which
     run in process groups of their own (a worker and the two processes it started), and exits
@@ -348,7 +349,8 @@ def test_the_committed_records_are_records_of_their_names():
     """benchmarks/records/: each JSON a record the format accepts, named as the check names it
     (a part run again gets its parts in the name, in characters a file system keeps), with its
     table beside it; and a name of two parts is their name joined by '-'."""
-    found = sorted((ROOT / "benchmarks" / "records").glob("*.json"))
+    found = sorted(p for p in (ROOT / "benchmarks" / "records").glob("*.json")
+                   if not p.name.startswith("timings-"))  # make timings' (tests/test_timings.py)
     for path in found:
         record = rec.Record.from_dict(json.loads(path.read_text()))
         assert record.name == path.stem

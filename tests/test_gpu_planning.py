@@ -166,6 +166,7 @@ def log_times(log: str, pattern: str) -> list[tuple[datetime, str]]:
             for m in re.finditer(r"^(\S+ \S+) INFO " + pattern, log, flags=re.M)]
 
 
+@pytest.mark.slow  # six training jobs through Snakemake, ~25 s of CPU: `make test-slow` (CI)
 def test_each_gpu_job_holds_its_own_gpu_of_the_pool(tmp_path):
     """Two fake GPUs (CUDA_VISIBLE_DEVICES=7,9 in the head), `--resources gpu=2`: the quick
     config's four synthetic training jobs and two LM seeds, planned for GPUs (device auto), run

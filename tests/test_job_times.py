@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from repdist.cli import main
-from repdist.cli.job_times import benchmarks, groups, machines, report
+from repdist.cli.job_times import benchmarks, cpu_by_rule, groups, job_cpu, machines, report
 from repdist.pipeline.machine import MACHINE_PREFIX, cpu_model, describe
 from repdist.pipeline.joblog import job_log
 
@@ -78,6 +78,27 @@ def test_the_report_names_totals_machines_and_snakemake_wall(run, capsys):
     assert "9 of 9 jobs (100%) done, elapsed 0:12:34.5" in text
     assert main(["job-times", str(run)]) == 0
     assert capsys.readouterr().out.strip() == text
+
+
+def test_cpu_is_summed_by_rule_from_the_job_logs(run):
+    """Each job log's rule line and its closing `finished in W s, CPU C s`: CPU by rule, the
+    largest first; logs of older runs (no rule, no CPU) are left out, not counted as zero."""
+    logs = run / "logs"
+    for rule, name, wall, cpu in (("cifar10_train_seeds", "fd2", 20.0, 31.5),
+                                  ("cifar10_train_seeds", "fd3", 21.0, 32.0),
+                                  ("kl_table", "kl", 0.4, 1.1)):
+        (logs / f"{name}.log").write_text(
+            f"2026-01-01 00:00:00,000 INFO {MACHINE_PREFIX}CPU One, 2 usable CPU(s)\n"
+            f"2026-01-01 00:00:00,000 INFO rule: {rule} fd={name[-1]}\n"
+            f"2026-01-01 00:00:09,000 INFO finished in {wall:.2f} s, CPU {cpu:.2f} s\n")
+    jobs = job_cpu(run)
+    assert len(jobs) == 3 and jobs[0].wildcards == "fd=2"
+    table = cpu_by_rule(jobs)
+    assert list(table) == ["cifar10_train_seeds", "kl_table"]
+    assert table["cifar10_train_seeds"] == (2, pytest.approx(63.5), pytest.approx(41.0))
+    text = report(run)
+    assert "CPU by rule, from the job logs" in text
+    assert text.splitlines()[-5].split()[:3] == ["total", "3", "64.6"]
 
 
 def test_bad_input_exits_2_with_the_reason(tmp_path, capsys):

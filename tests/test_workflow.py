@@ -73,7 +73,7 @@ def test_quick_dag_builds_table_and_figures(quick_run):
     assert {"rho", "kl", "d_llv", "mcca_f", "max_d_svd_f"} <= set(table.columns)
     assert table["kl"].iloc[-1] < table["kl"].iloc[0]
     assert (quick_run / "tables" / "kl_table.tex").read_text().count(r"\\") == len(table) + 1
-    for k in (4, 5, 6, 10, 18):
+    for k in (4, 6, 18):
         for ext in ("pdf", "png"):
             assert_image(quick_run / "figures" / f"constructed_bound_K{k}.{ext}")
         sweep = read_csv(quick_run / "constructed" / f"bound_K{k}.csv")
@@ -156,8 +156,8 @@ def test_quick_dag_cifar_branch_on_standin_data(quick_run):
     seed_dir = quick_run / "cifar10" / "fd2" / "seed0"
     meta = read_parquet_metadata(seed_dir / "embeddings_test.parquet")
     assert meta["standin_data"] is True and meta["split"] == "test"
-    assert len(pd.read_parquet(seed_dir / "embeddings_train.parquet")) == 2000
-    assert len(pd.read_parquet(seed_dir / "embeddings_test.parquet")) == 1000
+    assert len(pd.read_parquet(seed_dir / "embeddings_train.parquet")) == 1000
+    assert len(pd.read_parquet(seed_dir / "embeddings_test.parquet")) == 800
     metrics = json.loads((seed_dir / "metrics.json").read_text())
     assert {"final_train_loss", "final_test_loss", "steps_per_s"} <= set(metrics)
     assert (pairs["test_loss_eval_diff"] >= 0).all()
@@ -256,7 +256,7 @@ def test_quick_dag_roeder_cpc(quick_run):
     assert steps[0] == 0 and set(steps) <= {0, 10, 20, 30, 40}
     assert set(zip(snapshots["seed_a"], snapshots["seed_b"])) == {(0, 1), (2, 3)}
     metrics = json.loads((folder / "w16_p0.5_t40" / "seed2" / "metrics.json").read_text())
-    assert metrics["best_step"] in (0, 10, 20, 30, 40) and metrics["n_train"] == 950
+    assert metrics["best_step"] in (0, 10, 20, 30, 40) and metrics["n_train"] == 450
     assert metrics["data"] == "the CIFAR-10 stand-in (generated)"
     f = pd.read_parquet(folder / "w8_p1_t40" / "seed3" / "embeddings.parquet")
     assert len(f) == 200 and len(pd.read_parquet(folder / "w8_p1_t40" / "seed3" /
@@ -278,7 +278,7 @@ def test_every_quick_csv_opens_as_a_plain_csv(quick_run):
     the sidecar."""
     csvs = sorted(quick_run.rglob("*.csv"))
     csvs = [p for p in csvs if "benchmarks" not in p.parts]
-    assert len(csvs) >= 14  # 5 constructed sweeps + 9 tables
+    assert len(csvs) >= 12  # 3 constructed sweeps + 9 tables
     for path in csvs:
         first = path.read_text().splitlines()[0]
         frame = pd.read_csv(path)
@@ -329,21 +329,21 @@ def test_quick_dag_authors_cifar_branch_on_standin_checkpoints(quick_run):
     assert "m_CCA(ours, seed 1, theirs, seed 1) on the test set" in log
 
 
-def test_the_readme_models_example_runs_as_written(quick_run):
+def test_the_readme_models_example_runs_as_written(quick_run, tmp_path):
     """The README's worked example of the models: section, its shell block run verbatim in a
-    folder laid out as a checkout after `make quick`."""
+    folder laid out as a checkout after `make quick` (its results/quick the quick run's)."""
     import re
 
     text = (ROOT / "README.md").read_text()
     section = text[text.index("### In the DAG: the `models:` section"):]
     block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
-    work = quick_run.parent.parent
+    work = tmp_path
+    (work / "results").mkdir()
+    (work / "results" / "quick").symlink_to(quick_run)
     for name in ("Snakefile", "rules", "workflow", "envs", "report", "src", "config.yaml",
                  "config.quick.yaml"):
-        if not (work / name).exists():
-            (work / name).symlink_to(ROOT / name)
-    if not (work / ".venv").exists():
-        (work / ".venv").symlink_to(Path(sys.executable).parent.parent)
+        (work / name).symlink_to(ROOT / name)
+    (work / ".venv").symlink_to(Path(sys.executable).parent.parent)
     res = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=work,
                          capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]

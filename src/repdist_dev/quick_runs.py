@@ -1,14 +1,23 @@
-"""Quick-DAG runs shared between the parts of CI: `make test-slurm` (tests/slurm/slurm_check.py
---keep-runs DIR) runs the quick DAG locally and through SLURM, and `make test-slow` and `make test`
-then read those two runs (REPDIST_QUICK_RUNS=DIR) instead of running the DAG three more times.
-A kept run is used only when it was made from the same workflow (the files that make the DAG's
-outputs, fingerprinted); otherwise the tests run their own, saying why."""
+"""Quick-DAG runs for the tests. CI shares them between its parts: `make test-slurm`
+(tests/slurm/slurm_check.py --keep-runs DIR) runs the quick DAG locally and through SLURM, and
+`make test-slow` and `make test` then read those two runs (REPDIST_QUICK_RUNS=DIR) instead of
+running the DAG again. A kept run is used only when it was made from the same workflow (the files
+that make the DAG's outputs, fingerprinted); otherwise a test session runs its own beside its
+other tests (`BesideRun`, started from tests/conftest.py): its first process to ask starts a
+runner (`python -m repdist_dev.quick_runs beside`) that runs the DAG as `make quick` does, every
+job on one thread as it shares the cores, and writes status.json when Snakemake has ended; every
+process of the session waits for that one run where it needs its outputs."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
+import signal
 import subprocess
+import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -57,3 +66,132 @@ def shared_run(name: str) -> Path | None:
         warnings.warn(f"{RUNS_ENV}={folder}: made from another workflow: running the DAG here")
         return None
     return run
+
+
+
+QUICK_CONFIG = ROOT / "config.quick.yaml"
+WORKSTATION = ROOT / "profiles" / "workstation"
+BESIDE = "quick-dag"  # the folder of the run beside the tests, in the session's shared scratch
+STATUS = "status.json"  # written by the runner when Snakemake has ended
+LOG = "snakemake.log"
+
+
+def local_command(work: Path, cores: int = 2, max_threads: int | None = None,
+                  configs: tuple[Path, ...] = (QUICK_CONFIG,)) -> list[str]:
+    """The quick DAG as `make quick` runs it (profiles/workstation), into `work`/results/quick,
+    Snakemake a module of this interpreter; `max_threads` caps every job's threads."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"),
+           "--profile", str(WORKSTATION), "--cores", str(cores), "--directory", str(work)]
+    if max_threads is not None:
+        cmd += ["--max-threads", str(max_threads)]
+    return [*cmd, "--configfile", *map(str, configs)]  # one flag: a second would replace the first
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop_group(proc: subprocess.Popen, grace: float = 60.0) -> None:
+    """SIGTERM to a process group led by `proc` (Snakemake stops its jobs), SIGKILL after
+    `grace` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def run_beside(folder: Path, watch: int, cores: int) -> int:
+    """The runner of a quick DAG beside the tests: Snakemake into `folder` (every job on one
+    thread, as it shares the cores with the tests; every torch job under the host-copy guard),
+    its output in snakemake.log, then status.json. Ended early, with the DAG stopped, when the
+    process `watch` (the test session) ends first."""
+    from repdist.io.host import GUARD_ENV
+
+    start = time.monotonic()
+    with open(folder / LOG, "w") as fh:
+        proc = subprocess.Popen(local_command(folder, cores, max_threads=1), stdout=fh,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                env={**os.environ, GUARD_ENV: "1"})
+    note = None
+    while proc.poll() is None:
+        if not alive(watch):
+            note = f"stopped: the test session (pid {watch}) ended first"
+            stop_group(proc)
+            break
+        time.sleep(0.5)
+    status = {"exit": proc.returncode, "seconds": round(time.monotonic() - start, 1),
+              "cores": cores, "note": note}
+    tmp = folder / (STATUS + ".tmp")
+    tmp.write_text(json.dumps(status) + "\n")
+    tmp.replace(folder / STATUS)
+    return 0
+
+
+class BesideRun:
+    """A quick DAG running beside the tests, shared by every process of one test session: the
+    first to ask starts it (`start_or_join`), each waits for it where it needs its outputs."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    @classmethod
+    def start_or_join(cls, shared: Path, watch: int, cores: int) -> BesideRun:
+        """Start the runner in `shared`/quick-dag unless a process of this session already has;
+        it stops the DAG if the process `watch` ends first."""
+        folder = shared / BESIDE
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            return cls(folder)
+        with open(folder / "runner.log", "w") as err:
+            subprocess.Popen([sys.executable, "-m", "repdist_dev.quick_runs", "beside",
+                              str(folder), "--watch", str(watch), "--cores", str(cores)],
+                             stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+        return cls(folder)
+
+    def status(self) -> dict | None:
+        path = self.folder / STATUS
+        return json.loads(path.read_text()) if path.is_file() else None
+
+    def wait(self, timeout: float) -> Path:
+        """results/quick once the run has ended well; AssertionError with the tail of its log
+        if it failed, or did not end within `timeout` seconds of this call."""
+        deadline = time.monotonic() + timeout
+        while (status := self.status()) is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if status is not None and status["exit"] == 0:
+            return self.folder / "results" / "quick"
+        log = self.folder / LOG
+        tail = "".join(log.read_text().splitlines(keepends=True)[-60:]) if log.is_file() else ""
+        runner = (self.folder / "runner.log").read_text() if (
+            self.folder / "runner.log").is_file() else ""
+        state = status or f"still running after {timeout:.0f} s"
+        raise AssertionError(f"the quick DAG beside the tests: {state} ({log}):\n{tail}{runner}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m repdist_dev.quick_runs",
+                                     description="run the quick DAG beside a test session")
+    sub = parser.add_subparsers(dest="command", required=True)
+    beside = sub.add_parser("beside", help=run_beside.__doc__.splitlines()[0])
+    beside.add_argument("folder", type=Path)
+    beside.add_argument("--watch", type=int, required=True, help="the test session's pid")
+    beside.add_argument("--cores", type=int, default=2)
+    args = parser.parse_args(argv)
+    return run_beside(args.folder, args.watch, args.cores)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

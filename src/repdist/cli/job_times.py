@@ -1,10 +1,13 @@
-"""`repdist job-times [RESULTS]`: where a run's time went, from its per-job benchmark files.
+"""`repdist job-times [RESULTS]`: where a run's time went, from its per-job benchmark files
+and job logs.
 
 Every heavy rule has a Snakemake `benchmark:` file (the job's seconds, its peak memory). Summed
 by rule, and training jobs by width (their cost grows with width squared), they show which jobs
 a faster run must make faster, and with the machine line every job logs (`repdist.pipeline.machine`)
 they say on what CPU that time was spent: the same run differs by a third between two virtual
-machines of the same size. Reads only text: no torch, works while a run goes on.
+machines of the same size. Every job's log also ends with its CPU seconds, its interpreter's
+start-up and imports included (`repdist.pipeline.joblog`): summed by rule, the whole run's
+CPU, light jobs and all. Reads only text: no torch, works while a run goes on.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..pipeline.joblog import CPU_NOTE, RULE_PREFIX
 from ..pipeline.machine import MACHINE_PREFIX
 from .common import add_results_argument, report_runner
 from .progress import jobs_done, newest_snakemake_log
@@ -22,6 +26,8 @@ from .progress import jobs_done, newest_snakemake_log
 WIDTH = re.compile(r"(?:^|_)w(\d+)(?:_|$)")
 PER_CLASS_COUNT = re.compile(r"_K\d+$")  # flat benchmark files named per K (one rule)
 ELAPSED = re.compile(r"Elapsed time: (\S+)")
+FINISHED = re.compile(rf"INFO finished in ([\d.]+) s{re.escape(CPU_NOTE)}([\d.]+) s$", re.M)
+RULE = re.compile(rf"INFO {re.escape(RULE_PREFIX)}(\S+)(.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,52 @@ def machines(results: Path) -> Counter[str]:
 
 
 @dataclass(frozen=True)
+class JobCpu:
+    """One finished job from its log: its rule, wildcards, wall and CPU seconds."""
+
+    rule: str
+    wildcards: str
+    seconds: float
+    cpu: float
+
+
+def job_cpu(results: Path) -> list[JobCpu]:
+    """Every job under results/logs whose log names its rule and ends with its CPU seconds
+    (jobs of this version; a failed job's CPU counts as well: it was spent)."""
+    jobs = []
+    for log in sorted((results / "logs").rglob("*.log")):
+        text = log.read_text(errors="replace")
+        rule, finished = RULE.search(text), FINISHED.findall(text)
+        if rule and finished:
+            seconds, cpu = finished[-1]
+            jobs.append(JobCpu(rule.group(1), rule.group(2).strip(), float(seconds), float(cpu)))
+    return jobs
+
+
+def cpu_by_rule(jobs: list[JobCpu]) -> dict[str, tuple[int, float, float]]:
+    """rule -> (jobs, CPU seconds, wall seconds), rules by CPU, the largest first."""
+    table: dict[str, tuple[int, float, float]] = {}
+    for job in jobs:
+        n, cpu, wall = table.get(job.rule, (0, 0.0, 0.0))
+        table[job.rule] = (n + 1, cpu + job.cpu, wall + job.seconds)
+    return dict(sorted(table.items(), key=lambda item: -item[1][1]))
+
+
+def cpu_lines(results: Path) -> list[str]:
+    """The report's second table: CPU seconds by rule, from the job logs."""
+    jobs = job_cpu(results)
+    if not jobs:
+        return ["CPU by rule: no job log ends with its CPU (runs before this version)"]
+    lines = ["CPU by rule, from the job logs (each job's process, start-up included):",
+             f"{'':34} {'jobs':>5} {'CPU s':>12} {'wall s':>10}"]
+    lines += [f"{rule:34} {n:5d} {cpu:12.1f} {wall:10.1f}"
+              for rule, (n, cpu, wall) in cpu_by_rule(jobs).items()]
+    lines.append(f"{'total':34} {len(jobs):5d} {sum(j.cpu for j in jobs):12.1f} "
+                 f"{sum(j.seconds for j in jobs):10.1f}")
+    return lines
+
+
+@dataclass(frozen=True)
 class Group:
     label: str
     jobs: list[JobTime]
@@ -136,6 +188,7 @@ def report(results: str | Path) -> str:
                      f"{group.longest:10.1f} {rss}")
     total = sum(j.seconds for j in jobs)
     lines.append(f"{'total':34} {len(jobs):5d} {total:12.1f}")
+    lines += cpu_lines(results)
     seen = machines(results)
     if seen:
         lines.append("machines named in the job logs:")

@@ -3,7 +3,8 @@ job's process the same way for every job (subnormal floats flushed, see `repdist
 machine it runs on logged, see `repdist.pipeline.machine`; with REPDIST_GUARD_HOST_COPIES=1, a
 torch job runs under `repdist.io.host.host_copies_guarded`, as the test suite runs the DAG). A
 job that runs out of GPU memory ends with one message naming it, what to lower, and its
-checkpoint, which stays as last written (`GpuMemoryError`)."""
+checkpoint, which stays as last written (`GpuMemoryError`). A Snakemake job whose work is done
+ends its process at once (`end_finished_job`), sparing the interpreter's teardown."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ from .gpu_pool import gpu_slot
 from .machine import MACHINE_PREFIX, describe
 from .subnormals import flush_subnormals
 from .training_jobs import memory_settings
+
+
+RULE_PREFIX = "rule: "  # a Snakemake job's second log line: its rule and wildcards
+CPU_NOTE = ", CPU "  # the last line: "finished in W s, CPU C s" (C: the process's, start-up included)
 
 
 class GpuMemoryError(RuntimeError):
@@ -50,6 +55,8 @@ def job_log(path: str | os.PathLike[str], gpus: int = 0,
         logging.captureWarnings(True)
         logging.getLogger("py.warnings").addHandler(handler)
         logger.info("%s%s", MACHINE_PREFIX, describe())
+        if (job := snakemake_job_name()) is not None:
+            logger.info("%s%s", RULE_PREFIX, job)
         logger.info("subnormal floats flushed to zero: %s", flushed or "no (unsupported here)")
         start = time.time()
         try:
@@ -64,12 +71,53 @@ def job_log(path: str | os.PathLike[str], gpus: int = 0,
                 raise GpuMemoryError(message) from err
             raise
         finally:
-            logger.info("finished in %.2f s", time.time() - start)
+            logger.info("finished in %.2f s%s%.2f s", time.time() - start, CPU_NOTE,
+                        time.process_time())
             logger.removeHandler(handler)
             logging.getLogger("py.warnings").removeHandler(handler)
             logging.captureWarnings(False)
             if sys.stdout is not sys.__stdout__:
                 sys.stdout.flush()
+    end_finished_job()
+
+
+def _injected() -> object | None:
+    """The `snakemake` object Snakemake injects into a `script:` job's main module, or None."""
+    found = getattr(sys.modules.get("__main__"), "snakemake", None)
+    kind = type(found)
+    return found if kind.__name__ == "Snakemake" and kind.__module__.startswith("snakemake") \
+        else None
+
+
+def snakemake_script_job() -> bool:
+    """This process is a Snakemake `script:` job."""
+    return _injected() is not None
+
+
+def snakemake_job_name() -> str | None:
+    """`rule` and its wildcards (`cifar10_train fd=2`), in a Snakemake job; None elsewhere."""
+    job = _injected()
+    if job is None:
+        return None
+    wildcards = getattr(job, "wildcards", None)
+    named = " ".join(f"{k}={v}" for k, v in dict(wildcards.items()).items()) if wildcards else ""
+    return f"{getattr(job, 'rule', '?')} {named}".strip()
+
+
+def end_finished_job() -> None:
+    """End a Snakemake script job whose work is done, now, with status 0: its outputs are
+    written and closed, its log flushed and closed, and `with job_log(...)` is the last
+    statement of every workflow script (tests/test_architecture.py holds it), so all that is
+    left is the interpreter's teardown, which in a process that imported torch costs about a
+    third of its start-up (~0.5 s of CPU, a few seconds a figure of 100 jobs at toy scale).
+    Anywhere else (a test, a user's own call) and in a process holding torch.compile's worker
+    pool, nothing happens here."""
+    if not snakemake_script_job() or "torch._inductor" in sys.modules:
+        return
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def _guard(logger: logging.Logger) -> contextlib.AbstractContextManager[None]:

@@ -1,0 +1,106 @@
+"""The quick DAG's budget: what `make test` can afford to run, kept as branches land.
+
+`make test` runs the quick DAG (config.quick.yaml) beside the other tests (tests/conftest.py), so
+the DAG's cost is most of the suite's: every job starts a Python that imports its libraries
+(about 2 s of CPU for one that imports torch, 1.4 s more for one that builds an optimiser) before
+a few seconds of work at toy scale. Two figures, set from the measurement of 2026-11-27 (2-core
+AMD EPYC, tests/test_quick_budget.py holds them):
+
+- jobs: the quick DAG's dry run plans at most QUICK_JOBS (the recorded DAG, tests/data/dag);
+- CPU: the jobs' CPU seconds, each job's own from its log (`repdist job-times`), in units of
+  one torch job's start-up timed on the same machine (`startup_cpu`), at most QUICK_CPU_UNITS,
+  so that the figure means the same on a slow CPU as on a fast one.
+
+A branch that needs more trims the quick config where a test needs less (fewer seeds, steps,
+classifiers, stand-ins), or raises the figure here with the measurement that justifies it. The
+branches are the rule files: rules/<branch>.smk.
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from repdist_dev.checkout import ROOT
+
+QUICK_JOBS = 110  # 109 jobs measured (the all rule included)
+QUICK_CPU_UNITS = 190.0  # ~145 measured beside the tests and alone: about 30% to spare
+# one torch job's start-up: what every job that trains or extracts pays before its work
+STARTUP = "import os, torch, pandas, matplotlib.pyplot; os._exit(0)"  # as a job ends (joblog)
+RULE_LINE = re.compile(r"^(?:rule (\w+):|use rule \w+ as (\w+) with:)", re.M)
+
+
+def branches(root: Path = ROOT) -> dict[str, str]:
+    """rule -> branch, the name of the rule file that defines it (rules/<branch>.smk); the
+    Snakefile's own rules are the branch `Snakefile`."""
+    found = {}
+    for path in [root / "Snakefile", *sorted((root / "rules").glob("*.smk"))]:
+        for plain, derived in RULE_LINE.findall(path.read_text()):
+            found[plain or derived] = path.stem if path.suffix == ".smk" else path.name
+    return found
+
+
+def by_branch(jobs: Iterable[tuple[str, float]], root: Path = ROOT) -> dict[str, tuple[int, float]]:
+    """(rule, value) pairs summed by branch: branch -> (jobs, total), the largest first."""
+    of = branches(root)
+    table: dict[str, tuple[int, float]] = {}
+    for rule, value in jobs:
+        branch = of.get(rule, f"({rule})")
+        n, total = table.get(branch, (0, 0.0))
+        table[branch] = (n + 1, total + value)
+    return dict(sorted(table.items(), key=lambda item: (-item[1][1], item[0])))
+
+
+def recorded_jobs(name: str = "quick") -> list[str]:
+    """The rules of the recorded DAG's jobs (tests/data/dag), one entry a job."""
+    from repdist_dev import dag_snapshot
+
+    return [block.split()[1].rstrip(":") for block in
+            dag_snapshot.read_recorded(name).split("\n\n") if block.strip()]
+
+
+def startup_cpu(repeats: int = 2) -> float:
+    """CPU seconds of one torch job's start-up on this machine (the least of `repeats`): a
+    Python that imports torch, pandas and matplotlib, as a training or figure job does."""
+    times = []
+    for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", STARTUP], check=True, timeout=300)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return min(times)
+
+
+def over_jobs(rules: list[str], budget: int = QUICK_JOBS, root: Path = ROOT) -> str | None:
+    """None within the budget; else what is over and where to trim."""
+    if len(rules) <= budget:
+        return None
+    table = by_branch(((rule, 1.0) for rule in rules), root)
+    return (f"the quick DAG plans {len(rules)} jobs, over its budget of {budget}: "
+            + where_to_trim({b: f"{n} jobs" for b, (n, _) in table.items()}))
+
+
+def over_cpu(jobs: list[tuple[str, float]], unit_s: float, budget: float = QUICK_CPU_UNITS,
+             root: Path = ROOT) -> str | None:
+    """`jobs`: (rule, CPU seconds) of a quick run; `unit_s`: one torch job's start-up here
+    (startup_cpu). None within the budget; else what is over and where to trim."""
+    total = sum(cpu for _, cpu in jobs)
+    if total / unit_s <= budget:
+        return None
+    table = by_branch(jobs, root)
+    return (f"the quick DAG's jobs took {total:.0f} s of CPU, {total / unit_s:.0f} start-ups of a "
+            f"torch job ({unit_s:.2f} s here), over its budget of {budget:.0f}: "
+            + where_to_trim({b: f"{n} jobs {cpu / unit_s:.0f}" for b, (n, cpu) in table.items()}))
+
+
+def where_to_trim(rows: dict[str, str]) -> str:
+    """The branches, largest first, and what to do."""
+    listed = "; ".join(f"{branch} {what}" for branch, what in rows.items())
+    return (f"by branch (rules/<branch>.smk), largest first: {listed}. Trim config.quick.yaml "
+            "where a branch's tests need less (seeds, steps, classifiers, stand-ins, widths), or "
+            "raise the figure in repdist_dev/quick_budget.py with the measurement that "
+            "justifies it")

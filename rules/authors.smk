@@ -31,6 +31,7 @@ rule authors_standin:
         checksums=f"{AUTHORS_STANDIN}/SHA256SUMS.tsv",
     log:
         out("logs/authors_standin.log"),
+    priority: AT_ONCE
     conda:
         "../envs/torch.yaml"
     params:

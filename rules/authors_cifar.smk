@@ -24,6 +24,7 @@ rule authors_cifar_standin:
         authors_cifar_checkpoints(f"{AUTHORS_STANDIN}/cifar10"),
     log:
         out("logs/authors_cifar_standin.log"),
+    priority: AT_ONCE
     conda:
         "../envs/torch.yaml"
     params:

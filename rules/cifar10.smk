@@ -24,6 +24,7 @@ rule cifar10_standin:
         [out(f"cifar10_standin/cifar-10-batches-py/{name}") for name in CIFAR_FILES],
     log:
         out("logs/cifar10_standin.log"),
+    priority: AT_ONCE
     conda:
         "../envs/measures.yaml"
     params:

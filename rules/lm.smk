@@ -13,6 +13,7 @@ rule lm_tokens:
         out("logs/lm_tokens.log"),
     benchmark:
         out("benchmarks/lm_tokens.tsv")
+    priority: AT_ONCE
     conda:
         "../envs/measures.yaml"
     threads: 1
@@ -139,6 +140,7 @@ rule lm_standin:
         out("logs/lm_standin/{name}.log"),
     wildcard_constraints:
         name=lm_model_names(standins=True),
+    priority: AT_ONCE
     conda:
         "../envs/lm.yaml"
     params:
@@ -158,6 +160,7 @@ rule lm_models_tokens:
         out("logs/lm_models_tokens.log"),
     benchmark:
         out("benchmarks/lm_models_tokens.tsv")
+    priority: AT_ONCE
     conda:
         "../envs/lm.yaml"
     resources:

@@ -64,9 +64,7 @@ rule synthetic_pairs:
         out("logs/synthetic_pairs/K{K}_w{W}_g{G}_f{F}.log"),
     benchmark:
         out("benchmarks/synthetic_pairs/K{K}_w{W}_g{G}_f{F}.tsv")
-    # a few seconds each: run as soon as ready, so they do not pile up in the scheduler's
-    # waiting list (which it re-examines on every pass) behind the long training jobs
-    priority: 1000000
+    priority: AT_ONCE
     conda:
         "../envs/measures.yaml"
     threads: 1

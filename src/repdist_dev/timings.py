@@ -1,0 +1,280 @@
+"""`make timings`: the commands the README times, run as a newcomer runs them, and kept as a dated
+record that the README's and docs/speed.md's timing tables are rendered from.
+
+In a fresh clone of this commit (its own .venv: `make venv` is the first command timed), one
+command at a time on an otherwise idle machine: `make venv`, `make test`, `make quick`, `make
+test-slow`, and on request (`--with run-synthetic,test-slurm`) the paper-scale synthetic half and
+the SLURM check. Each command's wall time, exit status, test counts (pytest's closing line), and
+for the DAGs their jobs and CPU seconds by branch (the job logs, `repdist job-times`), go into
+`benchmarks/records/timings-<cpu>-<date>.json` with the commit, CPU model, cores and date; `make
+test`'s entry also says how long the quick DAG it ran beside the tests took. `--render` (also
+after a run) rewrites the tables between the timing markers of README.md and docs/speed.md from
+the newest record; tests/test_timings.py fails when a table and that record disagree.
+
+    python -m repdist_dev.timings [--with run-synthetic,test-slurm] [--render-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from repdist_dev.checkout import ROOT
+
+SCHEMA = "repdist-timings/1"
+RECORDS = ROOT / "benchmarks" / "records"
+PREFIX = "timings-"
+DEFAULT = ("venv", "test", "quick", "test-slow")
+ON_REQUEST = ("run-synthetic", "test-slurm")
+# the results folder each DAG command fills (outdir of its config), for its job logs
+RESULTS = {"quick": "results/quick", "run-synthetic": "results"}
+FIELDS = {"schema": str, "commit": str, "date": str, "started_utc": str, "cpu": str,
+          "cores": int, "memory_gib": float, "python": str, "torch": str, "commands": list}
+COMMAND_FIELDS = {"command": str, "wall_s": float, "exit": int, "tests": (dict, type(None)),
+                  "jobs": (int, type(None)), "cpu_s": (float, type(None)),
+                  "branches": (dict, type(None)), "quick_dag_s": (float, type(None)),
+                  "note": str}
+BEGIN, END = "<!-- timings: begin", "<!-- timings: end -->"
+TEST_COUNTS = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed)")
+STEPS = re.compile(r"(\d+) of (\d+) steps \(100%\) done")
+
+
+class RecordError(ValueError):
+    """A timings record without the format (a field missing, extra or of the wrong type)."""
+
+
+def check(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` if it has the format, else RecordError naming what is wrong."""
+    _fields(record, FIELDS, "record")
+    if record["schema"] != SCHEMA:
+        raise RecordError(f"schema {record['schema']!r}, not {SCHEMA!r}")
+    for entry in record["commands"]:
+        _fields(entry, COMMAND_FIELDS, f"command {entry.get('command')!r}")
+    return record
+
+
+def _fields(data: dict[str, Any], spec: dict[str, Any], what: str) -> None:
+    missing, extra = sorted(set(spec) - set(data)), sorted(set(data) - set(spec))
+    if missing or extra:
+        raise RecordError(f"{what}: missing {missing}, unknown {extra}")
+    for key, kind in spec.items():
+        value = data[key]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+            raise RecordError(f"{what}: {key} is {type(value).__name__}, not {kind}")
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def record_path(record: dict[str, Any], folder: Path = RECORDS) -> Path:
+    return folder / f"{PREFIX}{slug(record['cpu'])}-{record['date']}.json"
+
+
+def newest(folder: Path = RECORDS) -> tuple[Path, dict[str, Any]] | None:
+    """The newest timings record in `folder` (by its start), checked; None if there is none."""
+    found = [(p, check(json.loads(p.read_text()))) for p in folder.glob(f"{PREFIX}*.json")]
+    return max(found, key=lambda item: item[1]["started_utc"]) if found else None
+
+
+def duration(seconds: float) -> str:
+    """`1 min 05 s`, `1 h 21 min`, `48 s`."""
+    s = round(seconds)
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{s} s"
+
+
+def _what(entry: dict[str, Any]) -> str:
+    parts = []
+    if entry["tests"]:
+        parts.append(", ".join(f"{n} {k}" for k, n in entry["tests"].items()))
+    if entry["quick_dag_s"] is not None:
+        parts.append(f"the quick DAG beside them {duration(entry['quick_dag_s'])}")
+    if entry["jobs"] is not None:
+        cpu = f", {duration(entry['cpu_s'])} of CPU in its jobs" if entry["cpu_s"] else ""
+        parts.append(f"{entry['jobs']} jobs{cpu}")
+    if entry["note"]:
+        parts.append(entry["note"])
+    if entry["exit"] != 0:
+        parts.append(f"**exit status {entry['exit']}**")
+    return "; ".join(parts)
+
+
+def render(path: Path, record: dict[str, Any]) -> str:
+    """The block between the timing markers: the commands' table and the quick DAG's branches."""
+    rows = "\n".join(f"| `{e['command']}` | {duration(e['wall_s'])} | {_what(e)} |"
+                     for e in record["commands"])
+    lines = [f"{BEGIN} (python -m repdist_dev.timings --render-only; do not edit) -->",
+             "| command | wall time | what it ran |", "|---|---|---|", rows, "",
+             f"Measured by `make timings` on {record['date']} at commit {record['commit'][:7]}, "
+             f"{record['cpu']}, {record['cores']} cores, {record['memory_gib']:.0f} GiB, one "
+             f"command at a time on a fresh clone (`{path.relative_to(ROOT)}`)."]
+    quick = next((e for e in record["commands"] if e["command"] == "make quick"), None)
+    if quick and quick["branches"]:
+        listed = ", ".join(f"{b} {duration(cpu)} ({n})" for b, (n, cpu) in
+                           quick["branches"].items())
+        lines += ["", f"The quick DAG's CPU by branch (rules/<branch>.smk, jobs in brackets, "
+                      f"from its job logs): {listed}."]
+    return "\n".join(lines + [END])
+
+
+def replace_block(text: str, block: str, name: str) -> str:
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise SystemExit(f"timings: {name} has no '{BEGIN} ... {END}' block to fill")
+    return text[:start] + block + text[end + len(END):]
+
+
+def rendered_files() -> list[Path]:
+    return [ROOT / "README.md", ROOT / "docs" / "speed.md"]
+
+
+def render_files(folder: Path = RECORDS) -> Path:
+    """README.md's and docs/speed.md's blocks from the newest record; that record's path."""
+    found = newest(folder)
+    if found is None:
+        raise SystemExit(f"timings: no {PREFIX}*.json in {folder}: run make timings first")
+    path, record = found
+    for target in rendered_files():
+        target.write_text(replace_block(target.read_text(), render(path, record), target.name))
+    return path
+
+
+def _tests(output: str) -> dict[str, int] | None:
+    """pytest's closing line as counts ({'passed': 698, 'deselected': 25}), or None."""
+    lines = [line for line in output.splitlines() if re.search(r" in [\d.]+s", line)
+             and TEST_COUNTS.search(line)]
+    if not lines:
+        return None
+    return {("errors" if kind.startswith("error") else kind): int(n)
+            for n, kind in TEST_COUNTS.findall(lines[-1]) if kind != "warnings"}
+
+
+def _dag(checkout: Path, results: str) -> dict[str, Any]:
+    """The jobs of a finished DAG (Snakemake's newest log) and their CPU by branch."""
+    from repdist.cli.job_times import job_cpu
+    from repdist_dev.quick_budget import by_branch
+
+    logs = sorted((checkout / ".snakemake" / "log").glob("*.snakemake.log"))
+    steps = STEPS.findall(logs[-1].read_text(errors="replace")) if logs else []
+    jobs = job_cpu(checkout / results)
+    table = by_branch([(j.rule, j.cpu) for j in jobs], checkout)
+    return {"jobs": int(steps[-1][1]) if steps else None,
+            "cpu_s": round(sum(j.cpu for j in jobs), 1) if jobs else None,
+            "branches": {b: [n, round(cpu, 1)] for b, (n, cpu) in table.items()} or None}
+
+
+def _slurm_note(output: str) -> str:
+    found = re.findall(r"(local run|SLURM run) \([^)]*\): (\d+) s", output)
+    return "; ".join(f"{what} {duration(float(s))}" for what, s in found)
+
+
+def run_target(checkout: Path, target: str, logs: Path) -> dict[str, Any]:
+    """`make <target>` in `checkout`, its output in logs/<target>.log: the record's entry."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REPDIST_QUICK_RUNS", "MAKEFLAGS",
+                                                            "MFLAGS", "MAKELEVEL")}
+    basetemp = logs / f"pytest-{target}"
+    if target == "test":  # to find the quick DAG's run beside the tests
+        env["PYTEST_ADDOPTS"] = f"--basetemp={basetemp}"
+    log = logs / f"{target}.log"
+    print(f"timings: make {target} ...", flush=True)
+    start = time.monotonic()
+    with open(log, "w") as fh:
+        code = subprocess.run(["make", target], cwd=checkout, env=env, stdout=fh,
+                              stderr=subprocess.STDOUT).returncode
+    wall = time.monotonic() - start
+    output = log.read_text(errors="replace")
+    entry: dict[str, Any] = {"command": f"make {target}", "wall_s": round(wall, 1), "exit": code,
+                             "tests": _tests(output), "jobs": None, "cpu_s": None,
+                             "branches": None, "quick_dag_s": None, "note": ""}
+    if target in RESULTS:
+        entry.update(_dag(checkout, RESULTS[target]))
+    status = basetemp / "quick-dag" / "status.json"
+    if status.is_file():
+        entry["quick_dag_s"] = float(json.loads(status.read_text())["seconds"])
+    if target == "test-slurm":
+        entry["note"] = _slurm_note(output)
+    print(f"timings: make {target}: {duration(wall)}, exit {code}", flush=True)
+    return entry
+
+
+def machine() -> dict[str, Any]:
+    from repdist.pipeline.machine import cpu_model, usable_cpus
+
+    kib = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                if line.startswith("MemTotal:")), 0) if Path("/proc/meminfo").exists() else 0
+    return {"cpu": cpu_model(), "cores": usable_cpus(), "memory_gib": round(kib / 2**20, 1),
+            "python": platform.python_version()}
+
+
+def measure(targets: list[str], work: Path) -> dict[str, Any]:
+    """Every target in a fresh clone of HEAD under `work`: the record (not yet written)."""
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    checkout = work / "checkout"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(checkout)], check=True)
+    subprocess.run(["git", "checkout", "--quiet", commit], cwd=checkout, check=True)
+    started = datetime.now(timezone.utc)
+    commands = [run_target(checkout, target, work) for target in targets]
+    python = checkout / ".venv" / "bin" / "python"
+    torch = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
+                           capture_output=True, text=True).stdout.strip() if python.exists() else ""
+    return check({"schema": SCHEMA, "commit": commit, "date": started.date().isoformat(),
+                  "started_utc": started.isoformat(timespec="seconds"), **machine(),
+                  "torch": torch, "commands": commands})
+
+
+def write(record: dict[str, Any], folder: Path = RECORDS) -> Path:
+    """The record as JSON in `folder`, atomically; its path."""
+    path = record_path(check(record), folder)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m repdist_dev.timings",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--with", dest="more", default="",
+                        help=f"also time these, comma-separated: {', '.join(ON_REQUEST)}")
+    parser.add_argument("--only", default="", help="time only these targets (comma-separated)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="render README.md and docs/speed.md from the newest record")
+    parser.add_argument("--keep", type=Path, help="keep the clone and the logs in this folder")
+    args = parser.parse_args(argv)
+    if not args.render_only:
+        more = [t for t in args.more.split(",") if t]
+        targets = [t for t in args.only.split(",") if t] or [*DEFAULT, *more]
+        unknown = sorted(set(targets) - set(DEFAULT) - set(ON_REQUEST))
+        if unknown:
+            parser.error(f"unknown targets {unknown}: choose from {DEFAULT + ON_REQUEST}")
+        work = args.keep or Path(tempfile.mkdtemp(prefix="repdist-timings-"))
+        work.mkdir(parents=True, exist_ok=True)
+        try:
+            path = write(measure(targets, work))
+        finally:
+            if args.keep is None:
+                shutil.rmtree(work, ignore_errors=True)
+        print(f"timings: record {path.relative_to(ROOT)}")
+    rendered = render_files()
+    print(f"timings: README.md and docs/speed.md rendered from {rendered.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""`make timings` (repdist_dev.timings): its records' format, what it reads from a command's
+output, and the README's and docs/speed.md's timing tables, which must be the newest committed
+record rendered (python -m repdist_dev.timings --render-only)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from repdist_dev import timings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def a_record(**changes) -> dict:
+    entry = {"command": "make test", "wall_s": 286.3, "exit": 0,
+             "tests": {"passed": 698, "deselected": 26}, "jobs": None, "cpu_s": None,
+             "branches": None, "quick_dag_s": 263.2, "note": ""}
+    quick = {**entry, "command": "make quick", "wall_s": 177.0, "tests": None, "jobs": 109,
+             "cpu_s": 263.2, "branches": {"lm": [22, 57.4], "synthetic": [17, 39.9]},
+             "quick_dag_s": None}
+    return {"schema": timings.SCHEMA, "commit": "a" * 40, "date": "2026-11-27",
+            "started_utc": "2026-11-27T23:00:00+00:00", "cpu": "AMD EPYC", "cores": 2,
+            "memory_gib": 23.4, "python": "3.11.7", "torch": "2.13.0+cpu",
+            "commands": [entry, quick], **changes}
+
+
+def test_a_record_is_checked_field_by_field():
+    assert timings.check(a_record())["cores"] == 2
+    for damage, message in ((lambda r: r.pop("commit"), "missing \\['commit'\\]"),
+                            (lambda r: r.update(extra=1), "unknown \\['extra'\\]"),
+                            (lambda r: r.update(cores="2"), "cores is str"),
+                            (lambda r: r["commands"][0].pop("wall_s"), "missing \\['wall_s'\\]"),
+                            (lambda r: r.update(schema="other/1"), "schema")):
+        record = copy.deepcopy(a_record())
+        damage(record)
+        with pytest.raises(timings.RecordError, match=message):
+            timings.check(record)
+    assert timings.record_path(a_record(), Path("/r")) == Path(
+        "/r/timings-amd-epyc-2026-11-27.json")
+
+
+def test_what_a_command_printed_is_read():
+    out = "....\n[100%]\n698 passed, 26 deselected, 18 warnings in 286.34s (0:04:46)\n"
+    assert timings._tests(out) == {"passed": 698, "deselected": 26}
+    assert timings._tests("1 failed, 3 passed, 1 error in 2.00s\n") == {
+        "failed": 1, "passed": 3, "errors": 1}
+    assert timings._tests("make: *** [Makefile:79: test] Error 2\n") is None
+    slurm = ("slurm_check: local run (profiles/workstation, --cores 2): 185 s\n"
+             "slurm_check: SLURM run (profiles/slurm, partitions cpu/gpu): 499 s\n")
+    assert timings._slurm_note(slurm) == "local run 3 min 05 s; SLURM run 8 min 19 s"
+    assert [timings.duration(s) for s in (48.4, 65, 4853)] == ["48 s", "1 min 05 s",
+                                                               "1 h 20 min"]
+
+
+def test_the_table_says_what_ran_where():
+    block = timings.render(ROOT / "benchmarks/records/x.json", a_record())
+    assert block.startswith(timings.BEGIN) and block.endswith(timings.END)
+    assert "| `make test` | 4 min 46 s | 698 passed, 26 deselected; the quick DAG beside them " \
+           "4 min 23 s |" in block
+    assert "| `make quick` | 2 min 57 s | 109 jobs, 4 min 23 s of CPU in its jobs |" in block
+    assert "at commit aaaaaaa, AMD EPYC, 2 cores, 23 GiB" in block
+    assert "lm 57 s (22), synthetic 40 s (17)" in block
+    failed = a_record()
+    failed["commands"][0]["exit"] = 2
+    assert "**exit status 2**" in timings.render(ROOT / "x.json", failed)
+    with pytest.raises(SystemExit, match="no '<!-- timings: begin"):
+        timings.replace_block("no markers here", block, "X.md")
+
+
+def test_the_readme_and_speed_tables_are_the_newest_record():
+    """Every committed record has the format and its name; the README's and docs/speed.md's
+    tables are the newest rendered (after a new record: --render-only)."""
+    found = sorted((ROOT / "benchmarks" / "records").glob(f"{timings.PREFIX}*.json"))
+    assert found, "no timings record: run make timings"
+    for path in found:
+        assert timings.record_path(timings.check(json.loads(path.read_text())),
+                                   path.parent) == path
+    path, record = timings.newest()
+    block = timings.render(path, record)
+    for target in timings.rendered_files():
+        text = target.read_text()
+        start, end = text.find(timings.BEGIN), text.find(timings.END)
+        assert 0 <= start < end, f"{target.name}: no timings block"
+        assert text[start:end + len(timings.END)] == block, (
+            f"{target.name}'s timings are not {path.name}'s: python -m repdist_dev.timings "
+            "--render-only")

@@ -186,6 +186,7 @@ def test_missing_cifar_copy_while_offline_names_the_key(tmp_path):
     check_cifar_available(cfg, probe=lambda url: "offline")
 
 
+@pytest.mark.slow  # two Snakemake starts (~11 s; the check itself: the test above)
 def test_offline_run_stops_before_any_job_naming_the_key(tmp_path):
     """Through Snakemake: the toy DAG on the real CIFAR-10 (no stand-in) with an unreachable URL
     and no copy stops at start-up, before any job, with the message; a run of targets without

@@ -134,6 +134,7 @@ def planned(*args: str, tmp_path: Path) -> dict[str, list[str]]:
     return jobs
 
 
+@pytest.mark.slow  # two Snakemake plans (~11 s beside the quick DAG): `make test-slow` (CI)
 def test_the_slurm_profile_plans_gpu_nodes_from_a_login_node_without_one(tmp_path):
     """The shipped SLURM profile's `gpu` line: CIFAR-10 seeds of an M stack in one GPU job and
     synthetic and LM training ask for a GPU (device auto), though this machine has no GPU;

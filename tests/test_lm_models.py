@@ -189,6 +189,7 @@ def run_snakemake(tmp_path, models, *args, env=None):
                           env={**os.environ, **(env or {})})
 
 
+@pytest.mark.slow  # three Snakemake starts (~15 s; the checks themselves: the tests above)
 def test_the_dag_refuses_an_uncached_hub_model_offline_and_mixed_tokenizers(tmp_path):
     """Through Snakemake: hub ids not here, offline, stop the run at start-up naming them and
     the way out, before any job; a dry run (no job to start) is not blocked; models of two

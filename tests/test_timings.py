@@ -24,7 +24,7 @@ def a_record(**changes) -> dict:
              "quick_dag_s": None}
     return {"schema": timings.SCHEMA, "commit": "a" * 40, "date": "2026-11-27",
             "started_utc": "2026-11-27T23:00:00+00:00", "cpu": "AMD EPYC", "cores": 2,
-            "memory_gib": 23.4, "python": "3.11.7", "torch": "2.13.0+cpu",
+            "memory_gib": 23.4, "python": "3.11.7", "torch": "2.13.0+cpu", "startup_cpu_s": 2.04,
             "commands": [entry, quick], **changes}
 
 
@@ -64,6 +64,8 @@ def test_the_table_says_what_ran_where():
     assert "| `make quick` | 2 min 57 s | 109 jobs, 4 min 23 s of CPU in its jobs |" in block
     assert "at commit aaaaaaa, AMD EPYC, 2 cores, 23 GiB" in block
     assert "lm 57 s (22), synthetic 40 s (17)" in block
+    assert "one torch job's start-up took 2.04 s of CPU there" in block
+    assert "start-up" not in timings.render(ROOT / "x.json", a_record(startup_cpu_s=None))
     failed = a_record()
     failed["commands"][0]["exit"] = 2
     assert "**exit status 2**" in timings.render(ROOT / "x.json", failed)

@@ -7,7 +7,9 @@ test-slow`, and on request (`--with run-synthetic,test-slurm`) the paper-scale s
 the SLURM check. Each command's wall time, exit status, test counts (pytest's closing line), and
 for the DAGs their jobs and CPU seconds by branch (the job logs, `repdist job-times`), go into
 `benchmarks/records/timings-<cpu>-<date>.json` with the commit, CPU model, cores and date; `make
-test`'s entry also says how long the quick DAG it ran beside the tests took. `--render` (also
+test`'s entry also says how long the quick DAG it ran beside the tests took, and the record the
+CPU seconds of one torch job's start-up (repdist_dev.quick_budget), the machine's speed that day.
+`--render` (also
 after a run) rewrites the tables between the timing markers of README.md and docs/speed.md from
 the newest record; tests/test_timings.py fails when a table and that record disagree.
 
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from repdist_dev.checkout import ROOT
+from repdist_dev.quick_budget import startup_cpu
 
 SCHEMA = "repdist-timings/1"
 RECORDS = ROOT / "benchmarks" / "records"
@@ -40,7 +43,8 @@ ON_REQUEST = ("run-synthetic", "test-slurm")
 # the results folder each DAG command fills (outdir of its config), for its job logs
 RESULTS = {"quick": "results/quick", "run-synthetic": "results"}
 FIELDS = {"schema": str, "commit": str, "date": str, "started_utc": str, "cpu": str,
-          "cores": int, "memory_gib": float, "python": str, "torch": str, "commands": list}
+          "cores": int, "memory_gib": float, "python": str, "torch": str,
+          "startup_cpu_s": (float, type(None)), "commands": list}
 COMMAND_FIELDS = {"command": str, "wall_s": float, "exit": int, "tests": (dict, type(None)),
                   "jobs": (int, type(None)), "cpu_s": (float, type(None)),
                   "branches": (dict, type(None)), "quick_dag_s": (float, type(None)),
@@ -122,7 +126,10 @@ def render(path: Path, record: dict[str, Any]) -> str:
              "| command | wall time | what it ran |", "|---|---|---|", rows, "",
              f"Measured by `make timings` on {record['date']} at commit {record['commit'][:7]}, "
              f"{record['cpu']}, {record['cores']} cores, {record['memory_gib']:.0f} GiB, one "
-             f"command at a time on a fresh clone (`{path.relative_to(ROOT)}`)."]
+             f"command at a time on a fresh clone (`{path.relative_to(ROOT)}`)"
+             + (f"; one torch job's start-up took {record['startup_cpu_s']:.2f} s of CPU there "
+                "(the same VM runs a third slower on some days: compare within a record)."
+                if record["startup_cpu_s"] else ".")]
     quick = next((e for e in record["commands"] if e["command"] == "make quick"), None)
     if quick and quick["branches"]:
         listed = ", ".join(f"{b} {duration(cpu)} ({n})" for b, (n, cpu) in
@@ -230,12 +237,13 @@ def measure(targets: list[str], work: Path) -> dict[str, Any]:
     subprocess.run(["git", "checkout", "--quiet", commit], cwd=checkout, check=True)
     started = datetime.now(timezone.utc)
     commands = [run_target(checkout, target, work) for target in targets]
+    speed = startup_cpu(repeats=3)  # the machine's speed, after the commands (venv made)
     python = checkout / ".venv" / "bin" / "python"
     torch = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
                            capture_output=True, text=True).stdout.strip() if python.exists() else ""
     return check({"schema": SCHEMA, "commit": commit, "date": started.date().isoformat(),
                   "started_utc": started.isoformat(timespec="seconds"), **machine(),
-                  "torch": torch, "commands": commands})
+                  "torch": torch, "startup_cpu_s": round(speed, 2), "commands": commands})
 
 
 def write(record: dict[str, Any], folder: Path = RECORDS) -> Path:

@@ -83,11 +83,7 @@ def training_runtime(wildcards, attempt=1, n_configs=1):
 # machine has them (then gpu = its GPUs x gpu_slots_per_gpu); pool slots (gpu_pool.py).
 GPU_PLAN = apply_gpu_plan(workflow, config["gpu_slots_per_gpu"], logger.info)
 GPUS = GPU_PLAN.gpus  # a rule's `resources: gpu` is int(GPU_PLAN.uses_gpu(its device))
-# Jobs of a few seconds to run as soon as they are ready: the stand-ins and token files that
-# every later job of their branch waits for (started last, their chains ended a toy run with
-# one core idle), and the pairs, which would pile up in the scheduler's waiting list (which it
-# re-examines on every pass) behind the long training jobs
-AT_ONCE = 1000000
+AT_ONCE = 1000000  # the priority of jobs others wait for: stand-ins, tokens, pairs (docs/speed.md)
 
 CONSTRUCTED_K = [c["num_classes"] for c in config["constructed"]["classifiers"]]
 

@@ -222,9 +222,8 @@ def run_target(checkout: Path, target: str, logs: Path) -> dict[str, Any]:
 def machine() -> dict[str, Any]:
     from repdist.pipeline.machine import cpu_model, usable_cpus
 
-    kib = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                if line.startswith("MemTotal:")), 0) if Path("/proc/meminfo").exists() else 0
-    return {"cpu": cpu_model(), "cores": usable_cpus(), "memory_gib": round(kib / 2**20, 1),
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")  # MemTotal, in bytes
+    return {"cpu": cpu_model(), "cores": usable_cpus(), "memory_gib": round(memory / 2**30, 1),
             "python": platform.python_version()}
 
 

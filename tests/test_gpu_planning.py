@@ -5,6 +5,7 @@ own, at most `gpu_slots_per_gpu` jobs on a GPU (pipeline.gpu_pool), here with fa
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import re
@@ -21,7 +22,14 @@ import pytest
 import yaml
 
 from repdist.pipeline import gpu_plan
-from repdist.pipeline.gpu_pool import PER_GPU_ENV, POOL_ENV, SLOTS_ENV, gpu_slot, pool_ids
+from repdist.pipeline.gpu_pool import (
+    PER_GPU_ENV,
+    POOL_ENV,
+    SLOTS_ENV,
+    gpu_slot,
+    pool_ids,
+    slot_file,
+)
 from repdist.pipeline.gpu_plan import (
     apply_gpu_plan,
     cuda_present,
@@ -167,12 +175,37 @@ def log_times(log: str, pattern: str) -> list[tuple[datetime, str]]:
             for m in re.finditer(r"^(\S+ \S+) INFO " + pattern, log, flags=re.M)]
 
 
+def holder_until_held(folder: Path, hold: str, until: str) -> threading.Event:
+    """Hold GPU `hold`'s slot (as a job would) from a thread until a job holds GPU `until`'s
+    (probed without blocking: a probe that wins the lock lets it go at once), or until the
+    returned event is set."""
+    folder.mkdir(parents=True, exist_ok=True)
+    held = open(slot_file(folder, hold, 0), "a+")  # noqa: SIM115
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    stop = threading.Event()
+
+    def watch() -> None:
+        with held, open(slot_file(folder, until, 0), "a+") as probe:
+            while not stop.wait(0.005):
+                try:
+                    fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return  # a job holds `until`: let `hold` go
+                fcntl.flock(probe, fcntl.LOCK_UN)
+
+    threading.Thread(target=watch, daemon=True).start()
+    return stop
+
+
 @pytest.mark.slow  # six training jobs through Snakemake, ~25 s of CPU: `make test-slow` (CI)
 def test_each_gpu_job_holds_its_own_gpu_of_the_pool(tmp_path):
     """Two fake GPUs (CUDA_VISIBLE_DEVICES=7,9 in the head), `--resources gpu=2`: the quick
     config's four synthetic training jobs and two LM seeds, planned for GPUs (device auto), run
     two at a time, each with CUDA_VISIBLE_DEVICES set to one GPU of the pool that no other
-    running job holds (here they then train on the CPU, as `auto` finds no CUDA)."""
+    running job holds (here they then train on the CPU, as `auto` finds no CUDA).
+
+    A job holds its GPU ~1 s here, so whether two holds overlap is up to the machine's timing:
+    the test itself holds GPU 7 until a job holds 9, so that both GPUs are used in every run."""
     targets = [f"results/quick/synthetic/K{k}/w{w}_g0_f0/seed0/metrics.json"
                for k in (4, 6) for w in (16, 32)]
     targets += [f"results/quick/lm/seed{s}/metrics.json" for s in (0, 1)]
@@ -180,11 +213,15 @@ def test_each_gpu_job_holds_its_own_gpu_of_the_pool(tmp_path):
     lm.write_text(yaml.safe_dump({"lm": {"device": "auto", "seeds": [0, 1]}}))
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "7,9", SLOTS_ENV: str(tmp_path / "slots")}
     env.pop(POOL_ENV, None)
-    res = subprocess.run(
-        [*SNAKEMAKE, *targets, "--cores", "2", "--resources", "gpu=2", "-s",
-         str(ROOT / "Snakefile"), "--directory", str(tmp_path), "--configfile",
-         str(ROOT / "config.quick.yaml"), str(lm)], capture_output=True, text=True, timeout=600,
-        env=env)
+    gpu7 = holder_until_held(tmp_path / "slots", hold="7", until="9")
+    try:
+        res = subprocess.run(
+            [*SNAKEMAKE, *targets, "--cores", "2", "--resources", "gpu=2", "-s",
+             str(ROOT / "Snakefile"), "--directory", str(tmp_path), "--configfile",
+             str(ROOT / "config.quick.yaml"), str(lm)], capture_output=True, text=True,
+            timeout=600, env=env)
+    finally:
+        gpu7.set()
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "training jobs planned for GPUs" in res.stdout + res.stderr
     held: dict[str, list[tuple[datetime, datetime]]] = {}

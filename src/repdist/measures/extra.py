@@ -148,16 +148,24 @@ def knn_indices_blockwise(unit: np.ndarray, k: int, block: int = KNN_BLOCK_ROWS)
 
 def knn_edge_keys(nn: np.ndarray) -> np.ndarray:
     """The k-NN graph as sorted edge keys i*N + j: the overlap of two graphs is then one
-    searchsorted per pair."""
+    searchsorted per pair. Row i's keys lie in [iN, (i+1)N), so sorting each row's k
+    neighbours sorts them all (a permutation null builds one graph a draw)."""
     n, k = nn.shape
-    return np.sort((np.arange(n, dtype=np.int64)[:, None] * n + nn).ravel())
+    return (np.arange(n, dtype=np.int64)[:, None] * n + np.sort(nn, axis=1)).ravel()
+
+
+def in_sorted(keys: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Which of `keys` are in the sorted array `sorted_keys` (a boolean mask)."""
+    if not len(sorted_keys):
+        return np.zeros(len(keys), dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[pos] == keys
 
 
 def mutual_knn_from_keys(keys_x: np.ndarray, keys_y: np.ndarray, n: int, k: int) -> float:
     if keys_x.shape != keys_y.shape:
         raise ValueError(f"neighbour graphs differ in size: {keys_x.shape} vs {keys_y.shape}")
-    pos = np.minimum(np.searchsorted(keys_y, keys_x), len(keys_y) - 1)
-    return float(np.count_nonzero(keys_y[pos] == keys_x) / (n * k))
+    return float(np.count_nonzero(in_sorted(keys_x, keys_y)) / (n * k))
 
 
 def mutual_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:

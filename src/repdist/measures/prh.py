@@ -21,10 +21,9 @@ K = X X^T. Their normalisers add 1e-6 to the denominator (`PRH_EPS`), kept for e
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
 
 from .cca import canonical_correlations
-from .extra import knn_indices, unit_rows
+from .extra import in_sorted, knn_indices, unit_rows
 
 PRH_EPS = 1e-6
 PRH_OUTLIER_QUANTILE = 0.95
@@ -130,21 +129,6 @@ def unbiased_cka_from_hsic(x: np.ndarray, y: np.ndarray, hsic_xx: float, hsic_yy
     return float(kl / (np.sqrt(hsic_xx * hsic_yy) + PRH_EPS))
 
 
-def _masked_kernel(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> sparse.csr_matrix:
-    n = len(x)
-    values = np.einsum("ij,ij->i", x[rows], x[cols])
-    return sparse.csr_matrix((values, (rows, cols)), shape=(n, n))
-
-
-def _hsic_unbiased_sparse(a: sparse.csr_matrix, b: sparse.csr_matrix) -> float:
-    """The unbiased HSIC of two kernels with zero diagonal, stored sparse (not symmetric)."""
-    n = a.shape[0]
-    ab_t = a.multiply(b.T).sum()  # sum_ij A_ij B_ji, as their sum(K~ * L~^T)
-    one_ab_one = np.asarray(a.sum(axis=0)).ravel() @ np.asarray(b.sum(axis=1)).ravel()
-    value = ab_t + a.sum() * b.sum() / ((n - 1) * (n - 2)) - 2 * one_ab_one / (n - 2)
-    return float(value / (n * (n - 3)))
-
-
 def _top_k_pairs(x: np.ndarray, k: int) -> np.ndarray:
     """Each row's k largest inner products with other rows, as linear keys i * N + j."""
     n = len(x)
@@ -172,11 +156,20 @@ def cknna(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> float:
 
 def _masked_hsic(keys_a: np.ndarray, keys_b: np.ndarray, a: np.ndarray, b: np.ndarray,
                  ) -> float:
-    """The unbiased HSIC of a's and b's linear kernels kept on the pairs in both key sets."""
+    """The unbiased HSIC of a's and b's linear kernels kept on the pairs in both key sets
+    (sorted, unique), from the kept entries alone (the kernels have zero diagonal and are
+    not symmetric once masked): sum_ij A_ij B_ji pairs each kept (i, j) with its transpose, where kept."""
     n = len(a)
-    both = np.intersect1d(keys_a, keys_b, assume_unique=True)
+    both = keys_a[in_sorted(keys_a, keys_b)]
     rows, cols = both // n, both % n
-    return _hsic_unbiased_sparse(_masked_kernel(a, rows, cols), _masked_kernel(b, rows, cols))
+    va = np.einsum("ij,ij->i", a[rows], a[cols])
+    vb = va if b is a else np.einsum("ij,ij->i", b[rows], b[cols])
+    transposed = cols * n + rows
+    kept = in_sorted(transposed, both)
+    ab_t = float(va[kept] @ vb[np.searchsorted(both, transposed[kept])])
+    one_ab_one = np.bincount(cols, va, minlength=n) @ np.bincount(rows, vb, minlength=n)
+    value = (ab_t + va.sum() * vb.sum() / ((n - 1) * (n - 2)) - 2 * one_ab_one / (n - 2))
+    return float(value / (n * (n - 3)))
 
 
 def cknna_self(x: np.ndarray, keys: np.ndarray) -> float:

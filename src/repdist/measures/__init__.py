@@ -2,7 +2,8 @@
 
 Pure functions on arrays; `compare` is the single entry point pipelines and users call. This
 package exports what users are told to call (README, docs/measures.md): `compare` and its
-settings, `prepare` and `compare_prepared` for many pairs, the prepared models' cache, the
+settings (and its permutation null's, `NullSettings`), `prepare` and `compare_prepared` for many
+pairs, the prepared models' cache, the
 warnings a comparison raises, and the paper's named measures (KL from log-likelihoods, m_SVD,
 d_{f,g}, m_CCA). Everything else (d_LLV's pivot search, label sets, bases, the low-rank path,
 the PRH metrics) is importable from its own module: `repdist.measures.llv`, `.svd`, `.cca`,
@@ -21,6 +22,7 @@ from .compare import (
 )
 from .conventions import PRH_CONVENTIONS
 from .loglik import log_likelihoods, mean_kl
+from .null import NullSettings
 from .prepared import PreparedModel, prepare
 from .selection import RESULT_KEYS
 from .svd import d_fg, m_svd_f, m_svd_g
@@ -30,6 +32,7 @@ __all__ = [
     "RESULT_KEYS",
     "CompareSettings",
     "DegenerateRepresentationWarning",
+    "NullSettings",
     "PivotSampleWarning",
     "PreparedModel",
     "compare",

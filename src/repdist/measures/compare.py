@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -60,6 +60,8 @@ from .low_rank import (
     use_low_rank,
 )
 from .memory import low_rank_pair_bytes, pair_bytes, require
+from .null import NullSettings, null_settings, pair_null
+from .null_batch import batched_null
 from .prepared import MUTUAL_KNN_K, PreparedModel, prepare
 from .selection import (
     INPUT_SIDE,
@@ -117,6 +119,8 @@ class CompareSettings:
     `device`: where the low-rank path streams its logits and searches its pivots: "cpu" (as
     always), "auto" (a GPU when torch sees one) or a torch device ("cuda", "cuda:1"); float64
     there too (low_rank.compute_device). The exact path runs on the CPU whatever it says.
+    `null`: a permutation null beside the scores (null.py; a NullSettings or a mapping of its
+    fields: permutations, alpha, measures, seed); None or 0 permutations: none.
     """
 
     num_samples: int | None = None
@@ -137,6 +141,7 @@ class CompareSettings:
     svcca_components: int = PRH_CONVENTIONS["svcca_components"]
     precision: str = "auto"
     device: str = "cpu"
+    null: NullSettings | Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         check_dist_type(self.dist_type)
@@ -153,6 +158,7 @@ class CompareSettings:
         check_method(self.method)
         compute_device(self.device)  # rejects an unknown device, or CUDA where there is none
         object.__setattr__(self, "measures", select_measures(self.measures))
+        object.__setattr__(self, "null", null_settings(self.null))
         _ = self.conventions  # rejects a bad alignment option here, naming it
 
     @property
@@ -294,7 +300,9 @@ def compare_with_settings(
     if problems:
         reason = "; ".join(problems)
         warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
-        return _nan_result(m1, m2, reason, keys, s)
+        nan_null = (pair_null(m1, m2, {}, s.null, _draws(s), want)[0]
+                    if isinstance(s.null, NullSettings) else {})
+        return {**_nan_result(m1, m2, reason, keys, s), **nan_null}
 
     n, k, m = m1.n_inputs, m1.num_labels, pair_width(m1, m2)
     same_width = m1.rep_dim == m2.rep_dim
@@ -324,11 +332,39 @@ def compare_with_settings(
             reasons += [f"m_CCA({side}): {mcca.reason}"] * bool(mcca.reason)
     values.update(extra_measures(m1, m2, want, s.conventions, reasons, g_cross))
 
+    null: dict[str, float] = {}
+    if isinstance(s.null, NullSettings):
+        null, notes = pair_null(m1, m2, values, s.null, _draws(s), want, _batch(m1, m2, s))
+        reasons += notes
     reason = "; ".join(reasons)
     if reason:
         warnings.warn(reason, DegenerateRepresentationWarning, stacklevel=3)
     values["warning"] = reason
-    return _as_result(values, keys)
+    return {**_as_result(values, keys), **null}
+
+
+def _batch(m1: PreparedModel, m2: PreparedModel, s: CompareSettings
+           ) -> Callable[[str, np.ndarray], np.ndarray | None]:
+    """A permutation null's draws of one measure at once, where it has a batched form."""
+    return lambda measure, orders: batched_null(m1, m2, measure, orders, s.precision,
+                                                s.conventions, _low_rank(m1, s))
+
+
+def _draws(s: CompareSettings) -> Callable[[PreparedModel, PreparedModel, frozenset[str]],
+                                           dict[str, Any]]:
+    """A permutation null's comparison of one draw: these measures only, no null of its own,
+    no warnings (a reordered pair is often degenerate in ways the observed one is not)."""
+    settings: dict[frozenset[str], CompareSettings] = {}
+
+    def evaluate(m1: PreparedModel, m2: PreparedModel, measures: frozenset[str]
+                 ) -> dict[str, Any]:
+        if measures not in settings:
+            settings[measures] = replace(s, measures=measures, null=None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compare_with_settings(m1, m2, settings[measures])
+
+    return evaluate
 
 
 def _mean_cca(m1: PreparedModel, m2: PreparedModel, side: str, precision: str,

@@ -232,6 +232,83 @@ class PreparedModel:
         return self
 
 
+# How each per-model piece follows a permutation of the inputs (rows of f) or of the labels
+# (rows of g), so that a permutation null (null.py) reuses them instead of recomputing: rows
+# (or label columns) reordered, unchanged, or relabelled; any other piece is computed afresh
+# on first use. tests/test_null.py holds every cached piece to one of these.
+INPUT_ROWS = ("loglik", "loglik_centred", "loglik_clr", "lse")
+INPUT_SAME = ("loglik_cov", "f_varying", "g_spectrum", "g_basis", "g_varying", "g_rounding",
+              "g_cov")
+LABEL_COLUMNS = ("loglik", "loglik_centred", "loglik_clr")
+LABEL_SAME = ("lse", "f_varying", "g_varying", "g_rounding", "g_cov")
+VIEW_ROWS = ("x", "centred", "basis", "zscored_basis")
+VIEW_SAME = ("gram_norm", "svcca_kept", "hsic_self", "cknna_self")
+
+
+def _reorder_spectrum(spec: Spectrum, order: np.ndarray) -> Spectrum:
+    """The Spectrum of x[order]: centring and the singular values do not see row order."""
+    return Spectrum(spec.u[order], spec.s, spec.shape, spec.norm, spec.detected)
+
+
+def _relabel_keys(keys: np.ndarray, order: np.ndarray, inverse: np.ndarray) -> np.ndarray:
+    """The sorted edge keys i*N + j of x[order]'s graph from x's (k edges a row): row i is the
+    old row order[i], its neighbours relabelled (old j is new inverse[j])."""
+    n = len(order)
+    neighbours = (keys % n).reshape(n, -1)
+    return knn_edge_keys(inverse[neighbours[order]])
+
+
+def permuted_view(view: AlignmentView, order: np.ndarray) -> AlignmentView:
+    """The view of x[order] (row i is the old row order[i]), its pieces carried over: rows
+    reordered, neighbour lists relabelled (in their order: ties stay as first found)."""
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    done = view.__dict__
+    out = AlignmentView(view.x[order], view.unit)
+    kept = {name: done[name][order] for name in VIEW_ROWS[1:] if name in done}
+    kept.update({name: done[name] for name in VIEW_SAME if name in done})
+    if "spectrum" in done:
+        kept["spectrum"] = _reorder_spectrum(done["spectrum"], order)
+    if done.get("knn_idx") is not None:
+        kept["knn_idx"] = inverse[done["knn_idx"][order]]
+    elif "knn_idx" in done:
+        kept.update(knn_idx=None, knn=None)
+    if done.get("ip_knn") is not None and not view.unit:
+        kept["ip_knn"] = _relabel_keys(done["ip_knn"], order, inverse)
+    elif "ip_knn" in done and done["ip_knn"] is None:
+        kept["ip_knn"] = None
+    out.__dict__.update(kept)
+    return out
+
+
+def permuted_inputs(model: PreparedModel, order: np.ndarray) -> PreparedModel:
+    """The model that maps input i to what `model` maps input order[i] to (f's rows reordered,
+    g as it is), with every piece already computed carried over (INPUT_ROWS, INPUT_SAME, the
+    views): a permutation null's draw costs only the pair's work."""
+    done = model.__dict__
+    out = PreparedModel(model.f[order], model.g, model.problem)
+    out.__dict__.update({name: done[name][order] for name in INPUT_ROWS if name in done})
+    out.__dict__.update({name: done[name] for name in INPUT_SAME if name in done})
+    out.views.update({key: permuted_view(view, order) for key, view in model.views.items()})
+    return out
+
+
+def permuted_labels(model: PreparedModel, order: np.ndarray) -> PreparedModel:
+    """The model whose label k is `model`'s label order[k] (g's rows reordered, f as it is),
+    every piece already computed carried over (the views are f's: shared)."""
+    done = model.__dict__
+    out = PreparedModel(model.f, model.g[order], model.problem, views=model.views)
+    out.__dict__.update({name: done[name][:, order] for name in LABEL_COLUMNS if name in done})
+    out.__dict__.update({name: done[name] for name in LABEL_SAME if name in done})
+    if "loglik_cov" in done:
+        out.__dict__["loglik_cov"] = done["loglik_cov"][np.ix_(order, order)]
+    if "g_spectrum" in done:
+        out.__dict__["g_spectrum"] = _reorder_spectrum(done["g_spectrum"], order)
+    if "g_basis" in done:
+        out.__dict__["g_basis"] = done["g_basis"][order]
+    return out
+
+
 def _view(f: np.ndarray, conventions: AlignmentConventions) -> AlignmentView:
     """f (float64, read-only) under these conventions' preprocessing, as an AlignmentView."""
     x = conventions.preprocess(f)

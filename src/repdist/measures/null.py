@@ -1,0 +1,214 @@
+"""Every score beside its chance level: a permutation null for each pairwise measure.
+
+A score between two models means little until one knows what two unrelated representations of
+the same size would get: for CCA-, CKA- and k-NN-based scores that level is well above zero and
+grows with the width M against the inputs N (Gröger, Wen and Brbić 2026). The null breaks the
+correspondence a measure relies on by reordering one model's rows, K times: the inputs (f's
+rows) for every f-side measure, KL, d_LLV and its terms, d_logit and d_{f,g}; the labels (g's
+rows) for the g-side ones (m_CCA of g, m_SVD of g). Each draw is the same comparison
+(compare.py), of the first model and the second one reordered; the second model's per-model
+pieces (bases, centred data, neighbour lists, log-likelihoods) are reordered, not recomputed
+(prepared.permuted_inputs), so a draw costs only the pair's work; the measures whose pair work
+is a product or a lookup draw all K at once (null_batch.py), the others one at a time.
+
+Per measure (their Algorithm 1): the threshold tau, the ceil((1 - alpha)(K + 1))-th smallest of
+the observed score and the K null scores; the add-one p-value (1 + #{null >= observed}) / (K + 1);
+the calibrated score clip((s - tau) / (s_max - tau), 0, 1), 0 at chance. Distances (DISTANCES)
+take the lower tail: tau the ceil(alpha (K + 1))-th smallest, p = (1 + #{null <= observed}) /
+(K + 1) and the calibrated score clip((tau - d) / tau, 0, 1) (1 at d = 0, 0 at chance or above).
+Where a side has few rows (g over 4-6 labels: 24 to 720 orderings) and its orderings other
+than the identity number at most K, all of them are used: an exact test. Draws come from
+numpy.random.default_rng(seed), the same for every pair, so a table is reproducible bit for bit.
+`aggregate_null` calibrates a maximum (or mean) over layer pairs as a whole (their Algorithm 2).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .prepared import PreparedModel, permuted_inputs, permuted_labels
+from .selection import MEASURES
+
+# the measures a null can be drawn for, and which rows each one's null reorders
+LABEL_NULL = frozenset({"mcca_g", "m_svd_g"})
+INPUT_NULL = frozenset({
+    "kl", "d_llv", "t1", "t2", "t3", "t4", "m_svd_f", "d_fg", "mcca_f", "cka_f", "svcca_f",
+    "mutual_knn_f", "d_logit", "cycle_knn_f", "lcs_knn_f", "edit_distance_knn_f",
+    "unbiased_cka_f", "cknna_f",
+})
+NULL_MEASURES = tuple(m for m in MEASURES if m in INPUT_NULL | LABEL_NULL)
+# lower is closer: the null's lower tail
+DISTANCES = frozenset({"kl", "d_llv", "t1", "t2", "t3", "t4", "d_fg", "d_logit"})
+# the largest value of a similarity not bounded by 1: PRH's LCS k-NN, a length of k lists
+SCORE_MAX = {"lcs_knn_f": 10.0}
+# on by default (config.yaml's null.measures): those whose draws are batched (null_batch.py);
+# d_llv and cknna_f, drawn one comparison at a time, by name
+DEFAULT_NULL_MEASURES = ("kl", "mcca_f", "mcca_g", "cka_f", "svcca_f", "mutual_knn_f")
+SUFFIXES = ("_tau", "_p", "_calibrated")
+EXACT_MAX_ROWS = 8  # enumerating orderings is only ever asked for up to 8! = 40320 of them
+
+
+@dataclass(frozen=True)
+class NullSettings:
+    """How many permutations (0: no null), the level alpha of the threshold tau, which
+    measures (NULL_MEASURES; None: DEFAULT_NULL_MEASURES) and the seed of the draws."""
+
+    permutations: int = 200
+    alpha: float = 0.05
+    measures: tuple[str, ...] | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        k = self.permutations
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
+            raise ValueError(f"null permutations must be an integer >= 0, got {k!r}")
+        a = self.alpha
+        if isinstance(a, bool) or not isinstance(a, float | int) or not 0 < a < 1:
+            raise ValueError(f"null alpha must be a number in (0, 1), got {a!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer):
+            raise ValueError(f"null seed must be an integer, got {self.seed!r}")
+        names = DEFAULT_NULL_MEASURES if self.measures is None else self.measures
+        if isinstance(names, str):
+            names = tuple(n.strip() for n in names.split(",") if n.strip())
+        unknown = sorted(set(names) - set(NULL_MEASURES))
+        if unknown:
+            raise ValueError(f"null measures: unknown {unknown}; choose from "
+                             f"{', '.join(NULL_MEASURES)}")
+        object.__setattr__(self, "measures", tuple(m for m in NULL_MEASURES if m in names))
+
+    @property
+    def chosen(self) -> tuple[str, ...]:
+        assert self.measures is not None
+        return self.measures
+
+
+def null_settings(value: Any) -> NullSettings | None:
+    """A NullSettings from None, a mapping of its fields or one itself; None when it draws no
+    permutation (permutations 0)."""
+    if value is None:
+        return None
+    settings = value if isinstance(value, NullSettings) else NullSettings(**dict(value))
+    return settings if settings.permutations > 0 else None
+
+
+def permutations(n: int, count: int, seed: int) -> tuple[Iterator[np.ndarray], int, bool]:
+    """(the orderings, how many, exact) of n rows: every ordering but the identity when they
+    number at most `count` (an exact test), else `count` draws of default_rng(seed)."""
+    if n <= EXACT_MAX_ROWS and math.factorial(n) - 1 <= count:
+        every = itertools.islice(itertools.permutations(range(n)), 1, None)
+        return (np.array(p, dtype=np.intp) for p in every), math.factorial(n) - 1, True
+    rng = np.random.default_rng(seed)
+    return (rng.permutation(n) for _ in range(count)), count, False
+
+
+def null_stats(observed: float, null: np.ndarray, alpha: float, distance: bool = False,
+               score_max: float = 1.0) -> tuple[float, float, float]:
+    """(tau, p, calibrated) of one observed score against its K null scores (module doc)."""
+    if not np.isfinite(observed) or not np.isfinite(null).all():
+        return float("nan"), float("nan"), float("nan")
+    k = len(null)
+    combined = np.sort(np.append(null, observed))
+    if distance:
+        tau = float(combined[min(k, max(0, math.ceil(alpha * (k + 1)) - 1))])
+        p = (1 + int(np.count_nonzero(null <= observed))) / (k + 1)
+        calibrated = (tau - observed) / tau if tau > 0 else float(observed <= tau)
+    else:
+        tau = float(combined[min(k, max(0, math.ceil((1 - alpha) * (k + 1)) - 1))])
+        p = (1 + int(np.count_nonzero(null >= observed))) / (k + 1)
+        calibrated = (observed - tau) / max(score_max - tau, 1e-12)
+    return tau, p, float(np.clip(calibrated, 0.0, 1.0))
+
+
+def null_value(result: Mapping[str, Any], measure: str) -> float:
+    """A measure's score in a comparison's result (m_SVD_f: its minimum, as the tables show)."""
+    value = result[measure]
+    return float(np.min(value)) if measure == "m_svd_f" else float(value)
+
+
+Evaluate = Callable[[PreparedModel, PreparedModel, frozenset[str]], Mapping[str, Any]]
+Batch = Callable[[str, np.ndarray], "np.ndarray | None"]
+
+
+def pair_null(m1: PreparedModel, m2: PreparedModel, observed: Mapping[str, Any],
+              settings: NullSettings, evaluate: Evaluate, selected: Iterable[str],
+              batch: Batch | None = None) -> tuple[dict[str, float], list[str]]:
+    """`<measure>_tau`, `_p`, `_calibrated` of every null measure both asked for and among
+    `selected`: each measure's draws at once by `batch(measure, orders)` where it has a batched
+    form (null_batch.py), the others from `evaluate(m1, m2 reordered, measures)` once per draw
+    and side; and what a reader must know (an exact test whose smallest p is above alpha)."""
+    wanted = null_measures(settings, selected)
+    out: dict[str, float] = {}
+    notes: list[str] = []
+    if m1.problem or m2.problem:
+        return {f"{m}{s}": float("nan") for m in wanted for s in SUFFIXES}, notes
+    for side, measures, rows, reorder in (
+            ("inputs", INPUT_NULL, m2.n_inputs, permuted_inputs),
+            ("labels", LABEL_NULL, m2.num_labels, permuted_labels)):
+        asked = [m for m in wanted if m in measures]
+        if not asked:
+            continue
+        drawn, count, exact = permutations(rows, settings.permutations, settings.seed)
+        orders = np.array(list(drawn), dtype=np.intp).reshape(count, rows)
+        null = {m: batch(m, orders) if batch is not None else None for m in asked}
+        rest = [m for m in asked if null[m] is None]
+        if rest:
+            draws = np.array([[null_value(evaluate(m1, reorder(m2, order), frozenset(rest)), m)
+                               for m in rest] for order in orders]).reshape(count, len(rest))
+            null.update({m: draws[:, c] for c, m in enumerate(rest)})
+        for m in asked:
+            tau, p, cal = null_stats(null_value(observed, m), np.asarray(null[m]),
+                                     settings.alpha, m in DISTANCES, SCORE_MAX.get(m, 1.0))
+            out.update({f"{m}_tau": tau, f"{m}_p": p, f"{m}_calibrated": cal})
+        if exact and 1 / (count + 1) > settings.alpha:
+            notes.append(f"null over {side}: all {count + 1} orderings of {rows} {side}, the "
+                         f"smallest p {1 / (count + 1):.3g} above alpha {settings.alpha:g} "
+                         f"({', '.join(asked)})")
+    return out, notes
+
+
+def null_columns(measures: Sequence[str]) -> list[str]:
+    """The table columns of these null measures, in order."""
+    return [f"{m}{s}" for m in measures for s in SUFFIXES]
+
+
+def null_measures(null: NullSettings | None, selected: Iterable[str]) -> list[str]:
+    """The measures a comparison draws a null for: those of `null` also selected."""
+    chosen = set(selected)
+    return [] if null is None else [m for m in null.chosen if m in chosen]
+
+
+def null_keys(null: NullSettings | None, selected: Iterable[str]) -> list[str]:
+    """The keys a comparison's result gains from its null: `<measure>_tau`, `_p`,
+    `_calibrated` of each of null_measures (none without a null)."""
+    return null_columns(null_measures(null, selected))
+
+
+def aggregate_null(observed: np.ndarray, null: np.ndarray, alpha: float,
+                   aggregate: str = "max", distance: bool = False
+                   ) -> tuple[float, float, float, float]:
+    """(aggregate, tau, p, calibrated) of a table of scores taken as a whole (their Algorithm
+    2): `observed` the table, `null` one table per draw (draws first), each drawn with one
+    reordering for every entry; the maximum (a distance's minimum) or mean is taken inside
+    each draw, so that searching over the table (layer pairs) is paid for."""
+    if aggregate not in ("max", "mean"):
+        raise ValueError(f"aggregate must be 'max' or 'mean', got {aggregate!r}")
+    reduce = np.nanmean if aggregate == "mean" else np.nanmin if distance else np.nanmax
+    value = float(reduce(observed))
+    draws = reduce(np.asarray(null, dtype=np.float64).reshape(len(null), -1), axis=1)
+    return (value, *null_stats(value, draws, alpha, distance))
+
+
+def layers_null(score: Callable[[Sequence[int] | None], np.ndarray], n: int,
+                settings: NullSettings, aggregate: str = "max",
+                distance: bool = False) -> tuple[float, float, float, float]:
+    """aggregate_null of a table of layer-pair scores: `score(order)` gives the whole table
+    with the second model's n rows in `order` (None: as they are) in every layer at once."""
+    orders, _, _ = permutations(n, settings.permutations, settings.seed)
+    null = np.array([score(order) for order in orders], dtype=np.float64)
+    return aggregate_null(score(None), null, settings.alpha, aggregate, distance)

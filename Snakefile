@@ -20,7 +20,10 @@ SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
 from repdist.pipeline.config_checks import check_config  # noqa: E402
-from repdist.pipeline.config_types import whole_numbers_as_int  # noqa: E402
+from repdist.pipeline.config_types import (
+    named_null_section,
+    whole_numbers_as_int,
+)  # noqa: E402
 from repdist.pipeline.overlays import adapt_to_overlays  # noqa: E402
 from repdist.pipeline.run_lock import lock_results_folder  # noqa: E402
 from repdist.pipeline.stopping import stop_on_signals  # noqa: E402
@@ -29,6 +32,7 @@ from repdist.pipeline.environment import prepend_pythonpath  # noqa: E402
 prepend_pythonpath(SRC)
 
 SCHEMA = "workflow/schemas/config.schema.yaml"
+named_null_section(config)
 validate(config, SCHEMA)
 whole_numbers_as_int(config, Path(workflow.basedir) / SCHEMA)
 # branches built on the synthetic grid follow an overlay that narrows it (pipeline/overlays.py);

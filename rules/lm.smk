@@ -259,6 +259,7 @@ rule lm_layers:
         lm_layer_inputs,
     output:
         out("{branch}/layers.parquet"),
+        out("{branch}/layers_best.parquet"),
     log:
         out("logs/{branch}_layers.log"),
     benchmark:
@@ -273,6 +274,7 @@ rule lm_layers:
     params:
         names=lm_layer_names,
         settings=LM_LAYER_SETTINGS,
+        null=pair_measures().get("null"),
     script:
         "../workflow/scripts/lm_layers.py"
 

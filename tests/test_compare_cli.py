@@ -307,6 +307,8 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(case, tmp_path, family, c
         (["-o", "pairs.csv", "--measures", "kl,dllv"], "unknown measure(s) ['dllv']"),
         (["-o", "pairs.csv", "--max-label-sets", "0"], "max_label_sets must be a positive integer"),
         (["-o", "pairs.csv", "--jobs", "0"], "--jobs must be at least 1"),
+        (["-o", "pairs.csv", "--null", "-2"], "null permutations must be an integer >= 0"),
+        (["-o", "pairs.csv", "--null", "9", "--null-measures", "mcca"], "unknown ['mcca']"),
     ],
 )
 def test_bad_options_are_refused_before_reading_models(
@@ -413,3 +415,25 @@ def test_the_summary_counts_the_label_sets_of_the_pairs_estimated(tmp_path, rng,
     out = capsys.readouterr().out
     assert "estimate (a lower bound) for 1 of 3 pairs: m_SVD_f ran on a sample of 100 label " \
            "sets" in out
+
+
+def test_null_puts_each_score_beside_its_chance_level(tmp_path, rng, capsys):
+    """`--null K`: the library's null columns (tau, p, calibrated of the asked measures) and a
+    chance line under each summarised score; `--null 0` (the default): the table as before."""
+    f, g = random_model(rng)
+    unrelated = random_model(rng)
+    paths = [save_npz(tmp_path / "a.npz", f, g),
+             save_npz(tmp_path / "b.npz", *perturbed(rng, f, g, noise=0.1)),
+             save_npz(tmp_path / "c.npz", *unrelated)]
+    out = tmp_path / "pairs.csv"
+    assert run(*paths, "-o", out, "--null", 50, "--null-measures", "mcca_f,d_llv") == 0
+    table = read_csv(out)
+    assert list(table.columns[-6:]) == [f"{m}_{s}" for m in ("d_llv", "mcca_f")
+                                        for s in ("tau", "p", "calibrated")]
+    related = table[(table["model_a"] == "a") & (table["model_b"] == "b")].iloc[0]
+    assert related["mcca_f_p"] == 1 / 51 and related["d_llv_p"] == 1 / 51
+    printed = capsys.readouterr().out
+    assert "chance: tau mean" in printed and "pairs above chance (p <= 0.05)" in printed
+    assert "pairs below chance (p <= 0.05)" in printed  # d_llv: a distance
+    assert run(*paths, "-o", tmp_path / "plain.csv") == 0
+    assert not any(c.endswith("_tau") for c in read_csv(tmp_path / "plain.csv").columns)

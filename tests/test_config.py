@@ -284,3 +284,40 @@ def test_paper_constants_live_in_config_yaml_only():
     assert {k: getattr(train, k) for k in cfg["synthetic"]["training"]} == \
         cfg["synthetic"]["training"]
     assert train.protocol == cfg["protocol"]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"permutations": -1}, "-1 is less than the minimum of 0"),
+    ({"alpha": 1.0}, "1.0 is greater than or equal to the maximum of 1"),
+    ({"measures": ["m_cca"]}, "'m_cca' is not one of"),
+    ({"samples": 10}, "'samples' was unexpected"),
+])
+def test_a_bad_null_setting_is_refused_naming_it(change, message):
+    cfg = load()
+    cfg["null"].update(change)
+    with pytest.raises(WorkflowError, match=message) as err:
+        validate(cfg, SCHEMA)
+    assert "null" in str(err.value)
+
+
+def test_an_overlays_bare_null_key_is_the_null_section():
+    """YAML reads a bare `null:` as the key None: the Snakefile puts it back under "null"
+    (over the quoted section's values) before validation; every pairs job then gets it."""
+    from repdist.pipeline.config_types import named_null_section
+    from repdist.pipeline.measure_settings import pair_measures
+
+    cfg = deep_update(load(), yaml.safe_load("null: {permutations: 20}"))
+    assert None in cfg
+    named_null_section(cfg)
+    validate(cfg, SCHEMA)
+    assert None not in cfg and cfg["null"]["permutations"] == 20 and cfg["null"]["alpha"] == 0.05
+    assert pair_measures(cfg)["null"]["permutations"] == 20
+    cfg["null"]["permutations"] = 0
+    assert "null" not in pair_measures(cfg)  # off: the jobs' parameters as before the null
+
+
+def test_the_configs_null_measures_are_compares_default():
+    """One default: config.yaml's `null.measures` are what compare(null=...) draws unasked."""
+    from repdist.measures.null import DEFAULT_NULL_MEASURES
+
+    assert tuple(load()["null"]["measures"]) == DEFAULT_NULL_MEASURES

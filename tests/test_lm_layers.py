@@ -279,3 +279,33 @@ def test_the_layer_table_is_what_compare_gives_for_the_same_states(tmp_path, rng
         for k in (3, 5):
             assert value[slot, "svcca", k] == svcca_from_bases(bx, by, k, k)
             assert value[slot, "svcca", k] == pytest.approx(svcca(x, y, k), rel=1e-12)
+
+
+def test_with_a_null_every_row_has_its_chance_level_and_the_best_slot_pays_for_the_search(
+        tmp_path, rng):
+    """Unrelated models: no row, and no best slot, beyond chance (the best slot's raw value is
+    the largest of the slots'; its tau is higher than any one slot's); a model and an invertible
+    map of it: every row's p is 1 / (K + 1). The best slot's null equals null.aggregate_null
+    of the per-slot draws (Algorithm 2, tests/test_null_reference.py against their code)."""
+    from repdist.experiments.lm_layers import BEST_COLUMNS, NULL_COLUMNS, layer_tables
+    from repdist.measures.null import NullSettings
+
+    null = NullSettings(permutations=19, seed=2)
+    states = random_layers(rng, n=80, widths=(6, 6, 6, 6))
+    unrelated = random_layers(np.random.default_rng(5), n=80, widths=(6, 6, 6, 6))
+    mixing = rng.normal(size=(6, 6))
+    sets = [write_set(tmp_path, "a", states), write_set(tmp_path, "b", unrelated),
+            write_set(tmp_path, "c", {i: s @ mixing for i, s in states.items()})]
+    got = layer_tables(sets, "all", [3], null)
+    table, best = got.table, got.best
+    assert list(table.columns) == [*LAYER_COLUMNS, *NULL_COLUMNS]
+    assert list(best.columns) == BEST_COLUMNS and len(best) == 3 * 2
+    related = table[(table["model_a"] == "a") & (table["model_b"] == "c")
+                    & (table["measure"] == "mcca")]
+    assert (related["p"] == 1 / 20).all() and (related["calibrated"] > 0.99).all(), related
+    ab = table[(table["model_a"] == "a") & (table["model_b"] == "b") & (table["measure"] == "cka")]
+    ab_best = best[(best["model_a"] == "a") & (best["model_b"] == "b")
+                   & (best["measure"] == "cka")].iloc[0]
+    assert ab_best["value"] == ab["value"].max() and ab_best["slots"] == 4
+    assert ab_best["tau"] >= ab["tau"].max() - 1e-12 and ab_best["p"] > 0.05
+    assert layer_table(sets[:2], "all", [3]).columns.tolist() == LAYER_COLUMNS  # no null

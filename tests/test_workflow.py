@@ -109,6 +109,9 @@ def test_dry_run_after_quick_has_nothing_to_do(quick_run):
     assert "Nothing to be done" in res.stdout + res.stderr
 
 
+# the quick config's null (config.yaml's): the default measures' tau, p and calibrated score
+NULL_COLUMNS = [f"{m}{s}" for m in ("kl", "mcca_f", "mcca_g", "cka_f", "svcca_f", "mutual_knn_f")
+                for s in ("_tau", "_p", "_calibrated")]
 PARQUET_META = {"experiment", "K", "M", "width", "fix_g", "fix_f", "steps", "split", "config_hash",
                 "package_version", "torch_version", "numpy_version", "git_commit"}
 
@@ -119,8 +122,11 @@ def test_quick_dag_synthetic_outputs_and_schemas(quick_run):
 
     config_dir = quick_run / "synthetic" / "K4" / "w16_g0_f0"
     pairs = pd.read_parquet(config_dir / "pairs.parquet")
-    assert list(pairs.columns) == PAIR_COLUMNS
+    assert list(pairs.columns) == PAIR_COLUMNS + NULL_COLUMNS  # each score beside its chance
     assert len(pairs) == 3  # 3 seeds in the quick config
+    p = pairs[[c for c in NULL_COLUMNS if c.endswith("_p")]].to_numpy()
+    assert ((p >= 1 / 201) & (p <= 1)).all() and (pairs["mcca_g_p"] >= 1 / 24).all()  # 4 labels
+    assert (pairs["mcca_f_tau"] < pairs["mcca_f"]).all()  # trained seeds: beyond chance
     assert pairs["d_llv"].notna().all() and (pairs["kl"] >= 0).all()
     meta = read_parquet_metadata(config_dir / "pairs.parquet")
     assert PARQUET_META - {"seed"} <= set(meta) and meta["measures"]["num_samples"] == 200
@@ -151,7 +157,8 @@ def test_quick_dag_cifar_branch_on_standin_data(quick_run):
 
     for m in (2, 3):
         pairs = pd.read_parquet(quick_run / "cifar10" / f"fd{m}" / "pairs.parquet")
-        assert list(pairs.columns) == CIFAR_PAIR_COLUMNS and len(pairs) == 3
+        test_split = [c.replace("mcca_f_", "mcca_f_test_") for c in NULL_COLUMNS]
+        assert list(pairs.columns) == CIFAR_PAIR_COLUMNS + test_split and len(pairs) == 3
         assert pairs["mcca_f_train"].between(0, 1).all()
     seed_dir = quick_run / "cifar10" / "fd2" / "seed0"
     meta = read_parquet_metadata(seed_dir / "embeddings_test.parquet")
@@ -503,7 +510,7 @@ def test_quick_dag_lm_models_and_layers(quick_run):
         log = (quick_run / "logs" / "lm_extract" / f"{name}.log").read_text()
         assert "progress: step 200/200" in log
     pairs = pd.read_parquet(models / "pairs.parquet")
-    assert list(pairs.columns) == NAMED_PAIR_COLUMNS
+    assert list(pairs.columns) == NAMED_PAIR_COLUMNS + NULL_COLUMNS
     assert pairs[["model_a", "model_b"]].values.tolist() == [names]
     assert (pairs["kl"] > 0).all() and pairs["d_llv"].notna().all()
     differ = [widths[a] != widths[b] for a, b in pairs[["model_a", "model_b"]].values]
@@ -514,7 +521,10 @@ def test_quick_dag_lm_models_and_layers(quick_run):
     assert seeds["count"] == 3 and seeds["source"] == "blocks"  # embeddings, block 1, head input
     for branch, pair_count in (("lm", 3), ("lm_models", 1)):
         table = pd.read_parquet(quick_run / branch / "layers.parquet")
-        assert list(table.columns) == LAYER_COLUMNS and table["slot"].max() == 2
+        assert list(table.columns) == LAYER_COLUMNS + ["tau", "p", "calibrated"]
+        assert table["slot"].max() == 2 and table["p"].between(1 / 201, 1).all()
+        best = pd.read_parquet(quick_run / branch / "layers_best.parquet")
+        assert len(best) == 2 * pair_count and (best["slots"] == 3).all()  # CKA, m_CCA a pair
         assert table["value"].between(-1e-9, 1 + 1e-9).all()
         svcca = table[table["measure"] == "svcca"]
         narrowest = 16 if branch == "lm" else min(widths.values())

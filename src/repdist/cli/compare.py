@@ -25,6 +25,7 @@ from ..measures import CompareSettings
 from ..measures.cca import PRECISIONS
 from ..measures.conventions import PRH_CONVENTIONS, SVCCA_MODES, with_prh_conventions
 from ..measures.low_rank import LOW_RANK_ABOVE_LABELS, METHODS
+from ..measures.null import DISTANCES, NULL_MEASURES, NullSettings
 from ..measures.selection import MEASURES
 from ..measures.svd import MAX_LABEL_SETS
 
@@ -78,6 +79,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measures", default=None,
                    help=f"comma-separated subset of: {', '.join(MEASURES)} (default: all)")
     add_convention_arguments(p)
+    add_null_arguments(p)
     p.add_argument("--jobs", type=int, default=1,
                    help="pairs computed in this many processes, with the same results as one "
                         "(default 1); each uses the BLAS's threads, so with many jobs set "
@@ -108,6 +110,22 @@ def add_convention_arguments(p: argparse.ArgumentParser) -> None:
                         "10, each overridden by its own flag")
 
 
+def add_null_arguments(p: argparse.ArgumentParser) -> None:
+    """A permutation null beside each score (measures/null.py)."""
+    null = NullSettings()
+    p.add_argument("--null", type=int, default=0, metavar="K",
+                   help="each score beside its chance level: K permutations of one model's "
+                        "inputs (of its labels for m_CCA and m_SVD of g) give the columns "
+                        "<measure>_tau (the null's 1 - alpha quantile; alpha for distances), "
+                        "<measure>_p and <measure>_calibrated (default 0: none; the "
+                        f"workflow's config.yaml: {null.permutations})")
+    p.add_argument("--null-alpha", type=float, default=null.alpha, metavar="ALPHA",
+                   help=f"the level of the null's threshold tau (default {null.alpha:g})")
+    p.add_argument("--null-measures", default=",".join(null.chosen), metavar="LIST",
+                   help=f"comma-separated measures the null is drawn for, of: "
+                        f"{', '.join(NULL_MEASURES)} (default: {', '.join(null.chosen)})")
+
+
 def run(args: argparse.Namespace) -> int:
     """The `compare` subcommand; returns the exit status."""
     try:
@@ -118,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     except (ModelInputError, ValueError, MemoryError, OSError) as err:
         print(f"repdist compare: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    _summary(frame, len(meta["models"]), output, time.perf_counter() - start)
+    _summary(frame, len(meta["models"]), output, time.perf_counter() - start, settings)
     return 0
 
 
@@ -140,15 +158,20 @@ def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
                                max_label_sets=args.max_label_sets, measures=measures,
                                method=args.method, max_pivots=args.max_pivots,
                                precision=args.precision, device=args.device,
+                               null={"permutations": args.null, "alpha": args.null_alpha,
+                                     "measures": args.null_measures, "seed": args.seed},
                                **conventions)
     return output, settings
 
 
-def _summary(frame: Any, n_models: int, output: Path, seconds: float) -> None:
+def _summary(frame: Any, n_models: int, output: Path, seconds: float,
+             settings: CompareSettings) -> None:
     print(f"repdist compare: {n_models} models, {len(frame)} pairs -> {output} ({seconds:.1f} s)")
     for column in SUMMARY:
         if column in frame:
             print(_summary_line(column, frame[column].to_numpy(dtype=np.float64)))
+            if isinstance(settings.null, NullSettings) and f"{column}_tau" in frame:
+                print(_null_line(frame, column, settings.null.alpha))
     if "d_fg_estimate" in frame and frame["d_fg_estimate"].any():
         print(_estimate_line(frame))
     flagged = int((frame["warning"] != "").sum())
@@ -165,6 +188,18 @@ def _estimate_line(frame: Any) -> str:
     pairs = "" if estimated.all() else f" for {int(estimated.sum())} of {len(frame)} pairs"
     return (f"  d_fg is an estimate (a lower bound){pairs}: m_SVD_f ran on a sample of {sets} "
             "label sets")
+
+
+def _null_line(frame: Any, column: str, alpha: float) -> str:
+    """A measure's chance level beside it: the null's tau, the largest p, the calibrated
+    score's mean and how many pairs are beyond chance (p <= alpha)."""
+    tau = frame[f"{column}_tau"].to_numpy(dtype=np.float64)
+    p = frame[f"{column}_p"].to_numpy(dtype=np.float64)
+    calibrated = frame[f"{column}_calibrated"].to_numpy(dtype=np.float64)
+    side = "below" if column in DISTANCES else "above"
+    return (f"  {'':<7} chance: tau mean {np.nanmean(tau):.6g}, p max {np.nanmax(p):.3g}, "
+            f"calibrated mean {np.nanmean(calibrated):.3g}; {int(np.sum(p <= alpha))} "
+            f"of {len(p)} pairs {side} chance (p <= {alpha:g})")
 
 
 def _summary_line(column: str, values: np.ndarray) -> str:

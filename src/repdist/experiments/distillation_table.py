@@ -15,6 +15,7 @@ from ..data.radial import make_radial
 from ..measures import CompareSettings, prepare
 from ..measures.pairs import compare_pairs
 from ..measures.probe import linear_probe_r2
+from .pairs import null_fields, null_fields_of
 
 MEASURES = ("kl", "d_logit", "d_llv", "mcca_f", "d_fg")
 PROBES = ("angle", "radius")
@@ -74,7 +75,8 @@ def student_rows(model_cfg: Teachers, teachers: Sequence[LoadedSeed],
     prepared = [prepare(m.f, m.g) for m in models]
     n = len(teachers)
     pairs = [(t, n + li * n + t) for li in range(len(losses)) for t in range(n)]
-    results = compare_pairs(prepared, CompareSettings(**measure_kwargs), pairs, quiet=True)
+    settings = CompareSettings(**measure_kwargs)
+    results = compare_pairs(prepared, settings, pairs, quiet=True)
     probes = [probe_scores(m.f, concepts) for m in models]
     rows = []
     for (t, s), r in zip(pairs, results, strict=True):
@@ -86,8 +88,8 @@ def student_rows(model_cfg: Teachers, teachers: Sequence[LoadedSeed],
                      "teacher_test_accuracy": models[t].test_accuracy,
                      **{f"probe_{c}_{who}": probes[i][c] for c in PROBES
                         for who, i in (("teacher", t), ("student", s))},
-                     "warning": r["warning"]})
-    return pd.DataFrame(rows, columns=COLUMNS)
+                     "warning": r["warning"], **null_fields(r, settings)})
+    return pd.DataFrame(rows, columns=[*COLUMNS, *null_fields_of(settings)])
 
 
 def distillation_summary(table: pd.DataFrame) -> pd.DataFrame:

@@ -18,6 +18,7 @@ import torch
 
 from ..io import provenance
 from ..measures import CompareSettings, prepare
+from ..measures.null import null_keys
 from ..measures.pairs import Pair, all_pairs, compare_pairs
 from ..models.extract import extract
 from ..models.stacked import StackedModelClass
@@ -68,7 +69,8 @@ class Snapshots:
     """At each snapshot step (after that many optimisation steps; the loop's `on_step`), the
     stack's representations (`representations()`: f (S, N, M) and g (S, K, M)) compared for
     the given pairs of models (indices into `seeds`; default every pair), one row of `columns`
-    each: step, seed_a, seed_b, then compare()'s keys. Resumable: the rows taken so far travel
+    each: step, seed_a, seed_b, then compare()'s keys (and its null's, when the settings draw
+    one: measures/null.py). Resumable: the rows taken so far travel
     with the run's checkpoint (RunOptions.resumables)."""
 
     def __init__(self, representations: Callable[[], tuple[np.ndarray, np.ndarray]],
@@ -79,7 +81,7 @@ class Snapshots:
         self.wanted = {int(s) for s in steps}
         self.settings = CompareSettings(**measure_kwargs)
         self.pairs = all_pairs(len(self.seeds)) if pairs is None else [tuple(p) for p in pairs]
-        self.columns = list(columns)
+        self.columns = [*columns, *null_keys(self.settings.null, self.settings.selected)]
         self.rows: list[dict[str, Any]] = []
 
     def __call__(self, done: int) -> None:

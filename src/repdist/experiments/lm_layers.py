@@ -18,6 +18,12 @@ models of different depths are matched by relative depth, the slots being the sh
 model's layers (slot i of S is layer round(i (L_m - 1) / (S - 1)) of a model with L_m), so the
 first slot is the embeddings and the last the head's input in every model. With a list of
 indices, slot k is the k-th listed layer of each model.
+
+With a permutation null (measures/null.py), each row has the null's tau, p and calibrated
+score (one model's inputs reordered, the same orderings at every slot), and `layer_tables`
+also gives, per pair and whole-representation measure (CKA, m_CCA), the best slot calibrated
+as a whole (Gröger et al.'s Algorithm 2): the maximum over slots is taken inside each draw, so
+that searching over layers is paid for.
 """
 
 from __future__ import annotations
@@ -37,14 +43,23 @@ from ..io.representations import columns_of, embeddings_frame
 from ..measures.alignment import alignment_measures
 from ..measures.cca import mean_cca_over_rank
 from ..measures.extra import svcca_from_bases
+from ..measures.null import NullSettings, aggregate_null, null_stats, permutations
 from ..measures.pairs import all_pairs
-from ..measures.prepared import DEFAULT_CONVENTIONS, AlignmentView, alignment_view
+from ..measures.prepared import (
+    DEFAULT_CONVENTIONS,
+    AlignmentView,
+    alignment_view,
+    permuted_view,
+)
 
 INDEX = "layers.json"
 LAYER_COLUMNS = ["model_a", "model_b", "slot", "layer_a", "layer_b", "head_input", "measure",
                  "components", "components_used", "value", "warning"]
 SUMMARY_COLUMNS = ["slot", "layer", "head_input", "measure", "components", "pairs", "mean",
                    "min", "max"]
+NULL_COLUMNS = ["tau", "p", "calibrated"]  # beside `value`, with a null
+BEST_COLUMNS = ["model_a", "model_b", "measure", "slots", "best_slot", "value", *NULL_COLUMNS]
+BEST_MEASURES = ("cka", "mcca")  # one value a slot, over each pair's whole widths
 
 
 def layer_file(index: int) -> str:
@@ -133,16 +148,36 @@ def pair_rows(a: AlignmentView, b: AlignmentView,
     return rows
 
 
-def layer_table(models: Sequence[LayerSet], selected: str | Sequence[int],
-                components: Sequence[int]) -> pd.DataFrame:
-    """Every pair of models at every slot: one row of LAYER_COLUMNS per measure and component
-    count, SVCCA's counts capped by the narrowest model's width at the slot (so that every pair
-    has every count: models of several widths, GPT-2's sizes). Slot by slot, so only one layer
-    of each model is held at a time."""
+def null_draws(a: AlignmentView, b: AlignmentView, counts: Sequence[int],
+               null: NullSettings) -> np.ndarray:
+    """pair_rows' values with b's inputs reordered, one row per draw (the same draws at every
+    slot: null.permutations from null.seed)."""
+    orders, count, _ = permutations(len(b.x), null.permutations, null.seed)
+    draws = [[row["value"] for row in pair_rows(a, permuted_view(b, order), counts)]
+             for order in orders]
+    return np.array(draws, dtype=np.float64).reshape(count, -1)
+
+
+@dataclass(frozen=True)
+class LayerTables:
+    """The layer table (LAYER_COLUMNS, and NULL_COLUMNS with a null) and, with a null, the best
+    slot of each pair and BEST_MEASURES calibrated as a whole (BEST_COLUMNS; else empty)."""
+
+    table: pd.DataFrame
+    best: pd.DataFrame
+
+
+def layer_tables(models: Sequence[LayerSet], selected: str | Sequence[int],
+                 components: Sequence[int], null: NullSettings | None = None) -> LayerTables:
+    """Every pair of models at every slot: one row per measure and component count, SVCCA's
+    counts capped by the narrowest model's width at the slot (so that every pair has every
+    count: models of several widths, GPT-2's sizes). Slot by slot, so only one layer of each
+    model is held at a time; with a null, each row beside its chance level."""
     if len(models) < 2:
         raise ValueError(f"need at least two models to compare layer by layer, got {len(models)}")
     slots = layer_slots(models, selected)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    whole: dict[tuple[int, int, str], list[tuple[float, np.ndarray]]] = {}
     for slot in range(len(slots[0])):
         layers = [alignment_view(m.states(s[slot])) for m, s in zip(models, slots, strict=True)]
         narrowest = min(layer.x.shape[1] for layer in layers)
@@ -150,11 +185,43 @@ def layer_table(models: Sequence[LayerSet], selected: str | Sequence[int],
         for i, j in all_pairs(len(models)):
             la, lb = slots[i][slot], slots[j][slot]
             head = la == models[i].head_input and lb == models[j].head_input
-            for row in pair_rows(layers[i], layers[j], counts):
-                rows.append({"model_a": models[i].name, "model_b": models[j].name,
-                             "slot": slot, "layer_a": la, "layer_b": lb, "head_input": head,
-                             **row})
-    return pd.DataFrame(rows, columns=LAYER_COLUMNS)
+            found = pair_rows(layers[i], layers[j], counts)
+            if null is not None:
+                draws = null_draws(layers[i], layers[j], counts, null)
+                for c, row in enumerate(found):
+                    row.update(zip(NULL_COLUMNS, null_stats(row["value"], draws[:, c],
+                                                            null.alpha), strict=True))
+                    if row["measure"] in BEST_MEASURES:
+                        whole.setdefault((i, j, row["measure"]), []).append(
+                            (row["value"], draws[:, c]))
+            rows += [{"model_a": models[i].name, "model_b": models[j].name, "slot": slot,
+                      "layer_a": la, "layer_b": lb, "head_input": head, **row} for row in found]
+    columns = [*LAYER_COLUMNS, *(NULL_COLUMNS if null is not None else [])]
+    return LayerTables(pd.DataFrame(rows, columns=columns),
+                       _best_slots(models, whole, null))
+
+
+def _best_slots(models: Sequence[LayerSet],
+                whole: Mapping[tuple[int, int, str], list[tuple[float, np.ndarray]]],
+                null: NullSettings | None) -> pd.DataFrame:
+    """Per pair and measure, the best slot's value against the null of the best slot in each
+    draw (Algorithm 2)."""
+    rows = []
+    for (i, j, measure), per_slot in whole.items():
+        assert null is not None
+        observed = np.array([value for value, _ in per_slot])
+        best, *chance = aggregate_null(observed, np.stack([d for _, d in per_slot], axis=1),
+                                       null.alpha)
+        rows.append({"model_a": models[i].name, "model_b": models[j].name, "measure": measure,
+                     "slots": len(per_slot), "best_slot": int(np.nanargmax(observed)),
+                     "value": best, **dict(zip(NULL_COLUMNS, chance, strict=True))})
+    return pd.DataFrame(rows, columns=BEST_COLUMNS)
+
+
+def layer_table(models: Sequence[LayerSet], selected: str | Sequence[int],
+                components: Sequence[int], null: NullSettings | None = None) -> pd.DataFrame:
+    """layer_tables' table alone."""
+    return layer_tables(models, selected, components, null).table
 
 
 def layer_summary(table: pd.DataFrame) -> pd.DataFrame:

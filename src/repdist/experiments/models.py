@@ -17,6 +17,7 @@ from ..io import provenance
 from ..io.representations import LoadedModel, check_models, load_model, model_names
 from ..measures import CompareSettings, prepare
 from ..measures.pairs import all_pairs, compare_pairs
+from ..measures.null import null_keys
 from ..measures.selection import keys_for
 
 ALIASES = {"m_svd_f_min": "m_svd_f"}  # the table's column name for the list-valued m_svd_f
@@ -53,7 +54,8 @@ def _row(name_a: str, name_b: str, result: dict[str, Any]) -> dict[str, Any]:
 def table_columns(settings: CompareSettings) -> list[str]:
     """The table's columns for these settings: the models, then the measures, then warning."""
     back = {measure: column for column, measure in ALIASES.items()}
-    return ["model_a", "model_b", *(back.get(k, k) for k in keys_for(settings.selected))]
+    return ["model_a", "model_b", *(back.get(k, k) for k in keys_for(settings.selected)),
+            *null_keys(settings.null, settings.selected)]
 
 
 def _provenance(settings: CompareSettings, models: Sequence[LoadedModel],

@@ -15,6 +15,7 @@ from ..io.provenance import models_provenance
 from ..io.representations import columns_of, load_representations
 from ..measures import CompareSettings, mean_cca, prepare
 from ..measures.cca import mean_cca_from_bases, orthonormal_basis
+from ..measures.null import SUFFIXES, null_measures
 from ..measures.pairs import Pair, all_pairs, compare_pairs
 
 DISTRIBUTION_COLUMNS = ["kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out",
@@ -34,6 +35,23 @@ def distribution_fields(result: Mapping[str, Any]) -> dict[str, Any]:
 def extra_fields(result: Mapping[str, Any]) -> dict[str, Any]:
     """The measures beyond the paper (linear CKA, SVCCA, mutual k-NN, d_logit, PRH's)."""
     return {k: result[k] for k in EXTRA_COLUMNS}
+
+
+def null_fields(result: Mapping[str, Any], settings: CompareSettings,
+                renamed: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Each null measure's `_tau`, `_p` and `_calibrated` (measures/null.py), after the table's
+    other columns; `renamed`: a measure's column name where the table calls it otherwise."""
+    renamed = renamed or {}
+    return {f"{renamed.get(m, m)}{suffix}": result[f"{m}{suffix}"]
+            for m in null_measures(settings.null, settings.selected) for suffix in SUFFIXES}
+
+
+def null_fields_of(settings: CompareSettings, renamed: Mapping[str, str] | None = None
+                   ) -> list[str]:
+    """The null columns a table of these settings gains (null_fields' keys)."""
+    renamed = renamed or {}
+    return [f"{renamed.get(m, m)}{suffix}"
+            for m in null_measures(settings.null, settings.selected) for suffix in SUFFIXES]
 
 
 # how many components m_CCA averaged (fewer than M when a model's f or g varies in fewer
@@ -84,16 +102,18 @@ def _pairs_table(keys: list[Any], columns: tuple[str, str], embeddings: Sequence
     prepared = [prepare(*load_representations(e, u)) for e, u in zip(embeddings, unembeddings,
                                                                       strict=True)]
     pairs = all_pairs(len(keys)) if pairs is None else [tuple(p) for p in pairs]
-    results = compare_pairs(prepared, CompareSettings(**measure_kwargs), pairs)
+    settings = CompareSettings(**measure_kwargs)
+    results = compare_pairs(prepared, settings, pairs)
     a, b = columns
     rows = [{a: keys[i], b: keys[j], **distribution_fields(r),
              "mcca_f": r["mcca_f"], "mcca_g": r["mcca_g"],
              **{key: r[key] for key in MCCA_COMPONENTS},
              "test_loss_diff": abs(metrics[i]["final_test_loss"] - metrics[j]["final_test_loss"]),
              "acc_a": metrics[i]["test_accuracy"], "acc_b": metrics[j]["test_accuracy"],
-             **extra_fields(r), "warning": r["warning"]}
+             **extra_fields(r), "warning": r["warning"], **null_fields(r, settings)}
             for (i, j), r in zip(pairs, results, strict=True)]
-    return pd.DataFrame(rows, columns=[a, b, *PAIR_COLUMNS[2:]])
+    return pd.DataFrame(rows, columns=[a, b, *PAIR_COLUMNS[2:], *null_fields_of(settings)])
+
 
 
 def pairs_metadata(keys: Sequence[Any], embeddings: Sequence[str | Path],
@@ -136,10 +156,13 @@ def compare_cifar_seeds(
     train_bases = [orthonormal_basis(columns_of(pd.read_parquet(e), "f_"))
                    for e in embeddings_train]
     pairs = all_pairs(len(seeds))
-    results = compare_pairs(prepared, CompareSettings(**measure_kwargs), pairs)
-    return pd.DataFrame([_cifar_row(seeds, metrics, train_bases, prepared[0].rep_dim, i, j, r)
+    settings = CompareSettings(**measure_kwargs)
+    results = compare_pairs(prepared, settings, pairs)
+    test_split = {"mcca_f": "mcca_f_test"}
+    return pd.DataFrame([{**_cifar_row(seeds, metrics, train_bases, prepared[0].rep_dim, i, j, r),
+                          **null_fields(r, settings, test_split)}
                          for (i, j), r in zip(pairs, results, strict=True)],
-                        columns=CIFAR_PAIR_COLUMNS)
+                        columns=[*CIFAR_PAIR_COLUMNS, *null_fields_of(settings, test_split)])
 
 
 def _cifar_row(seeds: Sequence[int], metrics: Sequence[Mapping[str, Any]],

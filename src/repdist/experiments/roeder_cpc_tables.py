@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..measures import CompareSettings
+from ..measures.null import SUFFIXES
 from .alignment import rank_correlation
-from .pairs import PAIR_COLUMNS, compare_seeds
+from .pairs import PAIR_COLUMNS, compare_seeds, null_fields_of
 
 SNAPSHOT_MEASURES = ["mcca_f", "mcca_g"]
 SNAPSHOT_COLUMNS = ["step", "seed_a", "seed_b", "mcca_f", "mcca_g", "mcca_f_components",
@@ -95,7 +97,8 @@ def cpc_pairs(trained: Sequence[TrainedConfiguration], seeds: Sequence[int],
             width=t.config.width, data_fraction=t.config.data_fraction,
             max_steps=t.config.steps, n_train=int(t.metrics[0]["n_train"]),
             best_step_a=[best[i] for i, _ in pairs], best_step_b=[best[j] for _, j in pairs]))
-    return pd.concat(frames, ignore_index=True)[CONFIG_COLUMNS + PAIR_COLUMNS]
+    null = null_fields_of(CompareSettings(**measure_kwargs))
+    return pd.concat(frames, ignore_index=True)[CONFIG_COLUMNS + PAIR_COLUMNS + null]
 
 
 def cpc_table(snapshots: pd.DataFrame, pairs: pd.DataFrame,
@@ -111,7 +114,16 @@ def cpc_table(snapshots: pd.DataFrame, pairs: pd.DataFrame,
     d = pairs[(pairs["data_fraction"] == 1.0) & (pairs["max_steps"] == cpc["width_steps"])
               & pairs["width"].isin(cpc["widths"])].assign(panel="d")
     table = pd.concat([b, c, d], ignore_index=True)
-    return table.reindex(columns=TABLE_COLUMNS)
+    return table.reindex(columns=[*TABLE_COLUMNS, *chance_columns(pairs)])
+
+
+CHANCE_MEASURES = ("mcca_f", "mcca_g", "kl", "d_llv")
+
+
+def chance_columns(table: pd.DataFrame) -> list[str]:
+    """The null's columns (measures/null.py) of the measures this figure shows, where the
+    pairs table has them (the snapshots have none: panel b's rows leave them empty)."""
+    return [f"{m}{s}" for m in CHANCE_MEASURES for s in SUFFIXES if f"{m}{s}" in table]
 
 
 def _n_train(pairs: pd.DataFrame, config: CPCConfiguration) -> int:
@@ -122,8 +134,11 @@ def _n_train(pairs: pd.DataFrame, config: CPCConfiguration) -> int:
 
 def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per panel and point: the number of pairs, and the mean and standard error (sd ddof 1
-    over sqrt(pairs)) of m_CCA of f and of g; KL and d_LLV's means where measured."""
+    over sqrt(pairs)) of m_CCA of f and of g; KL and d_LLV's means where measured; where the
+    table has a null, m_CCA's chance level tau and calibrated score (their means)."""
     rows = []
+    null = [f"mcca_{side}{s}" for side in ("f", "g") for s in ("_tau", "_calibrated")
+            if f"mcca_{side}{s}" in table]
     for panel, x in PANELS.items():
         for value, group in table[table["panel"] == panel].groupby(x):
             n = len(group)
@@ -135,8 +150,9 @@ def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
                     else float("nan")
             row["kl_mean"], row["d_llv_mean"] = float(group["kl"].mean()), \
                 float(group["d_llv"].mean())
+            row.update({f"{column}_mean": float(group[column].mean()) for column in null})
             rows.append(row)
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, *(f"{c}_mean" for c in null)])
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,10 @@ def measure_settings(config: Mapping[str, Any], **overrides: Any) -> dict[str, A
 
 
 def pair_measures(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What every pairs job passes to compare(): the d_LLV settings, num_samples, the seed and
-    the alignment options config['measures'] sets (none by default)."""
+    """What every pairs job passes to compare(): the d_LLV settings, num_samples, the seed,
+    the alignment options config['measures'] sets (none by default) and the permutation null
+    (config['null'], measures/null.py; none when absent or at 0 permutations)."""
+    null = dict(config.get("null") or {})
     return measure_settings(config, num_samples=config["measures"]["num_samples"],
-                            seed=config["seed"], **alignment_settings(config["measures"]))
+                            seed=config["seed"], **alignment_settings(config["measures"]),
+                            **({"null": null} if null.get("permutations", 200) else {}))

@@ -62,16 +62,18 @@ help:
 venv: $(VENV)/.installed
 
 # The lock first (every pin hash-checked; it holds torch's own dependencies such as sympy and
-# networkx, but not torch), then torch from $(TORCH), unless an importable torch is already there
-# (a GPU build installed by hand is kept), then repdist itself with no dependencies and no build
-# isolation (its build backend, setuptools, is in the lock). pip never resolves a range here, so
-# it never pulls the multi-GB CUDA build of torch for the package's `torch>=2.3` range. `pip check`
-# then confirms that the lock satisfies what torch (whichever build) requires.
+# networkx, but not torch), with no dependencies (the lock is the whole resolution: a locked
+# package that needs torch, the test dependency calibrated-similarity, must not pull it here),
+# then torch from $(TORCH), unless an importable torch is already there (a GPU build installed
+# by hand is kept), then repdist itself with no dependencies and no build isolation (its build
+# backend, setuptools, is in the lock). pip never resolves a range here, so it never pulls the
+# multi-GB CUDA build of torch for the package's `torch>=2.3` range. `pip check` then confirms
+# that the lock and torch (whichever build) satisfy what each package requires.
 $(VENV)/.installed: pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -c 'import sys; sys.version_info[:2] == (3, 11) or print("warning: $(LOCK) is resolved for Python 3.11, $(BIN)/python is", sys.version.split()[0])'
 	$(BIN)/python -m pip install --quiet pip==$(PIP_VERSION)
-	$(BIN)/python -m pip install --quiet --require-hashes -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet $(TORCH)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(BIN)/python -m pip check

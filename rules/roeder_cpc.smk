@@ -64,6 +64,7 @@ rule roeder_cpc_figure:
         pairs=out("roeder_cpc/pairs.parquet"),
         snapshots=cpc_file("snapshots.parquet", CPC_BASE),
         examples=cpc_file("examples.npz", CPC_BASE),
+        untrained=[cpc_file("snapshots.parquet", C) for C in CPC_CONFIGS],
     output:
         **figure(
             "roeder_cpc",
@@ -84,6 +85,7 @@ rule roeder_cpc_figure:
         "../envs/figures.yaml"
     params:
         cpc=CPC,
+        configurations=list(CPC_CONFIGS),
     script:
         "../workflow/scripts/roeder_cpc_figure.py"
 

@@ -578,7 +578,8 @@ def test_mcca_runs_over_the_non_constant_coordinates(rng):
 
 def test_the_package_exports_what_users_call_and_compare_only_its_own():
     """repdist.measures exports compare and its settings, preparing for many pairs, the cache,
-    the warnings and the paper's named measures (README, docs/measures.md); the pivot search,
+    the warnings, the null's settings and the paper's named measures (README,
+    docs/measures.md); the pivot search,
     label sets and bases stay in their modules; compare.py's __all__ re-exports nothing."""
     import importlib
 
@@ -589,7 +590,8 @@ def test_the_package_exports_what_users_call_and_compare_only_its_own():
     assert set(measures.__all__) == {
         "compare", "compare_prepared", "compare_with_settings", "CompareSettings", "prepare",
         "PreparedModel", "prepared_cache", "PRH_CONVENTIONS", "RESULT_KEYS",
-        "DegenerateRepresentationWarning", "PivotSampleWarning", "log_likelihoods", "mean_kl",
+        "DegenerateRepresentationWarning", "PivotSampleWarning", "NullSettings",
+        "log_likelihoods", "mean_kl",
         "m_svd_f", "m_svd_g", "d_fg", "mean_cca"}
     for internal in ("input_candidates", "choose_pivot_and_leave_out", "label_sets",
                      "orthonormal_basis", "canonical_correlations", "PreparedCache"):

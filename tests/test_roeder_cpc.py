@@ -24,12 +24,14 @@ from repdist.experiments.roeder_cpc import (
 from repdist.experiments.roeder_cpc_tables import (
     CPCConfiguration,
     TrainedConfiguration,
+    base_configuration,
     configurations,
     cpc_pairs,
     cpc_summary,
     cpc_table,
     disjoint_pairs,
     trend,
+    untrained_means,
 )
 from repdist.io import read_npz_metadata
 from repdist.measures import compare
@@ -299,9 +301,52 @@ def test_the_table_has_each_panels_points_and_the_summary_their_mean_and_se():
 def test_the_paper_comparison_gives_each_panel_and_side_a_verdict():
     checks = roeder_cpc_checks(cpc_summary(cpc_table(*fake_tables(rising=False), CPC)),
                                "the digits")
-    assert len(checks) == 6
+    assert len(checks) == 12
+    beyond = [c for c in checks if "beyond untrained" in c.claim]
+    assert len(beyond) == 6 and {c.verdict for c in beyond} == {"informational"}  # no baseline
+    checks = [c for c in checks if c not in beyond]
     verdicts = {c.claim.split(":")[0]: c.verdict for c in checks}
     assert verdicts == {"Roeder Fig. 3b, f": "FAIL", "Roeder Fig. 3b, g": "pass",
                         "Roeder Fig. 3c, f": "pass", "Roeder Fig. 3c, g": "pass",
                         "Roeder Fig. 3d, f": "pass", "Roeder Fig. 3d, g": "pass"}
     assert all("the digits" in c.claim for c in checks)
+
+
+def untrained_run(gain=0.0):
+    """A run's tables where every configuration's pairs score what its seeds scored at step 0,
+    plus `gain` x width / 32 (0: nothing learnt): the untrained scores rise with width and data
+    (0.41 at width 8 to 0.54 at 32, as the issue found on the digits) and stay put in training."""
+    def at_start(width, n):
+        return 0.33 + 0.0022 * n / 2 + width * 0.004
+    configs = {c.name: c for c in configurations(CPC)}
+    n_train = {1.0: 100, 0.5: 50, 0.25: 25}
+    snapshots, rows = {}, []
+    for name, c in configs.items():
+        start = at_start(c.width, n_train[c.data_fraction])
+        end = start + gain * c.width / 32
+        snapshots[name] = pd.DataFrame([
+            {"step": step, "seed_a": a, "seed_b": a + 1,
+             "mcca_f": start + (end - start) * step / c.steps + 0.002 * a,
+             "mcca_g": start + (end - start) * step / c.steps - 0.002 * a}
+            for step in (0, c.steps // 2, c.steps) for a in (0, 2)])
+        rows += [{"width": c.width, "data_fraction": c.data_fraction, "max_steps": c.steps,
+                  "n_train": n_train[c.data_fraction], "seed_a": a, "seed_b": a + 1,
+                  "mcca_f": end + 0.002 * a, "mcca_g": end - 0.002 * a, "kl": 0.1,
+                  "d_llv": 1.0, "best_step_a": 40, "best_step_b": 50} for a in (0, 2)]
+    base = base_configuration(CPC).name
+    table = cpc_table(snapshots[base], pd.DataFrame(rows), CPC, untrained_means(snapshots))
+    return roeder_cpc_checks(cpc_summary(table), "the digits")
+
+
+def test_a_trend_untrained_models_show_is_no_verdict():
+    """Negative control: models that learnt nothing score at every point what they scored at
+    step 0, and those scores rise with width and data: the raw claims (c) and (d) pass, every
+    claim read against the untrained baseline fails. Models whose training adds a gain that
+    grows with width pass (d) beyond it too."""
+    untrained = {c.claim.split(":")[0] + (" beyond" if "beyond" in c.claim else ""): c.verdict
+                 for c in untrained_run()}
+    assert untrained["Roeder Fig. 3d, f"] == untrained["Roeder Fig. 3c, g"] == "pass"
+    assert {v for k, v in untrained.items() if k.endswith("beyond")} == {"FAIL"}
+    trained = {c.claim.split(":")[0] + (" beyond" if "beyond" in c.claim else ""): c.verdict
+               for c in untrained_run(gain=0.2)}
+    assert trained["Roeder Fig. 3d, f beyond"] == trained["Roeder Fig. 3b, f beyond"] == "pass"

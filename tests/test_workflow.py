@@ -275,8 +275,11 @@ def test_quick_dag_roeder_cpc(quick_run):
     assert (summary["pairs"] == 2).all()
     comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
     cpc = comparison[comparison["claim"].str.startswith("Roeder Fig. 3")]
-    assert len(cpc) == 6 and cpc["verdict"].isin(["pass", "FAIL"]).all()
+    assert len(cpc) == 12 and cpc["verdict"].isin(["pass", "FAIL"]).all()
     assert cpc["claim"].str.contains("the CIFAR-10 stand-in").all()
+    # each claim also read against the untrained seeds (every stack's step 0) and chance
+    assert cpc["claim"].str.contains("beyond untrained models and chance").sum() == 6
+    assert summary[["mcca_f_untrained_mean", "mcca_f_tau_mean"]].notna().any().all()
     assert_image(quick_run / "figures" / "roeder_cpc.png")
 
 

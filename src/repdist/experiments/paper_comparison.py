@@ -412,4 +412,24 @@ def roeder_cpc_checks(summary: pd.DataFrame, data: str) -> list[Check]:
                 f"at {x_name} {t.first[0]:,.0f} -> {t.last[1]:.3f} ± {t.last[2]:.3f} at "
                 f"{t.last[0]:,.0f} ({t.rise_in_se:+.1f} SE)", "rises",
                 "rho > 0.5 and last - first > 2 SE", t.rises))
+            checks.append(beyond_baseline_check(summary, panel, side, along, x_name, data))
     return checks
+
+
+def beyond_baseline_check(summary: pd.DataFrame, panel: str, side: str, along: str,
+                          x_name: str, data: str) -> Check:
+    """The same claim read against what needs no training: the height of mean CCA above the
+    larger of the untrained models' value (the same pairs at step 0) and the null's tau at
+    each point must rise as the raw claim asks. Untrained models fail it by construction (a
+    height of 0 everywhere); a run without either baseline has no verdict."""
+    t = trend(summary, panel, side, beyond=True)
+    title = (f"Roeder Fig. 3{panel}, {side}: mean CCA rises {along} beyond untrained models "
+             f"and chance ({data})")
+    if not np.isfinite([t.first[1], t.last[1]]).all():
+        return Check(title, ROEDER_CPC, "no untrained or null baseline in this run", "rises",
+                     "-", None)
+    return Check(title, ROEDER_CPC,
+                 f"height above the baseline: {t.first[1]:+.3f} at {x_name} {t.first[0]:,.0f} "
+                 f"-> {t.last[1]:+.3f} at {t.last[0]:,.0f} (rho {t.rho:+.2f}, "
+                 f"{t.rise_in_se:+.1f} SE)", "rises",
+                 "the height: rho > 0.5 and last - first > 2 SE", t.rises)

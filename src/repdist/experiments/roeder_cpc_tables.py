@@ -101,10 +101,23 @@ def cpc_pairs(trained: Sequence[TrainedConfiguration], seeds: Sequence[int],
     return pd.concat(frames, ignore_index=True)[CONFIG_COLUMNS + PAIR_COLUMNS + null]
 
 
-def cpc_table(snapshots: pd.DataFrame, pairs: pd.DataFrame,
-              cpc: Mapping[str, Any]) -> pd.DataFrame:
+def untrained_means(snapshots: Mapping[str, pd.DataFrame]) -> dict[str, dict[str, float]]:
+    """Per configuration (by name), the mean over its pairs of m_CCA of f and of g at step 0:
+    the same seeds, patches and pairs before any training (each configuration's snapshots)."""
+    out = {}
+    for name, table in snapshots.items():
+        start = table[table["step"] == 0]
+        out[name] = {m: float(start[m].mean()) if len(start) else float("nan")
+                     for m in SNAPSHOT_MEASURES}
+    return out
+
+
+def cpc_table(snapshots: pd.DataFrame, pairs: pd.DataFrame, cpc: Mapping[str, Any],
+              untrained: Mapping[str, Mapping[str, float]] | None = None) -> pd.DataFrame:
     """One row per panel, point and pair (TABLE_COLUMNS): the base configuration's snapshots
-    (b), and the final (early-stopped) pairs of the configurations of (c) and (d)."""
+    (b), and the final (early-stopped) pairs of the configurations of (c) and (d); with
+    `untrained` (untrained_means), each row's configuration's step-0 mean beside it
+    (`mcca_f_untrained`, `mcca_g_untrained`): the baseline a trend must rise above."""
     base = base_configuration(cpc)
     b = snapshots.assign(panel="b", data_fraction=base.data_fraction, width=base.width,
                          max_steps=base.steps, n_train=_n_train(pairs, base))
@@ -114,7 +127,14 @@ def cpc_table(snapshots: pd.DataFrame, pairs: pd.DataFrame,
     d = pairs[(pairs["data_fraction"] == 1.0) & (pairs["max_steps"] == cpc["width_steps"])
               & pairs["width"].isin(cpc["widths"])].assign(panel="d")
     table = pd.concat([b, c, d], ignore_index=True)
-    return table.reindex(columns=[*TABLE_COLUMNS, *chance_columns(pairs)])
+    baseline = []
+    if untrained is not None:
+        names = [CPCConfiguration(int(w), float(p), int(t)).name for w, p, t in
+                 zip(table["width"], table["data_fraction"], table["max_steps"], strict=True)]
+        for m in SNAPSHOT_MEASURES:
+            table[f"{m}_untrained"] = [untrained.get(n, {}).get(m, np.nan) for n in names]
+            baseline.append(f"{m}_untrained")
+    return table.reindex(columns=[*TABLE_COLUMNS, *chance_columns(pairs), *baseline])
 
 
 CHANCE_MEASURES = ("mcca_f", "mcca_g", "kl", "d_llv")
@@ -135,9 +155,11 @@ def _n_train(pairs: pd.DataFrame, config: CPCConfiguration) -> int:
 def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per panel and point: the number of pairs, and the mean and standard error (sd ddof 1
     over sqrt(pairs)) of m_CCA of f and of g; KL and d_LLV's means where measured; where the
-    table has a null, m_CCA's chance level tau and calibrated score (their means)."""
+    table has them, m_CCA's chance level tau, calibrated score and untrained models' value
+    (their means)."""
     rows = []
-    null = [f"mcca_{side}{s}" for side in ("f", "g") for s in ("_tau", "_calibrated")
+    null = [f"mcca_{side}{s}" for side in ("f", "g") for s in ("_tau", "_calibrated",
+                                                               "_untrained")
             if f"mcca_{side}{s}" in table]
     for panel, x in PANELS.items():
         for value, group in table[table["panel"] == panel].groupby(x):
@@ -153,6 +175,17 @@ def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
             row.update({f"{column}_mean": float(group[column].mean()) for column in null})
             rows.append(row)
     return pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, *(f"{c}_mean" for c in null)])
+
+
+def baseline(rows: pd.DataFrame, side: str) -> pd.Series:
+    """At each point, what m_CCA of `side` reaches without training or by chance: the larger
+    of the untrained models' mean (the same pairs at step 0) and the null's mean tau, where
+    the summary has them (NaN where it has neither)."""
+    parts = [rows[c] for c in (f"mcca_{side}_untrained_mean", f"mcca_{side}_tau_mean")
+             if c in rows]
+    if not parts:
+        return pd.Series(np.nan, index=rows.index)
+    return pd.concat(parts, axis=1).max(axis=1, skipna=True)
 
 
 @dataclass(frozen=True)
@@ -179,9 +212,13 @@ class Trend:
         return bool(ordered and self.rise_in_se > 2)
 
 
-def trend(summary: pd.DataFrame, panel: str, side: str) -> Trend:
-    """The Trend of m_CCA of `side` ("f" or "g") over panel `panel`'s points."""
+def trend(summary: pd.DataFrame, panel: str, side: str, beyond: bool = False) -> Trend:
+    """The Trend of m_CCA of `side` ("f" or "g") over panel `panel`'s points; `beyond`: of its
+    height above the baseline at each point (baseline), which untrained models cannot rise
+    above by construction."""
     rows = summary[summary["panel"] == panel].sort_values("x")
     mean, se = rows[f"mcca_{side}_mean"], rows[f"mcca_{side}_se"]
+    if beyond:
+        mean = mean - baseline(rows, side)
     ends = [(float(rows["x"].iloc[k]), float(mean.iloc[k]), float(se.iloc[k])) for k in (0, -1)]
     return Trend(rank_correlation(rows["x"], mean), ends[0], ends[1], len(rows))

@@ -106,11 +106,15 @@ def test_width_figure_draws_the_summary_means_per_width():
     summary = width_summary(pairs, threshold=0.9, min_seeds=5)
     fig = width_figure({4: summary, 6: summary}, threshold=0.9, min_seeds=5)
     left, right = fig.axes
-    lines = left.get_lines()
+    lines = [ln for ln in left.get_lines() if not ln.get_label().startswith("_")]
     assert [ln.get_label() for ln in lines] == ["4 classes", "6 classes"]
+    assert len(left.containers) == 2  # each mean's seed-bootstrap interval, as bars
+    assert summary["d_llv_ci_low"].lt(summary["d_llv_mean"]).all()
+    assert summary["d_llv_ci_high"].gt(summary["d_llv_mean"]).all()
     np.testing.assert_allclose(lines[0].get_xdata(), [16, 32])
     np.testing.assert_allclose(lines[0].get_ydata(), summary["d_llv_mean"])
     np.testing.assert_allclose(right.get_lines()[0].get_ydata(), summary["d_fg_mean"])
+    assert "95 % interval (seeds resampled)" in all_text(fig)
 
 
 def test_data_figure_draws_every_training_point_coloured_by_class():
@@ -160,3 +164,20 @@ def test_the_seed_comparison_draws_the_m_cca_it_is_given(rng):
     fig = seed_comparison(a, b, 0.123456, [f"c{i}" for i in range(10)], ("seed 0", "seed 1"),
                           standin=True)
     assert "= 0.123 on the test set" in fig._suptitle.get_text()
+
+
+def test_measures_figure_draws_each_null_measures_chance_band():
+    """A measure with a null in the pairs (its `_tau` column): a grey band up to the mean tau
+    per width; one without: none."""
+    from matplotlib.collections import PolyCollection
+
+    pairs = synthetic_pairs()
+    pairs["mcca_f_tau"] = 0.1 + pairs["width"] / 1000
+    columns = [c for c, _ in MEASURE_PANELS if c in pairs.columns]
+    summary = measures_by_width(pairs, [*columns, "mcca_f_tau"])
+    fig = measures_vs_width_figure(summary, 4, len(pairs), 0)
+    bands = {ax.get_title(): [c for c in ax.collections if isinstance(c, PolyCollection)]
+             for ax in fig.axes}
+    assert len(bands[r"$m_{\mathrm{CCA}}$"]) == 2 and len(bands["linear CKA"]) == 1
+    top = bands[r"$m_{\mathrm{CCA}}$"][1].get_paths()[0].vertices[:, 1].max()
+    assert top == pytest.approx(0.1 + 32 / 1000)

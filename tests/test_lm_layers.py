@@ -309,3 +309,21 @@ def test_with_a_null_every_row_has_its_chance_level_and_the_best_slot_pays_for_t
     assert ab_best["value"] == ab["value"].max() and ab_best["slots"] == 4
     assert ab_best["tau"] >= ab["tau"].max() - 1e-12 and ab_best["p"] > 0.05
     assert layer_table(sets[:2], "all", [3]).columns.tolist() == LAYER_COLUMNS  # no null
+
+
+def test_with_a_null_the_summary_and_figure_carry_each_layers_chance_level(tmp_path, rng):
+    """layer_summary adds the means of tau and the calibrated score; the figure draws CKA's and
+    m_CCA's tau dotted, one point per slot."""
+    from repdist.experiments.lm_layers import layer_tables
+    from repdist.figures.lm import layers_figure
+    from repdist.measures.null import NullSettings
+
+    sets = [write_set(tmp_path, name, random_layers(np.random.default_rng(s), n=60))
+            for name, s in (("a", 1), ("b", 2))]
+    summary = layer_summary(layer_tables(sets, "all", [4], NullSettings(permutations=9)).table)
+    assert list(summary.columns[-2:]) == ["tau_mean", "calibrated_mean"]
+    assert summary["tau_mean"].between(0, 1).all()
+    ax = layers_figure(summary, {"models": [{"name": "a"}, {"name": "b"}]}).axes[0]
+    dotted = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":"
+              and ln.get_label().endswith("chance (null's tau)")]
+    assert len(dotted) == 2 and all(len(ln.get_xdata()) == 3 for ln in dotted)

@@ -350,3 +350,24 @@ def test_a_trend_untrained_models_show_is_no_verdict():
     trained = {c.claim.split(":")[0] + (" beyond" if "beyond" in c.claim else ""): c.verdict
                for c in untrained_run(gain=0.2)}
     assert trained["Roeder Fig. 3d, f beyond"] == trained["Roeder Fig. 3b, f beyond"] == "pass"
+
+
+def test_the_figure_draws_chance_as_a_band_and_the_untrained_value_dashed():
+    from matplotlib.collections import PolyCollection
+
+    from repdist.figures.roeder_cpc import cpc_figure
+
+    snapshots, pairs = fake_tables()
+    untrained = untrained_means({c.name: snapshots for c in configurations(CPC)})
+    summary = cpc_summary(cpc_table(snapshots, pairs, CPC, untrained))
+    summary["mcca_f_tau_mean"] = summary["mcca_g_tau_mean"] = 0.2
+    examples = {"images": np.zeros((1, 1, 8, 8)), "top": np.zeros((1, 1, 4, 8)),
+                "bottom": np.zeros((1, 1, 4, 8)), "top_at": np.zeros((1, 2), int),
+                "bottom_at": np.array([[4, 0]])}
+    fig = cpc_figure(examples, summary, "t")
+    for ax in fig.axes[-3:]:
+        bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+        assert len(bands) == 2 and bands[0].get_paths()[0].vertices[:, 1].max() == 0.2
+        assert sum(line.get_linestyle() == "--" for line in ax.get_lines()) == 2
+    plain = cpc_figure(examples, cpc_summary(cpc_table(*fake_tables(), CPC)), "t")
+    assert not [c for c in plain.axes[-1].collections if isinstance(c, PolyCollection)]

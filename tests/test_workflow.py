@@ -534,7 +534,8 @@ def test_quick_dag_lm_models_and_layers(quick_run):
         capped = {min(k, narrowest) for k in (4, 8, 768)}  # 768: by the narrowest width
         assert sorted(svcca["components"].unique()) == sorted(capped)
         summary = read_csv(quick_run / "tables" / f"{branch}_layers.csv")
-        assert list(summary.columns) == SUMMARY_COLUMNS and (summary["pairs"] == pair_count).all()
+        assert list(summary.columns) == SUMMARY_COLUMNS + ["tau_mean", "calibrated_mean"]
+        assert (summary["pairs"] == pair_count).all()
         assert summary.loc[summary["head_input"], "slot"].unique().tolist() == [2]
         for ext in ("pdf", "png"):
             assert_image(quick_run / "figures" / f"{branch}_layers.{ext}")

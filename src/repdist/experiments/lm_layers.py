@@ -226,7 +226,8 @@ def layer_table(models: Sequence[LayerSet], selected: str | Sequence[int],
 
 def layer_summary(table: pd.DataFrame) -> pd.DataFrame:
     """The mean, min and max over pairs per slot, measure and component count (what the figure
-    draws); `layer`: the slot's layer in the first pair's first model. CKA and m_CCA run over
+    draws), and with a null the means of tau and the calibrated score; `layer`: the slot's
+    layer in the first pair's first model. CKA and m_CCA run over
     each pair's own widths: one row each per slot, `components` the narrowest pair's."""
     keys = ["slot", "measure", "components"]
     table = table.copy()
@@ -237,7 +238,10 @@ def layer_summary(table: pd.DataFrame) -> pd.DataFrame:
     out = grouped["value"].agg(pairs="count", mean="mean", min="min", max="max").reset_index()
     first = grouped[["layer_a", "head_input"]].first().reset_index()
     out = out.merge(first, on=keys).rename(columns={"layer_a": "layer"})
-    return out[SUMMARY_COLUMNS]
+    chance = [c for c in ("tau", "calibrated") if c in table]  # with a null: their means
+    if chance:
+        out = out.merge(grouped[chance].mean().add_suffix("_mean").reset_index(), on=keys)
+    return out[[*SUMMARY_COLUMNS, *(f"{c}_mean" for c in chance)]]
 
 
 # the layer files' metadata that is one layer's or one model's (in the table's `models`)

@@ -74,7 +74,8 @@ MEASURE_LABELS = {"cka": "linear CKA", "mcca": r"$m_{\mathrm{CCA}}$"}
 
 def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
     """Similarity against layer slot, the mean over pairs with its range shaded: one line per
-    SVCCA component count, linear CKA and m_CCA dashed; the head's input marked (summary:
+    SVCCA component count, linear CKA and m_CCA dashed, and where the summary has a null their
+    chance levels (the mean tau over pairs) dotted; the head's input marked (summary:
     experiments/lm_layers.py::layer_summary)."""
     fig, ax = plt.subplots(figsize=(10, 5))
     svcca = summary[summary["measure"] == "svcca"]
@@ -91,6 +92,9 @@ def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
         ax.plot(rows["slot"], rows["mean"], style, marker="o", color=colour, label=label,
                 linewidth=3.5 if wide else 1.8, zorder=1 if wide else 2)
         ax.fill_between(rows["slot"], rows["min"], rows["max"], color=colour, alpha=0.12)
+        if style == "--" and "tau_mean" in rows:  # CKA's and m_CCA's chance level
+            ax.plot(rows["slot"], rows["tau_mean"], ":", color=colour, linewidth=1.5,
+                    label=f"{label}: chance (null's tau)")
     head = summary.loc[summary["head_input"], "slot"].unique()
     for slot in head:
         ax.axvline(slot, color="grey", linestyle=":", linewidth=1.5)

@@ -1,7 +1,9 @@
 """Roeder et al. (2021) Fig. 3: (a) the data, a patch of each image's top half (x) and one of its
 bottom half (y), as a training step cuts and augments them; (b) mean CCA of f and of g between
 pairs of models at checkpoints over training; (c) against the amount of training data; (d)
-against the hidden units. Points: mean ± standard error over the pairs."""
+against the hidden units. Points: mean ± standard error over the pairs; beside them, where
+the tables have them, the permutation null's tau (a band: what chance reaches) and the
+untrained models' value (dashed)."""
 
 from __future__ import annotations
 
@@ -70,10 +72,21 @@ def _show(ax: plt.Axes, image: np.ndarray) -> None:
 
 
 def _trend_panel(ax: plt.Axes, rows: pd.DataFrame, panel: str) -> None:
+    """Mean ± standard error per point of each side; where the summary has them, the null's
+    tau (a band from 0 up to it: chance reaches there) and the untrained models' value (a
+    dashed line: the same pairs at step 0) in the side's colour."""
     xlabel, scale = AXES[panel]
     for side, colour in SIDES.items():
         ax.errorbar(rows["x"], rows[f"mcca_{side}_mean"], yerr=rows[f"mcca_{side}_se"],
                     color=colour, marker="o", ms=4, lw=2, capsize=3, label=side)
+        tau = rows.get(f"mcca_{side}_tau_mean")
+        if tau is not None and tau.notna().any():
+            ax.fill_between(rows["x"], 0, tau, color=colour, alpha=0.12, lw=0,
+                            label=f"{side}: chance (null's tau)")
+        untrained = rows.get(f"mcca_{side}_untrained_mean")
+        if untrained is not None and untrained.notna().any():
+            ax.plot(rows["x"], untrained, color=colour, ls="--", lw=1.2,
+                    label=f"{side}: untrained (step 0)")
     if scale == "log" and len(rows) and rows["x"].min() > 0:
         ax.set_xscale("log")
         ax.set_xticks(rows["x"], [f"{x:,.0f}" for x in rows["x"]], minor=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from ..data.radial import RadialData
@@ -24,7 +25,9 @@ def data_figure(data: RadialData, name: str = "Radial data", cmap: str = "Paired
 def width_figure(
     summaries: Mapping[int, pd.DataFrame], threshold: float, min_seeds: int, title: str = ""
 ) -> plt.Figure:
-    """Two panels: mean d_LLV and mean d_{f,g} vs width, one line (+-1 sd band) per class count."""
+    """Two panels: mean d_LLV and mean d_{f,g} vs width, one line (+-1 sd band, as the paper)
+    per class count, and the mean's 95 % seed-bootstrap interval as bars where the summary
+    has it (experiments.widths.seed_intervals)."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 4.6))
     notes = []
     for colour, (k, summary) in zip(LINE_COLOURS, summaries.items(), strict=False):
@@ -35,6 +38,10 @@ def width_figure(
             mean, std = summary[f"{key}_mean"].to_numpy(), summary[f"{key}_std"].to_numpy()
             ax.plot(summary["width"], mean, color=colour, lw=2.5, label=f"{k} classes")
             ax.fill_between(summary["width"], mean - std, mean + std, color=colour, alpha=0.2)
+            if f"{key}_ci_low" in summary:
+                bars = [mean - summary[f"{key}_ci_low"], summary[f"{key}_ci_high"] - mean]
+                ax.errorbar(summary["width"], mean, yerr=np.abs(bars), fmt="none",
+                            ecolor=colour, elinewidth=1.2, capsize=3)
         nan_pairs = int(summary["nan_pairs"].sum())
         if nan_pairs:
             notes.append(f"K={k}: {nan_pairs} pairs with undefined measures left out")
@@ -45,7 +52,8 @@ def width_figure(
         ax.set_xlabel("width")
     if right.get_legend_handles_labels()[0]:
         right.legend()
-    caption = f"pairs of seeds with test accuracy > {threshold:g}; widths with ≥ {min_seeds} seeds"
+    caption = (f"pairs of seeds with test accuracy > {threshold:g}; widths with ≥ {min_seeds} "
+               "seeds; band ±1 sd over pairs, bars the mean's 95 % interval (seeds resampled)")
     fig.suptitle("\n".join([*([title] if title else []), caption, *notes]), fontsize=11)
     fig.tight_layout()
     return fig
@@ -66,13 +74,19 @@ MEASURE_PANELS = (
 def measures_vs_width_figure(summary: pd.DataFrame, num_classes: int, n_pairs: int,
                              nan_pairs: int) -> plt.Figure:
     """One panel per measure: mean +- sd over all seed pairs against width (a
-    `experiments.widths.measures_by_width` table)."""
+    `experiments.widths.measures_by_width` table); where it has the measure's null, the mean
+    tau as a grey band from the axis to it (what chance reaches: the lower end for distances)."""
     panels = [(c, label) for c, label in MEASURE_PANELS if f"{c}_mean" in summary.columns]
     fig, axes = plt.subplots(2, 4, figsize=(16, 7), sharex=True)
     for ax, (col, label) in zip(axes.ravel(), panels, strict=False):
         mean, std = summary[f"{col}_mean"], summary[f"{col}_std"]
         ax.plot(summary.index, mean, color=PAPER_BLUE, lw=2, marker="o")
         ax.fill_between(summary.index, mean - std, mean + std, color=PAPER_BLUE, alpha=0.2)
+        if f"{col}_tau_mean" in summary.columns:
+            tau = summary[f"{col}_tau_mean"]
+            ax.fill_between(summary.index, 0, tau, color="0.5", alpha=0.25, lw=0,
+                            label="chance (null's tau)")
+            ax.legend(fontsize=8)
         ax.set_title(label)
         ax.set_xscale("log", base=2)
     for ax in axes[-1]:
@@ -98,6 +112,8 @@ def alignment_figure(table: pd.DataFrame, rho_width: Mapping[int, float],
         left.plot(rows["width"], rows[mean], color=colour, lw=2.5, marker="o", label=label)
         left.fill_between(rows["width"], rows[mean] - rows[std], rows[mean] + rows[std],
                           color=colour, alpha=0.2)
+        if f"{column}_tau_mean" in rows:  # what chance reaches at that width, dotted
+            left.plot(rows["width"], rows[f"{column}_tau_mean"], ":", color=colour, lw=1.5)
         right.scatter(rows["test_accuracy"], rows[mean], color=colour, s=25 + rows["width"] / 4,
                       label=f"{k} classes")
     left.set_xscale("log", base=2)
@@ -107,8 +123,9 @@ def alignment_figure(table: pd.DataFrame, rho_width: Mapping[int, float],
     for ax in (left, right):
         ax.set_ylabel(f"{name} alignment of f between seeds")
         ax.legend(fontsize=8)
+    chance = "; dotted: chance (the null's tau)" if f"{column}_tau_mean" in table else ""
     fig.suptitle(f"Platonic Representation Hypothesis on {models}: does {name} alignment "
                  f"rise with width and accuracy? ρ(alignment, "
-                 f"accuracy) = {rho_accuracy:.2f}; marker size ~ width", fontsize=10)
+                 f"accuracy) = {rho_accuracy:.2f}; marker size ~ width{chance}", fontsize=10)
     fig.tight_layout()
     return fig

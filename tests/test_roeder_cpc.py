@@ -176,6 +176,11 @@ def test_train_cpc_on_the_digits_writes_seeds_snapshots_and_examples(tmp_path):
                       {"roeder": {}})
     assert set(zip(table["seed_a"], table["seed_b"])) == {(0, 1), (2, 3)}
     assert table["mcca_f"].between(0, 1).all() and (table["mcca_g_components"] == 4).all()
+    for side in ("f", "g"):  # every canonical correlation kept: m_CCA is their mean
+        means = [np.mean(c[:n]) for c, n in zip(table[f"cca_{side}"],
+                                                table[f"mcca_{side}_components"], strict=True)]
+        np.testing.assert_allclose(means, table[f"mcca_{side}"], rtol=1e-12)
+        assert all(list(c) == sorted(c, reverse=True) for c in table[f"cca_{side}"])
     for f in files:
         metrics = json.loads(f.metrics.read_text())
         assert metrics["best_step"] in (0, 20, 40, 60) and metrics["n_train"] == len(data.train)
@@ -371,3 +376,24 @@ def test_the_figure_draws_chance_as_a_band_and_the_untrained_value_dashed():
         assert sum(line.get_linestyle() == "--" for line in ax.get_lines()) == 2
     plain = cpc_figure(examples, cpc_summary(cpc_table(*fake_tables(), CPC)), "t")
     assert not [c for c in plain.axes[-1].collections if isinstance(c, PolyCollection)]
+
+
+def test_the_summary_keeps_each_canonical_correlations_mean_and_the_figure_draws_them():
+    """Roeder's Fig. 3b draws every CCA coefficient at each checkpoint: the snapshots' lists
+    become cca_f_1.. per step (the mean over pairs of each), drawn as thin lines."""
+    snapshots, pairs = fake_tables()
+    snapshots["cca_f"] = [[0.9, 0.5 + 0.001 * s] for s in snapshots["step"]]
+    snapshots["cca_g"] = [[0.8, 0.4, 0.1] for _ in snapshots["step"]]
+    summary = cpc_summary(cpc_table(snapshots, pairs, CPC))
+    b = summary[summary["panel"] == "b"].set_index("x")
+    assert list(summary.columns[-5:]) == ["cca_f_1", "cca_f_2", "cca_g_1", "cca_g_2", "cca_g_3"]
+    assert b.loc[100, "cca_f_2"] == pytest.approx(0.6) and b.loc[0, "cca_g_3"] == 0.1
+    assert summary.loc[summary["panel"] == "d", "cca_f_1"].isna().all()
+    from repdist.figures.roeder_cpc import cpc_figure
+
+    examples = {"images": np.zeros((1, 1, 8, 8)), "top": np.zeros((1, 1, 4, 8)),
+                "bottom": np.zeros((1, 1, 4, 8)), "top_at": np.zeros((1, 2), int),
+                "bottom_at": np.array([[4, 0]])}
+    over_training = cpc_figure(examples, summary, "t").axes[-3]
+    thin = [ln for ln in over_training.get_lines() if ln.get_linewidth() == 0.7]
+    assert len(thin) == 5

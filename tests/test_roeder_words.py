@@ -347,6 +347,27 @@ def test_the_figures_fit_recovers_an_affine_map_from_the_words_not_shown():
     np.testing.assert_allclose(word_vectors(np.hstack([q_a, q_a[:, :1]]), 2), q_a)
 
 
+def test_the_figure_draws_f_on_held_out_contexts_beside_the_word_vectors():
+    """Fig. 1's caption says f on held-out data: a fourth panel draws seed b's f mapped onto
+    seed a's on the held-out half (at most 300 contexts), with the fit's R^2 in its title."""
+    from repdist.figures.roeder_words import roeder_words_figure
+    from repdist.measures.probe import linear_fit
+
+    rng = np.random.default_rng(3)
+    q_a = rng.normal(size=(40, 2))
+    vocab = vocabulary_table([f"w{i}" for i in range(39)] + [UNK])
+    fit = words_fit(vocab, [1, 2, 3], q_a, q_a @ np.array([[2.0, 0.0], [1.0, 1.0]]))
+    f_a = rng.normal(size=(800, 2))
+    contexts = linear_fit("", f_a, f_a @ np.array([[0.0, 1.0], [1.0, 0.0]]) + 3.0)
+    fig = roeder_words_figure(fit, [0, 1], "note", contexts)
+    panel = fig.axes[3]
+    assert len(fig.axes) == 4 and "held-out contexts (300 of 400)" in panel.get_title()
+    assert "1.000, 1.000" in panel.get_title()
+    dots, circles = panel.collections[:2]
+    np.testing.assert_allclose(dots.get_offsets(), circles.get_offsets(), atol=1e-9)
+    assert len(roeder_words_figure(fit, [0, 1], "note").axes) == 3
+
+
 # --- paper comparison and config ---------------------------------------------------------------
 
 def pairs_table(r2):

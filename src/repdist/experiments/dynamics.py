@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 
 from ..io import provenance
-from ..measures import CompareSettings, prepare
+from ..measures import CompareSettings, PreparedModel, prepare
 from ..measures.null import null_keys
 from ..measures.pairs import Pair, all_pairs, compare_pairs
 from ..models.extract import extract
@@ -65,23 +65,29 @@ def train_with_snapshots(
     return run_with_snapshots(stack, data, train_cfg, snapshots)
 
 
+# what a snapshot records of a pair beyond compare()'s keys (its columns among `columns`)
+PairExtra = Callable[[PreparedModel, PreparedModel], Mapping[str, Any]]
+
+
 class Snapshots:
     """At each snapshot step (after that many optimisation steps; the loop's `on_step`), the
     stack's representations (`representations()`: f (S, N, M) and g (S, K, M)) compared for
     the given pairs of models (indices into `seeds`; default every pair), one row of `columns`
     each: step, seed_a, seed_b, then compare()'s keys (and its null's, when the settings draw
-    one: measures/null.py). Resumable: the rows taken so far travel
+    one: measures/null.py), or what `extra` gives a pair for a column. Resumable: the rows taken so far travel
     with the run's checkpoint (RunOptions.resumables)."""
 
     def __init__(self, representations: Callable[[], tuple[np.ndarray, np.ndarray]],
                  seeds: Sequence[int], steps: Sequence[int], measure_kwargs: Mapping[str, Any],
                  pairs: Sequence[Pair] | None = None,
-                 columns: Sequence[str] = tuple(SNAPSHOT_COLUMNS)) -> None:
+                 columns: Sequence[str] = tuple(SNAPSHOT_COLUMNS),
+                 extra: PairExtra | None = None) -> None:
         self.representations, self.seeds = representations, [int(s) for s in seeds]
         self.wanted = {int(s) for s in steps}
         self.settings = CompareSettings(**measure_kwargs)
         self.pairs = all_pairs(len(self.seeds)) if pairs is None else [tuple(p) for p in pairs]
         self.columns = [*columns, *null_keys(self.settings.null, self.settings.selected)]
+        self.extra = extra
         self.rows: list[dict[str, Any]] = []
 
     def __call__(self, done: int) -> None:
@@ -91,8 +97,9 @@ class Snapshots:
         prepared = [prepare(f, g) for f, g in zip(f_all, g_all, strict=True)]
         results = compare_pairs(prepared, self.settings, self.pairs)
         for (i, j), r in zip(self.pairs, results, strict=True):
+            more = self.extra(prepared[i], prepared[j]) if self.extra is not None else {}
             self.rows.append({"step": done, "seed_a": self.seeds[i], "seed_b": self.seeds[j],
-                              **{c: r[c] for c in self.columns[3:]}})
+                              **{c: more[c] if c in more else r[c] for c in self.columns[3:]}})
 
     def table(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=self.columns)

@@ -32,7 +32,7 @@ from ..training.early_stopping import EarlyStopping
 from ..training.loop import RunOptions, TrainConfig, TrainData, TrainLog, evaluate
 from .dynamics import Snapshots, run_with_snapshots
 from .outputs import SeedFiles, SeedRepresentations, write_seed
-from .roeder_cpc_tables import SNAPSHOT_COLUMNS, SNAPSHOT_MEASURES
+from .roeder_cpc_tables import SNAPSHOT_COLUMNS, SNAPSHOT_MEASURES, cca_coefficients
 
 DATASETS = ("cifar10", "digits")
 
@@ -155,7 +155,7 @@ def train_cpc(cfg: CPCModelConfig, train_cfg: TrainConfig, data: CPCData, run: C
     x_test, y_test = held_out_patches(stack, data.test)
     snapshots = Snapshots(lambda: extract(stack.stack, x_test, y_test), cfg.seeds,
                           run.snapshot_steps, {"measures": SNAPSHOT_MEASURES}, run.pairs,
-                          SNAPSHOT_COLUMNS)
+                          SNAPSHOT_COLUMNS, cca_coefficients)
     options = RunOptions(checkpoint=run.checkpoint, device=run.device,
                          eval_batch_size=train_cfg.batch_size,
                          early_stopping=EarlyStopping(run.patience),

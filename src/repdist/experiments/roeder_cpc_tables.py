@@ -18,14 +18,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..measures import CompareSettings
+from ..measures import CompareSettings, PreparedModel
+from ..measures.cca import canonical_correlations
 from ..measures.null import SUFFIXES
 from .alignment import rank_correlation
 from .pairs import PAIR_COLUMNS, compare_seeds, null_fields_of
 
 SNAPSHOT_MEASURES = ["mcca_f", "mcca_g"]
+# Roeder's Fig. 3b draws every canonical correlation at each checkpoint: the snapshots keep
+# them (descending, of f and of g), m_CCA their mean
 SNAPSHOT_COLUMNS = ["step", "seed_a", "seed_b", "mcca_f", "mcca_g", "mcca_f_components",
-                    "mcca_g_components", "warning"]
+                    "mcca_g_components", "cca_f", "cca_g", "warning"]
 PANELS = {"b": "step", "c": "n_train", "d": "width"}  # each panel's x
 TABLE_COLUMNS = ["panel", "step", "data_fraction", "n_train", "width", "max_steps", "seed_a",
                  "seed_b", "mcca_f", "mcca_g", "mcca_f_components", "mcca_g_components", "kl",
@@ -101,6 +104,25 @@ def cpc_pairs(trained: Sequence[TrainedConfiguration], seeds: Sequence[int],
     return pd.concat(frames, ignore_index=True)[CONFIG_COLUMNS + PAIR_COLUMNS + null]
 
 
+def cca_coefficients(m1: PreparedModel, m2: PreparedModel) -> dict[str, list[float]]:
+    """A pair's canonical correlations of f and of g (descending; the first
+    mcca_*_components of them average to m_CCA), as the snapshots keep them."""
+    return {f"cca_{side}": [float(c) for c in canonical_correlations(
+        getattr(m1, f"{side}_basis"), getattr(m2, f"{side}_basis"))] for side in ("f", "g")}
+
+
+def coefficient_means(rows: pd.DataFrame, side: str) -> dict[str, float]:
+    """`cca_<side>_<k>`: the mean over these rows' pairs of each pair's k-th canonical
+    correlation (k = 1 the largest), as far as every pair has one."""
+    lists = [np.asarray(c, dtype=np.float64) for c in rows[f"cca_{side}"]
+             if isinstance(c, list | np.ndarray)]
+    if not lists:
+        return {}
+    shortest = min(len(c) for c in lists)
+    means = np.mean([c[:shortest] for c in lists], axis=0)
+    return {f"cca_{side}_{k + 1}": float(v) for k, v in enumerate(means)}
+
+
 def untrained_means(snapshots: Mapping[str, pd.DataFrame]) -> dict[str, dict[str, float]]:
     """Per configuration (by name), the mean over its pairs of m_CCA of f and of g at step 0:
     the same seeds, patches and pairs before any training (each configuration's snapshots)."""
@@ -134,7 +156,8 @@ def cpc_table(snapshots: pd.DataFrame, pairs: pd.DataFrame, cpc: Mapping[str, An
         for m in SNAPSHOT_MEASURES:
             table[f"{m}_untrained"] = [untrained.get(n, {}).get(m, np.nan) for n in names]
             baseline.append(f"{m}_untrained")
-    return table.reindex(columns=[*TABLE_COLUMNS, *chance_columns(pairs), *baseline])
+    kept = [c for c in ("cca_f", "cca_g") if c in snapshots]  # panel b's coefficients
+    return table.reindex(columns=[*TABLE_COLUMNS, *chance_columns(pairs), *baseline, *kept])
 
 
 CHANCE_MEASURES = ("mcca_f", "mcca_g", "kl", "d_llv")
@@ -156,7 +179,8 @@ def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per panel and point: the number of pairs, and the mean and standard error (sd ddof 1
     over sqrt(pairs)) of m_CCA of f and of g; KL and d_LLV's means where measured; where the
     table has them, m_CCA's chance level tau, calibrated score and untrained models' value
-    (their means)."""
+    (their means), and at the snapshots (panel b) each canonical correlation's mean
+    (`cca_f_1`, ...: Roeder's Fig. 3b draws them all)."""
     rows = []
     null = [f"mcca_{side}{s}" for side in ("f", "g") for s in ("_tau", "_calibrated",
                                                                "_untrained")
@@ -173,8 +197,14 @@ def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
             row["kl_mean"], row["d_llv_mean"] = float(group["kl"].mean()), \
                 float(group["d_llv"].mean())
             row.update({f"{column}_mean": float(group[column].mean()) for column in null})
+            for side in ("f", "g"):
+                if f"cca_{side}" in group:  # panel b: every coefficient's mean
+                    row.update(coefficient_means(group, side))
             rows.append(row)
-    return pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, *(f"{c}_mean" for c in null)])
+    coefficients = sorted({key for row in rows for key in row if key.startswith("cca_")},
+                          key=lambda key: (key[4], int(key.rsplit("_", 1)[1])))
+    return pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, *(f"{c}_mean" for c in null),
+                                       *coefficients])
 
 
 def baseline(rows: pd.DataFrame, side: str) -> pd.Series:

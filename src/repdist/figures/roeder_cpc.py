@@ -72,9 +72,10 @@ def _show(ax: plt.Axes, image: np.ndarray) -> None:
 
 
 def _trend_panel(ax: plt.Axes, rows: pd.DataFrame, panel: str) -> None:
-    """Mean ± standard error per point of each side; where the summary has them, the null's
-    tau (a band from 0 up to it: chance reaches there) and the untrained models' value (a
-    dashed line: the same pairs at step 0) in the side's colour."""
+    """Mean ± standard error per point of each side; where the summary has them, every
+    canonical correlation's mean (thin lines: Roeder's Fig. 3b), the null's tau (a band from 0
+    up to it: chance reaches there) and the untrained models' value (a dashed line: the same
+    pairs at step 0) in the side's colour."""
     xlabel, scale = AXES[panel]
     for side, colour in SIDES.items():
         ax.errorbar(rows["x"], rows[f"mcca_{side}_mean"], yerr=rows[f"mcca_{side}_se"],
@@ -83,6 +84,11 @@ def _trend_panel(ax: plt.Axes, rows: pd.DataFrame, panel: str) -> None:
         if tau is not None and tau.notna().any():
             ax.fill_between(rows["x"], 0, tau, color=colour, alpha=0.12, lw=0,
                             label=f"{side}: chance (null's tau)")
+        coefficients = [c for c in rows.columns if c.startswith(f"cca_{side}_")]
+        for k, column in enumerate(coefficients):  # (b): every canonical correlation, thin
+            if rows[column].notna().any():
+                ax.plot(rows["x"], rows[column], color=colour, lw=0.7, alpha=0.45,
+                        label=f"{side}: each canonical correlation" if k == 0 else None)
         untrained = rows.get(f"mcca_{side}_untrained_mean")
         if untrained is not None and untrained.notna().any():
             ax.plot(rows["x"], untrained, color=colour, ls="--", lw=1.2,

@@ -31,9 +31,25 @@ def _labelled(ax: plt.Axes, points: np.ndarray, names: Sequence[str], colour: st
                     color=colour)
 
 
-def roeder_words_figure(fit: WordsFit, seeds: Sequence[int], note: str) -> plt.Figure:
-    """Three panels of the shown words' 2-D vectors q: seed a, seed b, b mapped onto a."""
-    fig, axes = plt.subplots(1, 3, figsize=(15, 5.2))
+class ContextsFit(Protocol):
+    """f on the held-out contexts (measures/probe.py LinearFit): seed a's f on the second half,
+    seed b's mapped there by the map fitted on the first half, and that fit's R^2 (M,)."""
+
+    f_a: np.ndarray
+    mapped_b: np.ndarray
+    r2: np.ndarray
+
+
+CONTEXTS_SHOWN = 300  # held-out contexts drawn in f's panel (the fit's R^2 is over all of them)
+
+
+def roeder_words_figure(fit: WordsFit, seeds: Sequence[int], note: str,
+                        contexts: ContextsFit | None = None) -> plt.Figure:
+    """Three panels of the shown words' 2-D vectors q: seed a, seed b, b mapped onto a; and,
+    given `contexts`, a fourth of f on held-out contexts (Fig. 1's caption: f on held-out
+    data), seed b's mapped onto seed a's by the map fitted on the other half."""
+    fig, axes = plt.subplots(1, 4 if contexts is not None else 3,
+                             figsize=(20 if contexts is not None else 15, 5.2))
     a, b = int(seeds[0]), int(seeds[1])
     _labelled(axes[0], fit.q_a, fit.words, PAPER_BLUE)
     axes[0].set_title(f"seed {a}: $q_y$")
@@ -48,6 +64,8 @@ def roeder_words_figure(fit: WordsFit, seeds: Sequence[int], note: str) -> plt.F
     axes[2].set_title(f"seed {b} mapped onto seed {a}: $A q_y + c$\n$R^2$ per dimension: {r2}",
                       fontsize=12)
     axes[2].legend(fontsize=9, loc="best")
+    if contexts is not None:
+        _contexts_panel(axes[3], contexts, a, b)
     for ax in axes:
         ax.set_xlabel("dimension 1")
         ax.set_ylabel("dimension 2")
@@ -55,3 +73,19 @@ def roeder_words_figure(fit: WordsFit, seeds: Sequence[int], note: str) -> plt.F
                  fontsize=12)
     fig.tight_layout()
     return fig
+
+
+def _contexts_panel(ax: plt.Axes, contexts: ContextsFit, a: int, b: int) -> None:
+    """f of the first CONTEXTS_SHOWN held-out contexts: seed a's (dots), seed b's mapped onto
+    them (circles), joined."""
+    shown = slice(0, CONTEXTS_SHOWN)
+    f_a, mapped = contexts.f_a[shown], contexts.mapped_b[shown]
+    for start, end in zip(f_a[:, :2], mapped[:, :2], strict=True):
+        ax.plot(*zip(start, end, strict=True), color="grey", lw=0.4, zorder=1)
+    ax.scatter(f_a[:, 0], f_a[:, 1], s=8, color=PAPER_BLUE, label=f"seed {a}", zorder=2)
+    ax.scatter(mapped[:, 0], mapped[:, 1], s=24, facecolors="none", edgecolors=PAPER_ORANGE,
+               label=f"seed {b} mapped", zorder=3)
+    r2 = ", ".join(f"{r:.3f}" for r in contexts.r2)
+    ax.set_title(f"f on held-out contexts ({len(f_a)} of {len(contexts.f_a)}): seed {b} "
+                 f"mapped onto seed {a}\n$R^2$ per dimension: {r2}", fontsize=12)
+    ax.legend(fontsize=9, loc="best")

@@ -34,6 +34,7 @@ from repdist.experiments.roeder_cpc_tables import (
     untrained_means,
 )
 from repdist.io import read_npz_metadata
+from repdist.training.batches import numpy_order
 from repdist.measures import compare
 from repdist.models.cpc import ContrastiveStack, build_cpc_model
 
@@ -164,8 +165,13 @@ def seed_files(folder, seeds):
             for s in seeds]
 
 
-def test_train_cpc_on_the_digits_writes_seeds_snapshots_and_examples(tmp_path):
+def test_train_cpc_on_the_digits_writes_seeds_snapshots_and_examples(tmp_path, monkeypatch):
+    import repdist.training.loop as loop
     from repdist.data.digits import load_digit_images
+
+    orders = []  # every batch whole: S, the candidate set, the same size at every step
+    monkeypatch.setattr(loop, "batch_order", lambda cfg, n, full=False: orders.append(
+        order := numpy_order(n, cfg.batch_size, cfg.steps, cfg.data_seed, full)) or order)
 
     cfg = cpc_cfg()
     data = cpc_data(cfg, load_digit_images(), None, "scikit-learn digits")
@@ -175,6 +181,8 @@ def test_train_cpc_on_the_digits_writes_seeds_snapshots_and_examples(tmp_path):
     table = train_cpc(cfg, train_cfg, data, CPCRun([0, 20, 60], disjoint_pairs(4), 2), files,
                       {"roeder": {}})
     assert set(zip(table["seed_a"], table["seed_b"])) == {(0, 1), (2, 3)}
+    assert len(orders) == 1 and {len(b) for b in orders[0].batches()} == {32}
+    assert len(data.train) % 32  # a remainder to leave out
     assert table["mcca_f"].between(0, 1).all() and (table["mcca_g_components"] == 4).all()
     for side in ("f", "g"):  # every canonical correlation kept: m_CCA is their mean
         means = [np.mean(c[:n]) for c, n in zip(table[f"cca_{side}"],

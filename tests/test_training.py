@@ -44,6 +44,27 @@ def test_clean_batch_order_has_exactly_the_nominal_steps():
     assert sorted(np.concatenate(batches[:157]).tolist()) == list(range(20_000))
 
 
+def test_full_batches_leave_each_epochs_remainder_out():
+    """A contrastive model's candidate set is its batch: with full_batches every batch holds
+    batch_size examples (69 examples, batches of 64: one a epoch, 5 left out, other ones each
+    epoch); fewer examples than a batch, or the paper protocol's replayed loader, are refused."""
+    from repdist.training.batches import numpy_order
+    from repdist.training.loop import batch_order
+
+    order = numpy_order(69, 64, 6, 0, full_batches=True)
+    batches = list(order.batches())
+    assert len(batches) == 6 and {len(b) for b in batches} == {64}
+    assert order.per_epoch == 1 and len({tuple(sorted(b)) for b in batches}) == 6
+    assert all(len(set(b)) == 64 for b in batches)
+    assert [len(b) for b in numpy_order(69, 64, 4, 0).batches()] == [64, 5, 64, 5]
+    with pytest.raises(ValueError, match="none"):
+        numpy_order(50, 64, 3, 0, full_batches=True)
+    with pytest.raises(ValueError, match="clean protocol"):
+        batch_order(train_config(steps=10, batch_size=4), 20, full_batches=True)
+    clean = batch_order(train_config(steps=7, batch_size=4, protocol="clean"), 10, True)
+    assert [len(b) for b in clean.batches()] == [4] * 7
+
+
 def test_paper_protocol_runs_whole_epochs():
     """The original's epoch rounding: 96 epochs of 157 batches = 15,072 synthetic steps, 13 of
     1,563 = 20,319 CIFAR steps; the clean protocol runs the nominal count."""

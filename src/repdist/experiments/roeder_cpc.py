@@ -159,6 +159,7 @@ def train_cpc(cfg: CPCModelConfig, train_cfg: TrainConfig, data: CPCData, run: C
     options = RunOptions(checkpoint=run.checkpoint, device=run.device,
                          eval_batch_size=train_cfg.batch_size,
                          early_stopping=EarlyStopping(run.patience),
+                         full_batches=True,  # S, the batch, the same size at every step
                          identity={"model": asdict(cfg), "snapshots": sorted(snapshots.wanted)})
     result = run_with_snapshots(stack, train_data(data, train_cfg.batch_size), train_cfg,
                                 snapshots, options)

@@ -29,12 +29,14 @@ from ..io.host import to_host
 
 @dataclass(frozen=True)
 class BatchOrder:
-    """`steps` index batches of size `batch_size` (the last of each epoch short) from `epochs`,
-    an (E, n) int64 array of one permutation of range(n) per epoch, in order."""
+    """`steps` index batches of size `batch_size` (the last of each epoch short, or with
+    `full_batches` left out: every batch whole) from `epochs`, an (E, n) int64 array of one
+    permutation of range(n) per epoch, in order."""
 
     epochs: np.ndarray
     batch_size: int
     steps: int
+    full_batches: bool = False
 
     @cached_property
     def n(self) -> int:
@@ -42,7 +44,8 @@ class BatchOrder:
 
     @cached_property
     def per_epoch(self) -> int:
-        return math.ceil(self.n / self.batch_size)
+        return (self.n // self.batch_size if self.full_batches
+                else math.ceil(self.n / self.batch_size))
 
     def flat(self) -> np.ndarray:
         """The epochs one after another: batch `step` is flat()[slice(*bounds(step))]."""
@@ -96,15 +99,20 @@ def dataloader_order(
     return BatchOrder(orders, batch_size, epochs * per_epoch)
 
 
-def numpy_order(n: int, batch_size: int, steps: int, seed: int) -> BatchOrder:
+def numpy_order(n: int, batch_size: int, steps: int, seed: int,
+                full_batches: bool = False) -> BatchOrder:
     """Exactly `steps` batches: epochs of a fresh numpy permutation each, the last batch of an
-    epoch short (the clean protocol)."""
+    epoch short (the clean protocol), or with `full_batches` left out (each epoch drops its
+    last n mod batch_size examples, different ones each epoch)."""
+    if full_batches and 0 < n < batch_size:
+        raise ValueError(f"full batches of {batch_size} from {n} examples: none")
     rng = np.random.default_rng(seed)
-    epochs = math.ceil(steps / math.ceil(n / batch_size)) if n else 0
+    per_epoch = n // batch_size if full_batches else math.ceil(n / batch_size)
+    epochs = math.ceil(steps / per_epoch) if n else 0
     orders = np.empty((epochs, n), dtype=np.int64)
     for epoch in range(epochs):
         orders[epoch] = rng.permutation(n)
-    return BatchOrder(orders, batch_size, steps)
+    return BatchOrder(orders, batch_size, steps, full_batches)
 
 
 def dataloader_batches(

@@ -50,14 +50,18 @@ class TrainLog:
     test_loss: list[list[float]] = field(default_factory=list)
 
 
-def batch_order(cfg: TrainConfig, n: int) -> BatchOrder:
-    """The index batches of a run, by its protocol, drawn before it starts."""
+def batch_order(cfg: TrainConfig, n: int, full_batches: bool = False) -> BatchOrder:
+    """The index batches of a run, by its protocol, drawn before it starts (`full_batches`:
+    every batch whole, each epoch's remainder left out; the clean protocol's order only)."""
     rules = cfg.rules
+    if rules.dataloader_order and full_batches:
+        raise ValueError("full batches: only the clean protocol's batch order drops an "
+                         "epoch's remainder (the paper protocol replays the original's loader)")
     if rules.dataloader_order:
         epochs = cfg.steps_for(n) // batches_per_epoch(n, cfg.batch_size)
         return dataloader_order(n, cfg.batch_size, epochs, cfg.data_seed,
                                 lambda step: step % cfg.eval_every == 0)
-    return numpy_order(n, cfg.batch_size, cfg.steps, cfg.data_seed)
+    return numpy_order(n, cfg.batch_size, cfg.steps, cfg.data_seed, full_batches)
 
 
 # (model, x, codes, labels, idx) -> the batch's loss per model, (S,) or ()
@@ -172,7 +176,8 @@ class RunOptions:
     when its test loss has not improved for that many test passes (training.early_stopping;
     the clean protocol's eval-mode passes: give the run the validation set as test data), and
     the run when all have; `resumables`: state beside the run (by name) saved in its checkpoint
-    and loaded back on resume."""
+    and loaded back on resume; `full_batches`: every batch whole (batches.numpy_order: each
+    epoch's remainder left out), for a contrastive model whose candidate set is its batch."""
 
     checkpoint: str | Path | None = None
     device: str | torch.device = "cpu"
@@ -185,6 +190,7 @@ class RunOptions:
     cuda_graph: bool = False
     early_stopping: EarlyStopping | None = None
     resumables: Mapping[str, Resumable] = field(default_factory=dict)
+    full_batches: bool = False
 
 
 @dataclass
@@ -252,8 +258,9 @@ def _setup(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
     if options.channels_last:
         model.to(memory_format=torch.channels_last)
     identity = {**(options.identity or {}), "training": cfg.identity(),
-                **_layout_identity(options), **_stopping_identity(cfg, options)}
-    batches = batch_order(cfg, len(x))
+                **_layout_identity(options), **_stopping_identity(cfg, options),
+                **({"full_batches": True} if options.full_batches else {})}
+    batches = batch_order(cfg, len(x), options.full_batches)
     order = batches.on_device(device)  # the run's one copy of its batch order
     optimizer = make_adam(model, cfg.lr, capturable=_graphed(options, device))
     if options.early_stopping is not None:

@@ -230,11 +230,12 @@ def quick_outputs(_quick_dag_beside):
 
 @pytest.fixture
 def crash_after(monkeypatch):
-    """crash_after(n): the training loss raises KeyboardInterrupt (a simulated kill) after n
-    batches; call the returned `restore()` to train normally again."""
+    """crash_after(n): the training step raises KeyboardInterrupt (a simulated kill) after n
+    batches, whatever its loss (the NLL or a run's own objective); call the returned
+    `restore()` to train normally again."""
     from repdist.training import loop
 
-    real = loop.batch_nll
+    real = loop._train_step
 
     def arm(n_batches):
         calls = {"n": 0}
@@ -245,8 +246,8 @@ def crash_after(monkeypatch):
                 raise KeyboardInterrupt("simulated kill")
             return real(*args)
 
-        monkeypatch.setattr(loop, "batch_nll", crashing)
-        return lambda: monkeypatch.setattr(loop, "batch_nll", real)
+        monkeypatch.setattr(loop, "_train_step", crashing)
+        return lambda: monkeypatch.setattr(loop, "_train_step", real)
 
     return arm
 

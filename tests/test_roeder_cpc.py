@@ -405,3 +405,34 @@ def test_the_summary_keeps_each_canonical_correlations_mean_and_the_figure_draws
     over_training = cpc_figure(examples, summary, "t").axes[-3]
     thin = [ln for ln in over_training.get_lines() if ln.get_linewidth() == 0.7]
     assert len(thin) == 5
+
+
+def test_each_seed_draws_its_own_batches_patches_and_augmentation_as_if_alone(tmp_path):
+    """By default (Roeder's independently trained models) a stack's seeds draw their own
+    batches, patch places and augmentation, from the data seed and their own seed: seed 1 in
+    a stack of seeds 0 and 1 trains to the weights it reaches alone; with shared_draws the
+    two see the same patches (and end elsewhere than alone)."""
+    from repdist.data.digits import load_digit_images
+
+    train_cfg = train_config("roeder", steps=12, batch_size=32, lr=3e-3, eval_every=6,
+                             log_every=6, checkpoint_every=0, protocol="clean")
+
+    def weights(seeds, shared=False, folder="a"):
+        cfg = cpc_cfg(seeds=seeds, shared_draws=shared)
+        data = cpc_data(cfg, load_digit_images(), None, "digits")
+        files = seed_files(tmp_path / folder, cfg.seeds)
+        train_cpc(cfg, train_cfg, data, CPCRun([0, 12], [], 100), files, {})
+        return [torch.load(f.model) for f in files]
+
+    both, alone = weights([0, 1], folder="both"), weights([1], folder="alone")
+    for name, value in alone[0].items():
+        torch.testing.assert_close(both[1][name], value, rtol=1e-5, atol=1e-6)
+    shared = weights([0, 1], shared=True, folder="shared")
+    assert any(not torch.allclose(shared[1][n], v, atol=1e-4) for n, v in alone[0].items())
+    stack = cpc_stack(cpc_cfg(seeds=[4, 4, 5]), 1, 0, np.random.default_rng(0).random(
+        (40, 1, 8, 8), dtype=np.float32))
+    torch.manual_seed(0)
+    losses = stack.nll(torch.zeros(8, 1, 8, 8), None, None, torch.arange(8))
+    assert losses[0] == losses[1] != losses[2]  # one seed, one draw: the same loss
+    with pytest.raises(ValueError, match="needs the batch's indices"):
+        stack.nll(torch.zeros(8, 1, 8, 8), None, None)

@@ -42,6 +42,7 @@ def cpc_model_settings(wildcards):
         "n_test",
         "split_seed",
         "patch",
+        "shared_draws",
     )
     return {
         **{k: CPC[k] for k in keys},

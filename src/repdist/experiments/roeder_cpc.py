@@ -53,6 +53,7 @@ class CPCModelConfig:
     split_seed: int
     patch: Sequence[int]
     augment: Mapping[str, float]
+    shared_draws: bool = False  # the seeds share batches, patches and augmentation (models/cpc.py)
 
     @property
     def spec(self) -> PatchSpec:
@@ -122,12 +123,17 @@ def _unit(images: np.ndarray) -> np.ndarray:
     return images.astype(np.float32) / np.float32(255)
 
 
-def cpc_stack(cfg: CPCModelConfig, channels: int, data_seed: int) -> ContrastiveStack:
-    """Every seed of the configuration, seed s initialised by torch.manual_seed(s)."""
+def cpc_stack(cfg: CPCModelConfig, channels: int, data_seed: int,
+              train_images: np.ndarray | None = None) -> ContrastiveStack:
+    """Every seed of the configuration, seed s initialised by torch.manual_seed(s), each
+    drawing its own batches, patches and augmentation from `train_images` (unless
+    cfg.shared_draws, or without them)."""
     spec = cfg.spec
     models = [build_cpc_model(seed, spec.features(channels), cfg.width, cfg.depth, cfg.rep_dim)
               for seed in cfg.seeds]
-    return ContrastiveStack(models, spec, data_seed)
+    if cfg.shared_draws or train_images is None:
+        return ContrastiveStack(models, spec, data_seed)
+    return ContrastiveStack(models, spec, data_seed, cfg.seeds, torch.from_numpy(train_images))
 
 
 def train_data(data: CPCData, batch_size: int) -> TrainData:
@@ -151,7 +157,7 @@ def train_cpc(cfg: CPCModelConfig, train_cfg: TrainConfig, data: CPCData, run: C
     (roeder_cpc_tables.SNAPSHOT_COLUMNS)."""
     if len(files) != len(cfg.seeds):
         raise ValueError(f"{len(files)} output sets for {len(cfg.seeds)} seeds")
-    stack = cpc_stack(cfg, data.train.shape[1], train_cfg.data_seed)
+    stack = cpc_stack(cfg, data.train.shape[1], train_cfg.data_seed, data.train)
     x_test, y_test = held_out_patches(stack, data.test)
     snapshots = Snapshots(lambda: extract(stack.stack, x_test, y_test), cfg.seeds,
                           run.snapshot_steps, {"measures": SNAPSHOT_MEASURES}, run.pairs,
@@ -160,6 +166,7 @@ def train_cpc(cfg: CPCModelConfig, train_cfg: TrainConfig, data: CPCData, run: C
                          eval_batch_size=train_cfg.batch_size,
                          early_stopping=EarlyStopping(run.patience),
                          full_batches=True,  # S, the batch, the same size at every step
+                         objective=None if stack.seeds is None else stack.objective,
                          identity={"model": asdict(cfg), "snapshots": sorted(snapshots.wanted)})
     result = run_with_snapshots(stack, train_data(data, train_cfg.batch_size), train_cfg,
                                 snapshots, options)

@@ -10,10 +10,14 @@ g(y') and image i's label its own position i, so the training loop (training/loo
 as it trains every model, by its `nll`.
 
 Each step cuts and augments the batch's patches afresh (`patches`, e.g. data/patches.py's
-PatchSpec), once for the whole stack: the models of a stack differ in their initialisation only, as the seeds of every stack
-here share their batches. The random draws of step t come from a generator seeded by
-(data_seed, t), t counted by the model itself and kept in its state dict, so a run resumed from
-a checkpoint draws what an uninterrupted run draws.
+PatchSpec). By default every model draws its own (Roeder et al. train independent models): its
+batch of images (the loop's batch mapped through a permutation of the training set of its own,
+so that each epoch still covers every image once), its patches' places and its augmentation,
+from generators seeded by (data_seed, the model's seed[, t]): a seed draws the same whether
+trained alone or in a stack. With `shared_draws` the stack's models share all of it and differ
+in their initialisation only. The random draws of step t are seeded by t too, t counted by the
+model itself and kept in its state dict, so a run resumed from a checkpoint draws what an
+uninterrupted run draws.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from .mlp import ModelClass, SmallMLP
 from .stacked import StackedModelClass
 
 DRAW_SEED_STRIDE = 1_000_003  # the draws of step t of data seed s are seeded by s * this + t
+MODEL_SEED_STRIDE = 100_003  # and a model's own draws by that * this + its seed
 
 
 class PatchPairs(Protocol):
@@ -54,12 +59,25 @@ class ContrastiveStack(nn.Module):
     the patches are cut here (`patches`). `codes` and `labels` of the loop's calls are unused:
     g reads the batch's bottom patches, and image i's label is its place in its batch."""
 
-    def __init__(self, models: Sequence[ModelClass], patches: PatchPairs,
-                 data_seed: int) -> None:
+    def __init__(self, models: Sequence[ModelClass], patches: PatchPairs, data_seed: int,
+                 seeds: Sequence[int] | None = None, train_images: torch.Tensor | None = None
+                 ) -> None:
+        """`seeds` (the models' own, in order) and `train_images` (the training set the loop's
+        batch indices index): each model draws its own batch, patches and augmentation; None:
+        the stack shares them (shared draws)."""
         super().__init__()
         self.stack = StackedModelClass(models)
         self.patches, self.data_seed = patches, data_seed
         self.draws = 0  # training batches cut so far (the step), in the state dict
+        self.seeds = None if seeds is None else [int(s) for s in seeds]
+        if self.seeds is not None:
+            if train_images is None or len(self.seeds) != self.num_models:
+                raise ValueError("own draws need every model's seed and the training images")
+            orders = [torch.randperm(len(train_images), generator=torch.Generator().manual_seed(
+                data_seed * MODEL_SEED_STRIDE + s)) for s in self.seeds]
+            # not in the state dict: rebuilt from the seeds, moved with the model
+            self.register_buffer("train_images", train_images, persistent=False)
+            self.register_buffer("own_orders", torch.stack(orders), persistent=False)
 
     @property
     def num_models(self) -> int:
@@ -69,14 +87,32 @@ class ContrastiveStack(nn.Module):
         """The evaluation patches (x, y) of `images`: centred, unaugmented, flattened."""
         return self.patches.fixed_pair(images)
 
-    def nll(self, images: torch.Tensor, codes: torch.Tensor,
-            labels: torch.Tensor) -> torch.Tensor:
-        """(S,) the contrastive loss of a training batch per model: fresh random patches."""
-        generator = torch.Generator(device=images.device)
-        generator.manual_seed(self.data_seed * DRAW_SEED_STRIDE + self.draws)
+    def nll(self, images: torch.Tensor, codes: torch.Tensor, labels: torch.Tensor,
+            idx: torch.Tensor | None = None) -> torch.Tensor:
+        """(S,) the contrastive loss of a training batch per model: fresh random patches; with
+        own draws (`idx`, the batch's indices into the training set), each model's own."""
+        step = self.data_seed * DRAW_SEED_STRIDE + self.draws
         self.draws += 1
-        x, y = self.patches.random_pair(images, generator)
+        if self.seeds is None:
+            generator = torch.Generator(device=images.device)
+            generator.manual_seed(step)
+            x, y = self.patches.random_pair(images, generator)
+            return self.stack.nll(x, y, _positions(images))
+        if idx is None:
+            raise ValueError("own draws: nll needs the batch's indices (the loop's objective)")
+        pairs = []
+        for s, seed in enumerate(self.seeds):
+            generator = torch.Generator(device=images.device)
+            generator.manual_seed(step * MODEL_SEED_STRIDE + seed)
+            pairs.append(self.patches.random_pair(self.train_images[self.own_orders[s][idx]],
+                                                  generator))
+        x, y = (torch.stack(side) for side in zip(*pairs, strict=True))  # (S, B, D) each
         return self.stack.nll(x, y, _positions(images))
+
+    def objective(self, model: nn.Module, images: torch.Tensor, codes: torch.Tensor,
+                  labels: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """The training loop's objective (RunOptions.objective): nll with the batch's indices."""
+        return self.nll(images, codes, labels, idx)
 
     def log_probs(self, images: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
         """(S, B, B) float64 log p(y_j | x_i, S = the batch's bottom patches), evaluation

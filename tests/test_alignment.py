@@ -39,6 +39,9 @@ def test_the_table_holds_pair_means_and_seed_mean_accuracy():
     assert row["mutual_knn_f_std"] == pytest.approx(np.std([0.21, 0.22, 0.22]))
     assert row["test_accuracy"] == pytest.approx(np.mean([0.7, 0.8, 0.8]))
     assert row["cknna_f_mean"] == pytest.approx(0.1)
+    # three seeds: the mean's seed-bootstrap interval spans the pair values' range at most
+    assert 0.21 <= row["mutual_knn_f_ci_low"] <= row["mutual_knn_f_mean"]
+    assert row["mutual_knn_f_mean"] <= row["mutual_knn_f_ci_high"] <= 0.22
 
 
 def test_trends_count_the_class_counts_whose_alignment_rises_with_width():

@@ -12,15 +12,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .widths import read_pairs, seed_accuracies
+from .widths import read_pairs, seed_accuracies, seed_intervals
 
 ALIGNMENT_COLUMNS = ("mutual_knn_f", "cknna_f")
 
 
 def alignment_table(pairs: pd.DataFrame) -> pd.DataFrame:
     """One row per (K, width): pairs, the mean test accuracy of its seeds, and mean and
-    population sd over pairs of each alignment column present (NaN pairs left out), and the
-    means of its null's tau and calibrated score where the pairs have them."""
+    population sd over pairs of each alignment column present (NaN pairs left out), its mean's
+    95 % seed-bootstrap interval (`_ci_low`, `_ci_high`), and the means of its null's tau and
+    calibrated score where the pairs have them."""
     cols = [c for c in ALIGNMENT_COLUMNS if c in pairs.columns]
     rows = []
     for (k, width), group in pairs.groupby(["K", "width"]):
@@ -29,6 +30,7 @@ def alignment_table(pairs: pd.DataFrame) -> pd.DataFrame:
         for col in cols:
             row[f"{col}_mean"] = float(group[col].mean())
             row[f"{col}_std"] = float(group[col].std(ddof=0))
+            row.update(seed_intervals(group, [col]))
             for chance in (f"{col}_tau", f"{col}_calibrated"):  # with a null: its means
                 if chance in group:
                     row[f"{chance}_mean"] = float(group[chance].mean())

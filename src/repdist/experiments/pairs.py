@@ -15,7 +15,7 @@ from ..io.provenance import models_provenance
 from ..io.representations import columns_of, load_representations
 from ..measures import CompareSettings, mean_cca, prepare
 from ..measures.cca import mean_cca_from_bases, orthonormal_basis
-from ..measures.null import SUFFIXES, null_measures
+from ..measures.null import SUFFIXES, null_keys, null_measures
 from ..measures.pairs import Pair, all_pairs, compare_pairs
 
 DISTRIBUTION_COLUMNS = ["kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out",
@@ -41,9 +41,9 @@ def null_fields(result: Mapping[str, Any], settings: CompareSettings,
                 renamed: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Each null measure's `_tau`, `_p` and `_calibrated` (measures/null.py), after the table's
     other columns; `renamed`: a measure's column name where the table calls it otherwise."""
-    renamed = renamed or {}
-    return {f"{renamed.get(m, m)}{suffix}": result[f"{m}{suffix}"]
-            for m in null_measures(settings.null, settings.selected) for suffix in SUFFIXES}
+    keys = null_keys(settings.null, settings.selected)
+    return {column: result[key] for column, key in
+            zip(null_fields_of(settings, renamed), keys, strict=True)}
 
 
 def null_fields_of(settings: CompareSettings, renamed: Mapping[str, str] | None = None

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .cca import components_used, resolve_precision
+from .cca import components_used
 from .conventions import AlignmentConventions
 from .prepared import MUTUAL_KNN_K, AlignmentView, PreparedModel
 from .prh import PRH_EPS
@@ -45,9 +45,8 @@ def mcca(m1: PreparedModel, m2: PreparedModel, side: str, orders: np.ndarray,
     """m_CCA of f (orders over inputs) or of g (over labels), as compare's exact path."""
     spectra = [getattr(m, f"{side}_spectrum") for m in (m1, m2)]
     bases = [s.basis(precision) for s in spectra]
-    used = [resolve_precision(precision, s.detected) for s in spectra]
     coordinates = min(getattr(m1, f"{side}_varying"), getattr(m2, f"{side}_varying"))
-    n, _ = components_used(bases[0].shape[1], bases[1].shape[1], coordinates, used[0])
+    n, _ = components_used(bases[0].shape[1], bases[1].shape[1], coordinates)
     if n < 1:
         return np.full(len(orders), np.nan)
     return _canonical_means(bases[0], bases[1], orders, n)
@@ -138,8 +137,7 @@ def cknna(v1: AlignmentView, v2: AlignmentView, orders: np.ndarray, eps: float) 
         kept = member(r, c)
         a = np.where(kept, va, 0.0)
         vb = np.where(kept, (x2[r] * x2[c]).sum(axis=1), 0.0)
-        both_t = kept & has_t & kept[pos]
-        ab_t = float(a[both_t] @ vb[pos[both_t]])
+        ab_t = float(a[has_t] @ vb[pos[has_t]])  # a and vb are 0 off the kept edges
         one_ab_one = np.bincount(cols, a, minlength=n) @ np.bincount(rows, vb, minlength=n)
         value = ab_t + a.sum() * vb.sum() / ((n - 1) * (n - 2)) - 2 * one_ab_one / (n - 2)
         out[d] = value / (n * (n - 3))

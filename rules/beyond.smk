@@ -114,7 +114,7 @@ rule training_dynamics:
         },
         train_cfg=training_settings("synthetic", checkpoint_every=0),
         snapshots=config["dynamics"]["snapshots"],
-        measures=pair_measures(),
+        measures=pair_measures(snapshots=True),
     script:
         "../workflow/scripts/training_dynamics.py"
 

@@ -63,9 +63,9 @@ def measure_settings(**overrides):
     return measures_of.measure_settings(config, **overrides)
 
 
-def pair_measures():
-    """What every pairs job passes to compare() (pipeline.measure_settings)."""
-    return measures_of.pair_measures(config)
+def pair_measures(snapshots=False):
+    """What every pairs job (or training run's snapshots) passes to compare() (measure_settings)."""
+    return measures_of.pair_measures(config, snapshots)
 
 
 def training_settings(section, **overrides):

@@ -20,7 +20,7 @@ rule roeder_train:
         model_cfg=roeder_model_settings,
         train_cfg=roeder_training,
         snapshots=roeder_snapshots(),
-        measures=pair_measures(),
+        measures=pair_measures(snapshots=True),
         run_config=run_config("roeder"),
     script:
         "../workflow/scripts/roeder_train.py"

@@ -321,3 +321,23 @@ def test_the_configs_null_measures_are_compares_default():
     from repdist.measures.null import DEFAULT_NULL_MEASURES
 
     assert tuple(load()["null"]["measures"]) == DEFAULT_NULL_MEASURES
+
+
+def test_snapshots_draw_the_null_of_their_own_measures():
+    """A training run's snapshots (every pair at every snapshot step) draw the null of
+    null.snapshot_measures only; the pairs jobs draw null.measures and never see the key;
+    snapshot_measures [] draws none at the snapshots. The CompareSettings take each."""
+    from repdist.measures import CompareSettings
+    from repdist.pipeline.measure_settings import pair_measures
+
+    cfg = load()
+    pairs, snapshots = pair_measures(cfg), pair_measures(cfg, snapshots=True)
+    assert "snapshot_measures" not in pairs["null"] | snapshots["null"]
+    assert tuple(CompareSettings(**pairs).null.measures) == tuple(cfg["null"]["measures"])
+    assert CompareSettings(**snapshots).null.measures == ("mcca_f", "mcca_g")
+    cfg["null"]["snapshot_measures"] = []
+    validate(cfg, SCHEMA)
+    assert "null" not in pair_measures(cfg, snapshots=True) and "null" in pair_measures(cfg)
+    cfg["null"]["snapshot_measures"] = ["m_cca"]
+    with pytest.raises(WorkflowError, match="'m_cca' is not one of"):
+        validate(cfg, SCHEMA)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pytest
 
 from repdist.cli import main
 from repdist.cli.job_times import benchmarks, cpu_by_rule, groups, job_cpu, machines, report
 from repdist.pipeline.machine import MACHINE_PREFIX, cpu_model, describe
-from repdist.pipeline.joblog import job_log
+from repdist.pipeline.joblog import NULL_NOTE, job_log
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
@@ -99,6 +100,38 @@ def test_cpu_is_summed_by_rule_from_the_job_logs(run):
     text = report(run)
     assert "CPU by rule, from the job logs" in text
     assert text.splitlines()[-5].split()[:3] == ["total", "3", "64.6"]
+    assert "permutation nulls" not in text
+
+
+def test_the_nulls_time_is_summed_by_rule_from_the_job_logs(run):
+    """A job that drew permutation nulls logs their pairs and seconds before it finishes
+    (pipeline.joblog from measures.null.TALLY): summed by rule, the largest first."""
+    for name, rule, pairs, seconds in (("a", "synthetic_pairs", 190, 5.25),
+                                       ("b", "synthetic_pairs", 190, 4.75),
+                                       ("c", "roeder_train", 9045, 80.0)):
+        (run / "logs" / f"{name}.log").write_text(
+            f"2026-01-01 00:00:00,000 INFO rule: {rule}\n"
+            f"2026-01-01 00:00:09,000 INFO {NULL_NOTE}{pairs} pairs, {seconds:.2f} s\n"
+            f"2026-01-01 00:00:09,000 INFO finished in 9.00 s, CPU 9.00 s\n")
+    lines = report(run).splitlines()
+    at = lines.index("permutation nulls by rule, from the job logs:")
+    assert [line.split()[:4] for line in lines[at + 2:at + 5]] == [
+        ["roeder_train", "1", "9045", "80.0"], ["synthetic_pairs", "2", "380", "10.0"],
+        ["total", "3", "9425", "90.0"]]
+
+
+def test_a_job_logs_what_its_nulls_cost(tmp_path):
+    """job_log ends a job that drew a null with the null's pairs and seconds."""
+    from repdist.measures import CompareSettings, compare_with_settings, prepare
+    from repdist.measures.null import TALLY
+    rng = np.random.default_rng(0)
+    m1, m2 = (prepare(rng.normal(size=(50, 2)), rng.normal(size=(4, 2))) for _ in range(2))
+    before = TALLY.pairs
+    with job_log(tmp_path / "job.log"):
+        compare_with_settings(m1, m2, CompareSettings(measures=["mcca_f"],
+                                                      null={"permutations": 20}))
+    assert TALLY.pairs == before + 1
+    assert f"{NULL_NOTE}{TALLY.pairs} pairs, " in (tmp_path / "job.log").read_text()
 
 
 def test_bad_input_exits_2_with_the_reason(tmp_path, capsys):

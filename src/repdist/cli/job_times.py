@@ -7,7 +7,9 @@ a faster run must make faster, and with the machine line every job logs (`repdis
 they say on what CPU that time was spent: the same run differs by a third between two virtual
 machines of the same size. Every job's log also ends with its CPU seconds, its interpreter's
 start-up and imports included (`repdist.pipeline.joblog`): summed by rule, the whole run's
-CPU, light jobs and all. Reads only text: no torch, works while a run goes on.
+CPU, light jobs and all; and, where it drew any, the pairs and seconds of its permutation nulls
+(`repdist.measures.null`): what the null added to the run. Reads only text: no torch, works
+while a run goes on.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..pipeline.joblog import CPU_NOTE, RULE_PREFIX
+from ..pipeline.joblog import CPU_NOTE, NULL_NOTE, RULE_PREFIX
 from ..pipeline.machine import MACHINE_PREFIX
 from .common import add_results_argument, report_runner
 from .progress import jobs_done, newest_snakemake_log
@@ -28,6 +30,7 @@ PER_CLASS_COUNT = re.compile(r"_K\d+$")  # flat benchmark files named per K (one
 ELAPSED = re.compile(r"Elapsed time: (\S+)")
 FINISHED = re.compile(rf"INFO finished in ([\d.]+) s{re.escape(CPU_NOTE)}([\d.]+) s$", re.M)
 RULE = re.compile(rf"INFO {re.escape(RULE_PREFIX)}(\S+)(.*)$", re.M)
+NULL = re.compile(rf"INFO {re.escape(NULL_NOTE)}(\d+) pairs, ([\d.]+) s$", re.M)
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,29 @@ def cpu_lines(results: Path) -> list[str]:
     return lines
 
 
+def null_lines(results: Path) -> list[str]:
+    """The report's third table, where a job drew a permutation null: its pairs and seconds
+    by rule, from the job logs (the same logs' last job of a rule: the latest run's)."""
+    table: dict[str, tuple[int, int, float]] = {}
+    for log in sorted((results / "logs").rglob("*.log")):
+        text = log.read_text(errors="replace")
+        rule, null = RULE.search(text), NULL.findall(text)
+        if rule and null:
+            jobs, pairs, seconds = table.get(rule.group(1), (0, 0, 0.0))
+            table[rule.group(1)] = (jobs + 1, pairs + int(null[-1][0]),
+                                    seconds + float(null[-1][1]))
+    if not table:
+        return []
+    lines = ["permutation nulls by rule, from the job logs:",
+             f"{'':34} {'jobs':>5} {'pairs':>12} {'seconds':>10}"]
+    lines += [f"{rule:34} {n:5d} {pairs:12d} {seconds:10.1f}"
+              for rule, (n, pairs, seconds) in sorted(table.items(), key=lambda i: -i[1][2])]
+    lines.append(f"{'total':34} {sum(v[0] for v in table.values()):5d} "
+                 f"{sum(v[1] for v in table.values()):12d} "
+                 f"{sum(v[2] for v in table.values()):10.1f}")
+    return lines
+
+
 @dataclass(frozen=True)
 class Group:
     label: str
@@ -189,6 +215,7 @@ def report(results: str | Path) -> str:
     total = sum(j.seconds for j in jobs)
     lines.append(f"{'total':34} {len(jobs):5d} {total:12.1f}")
     lines += cpu_lines(results)
+    lines += null_lines(results)
     seen = machines(results)
     if seen:
         lines.append("machines named in the job logs:")

@@ -1,5 +1,6 @@
 """Mean +- sd over seed pairs of m_CCA, d_LLV and d_{f,g} against the training step: one line
-per run (the NeurIPS MLP's training_dynamics; Roeder et al.'s Fig. 2b, one per data variant)."""
+per run (the NeurIPS MLP's training_dynamics; Roeder et al.'s Fig. 2b, one per data variant),
+each with its chance level dotted where the snapshots drew a null (the mean of the null's tau)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def dynamics_figure(snapshots: pd.DataFrame | Mapping[str, pd.DataFrame], title:
     runs = {"": snapshots} if isinstance(snapshots, pd.DataFrame) else dict(snapshots)
     colours = [PAPER_BLUE] if len(runs) == 1 else LINE_COLOURS
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), sharex=True)
-    pairs, last_step = 0, 0
+    pairs, last_step, chance = 0, 0, False
     for colour, (label, table) in zip(colours, runs.items(), strict=False):
         grouped = table.groupby("step")
         pairs = max(pairs, int(grouped.size().max()) if len(table) else 0)
@@ -29,13 +30,18 @@ def dynamics_figure(snapshots: pd.DataFrame | Mapping[str, pd.DataFrame], title:
                     ms=4 if len(mean) <= 30 else 0, label=label or None)
             ax.fill_between(mean.index, (mean - std).to_numpy(), (mean + std).to_numpy(),
                             color=colour, alpha=0.2)
+            if f"{col}_tau" in table.columns:  # what chance reaches at that step
+                tau = grouped[f"{col}_tau"].mean()
+                ax.plot(tau.index, tau.to_numpy(), ":", color=colour, lw=1.5,
+                        label="chance (null's tau)" if colour == colours[0] else None)
+                chance = True
     mark = mark_step is not None and mark_step <= last_step  # not past the curves' end
     for ax, label in zip(axes, (r"$m_{\mathrm{CCA}}$ of f", D_LLV, D_FG), strict=True):
         if mark:
             ax.axvline(mark_step, color="grey", ls=":", lw=1.5, label=mark_label or None)
         ax.set_xlabel("training step")
         ax.set_ylabel(f"mean {label}")
-    if len(runs) > 1 or mark:
+    if len(runs) > 1 or mark or chance:
         axes[0].legend(fontsize=9)
     fig.suptitle(f"{title} — mean ± sd over {pairs} seed pairs", fontsize=12)
     fig.tight_layout()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,18 @@ SCORE_MAX = {"lcs_knn_f": 10.0}
 DEFAULT_NULL_MEASURES = ("kl", "mcca_f", "mcca_g", "cka_f", "svcca_f", "mutual_knn_f")
 SUFFIXES = ("_tau", "_p", "_calibrated")
 EXACT_MAX_ROWS = 8  # enumerating orderings is only ever asked for up to 8! = 40320 of them
+
+
+@dataclass
+class NullTally:
+    """What this process has spent on nulls (pair_null): pairs and seconds; a job's log ends
+    with it (pipeline.joblog), so a run's cost of its nulls adds up from its logs."""
+
+    pairs: int = 0
+    seconds: float = 0.0
+
+
+TALLY = NullTally()
 
 
 @dataclass(frozen=True)
@@ -147,6 +160,7 @@ def pair_null(m1: PreparedModel, m2: PreparedModel, observed: Mapping[str, Any],
     notes: list[str] = []
     if m1.problem or m2.problem:
         return {f"{m}{s}": float("nan") for m in wanted for s in SUFFIXES}, notes
+    start = time.perf_counter()
     for side, measures, rows, reorder in (
             ("inputs", INPUT_NULL, m2.n_inputs, permuted_inputs),
             ("labels", LABEL_NULL, m2.num_labels, permuted_labels)):
@@ -169,6 +183,8 @@ def pair_null(m1: PreparedModel, m2: PreparedModel, observed: Mapping[str, Any],
             notes.append(f"null over {side}: all {count + 1} orderings of {rows} {side}, the "
                          f"smallest p {1 / (count + 1):.3g} above alpha {settings.alpha:g} "
                          f"({', '.join(asked)})")
+    TALLY.pairs += 1
+    TALLY.seconds += time.perf_counter() - start
     return out, notes
 
 

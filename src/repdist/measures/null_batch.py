@@ -21,6 +21,7 @@ from .prh import PRH_EPS
 
 DRAW_ELEMENTS = 1 << 22  # gathered values held at once (32 MiB of float64)
 DENSE_GRAPH_ROWS = 4096  # up to this N, a neighbour graph is looked up as an N x N mask
+COLUMN_LABELS = 32  # KL's null label by label up to this many labels (docs/speed.md)
 
 
 def _chunks(orders: np.ndarray, row_elements: int) -> list[np.ndarray]:
@@ -29,12 +30,20 @@ def _chunks(orders: np.ndarray, row_elements: int) -> list[np.ndarray]:
     return [orders[i:i + per] for i in range(0, len(orders), per)]
 
 
+def _cross(a: np.ndarray, b: np.ndarray, orders: np.ndarray) -> list[np.ndarray]:
+    """a^T b[order] per order, (draws, a's columns, b's columns), in blocks of draws: b's rows
+    gathered column by column (one take over a contiguous column is several times faster than
+    gathering rows of a few values each, at the synthetic sizes' M = 2)."""
+    columns = np.ascontiguousarray(b.T)
+    return [np.matmul(np.take(columns, block, axis=1), a).transpose(1, 2, 0)
+            for block in _chunks(orders, b.size)]
+
+
 def _canonical_means(q1: np.ndarray, q2: np.ndarray, orders: np.ndarray, n: int) -> np.ndarray:
     """The mean of the first n canonical correlations of q1 and q2[order], per order (bases
     orthonormal: the singular values of q1^T q2[order])."""
     out = []
-    for block in _chunks(orders, q2.size):
-        cross = np.matmul(q1.T, q2[block])
+    for cross in _cross(q1, q2, orders):
         sv = np.clip(np.linalg.svd(cross, compute_uv=False), 0.0, 1.0)
         out.append(sv[:, :n].mean(axis=1))
     return np.concatenate(out)
@@ -65,23 +74,26 @@ def cka(v1: AlignmentView, v2: AlignmentView, orders: np.ndarray) -> np.ndarray:
     norm = v1.gram_norm * v2.gram_norm
     if not norm > 0:
         return np.full(len(orders), np.nan)
-    out = []
-    for block in _chunks(orders, v2.centred.size):
-        cross = np.matmul(v1.centred.T, v2.centred[block])
-        out.append(np.einsum("dmq,dmq->d", cross, cross) / norm)
-    return np.concatenate(out)
+    return np.concatenate([np.einsum("dmq,dmq->d", cross, cross) / norm
+                           for cross in _cross(v1.centred, v2.centred, orders)])
 
 
 def kl(m1: PreparedModel, m2: PreparedModel, orders: np.ndarray) -> np.ndarray:
-    """Mean KL(p1(.|x) || p2(.|order(x))) (loglik.mean_kl, model 1 the reference): its cross
-    term sum_x p1(.|x) . log p2(.|order(x)) from the N x N products once (up to
+    """Mean KL(p1(.|x) || p2(.|order(x))) (loglik.mean_kl, model 1 the reference). Its cross
+    term sum_x p1(.|x) . log p2(.|order(x)): over few labels (up to COLUMN_LABELS), label by
+    label from log p2's reordered column; else from the N x N products once (up to
     DENSE_GRAPH_ROWS inputs), else from the reordered log-likelihoods."""
-    n = m1.n_inputs
+    n, labels = m1.loglik.shape
     p1 = np.exp(m1.loglik)
     own = float(np.sum(p1 * m1.loglik)) / n
+    if labels <= COLUMN_LABELS:
+        cross = np.zeros(len(orders))
+        for p_label, log_label in zip(p1.T, m2.loglik.T, strict=True):
+            cross += np.take(np.ascontiguousarray(log_label), orders) @ p_label
+        return own - cross / n
     if n <= DENSE_GRAPH_ROWS:
-        cross = p1 @ m2.loglik.T  # [x, x'] = p1(.|x) . log p2(.|x')
-        return own - cross[np.arange(n), orders].sum(axis=1) / n
+        products = p1 @ m2.loglik.T  # [x, x'] = p1(.|x) . log p2(.|x')
+        return own - products[np.arange(n), orders].sum(axis=1) / n
     out = [own - np.einsum("nl,dnl->d", p1, m2.loglik[block]) / n
            for block in _chunks(orders, m2.loglik.size)]
     return np.concatenate(out)

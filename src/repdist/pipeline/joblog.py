@@ -71,6 +71,7 @@ def job_log(path: str | os.PathLike[str], gpus: int = 0,
                 raise GpuMemoryError(message) from err
             raise
         finally:
+            _log_null_tally(logger)
             logger.info("finished in %.2f s%s%.2f s", time.time() - start, CPU_NOTE,
                         time.process_time())
             logger.removeHandler(handler)
@@ -79,6 +80,17 @@ def job_log(path: str | os.PathLike[str], gpus: int = 0,
             if sys.stdout is not sys.__stdout__:
                 sys.stdout.flush()
     end_finished_job()
+
+
+NULL_NOTE = "permutation null: "  # "permutation null: P pairs, S s" (measures.null.TALLY)
+
+
+def _log_null_tally(logger: logging.Logger) -> None:
+    """The job's permutation nulls, where it drew any: pairs and seconds."""
+    null = sys.modules.get("repdist.measures.null")
+    tally = getattr(null, "TALLY", None)
+    if tally is not None and tally.pairs:
+        logger.info("%s%d pairs, %.2f s", NULL_NOTE, tally.pairs, tally.seconds)
 
 
 def _injected() -> object | None:

@@ -30,11 +30,17 @@ def measure_settings(config: Mapping[str, Any], **overrides: Any) -> dict[str, A
     return settings
 
 
-def pair_measures(config: Mapping[str, Any]) -> dict[str, Any]:
+def pair_measures(config: Mapping[str, Any], snapshots: bool = False) -> dict[str, Any]:
     """What every pairs job passes to compare(): the d_LLV settings, num_samples, the seed,
     the alignment options config['measures'] sets (none by default) and the permutation null
-    (config['null'], measures/null.py; none when absent or at 0 permutations)."""
+    (config['null'], measures/null.py; none when absent or at 0 permutations). `snapshots`: a
+    training run's snapshots, whose null draws only null.snapshot_measures (they compare every
+    pair at every snapshot step: 201 steps in Roeder's Fig. 2b)."""
     null = dict(config.get("null") or {})
+    snapshot_measures = null.pop("snapshot_measures", None)
+    if snapshots and snapshot_measures is not None:
+        null["measures"] = list(snapshot_measures)
+    drawn = null.get("permutations", 200) and null.get("measures", True)
     return measure_settings(config, num_samples=config["measures"]["num_samples"],
                             seed=config["seed"], **alignment_settings(config["measures"]),
-                            **({"null": null} if null.get("permutations", 200) else {}))
+                            **({"null": null} if drawn else {}))

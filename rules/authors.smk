@@ -124,7 +124,7 @@ rule ours_vs_authors:
 
 use rule synthetic_width_figure as authors_width_figure with:
     input:
-        [authors_file("pairs.parquet", K=k, W=w) for k, w in authors_configs()],
+        pairs=[authors_file("pairs.parquet", K=k, W=w) for k, w in authors_configs()],
     output:
         **figure(
             "d_llv_vs_width_K{group}_authors", "width_authors", "The authors' models"

@@ -35,6 +35,10 @@ rule paper_comparison:
             out(f"tables/d_llv_vs_width_K{'_'.join(map(str, g))}.csv")
             for g in SYNTHETIC["width_figures"]
         ],
+        width_baselines=[
+            out(f"tables/width_baseline_K{'_'.join(map(str, g))}.csv")
+            for g in SYNTHETIC["width_figures"]
+        ],
         trained=bound_figure_pairs(),
         workshop=out("tables/workshop_example.csv"),
         alignment=out("tables/prh_alignment.csv"),

@@ -100,7 +100,8 @@ rule synthetic_data_figure:
 
 rule synthetic_width_figure:
     input:
-        width_figure_pairs,
+        pairs=width_figure_pairs,
+        baseline=out("tables/width_baseline_K{group}.csv"),
     output:
         **figure(
             "d_llv_vs_width_K{group}",
@@ -123,6 +124,37 @@ rule synthetic_width_figure:
         title="",
     script:
         "../workflow/scripts/width_figure.py"
+
+
+rule synthetic_width_baseline:
+    input:
+        pairs=width_figure_pairs,
+        embeddings=width_baseline_models("embeddings.parquet"),
+        unembeddings=width_baseline_models("unembeddings.parquet"),
+        metrics=width_baseline_models("metrics.json"),
+    output:
+        out("tables/width_baseline_K{group}.csv"),
+    log:
+        out("logs/synthetic_width_baseline_K{group}.log"),
+    benchmark:
+        out("benchmarks/synthetic_width_baseline/K{group}.tsv")
+    wildcard_constraints:
+        group=r"\d+(_\d+)*",
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        model_cfgs=width_baseline_settings,
+        threshold=SYNTHETIC["accuracy_threshold"],
+        min_seeds=SYNTHETIC["min_seeds"],
+        seeds=SYNTHETIC_SEEDS,
+        measures=pair_measures(),
+        null=pair_measures().get("null"),
+    script:
+        "../workflow/scripts/width_baseline.py"
 
 
 rule synthetic_bound_figure:

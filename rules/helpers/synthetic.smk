@@ -32,6 +32,31 @@ def width_figure_pairs(wildcards):
     ]
 
 
+def width_baseline_configs(wildcards):
+    """(K, width, fix_g, fix_f) of the width figure's unnormalised variant, in order."""
+    ks = [int(k) for k in wildcards.group.split("_")]
+    return [c for c in synthetic_configs() if c[0] in ks and (c[2], c[3]) == (0, 0)]
+
+
+def width_baseline_models(name):
+    """Every seed's `name` of each width_baseline_configs, configuration-major."""
+    def files(wildcards):
+        return [
+            synthetic_file(f"seed{s}/{name}", K=k, W=w, G=g, F=f)
+            for (k, w, g, f) in width_baseline_configs(wildcards)
+            for s in SYNTHETIC_SEEDS
+        ]
+    return files
+
+
+def width_baseline_settings(wildcards):
+    """The SyntheticModelConfig fields of each width_baseline_configs."""
+    return [
+        {**synthetic_model_settings(k, w), "fix_g": float(g), "fix_f": float(f)}
+        for (k, w, g, f) in width_baseline_configs(wildcards)
+    ]
+
+
 def alignment_pairs():
     """pairs.parquet of the unnormalised variant at every (K, width) of the grid."""
     return [

@@ -35,7 +35,7 @@ with job_log(sm.log[0]) as log:
                                                      sm.input.constructed, strict=True)}
     trained = pd.concat([pd.read_parquet(p) for p in sm.input.trained], ignore_index=True)
     checks += bound_checks(constructed, trained)
-    checks += width_checks(width_tables(sm.input.widths))
+    checks += width_checks(width_tables(sm.input.widths), width_tables(sm.input.width_baselines))
     checks += workshop_checks(read_csv(sm.input.workshop))
     checks += alignment_checks(read_csv(sm.input.alignment))
     if sm.input.tightness:

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .alignment import alignment_trends
+from .alignment import alignment_trends, rank_correlation
 from .ours_vs_authors import RETRACE_TOLERANCE
-from .roeder_cpc_tables import trend
+from .roeder_cpc_tables import Trend, trend
 from .roeder_curves import first_near_max_step
 
 
@@ -78,9 +78,13 @@ def width_tables(paths: Sequence[str]) -> dict[str, pd.DataFrame]:
     return {Path(p).stem: read_csv(p) for p in paths}
 
 
-def width_checks(summaries: Mapping[str, pd.DataFrame]) -> list[Check]:
-    """Fig. 3 right / F.7: mean d_LLV and d_fg are lower at the widest kept width than the narrowest."""
+def width_checks(summaries: Mapping[str, pd.DataFrame],
+                 baselines: Mapping[str, pd.DataFrame] | None = None) -> list[Check]:
+    """Fig. 3 right / F.7: mean d_LLV and d_fg are lower at the widest kept width than the
+    narrowest; with the group's `baselines` (tables/width_baseline_K*.csv, keyed as the
+    summaries), the same claim beyond untrained models and chance, and on calibrated scores."""
     checks = []
+    baselines = baselines or {}
     for name, summary in summaries.items():
         for k, part in summary.groupby("num_classes"):
             part = part.sort_values("width")
@@ -100,6 +104,66 @@ def width_checks(summaries: Mapping[str, pd.DataFrame]) -> list[Check]:
                     f"{hi['width']:g}", "paper Fig. 3 right / App. F.7",
                     f"{lo[col]:.4f} -> {hi[col]:.4f}", "decreasing", "strictly lower",
                     bool(hi[col] < lo[col])))
+            base = baselines.get(name.replace("d_llv_vs_width", "width_baseline"))
+            if base is not None:
+                rows = part.merge(base[base["K"] == k], on="width")
+                checks += width_baseline_checks(rows, f"{name}, K = {k}")
+    return checks
+
+
+WIDTH_CLAIM = "paper Fig. 3 right / App. F.7"
+
+
+def width_margin(rows: pd.DataFrame, measure: str) -> pd.Series:
+    """Per width, how far the trained pairs' mean distance lies below what needs no training:
+    the nearer of the untrained models' mean and the null's mean tau (NaN without either)."""
+    parts = [rows[c] for c in (f"{measure}_untrained_mean", f"{measure}_tau_mean") if c in rows]
+    if not parts:
+        return pd.Series(np.nan, index=rows.index)
+    return pd.concat(parts, axis=1).min(axis=1, skipna=True) - rows[f"{measure}_mean"]
+
+
+def _width_trend(rows: pd.DataFrame, values: pd.Series, se: pd.Series) -> Trend:
+    ends = [(float(rows["width"].iloc[i]), float(values.iloc[i]), float(se.iloc[i]))
+            for i in (0, -1)]
+    return Trend(rank_correlation(rows["width"], values), ends[0], ends[1], len(rows))
+
+
+def width_baseline_checks(rows: pd.DataFrame, title: str) -> list[Check]:
+    """The width claim read against baselines (rows: a width summary merged with its baseline
+    table on width, widths ascending). Beyond: the margin below the nearer baseline
+    (width_margin) must grow with width (rho > 0.5, last - first > 2 standard errors, a mean's
+    from its seed-bootstrap interval): untrained models, their own baseline, have a margin of
+    0 or less everywhere and fail by construction. Calibrated: the mean calibrated distance of
+    the null's pairs (1 at 0, 0 at chance) must rise the same way."""
+    rows = rows.sort_values("width").reset_index(drop=True)
+    checks = []
+    for measure, label in (("d_llv", "d_LLV"), ("d_fg", "d_fg")):
+        margin = width_margin(rows, measure)
+        se = (rows[f"{measure}_ci_high"] - rows[f"{measure}_ci_low"]) / (2 * 1.96)
+        claim = f"{title}: mean {label} falls with width beyond untrained models and chance"
+        if len(rows) < 2 or not np.isfinite(margin).any():
+            checks.append(Check(claim, WIDTH_CLAIM, "no baseline at two widths", "decreasing",
+                                "-", None))
+            continue
+        t = _width_trend(rows, margin, se)
+        checks.append(Check(
+            claim, WIDTH_CLAIM,
+            f"below the nearer of untrained and tau by {t.first[1]:+.4f} at width "
+            f"{t.first[0]:g} -> {t.last[1]:+.4f} at {t.last[0]:g} (rho {t.rho:+.2f}, "
+            f"{t.rise_in_se:+.1f} SE)", "decreasing",
+            "the margin: rho > 0.5 and last - first > 2 SE", t.rises))
+        calibrated = rows[f"{measure}_calibrated_mean"]
+        if not np.isfinite(calibrated).any():
+            continue
+        c = _width_trend(rows, calibrated, rows[f"{measure}_calibrated_se"])
+        checks.append(Check(
+            f"{title}: mean calibrated {label} rises with width (the null's "
+            f"{int(rows['null_pairs'].min())} pairs a width)", WIDTH_CLAIM,
+            f"{c.first[1]:.3f} (tau {rows[f'{measure}_tau_mean'].iloc[0]:.4f}) at width "
+            f"{c.first[0]:g} -> {c.last[1]:.3f} (tau {rows[f'{measure}_tau_mean'].iloc[-1]:.4f})"
+            f" at {c.last[0]:g} (rho {c.rho:+.2f}, {c.rise_in_se:+.1f} SE)", "rises",
+            "rho > 0.5 and last - first > 2 SE", c.rises))
     return checks
 
 

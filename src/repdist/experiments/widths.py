@@ -18,6 +18,17 @@ def seed_accuracies(pairs: pd.DataFrame) -> pd.Series:
     return acc.drop_duplicates("seed").set_index("seed")["acc"]
 
 
+def kept_pairs(pairs: pd.DataFrame, threshold: float, min_seeds: int
+               ) -> tuple[list[int], pd.DataFrame]:
+    """(the seeds of test accuracy > threshold, the pairs of two of them) of one width's pairs;
+    no seeds and no pairs where fewer than `min_seeds` pass (the width is left out)."""
+    acc = seed_accuracies(pairs)
+    good = sorted(int(s) for s in acc.index[acc > threshold])
+    if len(good) < min_seeds:
+        return [], pairs.iloc[:0]
+    return good, pairs[pairs["seed_a"].isin(good) & pairs["seed_b"].isin(good)]
+
+
 def width_summary(pairs: pd.DataFrame, threshold: float, min_seeds: int) -> pd.DataFrame:
     """Per width: mean and population sd of d_LLV and d_{f,g} over pairs of high-accuracy seeds
     (what the paper shows), and each mean's 95 % interval from a bootstrap that resamples seeds,
@@ -28,11 +39,9 @@ def width_summary(pairs: pd.DataFrame, threshold: float, min_seeds: int) -> pd.D
     """
     rows = []
     for width, group in pairs.groupby("width"):
-        acc = seed_accuracies(group)
-        good = set(acc.index[acc > threshold])
-        if len(good) < min_seeds:
+        good, kept = kept_pairs(group, threshold, min_seeds)
+        if not good:
             continue
-        kept = group[group["seed_a"].isin(good) & group["seed_b"].isin(good)]
         valid = kept.dropna(subset=["d_llv", "d_fg"])
         rows.append(
             {

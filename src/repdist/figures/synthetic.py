@@ -23,13 +23,17 @@ def data_figure(data: RadialData, name: str = "Radial data", cmap: str = "Paired
 
 
 def width_figure(
-    summaries: Mapping[int, pd.DataFrame], threshold: float, min_seeds: int, title: str = ""
+    summaries: Mapping[int, pd.DataFrame], threshold: float, min_seeds: int, title: str = "",
+    baseline: pd.DataFrame | None = None,
 ) -> plt.Figure:
     """Two panels: mean d_LLV and mean d_{f,g} vs width, one line (+-1 sd band, as the paper)
     per class count, and the mean's 95 % seed-bootstrap interval as bars where the summary
-    has it (experiments.widths.seed_intervals)."""
+    has it (experiments.widths.seed_intervals); with a `baseline` table
+    (experiments.width_baseline), the same seeds untrained dashed and the null's mean tau
+    dotted, in the class count's colour."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 4.6))
-    notes = []
+    notes: list[str] = []
+    tops: dict[str, float] = {}
     for colour, (k, summary) in zip(LINE_COLOURS, summaries.items(), strict=False):
         if summary.empty:
             notes.append(f"K={k}: no width with ≥ {min_seeds} seeds of accuracy > {threshold:g}")
@@ -42,9 +46,20 @@ def width_figure(
                 bars = [mean - summary[f"{key}_ci_low"], summary[f"{key}_ci_high"] - mean]
                 ax.errorbar(summary["width"], mean, yerr=np.abs(bars), fmt="none",
                             ecolor=colour, elinewidth=1.2, capsize=3)
+            rows = baseline[baseline["K"] == k] if baseline is not None else []
+            if len(rows):
+                ax.plot(rows["width"], rows[f"{key}_untrained_mean"], "--", color=colour, lw=1.5)
+                ax.plot(rows["width"], rows[f"{key}_tau_mean"], ":", color=colour, lw=1.5)
+                tops[key] = max(tops.get(key, 0.0), float(np.nanmax(mean + std)),
+                                float(rows[f"{key}_tau_mean"].max()))
         nan_pairs = int(summary["nan_pairs"].sum())
         if nan_pairs:
             notes.append(f"K={k}: {nan_pairs} pairs with undefined measures left out")
+    for ax, key in ((left, "d_llv"), (right, "d_fg")):  # an untrained d_LLV can be 10x
+        if key in tops and ax.get_ylim()[1] > 2 * tops[key]:  # the trained: cut it off
+            ax.set_ylim(top=1.3 * tops[key])
+            notes.append(f"untrained {'d_LLV' if key == 'd_llv' else 'd_fg'} beyond the "
+                         "top of its axis where cut off")
     left.set_ylabel(f"mean {D_LLV}")
     right.set_ylabel(f"mean {D_FG}")
     right.yaxis.set_label_position("right")
@@ -54,6 +69,8 @@ def width_figure(
         right.legend()
     caption = (f"pairs of seeds with test accuracy > {threshold:g}; widths with ≥ {min_seeds} "
                "seeds; band ±1 sd over pairs, bars the mean's 95 % interval (seeds resampled)")
+    if baseline is not None and len(baseline):
+        caption += ";\ndashed: the same seeds untrained; dotted: chance (the null's mean tau)"
     fig.suptitle("\n".join([*([title] if title else []), caption, *notes]), fontsize=11)
     fig.tight_layout()
     return fig

@@ -45,3 +45,17 @@ def test_it_is_reproducible_ignores_nan_and_needs_three_seeds():
     assert np.isnan(seed_bootstrap_interval([0], [1], [0.5])).all()
     with pytest.raises(ValueError):
         seed_bootstrap_interval([0, 1], [1], [0.5, 0.4])
+
+
+def test_the_unit_bootstrap_covers_the_mean_of_independent_units():
+    """Independent units (a teacher and its student): the interval holds the sample mean, is
+    reproducible, narrows with more units, and is undefined below three."""
+    from repdist.measures.intervals import unit_bootstrap_interval
+
+    rng = np.random.default_rng(1)
+    few, many = rng.normal(size=8), rng.normal(size=200)
+    low, high = unit_bootstrap_interval(few)
+    assert low < few.mean() < high and (low, high) == unit_bootstrap_interval(few)
+    wide, narrow = high - low, np.subtract(*unit_bootstrap_interval(many)[::-1])
+    assert narrow < wide
+    assert np.isnan(unit_bootstrap_interval([1.0, np.nan, 2.0])).all()

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..data.radial import make_radial
 from ..measures import CompareSettings, prepare
+from ..measures.intervals import unit_bootstrap_interval
 from ..measures.pairs import compare_pairs
 from ..measures.probe import linear_probe_r2
 from .pairs import null_fields, null_fields_of
@@ -94,11 +95,18 @@ def student_rows(model_cfg: Teachers, teachers: Sequence[LoadedSeed],
 
 def distillation_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per (K, width, loss), and per loss over every configuration (K = width = 'all'): the
-    mean and standard deviation of each measure, accuracy and probe over teacher seeds."""
+    mean and standard deviation of each measure, accuracy and probe over teacher seeds, and
+    the mean's 95 % interval from a bootstrap that resamples teacher seeds (each student and
+    its teacher one unit: measures/intervals.py)."""
     values = [*MEASURES, "test_accuracy", *(c for c in COLUMNS if c.startswith("probe_"))]
     everything = table.assign(K="all", width="all")
     both = pd.concat([table.astype({"K": str, "width": str}), everything], ignore_index=True)
     grouped = both.groupby(["K", "width", "loss"], sort=False)[values]
     summary = grouped.mean().add_suffix("_mean").join(grouped.std().add_suffix("_sd"))
+    intervals = {key: {value: unit_bootstrap_interval(rows[value]) for value in values}
+                 for key, rows in both.groupby(["K", "width", "loss"], sort=False)}
+    for value in values:
+        for end, name in enumerate(("ci_low", "ci_high")):
+            summary[f"{value}_{name}"] = [intervals[key][value][end] for key in summary.index]
     summary.insert(0, "students", grouped.size())
     return summary.reset_index()

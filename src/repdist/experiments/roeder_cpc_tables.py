@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..measures import CompareSettings, PreparedModel
 from ..measures.cca import canonical_correlations
+from ..measures.intervals import seed_bootstrap_interval
 from ..measures.null import SUFFIXES
 from .alignment import rank_correlation
 from .pairs import PAIR_COLUMNS, compare_seeds, null_fields_of
@@ -33,8 +34,9 @@ PANELS = {"b": "step", "c": "n_train", "d": "width"}  # each panel's x
 TABLE_COLUMNS = ["panel", "step", "data_fraction", "n_train", "width", "max_steps", "seed_a",
                  "seed_b", "mcca_f", "mcca_g", "mcca_f_components", "mcca_g_components", "kl",
                  "d_llv", "best_step_a", "best_step_b"]
-SUMMARY_COLUMNS = ["panel", "x", "pairs", "mcca_f_mean", "mcca_f_se", "mcca_g_mean",
-                   "mcca_g_se", "kl_mean", "d_llv_mean"]
+SUMMARY_COLUMNS = ["panel", "x", "pairs", "mcca_f_mean", "mcca_f_se", "mcca_f_ci_low",
+                   "mcca_f_ci_high", "mcca_g_mean", "mcca_g_se", "mcca_g_ci_low",
+                   "mcca_g_ci_high", "kl_mean", "d_llv_mean"]
 
 
 @dataclass(frozen=True)
@@ -176,8 +178,9 @@ def _n_train(pairs: pd.DataFrame, config: CPCConfiguration) -> int:
 
 
 def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per panel and point: the number of pairs, and the mean and standard error (sd ddof 1
-    over sqrt(pairs)) of m_CCA of f and of g; KL and d_LLV's means where measured; where the
+    """Per panel and point: the number of pairs, and the mean, standard error (sd ddof 1
+    over sqrt(pairs)) and 95 % seed-bootstrap interval (measures/intervals.py) of m_CCA of f
+    and of g; KL and d_LLV's means where measured; where the
     table has them, m_CCA's chance level tau, calibrated score and untrained models' value
     (their means), and at the snapshots (panel b) each canonical correlation's mean
     (`cca_f_1`, ...: Roeder's Fig. 3b draws them all)."""
@@ -194,6 +197,8 @@ def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
                 row[f"mcca_{side}_mean"] = float(column.mean())
                 row[f"mcca_{side}_se"] = float(column.std(ddof=1) / np.sqrt(n)) if n > 1 \
                     else float("nan")
+                row[f"mcca_{side}_ci_low"], row[f"mcca_{side}_ci_high"] = \
+                    seed_bootstrap_interval(group["seed_a"], group["seed_b"], column)
             row["kl_mean"], row["d_llv_mean"] = float(group["kl"].mean()), \
                 float(group["d_llv"].mean())
             row.update({f"{column}_mean": float(group[column].mean()) for column in null})

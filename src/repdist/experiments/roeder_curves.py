@@ -9,22 +9,35 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..measures.intervals import seed_bootstrap_interval
 from ..measures.probe import LinearFit
 
 CURVE_MEASURES = ("mcca_f", "d_llv", "d_fg")
+NULL_MEANS = ("mcca_f_tau", "mcca_f_calibrated")  # the snapshots' null (config null.snapshot_measures)
 
 
 def snapshot_curves(snapshots: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
     """Per variant (noise dimensions) and step: mean, sd (ddof 0) and count over seed pairs of
-    m_CCA(f), d_LLV and d_{f,g}; NaN pairs (undefined d_fg) are left out of that measure."""
+    m_CCA(f), d_LLV and d_{f,g}; NaN pairs (undefined d_fg) are left out of that measure; mean
+    m_CCA's 95 % seed-bootstrap interval (measures/intervals.py), and where the snapshots drew
+    a null, its tau and calibrated m_CCA's means."""
     frames = []
     for noise_dims, table in sorted(snapshots.items()):
         grouped = table.groupby("step")[list(CURVE_MEASURES)]
         curve = grouped.mean().add_suffix("_mean").join(grouped.std(ddof=0).add_suffix("_sd"))
         curve = curve.join(grouped.count()[["mcca_f"]].rename(columns={"mcca_f": "pairs"}))
+        intervals = {step: seed_bootstrap_interval(rows["seed_a"], rows["seed_b"],
+                                                   rows["mcca_f"])
+                     for step, rows in table.groupby("step")}
+        curve["mcca_f_ci_low"] = [intervals[step][0] for step in curve.index]
+        curve["mcca_f_ci_high"] = [intervals[step][1] for step in curve.index]
+        for column in NULL_MEANS:
+            curve[f"{column}_mean"] = table.groupby("step")[column].mean() \
+                if column in table else np.nan
         frames.append(curve.reset_index().assign(noise_dims=int(noise_dims)))
     columns = ["noise_dims", "step", "pairs"] + [f"{m}_{s}" for m in CURVE_MEASURES
-                                                 for s in ("mean", "sd")]
+                                                 for s in ("mean", "sd")] + [
+        "mcca_f_ci_low", "mcca_f_ci_high", *(f"{c}_mean" for c in NULL_MEANS)]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(
         columns=columns)
 

@@ -6,7 +6,8 @@ seed that came out unusual moves 9 pairs at once, and the standard error of the 
 not pairs: each draw takes S seeds with replacement, and the mean over the pairs of two
 distinct seeds drawn (a seed drawn twice counts twice; a pair of a seed with itself is
 undefined and left out) is that draw's; the interval is the percentile interval of the draws.
-Reproducible from `seed` (numpy.random.default_rng).
+Where each value is its own unit (a teacher seed and its student), `unit_bootstrap_interval`
+resamples the values themselves. Reproducible from `seed` (numpy.random.default_rng).
 """
 
 from __future__ import annotations
@@ -42,4 +43,19 @@ def seed_bootstrap_interval(seeds_a: Sequence[int], seeds_b: Sequence[int],
     means = (weights @ v)[total > 0] / total[total > 0]
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def unit_bootstrap_interval(values: Sequence[float], draws: int = BOOTSTRAP_DRAWS,
+                            level: float = LEVEL, seed: int = 0) -> tuple[float, float]:
+    """The `level` percentile interval of the mean of `values`, one per independent unit (NaN
+    left out), under a bootstrap that resamples the units; (NaN, NaN) with fewer than 3."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if len(v) < 3:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(len(v), np.full(len(v), 1 / len(v)), size=draws)
+    tail = (1 - level) / 2
+    low, high = np.quantile(counts @ v / len(v), [tail, 1 - tail])
     return float(low), float(high)

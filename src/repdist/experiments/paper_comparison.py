@@ -363,11 +363,21 @@ def alignment_checks(table: pd.DataFrame, models: str = "") -> list[Check]:
     trends = alignment_trends(table)
     by_k = ", ".join(f"K={k}: {r:+.2f}" for k, r in trends["rho_width_by_k"].items())
     on = f", {models}" if models else ""
+    calibrated = []
+    if "mutual_knn_f_calibrated_mean" in table:  # the same read on scores above chance
+        cal = alignment_trends(table, "mutual_knn_f_calibrated")
+        cal_by_k = ", ".join(f"K={k}: {r:+.2f}" for k, r in cal["rho_width_by_k"].items())
+        calibrated.append(Check(
+            f"PRH: calibrated mutual k-NN alignment of f between seeds rises with width{on} "
+            f"(Spearman rho per K: {cal_by_k})", PRH,
+            f"{cal['rising_with_width']} of {cal['class_counts']} K rising",
+            "alignment rises with competence", "-", None))
     return [
         Check(f"PRH: mutual k-NN alignment of f between seeds rises with width{on} (Spearman "
               f"rho per K: {by_k})", PRH,
               f"{trends['rising_with_width']} of {trends['class_counts']} K rising",
               "alignment rises with competence", "-", None),
+        *calibrated,
         Check(f"PRH: mutual k-NN alignment of f between seeds rises with the seeds' test "
               f"accuracy{on} (Spearman rho over {len(table)} (K, width) configurations)", PRH,
               float(trends["rho_accuracy"]), "alignment rises with competence", "-", None),

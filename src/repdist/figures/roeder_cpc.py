@@ -72,7 +72,8 @@ def _show(ax: plt.Axes, image: np.ndarray) -> None:
 
 
 def _trend_panel(ax: plt.Axes, rows: pd.DataFrame, panel: str) -> None:
-    """Mean ± standard error per point of each side; where the summary has them, every
+    """Mean ± standard error per point of each side (and, pale and wide, the mean's 95 %
+    seed-bootstrap interval); where the summary has them, every
     canonical correlation's mean (thin lines: Roeder's Fig. 3b), the null's tau (a band from 0
     up to it: chance reaches there) and the untrained models' value (a dashed line: the same
     pairs at step 0) in the side's colour."""
@@ -80,6 +81,9 @@ def _trend_panel(ax: plt.Axes, rows: pd.DataFrame, panel: str) -> None:
     for side, colour in SIDES.items():
         ax.errorbar(rows["x"], rows[f"mcca_{side}_mean"], yerr=rows[f"mcca_{side}_se"],
                     color=colour, marker="o", ms=4, lw=2, capsize=3, label=side)
+        if f"mcca_{side}_ci_low" in rows:  # the 95 % seed-bootstrap interval, wide and pale
+            ax.vlines(rows["x"], rows[f"mcca_{side}_ci_low"], rows[f"mcca_{side}_ci_high"],
+                      color=colour, lw=6, alpha=0.25)
         tau = rows.get(f"mcca_{side}_tau_mean")
         if tau is not None and tau.notna().any():
             ax.fill_between(rows["x"], 0, tau, color=colour, alpha=0.12, lw=0,

@@ -40,12 +40,14 @@ def width_baseline_configs(wildcards):
 
 def width_baseline_models(name):
     """Every seed's `name` of each width_baseline_configs, configuration-major."""
+
     def files(wildcards):
         return [
             synthetic_file(f"seed{s}/{name}", K=k, W=w, G=g, F=f)
             for (k, w, g, f) in width_baseline_configs(wildcards)
             for s in SYNTHETIC_SEEDS
         ]
+
     return files
 
 

@@ -153,6 +153,7 @@ rule synthetic_width_baseline:
         seeds=SYNTHETIC_SEEDS,
         measures=pair_measures(),
         null=pair_measures().get("null"),
+        null_pairs=SYNTHETIC["baseline_null_pairs"],
     script:
         "../workflow/scripts/width_baseline.py"
 

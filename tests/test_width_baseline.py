@@ -11,7 +11,7 @@ import torch
 from repdist.experiments.pairs import compare_seeds
 from repdist.experiments.paper_comparison import width_baseline_checks, width_margin
 from repdist.experiments.synthetic import SyntheticModelConfig, synthetic_data, synthetic_stack
-from repdist.experiments.width_baseline import NULL_PAIRS, width_baseline
+from repdist.experiments.width_baseline import width_baseline
 from repdist.experiments.widths import width_summary
 from repdist.io.representations import embeddings_frame, unembeddings_frame
 from repdist.models.extract import extract
@@ -48,7 +48,7 @@ def untrained_files(tmp_path, cfg: SyntheticModelConfig, accuracy=(0.95, 0.95, 0
 def test_untrained_pairs_are_the_seeds_at_initialisation_and_the_null_is_drawn(tmp_path):
     """Written as if trained, the seeds at initialisation give back their own untrained values
     (the same pairs, the same measures); the low-accuracy seed is left out; the null's tau and
-    calibrated distances are there for the kept pairs (at most NULL_PAIRS)."""
+    calibrated distances are there for the first `null_pairs` kept pairs."""
     cfgs = [config(16), config(32)]
     files = [untrained_files(tmp_path, c) for c in cfgs]
     models = {"embeddings": [e for f in files for e in f[1]],
@@ -60,7 +60,9 @@ def test_untrained_pairs_are_the_seeds_at_initialisation_and_the_null_is_drawn(t
         kept = pairs[(pairs["seed_b"] < 3)]
         for m in ("d_llv", "d_fg", "mcca_f"):
             assert np.isclose(getattr(row, f"{m}_untrained_mean"), kept[m].mean(), rtol=1e-9)
-    assert (table["null_pairs"] == min(3, NULL_PAIRS)).all()
+    assert (table["null_pairs"] == 3).all()
+    one = width_baseline(cfgs, [f[0] for f in files], models, (0.9, 2), MEASURES, NULL, 1)
+    assert (one["null_pairs"] == 1).all()
     for m in ("d_llv", "d_fg"):
         assert (table[f"{m}_tau_mean"] > 0).all()
         assert table[f"{m}_calibrated_mean"].between(0, 1).all()

@@ -19,7 +19,7 @@ with job_log(sm.log[0]) as log:
               "metrics": metrics}
     table = width_baseline(configs, sm.input.pairs, models,
                            (sm.params.threshold, sm.params.min_seeds), sm.params.measures,
-                           sm.params.null)
+                           sm.params.null, sm.params.null_pairs)
     log.info("baselines:\n%s", table.to_string())
     write_csv(sm.output[0], table,
               table_provenance(sm.config, experiment="synthetic_width_baseline",

@@ -6,7 +6,8 @@ between seeds fall with width), per width of the unnormalised variant:
   the kept (high-accuracy) seeds of the trained ones;
 - the permutation null (measures/null.py) of d_LLV and d_{f,g} of the trained models: their
   tau (the alpha quantile of each distance with one model's inputs reordered: what chance
-  reaches) and each pair's calibrated distance, for the first NULL_PAIRS kept pairs. Both
+  reaches) and each pair's calibrated distance, for the first `null_pairs` kept pairs
+  (config synthetic.baseline_null_pairs, 10 by default). Both
   draw one comparison at a time (~1-2 ms a draw at N = 2,000), so a width's chance level is
   the mean over those pairs, not every pair's (190 at 20 seeds).
 
@@ -31,7 +32,6 @@ from .pairs import compare_seeds
 from .synthetic import SyntheticModelConfig, synthetic_data, synthetic_stack
 from .widths import kept_pairs
 
-NULL_PAIRS = 10  # trained pairs a width whose d_LLV and d_{f,g} draw their null
 UNTRAINED_MEASURES = ("d_llv", "d_fg", "mcca_f", "mutual_knn_f")
 NULL_DISTANCES = ("d_llv", "d_fg")
 
@@ -76,13 +76,13 @@ def baseline_row(k: int, width: int, untrained: pd.DataFrame,
 
 def width_baseline(configs: Sequence[SyntheticModelConfig], pairs_tables: Sequence[str | Path],
                    models: Mapping[str, Sequence[Any]], kept: tuple[float, int],
-                   measure_kwargs: Mapping[str, Any], null: Mapping[str, Any] | None
-                   ) -> pd.DataFrame:
+                   measure_kwargs: Mapping[str, Any], null: Mapping[str, Any] | None,
+                   null_pairs: int = 10) -> pd.DataFrame:
     """One row per kept width of each configuration (baseline_row). `models`: "embeddings",
     "unembeddings" (paths) and "metrics" (each seed's), configuration-major, one per seed of
     each configuration, as `configs` and `pairs_tables`; `kept`: (accuracy threshold,
     min_seeds), as the width summary's; `null` the null's settings (config `null`), None for
-    none (its columns NaN)."""
+    none (its columns NaN), drawn for the first `null_pairs` kept pairs of each width."""
     embeddings, unembeddings, metrics = (models[k] for k in ("embeddings", "unembeddings",
                                                               "metrics"))
     threshold, min_seeds = kept
@@ -97,7 +97,7 @@ def width_baseline(configs: Sequence[SyntheticModelConfig], pairs_tables: Sequen
         kept = kept.sort_values(["seed_a", "seed_b"])
         pairs = [(int(a), int(b)) for a, b in zip(kept["seed_a"], kept["seed_b"], strict=True)]
         untrained = untrained_pairs(cfg, pairs, measure_kwargs)
-        if not null:  # the null off (null.permutations 0): the untrained baseline alone
+        if not null or null_pairs < 1:  # no null: the untrained baseline alone
             rows.append(baseline_row(cfg.num_classes, cfg.width, untrained, pd.DataFrame(
                 columns=[f"{m}{s}" for m in NULL_DISTANCES for s in ("_tau", "_calibrated")])))
             continue
@@ -106,6 +106,6 @@ def width_baseline(configs: Sequence[SyntheticModelConfig], pairs_tables: Sequen
         nulls = compare_seeds(cfg.seeds, embeddings[files], unembeddings[files], metrics[files],
                               {**measure_kwargs,
                                "null": {**null, "measures": list(NULL_DISTANCES)}},
-                              [(index[a], index[b]) for a, b in pairs[:NULL_PAIRS]])
+                              [(index[a], index[b]) for a, b in pairs[:null_pairs]])
         rows.append(baseline_row(cfg.num_classes, cfg.width, untrained, nulls))
     return pd.DataFrame(rows)

@@ -23,16 +23,17 @@ def snapshot_curves(snapshots: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
     a null, its tau and calibrated m_CCA's means."""
     frames = []
     for noise_dims, table in sorted(snapshots.items()):
-        grouped = table.groupby("step")[list(CURVE_MEASURES)]
+        by_step = table.groupby("step")
+        grouped = by_step[list(CURVE_MEASURES)]
         curve = grouped.mean().add_suffix("_mean").join(grouped.std(ddof=0).add_suffix("_sd"))
         curve = curve.join(grouped.count()[["mcca_f"]].rename(columns={"mcca_f": "pairs"}))
         intervals = {step: seed_bootstrap_interval(rows["seed_a"], rows["seed_b"],
                                                    rows["mcca_f"])
-                     for step, rows in table.groupby("step")}
+                     for step, rows in by_step}
         curve["mcca_f_ci_low"] = [intervals[step][0] for step in curve.index]
         curve["mcca_f_ci_high"] = [intervals[step][1] for step in curve.index]
         for column in NULL_MEANS:
-            curve[f"{column}_mean"] = table.groupby("step")[column].mean() \
+            curve[f"{column}_mean"] = by_step[column].mean() \
                 if column in table else np.nan
         frames.append(curve.reset_index().assign(noise_dims=int(noise_dims)))
     columns = ["noise_dims", "step", "pairs"] + [f"{m}_{s}" for m in CURVE_MEASURES

@@ -91,11 +91,12 @@ def width_baseline(configs: Sequence[SyntheticModelConfig], pairs_tables: Sequen
     starts = np.concatenate([[0], np.cumsum(per)])
     for c, cfg in enumerate(configs):
         trained = pd.read_parquet(pairs_tables[c])
-        good, kept = kept_pairs(trained, threshold, min_seeds)
+        good, chosen = kept_pairs(trained, threshold, min_seeds)
         if not good:
             continue
-        kept = kept.sort_values(["seed_a", "seed_b"])
-        pairs = [(int(a), int(b)) for a, b in zip(kept["seed_a"], kept["seed_b"], strict=True)]
+        chosen = chosen.sort_values(["seed_a", "seed_b"])
+        pairs = [(int(a), int(b)) for a, b in zip(chosen["seed_a"], chosen["seed_b"],
+                                                  strict=True)]
         untrained = untrained_pairs(cfg, pairs, measure_kwargs)
         if not null or null_pairs < 1:  # no null: the untrained baseline alone
             rows.append(baseline_row(cfg.num_classes, cfg.width, untrained, pd.DataFrame(

@@ -78,6 +78,7 @@ include: "rules/bound_beyond_m2.smk"
 include: "rules/distillation.smk"
 include: "rules/models.smk"
 include: "rules/lm.smk"
+include: "rules/prh.smk"
 
 
 # Target rules only collect files: on a cluster they run on the login node, not as jobs.
@@ -98,6 +99,7 @@ localrules:
     models_all,
     lm_all,
     lm_models_all,
+    prh_all,
 
 
 # The head process only (cluster jobs run with --no-hooks): one run per results folder, and
@@ -105,6 +107,7 @@ localrules:
 onstart:
     check_downloads({job.rule.name for job in workflow.dag.needrun_jobs()})
     check_lm_models_downloads(workflow.dag.needrun_jobs())
+    check_prh_downloads(workflow.dag.needrun_jobs())
     lock_results_folder(OUT)
     stop_on_signals(workflow.persistence.unlock, log=logger.warning)
 

@@ -188,6 +188,7 @@ def branch_targets():
         (rules.models_all, True),
         (rules.lm_all, config["lm"]["enabled"]),
         (rules.lm_models_all, LM_MODELS_ON),
+        (rules.prh_all, PRH_ON),
     ]
     return [rule.input for rule, on in branches if on]
 

@@ -7,12 +7,21 @@ whose `edit_distance` is the textbook Levenshtein recursion (`repdist`'s own cod
 for it, so the comparison stays independent). Prints each metric from both on random pairs
 (their pipeline: rows L2-normalised; the outlier clamp compared separately).
 
-Usage: python -m repdist_retrace.prh --original path/to/platonic-rep
+With `--study RESULTS` (a run's output folder holding prh/: `make quick` makes one), their
+study's own code on our files: their `remove_outliers` and `compute_score` (measure_alignment.py)
+on our saved features give each pair's score and best layer pair (the concatenated layers
+passed as one more layer), and their `extract_llm_features` (extract_features.py: timm,
+torchvision and datasets stubbed, their model loader without device_map, which needs
+accelerate) re-run on each language stand-in gives our features and bits per byte when ours
+were read with `padding: prh`.
+
+Usage: python -m repdist_retrace.prh --original path/to/platonic-rep [--study results/quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import types
 from pathlib import Path
@@ -53,11 +62,92 @@ def import_theirs(folder: Path):
     return metrics.AlignmentMetrics, metrics.remove_outliers, shim
 
 
+def stub_modules() -> None:
+    """Modules their extract_features.py imports at the top for vision models only."""
+    for name in ("timm", "timm.data", "timm.data.transforms_factory", "torchvision",
+                 "torchvision.models", "torchvision.models.feature_extraction", "datasets"):
+        if name not in sys.modules:
+            module = types.ModuleType(name)
+            module.__dict__.update(resolve_data_config=None, create_transform=None,
+                                   create_feature_extractor=None, load_dataset=None)
+            sys.modules[name] = module
+
+
+def their_scores(study: Path) -> None:
+    """Their compute_score on our features, pair by pair, beside our table."""
+    import pandas as pd
+    import measure_alignment  # their module (imports metrics, tasks, utils)
+
+    from repdist.experiments.prh_study import INFO
+
+    table = pd.read_parquet(study / "prh" / "alignment.parquet")
+    worst, same = 0.0, 0
+    for row in table.itertuples():
+        feats = {}
+        for modality, name in (("vision", row.vision), ("language", row.language)):
+            info = json.loads((study / "prh" / modality / name / INFO).read_text())
+            raw = torch.tensor(np.load(study / "prh" / modality / name / "features.npy"))
+            clamped = measure_alignment.metrics.remove_outliers(raw.float(), q=0.95, exact=False)
+            feats[modality] = [clamped[:, i] for i in range(info["layers"])]
+            feats[modality].append(clamped.flatten(start_dim=1))
+        score, (i, j) = measure_alignment.compute_score(feats["vision"], feats["language"],
+                                                        metric=row.metric, topk=10)
+        name = lambda k, n: "all" if k == n - 1 else str(k)  # noqa: E731
+        best = (name(j, len(feats["language"])), name(i, len(feats["vision"])))
+        same += best == (row.language_layer, row.vision_layer)
+        worst = max(worst, abs(score - row.score))
+        print(f"{row.language:>12s} x {row.vision:<14s} theirs {score:.6f} "
+              f"(language {best[0]}, vision {best[1]}) ours {row.score:.6f} "
+              f"({row.language_layer}, {row.vision_layer})")
+    print(f"compute_score: {same} of {len(table)} best pairs the same, largest |diff| "
+          f"{worst:.1e}")
+
+
+def their_extraction(study: Path, batch_size: int) -> None:
+    """Their extract_llm_features on each language stand-in, beside our features."""
+    import argparse as ap
+    import tempfile
+
+    import transformers
+
+    stub_modules()
+    import extract_features  # their module
+
+    from repdist.data.image_captions import read_folder
+
+    extract_features.load_llm = lambda path, **_: transformers.AutoModelForCausalLM \
+        .from_pretrained(path, output_hidden_states=True).eval()
+    if not torch.cuda.is_available():  # their clean-up after each model
+        torch.cuda.empty_cache = torch.cuda.ipc_collect = lambda: None
+    pairs = read_folder(study / "prh" / "standins" / "pairs")
+    dataset = [{"text": [c]} for c in pairs.captions]
+    for folder in sorted((study / "prh" / "standins" / "language").iterdir()):
+        ours = study / "prh" / "language" / folder.name
+        info = json.loads((ours / "info.json").read_text())
+        with tempfile.TemporaryDirectory() as tmp:
+            args = ap.Namespace(output_dir=tmp, dataset="standin", subset="pairs", pool="avg",
+                                prompt=False, caption_idx=0, force_remake=True, qlora=False,
+                                force_download=False, batch_size=batch_size)
+            extract_features.extract_llm_features([str(folder)], dataset, args)
+            saved = torch.load(next(Path(tmp).rglob("*.pt")))
+        diff = np.abs(saved["feats"].float().numpy() - np.load(ours / "features.npy")).max()
+        print(f"{folder.name}: our padding {info['padding']!r}; features max |diff| {diff:.1e}; "
+              f"bits per byte theirs {float(saved['bpb']):.6f} ours {info['bits_per_byte']:.6f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--original", type=Path, required=True, help="a platonic-rep checkout")
+    parser.add_argument("--study", type=Path, help="a run's output folder holding prh/")
+    parser.add_argument("--batch-size", type=int, default=64, help="their extraction's batch")
     args = parser.parse_args()
+    if args.study is not None:
+        import transformers  # noqa: F401 (before the torchaudio shim, which it would probe)
     theirs, remove_outliers, shim = import_theirs(args.original)
+    if args.study is not None:
+        their_scores(args.study)
+        their_extraction(args.study, args.batch_size)
+        return
     print(f"shim: {shim}")
     rng = np.random.default_rng(0)
     worst = 0.0

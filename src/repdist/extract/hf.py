@@ -131,3 +131,48 @@ def text_contexts(text: str, tokenizer: Any, context_length: int,
     if max_contexts is not None:
         contexts = min(contexts, max_contexts)
     return ids[: contexts * context_length].reshape(contexts, context_length)
+
+
+# two-tower checkpoints whose vision tower alone is the encoder (their `vision_model`)
+VISION_TOWERS = {"clip": "CLIPVisionModel", "siglip": "SiglipVisionModel"}
+# the vision transformers whose hidden states are the blocks' outputs over a token sequence
+VISION_ENCODERS = frozenset({"vit", "vit_mae", "dinov2", "clip_vision_model",
+                             "siglip_vision_model"})
+
+
+def load_vision_encoder(name_or_path: str, device: str | None = None,
+                        revision: str | None = None) -> Any:
+    """A Hugging Face vision encoder (AutoModel; a CLIP or SigLIP checkpoint's vision tower) in
+    eval mode, float32, on `device`, at `revision`; ViT-MAE with mask ratio 0 (every patch
+    seen). A model that does not take images (no `pixel_values`) is an ExtractionError."""
+    transformers = _transformers(name_or_path)
+    config = _load("vision encoder", name_or_path, transformers.AutoConfig.from_pretrained,
+                   revision)
+    model_type = getattr(config, "model_type", "")
+    tower = VISION_TOWERS.get(model_type)
+    cls = getattr(transformers, tower) if tower else transformers.AutoModel
+    extra = {"mask_ratio": 0.0} if model_type == "vit_mae" else {}
+    try:
+        model = _load("vision encoder", name_or_path, cls.from_pretrained, revision, **extra)
+    except ExtractionError:
+        raise
+    except Exception as err:  # an architecture AutoModel does not know
+        raise ExtractionError(f"{name_or_path}: not a vision encoder transformers can load "
+                              f"({type(err).__name__}: {err})") from err
+    kind = getattr(model.config, "model_type", "")
+    if getattr(model, "main_input_name", None) != "pixel_values" or kind not in VISION_ENCODERS:
+        raise ExtractionError(f"{name_or_path}: not a vision transformer encoder (a "
+                              f"{kind or 'model'} that takes "
+                              f"{getattr(model, 'main_input_name', '?')}): give a ViT, ViT-MAE, "
+                              "DINOv2, CLIP or SigLIP model")
+    if device is not None:
+        model = model.to(device)
+    return model.float().eval()
+
+
+def load_image_processor(name_or_path: str, revision: str | None = None) -> Any:
+    """The model's own image processor, its PIL backend (no torchvision needed, and the same
+    numbers whether torchvision is installed or not)."""
+    transformers = _transformers(name_or_path)
+    return _load("image processor", name_or_path,
+                 transformers.AutoImageProcessor.from_pretrained, revision, backend="pil")

@@ -206,7 +206,7 @@ def null_keys(null: NullSettings | None, selected: Iterable[str]) -> list[str]:
 
 
 def aggregate_null(observed: np.ndarray, null: np.ndarray, alpha: float,
-                   aggregate: str = "max", distance: bool = False
+                   aggregate: str = "max", distance: bool = False, score_max: float = 1.0,
                    ) -> tuple[float, float, float, float]:
     """(aggregate, tau, p, calibrated) of a table of scores taken as a whole (their Algorithm
     2): `observed` the table, `null` one table per draw (draws first), each drawn with one
@@ -217,14 +217,30 @@ def aggregate_null(observed: np.ndarray, null: np.ndarray, alpha: float,
     reduce = np.nanmean if aggregate == "mean" else np.nanmin if distance else np.nanmax
     value = float(reduce(observed))
     draws = reduce(np.asarray(null, dtype=np.float64).reshape(len(null), -1), axis=1)
-    return (value, *null_stats(value, draws, alpha, distance))
+    return (value, *null_stats(value, draws, alpha, distance, score_max))
 
 
 def layers_null(score: Callable[[Sequence[int] | None], np.ndarray], n: int,
-                settings: NullSettings, aggregate: str = "max",
-                distance: bool = False) -> tuple[float, float, float, float]:
+                settings: NullSettings, aggregate: str = "max", distance: bool = False,
+                score_max: float = 1.0) -> tuple[float, float, float, float]:
     """aggregate_null of a table of layer-pair scores: `score(order)` gives the whole table
     with the second model's n rows in `order` (None: as they are) in every layer at once."""
     orders, _, _ = permutations(n, settings.permutations, settings.seed)
     null = np.array([score(order) for order in orders], dtype=np.float64)
-    return aggregate_null(score(None), null, settings.alpha, aggregate, distance)
+    return aggregate_null(score(None), null, settings.alpha, aggregate, distance, score_max)
+
+
+def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (q-values) of a table of p-values, same shape; a
+    test is kept at false discovery rate alpha where its q <= alpha. NaNs stay NaN and are not
+    counted among the tests."""
+    p = np.asarray(p, dtype=np.float64)
+    flat = p.ravel()
+    seen = np.flatnonzero(np.isfinite(flat))
+    q = np.full(flat.shape, np.nan)
+    if len(seen):
+        order = seen[np.argsort(flat[seen], kind="stable")]
+        m = len(order)
+        ranked = flat[order] * m / np.arange(1, m + 1)
+        q[order] = np.minimum(1.0, np.minimum.accumulate(ranked[::-1])[::-1])
+    return q.reshape(p.shape)

@@ -13,6 +13,7 @@ from typing import Any
 from ..data.cifar10 import missing_files
 from ..models.lm_standins import StandinSpec
 from .config_errors import need
+from .prh_sources import check_prh
 from .lm_model_sources import check_shared_tokenizer, check_sources, lm_models
 
 REP_DIM_CONSTRUCTED = 2  # the hand-built models live in 2-D (paper Table 1, Fig. 16 left)
@@ -44,7 +45,7 @@ def check_config(config: Config) -> None:
                   check_authors_models, check_bound_beyond_m2, check_dynamics,
                   check_roeder, check_roeder_words, check_roeder_cpc, check_distillation,
                   check_lm,
-                  check_lm_models):
+                  check_lm_models, check_prh):
         check(config)
 
 

@@ -25,7 +25,7 @@ CIFAR_MODEL_TABLES = {
 # logs/<kind>/<job>.log: a kind per training rule family (a family's rules share the folder:
 # synthetic_train and synthetic_train_variants, cifar10_train and cifar10_train_seeds)
 TRAINING_KINDS = ("synthetic_train", "cifar10_train", "bound_beyond_train", "distillation_train",
-                  "roeder_train", "roeder_cpc_train", "lm_train", "lm_extract")
+                  "roeder_train", "roeder_cpc_train", "lm_train", "lm_extract", "prh_extract")
 # logs/<name>.log: training rules with a single job
 SINGLE_TRAINING_JOBS = ("training_dynamics", "roeder_words_train")
 
@@ -36,6 +36,7 @@ MEMORY_SETTINGS = {
                       "an M stacked)", "cifar10.eval_batch_size"),
     "extract_authors_resnets": ("cifar10.eval_batch_size",),
     "lm_train": ("lm.training.batch_size", "lm.model.width"),
+    "prh_extract": ("prh.batch_size",),
     "synthetic_train": ("synthetic.training.batch_size (changes the training)",),
     "distillation_train": ("synthetic.training.batch_size (changes the training)",),
     "roeder_cpc_train": ("roeder.cpc.widths (the widest stacks)",

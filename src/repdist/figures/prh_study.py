@@ -1,0 +1,80 @@
+"""The Platonic Representation Hypothesis' study drawn: their Fig. 3 (one panel per vision
+family: alignment against the language model's performance, 1 - bits per byte, one line per
+vision model from the smallest to the largest), raw above and calibrated below; and the
+language x vision matrix of both as heatmaps, the pairs that survive Benjamini-Hochberg marked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .style import plt
+
+METRIC_NAMES = {"mutual_knn": "mutual k-NN", "cycle_knn": "cycle k-NN", "lcs_knn": "LCS k-NN",
+                "edit_distance_knn": "edit-distance k-NN", "cka": "CKA",
+                "unbiased_cka": "unbiased CKA", "cknna": "CKNNA", "svcca": "SVCCA"}
+ROWS = (("score", "alignment"), ("calibrated", "calibrated alignment"))
+
+
+def alignment_figure(table: pd.DataFrame, families: Sequence[str]) -> plt.Figure:
+    """PRH's Fig. 3, raw (top) and calibrated (bottom): per family, a line per vision model
+    (darker: fewer parameters) through the language models ordered by performance; the null's
+    tau of each point drawn faint beside the raw line."""
+    metric = METRIC_NAMES.get(str(table["metric"].iloc[0]), str(table["metric"].iloc[0]))
+    fig, axes = plt.subplots(2, len(families), figsize=(4.2 * len(families), 7.5),
+                             squeeze=False, sharex=True)
+    for col, family in enumerate(families):
+        part = table[table["family"] == family]
+        order = part.groupby("vision")["vision_parameters"].first().sort_values()
+        shades = plt.cm.viridis(np.linspace(0.15, 0.85, max(len(order), 1)))
+        for (vision, params), colour in zip(order.items(), shades, strict=False):
+            line = part[part["vision"] == vision].sort_values("performance")
+            label = f"{vision} ({params / 1e6:.3g}M)" if params and params >= 1e6 else vision
+            for row, (column, _) in enumerate(ROWS):
+                ax = axes[row, col]
+                ax.plot(line["performance"], line[column], "o-", color=colour, label=label)
+                if column == "score" and line["tau"].notna().any():
+                    ax.plot(line["performance"], line["tau"], ":", color=colour, alpha=0.6)
+        axes[0, col].set_title(family)
+        axes[0, col].legend(fontsize=8, loc="best")
+    for row, (_, label) in enumerate(ROWS):
+        axes[row, 0].set_ylabel(f"{label}\n({metric}, best layer pair)")
+    fig.supxlabel("language model performance (1 - bits per byte)", fontsize=13)
+    fig.suptitle("Alignment to vision models against language performance (PRH Fig. 3); "
+                 "dotted: the null's tau", fontsize=12)
+    fig.tight_layout()
+    return fig
+
+
+def matrix_figure(table: pd.DataFrame, families: Sequence[str]) -> plt.Figure:
+    """The language x vision matrix, raw and calibrated; '*' where q <= alpha (Benjamini-
+    Hochberg over the matrix), the vision models by family then size."""
+    vision = (table.sort_values(["vision_parameters"])
+              .assign(rank=lambda t: t["family"].map({f: i for i, f in enumerate(families)}))
+              .sort_values(["rank", "vision_parameters"], kind="stable")["vision"].unique())
+    language = table.sort_values("performance")["language"].unique()
+    fig, axes = plt.subplots(1, 2, figsize=(2 + 1.1 * len(vision) * 2, 1.5 + 0.6 * len(language)),
+                             squeeze=False)
+    for ax, (column, label) in zip(axes[0], ROWS, strict=True):
+        grid = table.pivot(index="language", columns="vision", values=column)
+        grid = grid.loc[language, vision]
+        star = table.pivot(index="language", columns="vision", values="significant")
+        star = star.loc[language, vision].fillna(False).astype(bool)
+        values = grid.to_numpy(dtype=float)
+        image = ax.imshow(values, cmap="magma", aspect="auto")
+        low, high = np.nanmin(values), np.nanmax(values)
+        for i in range(len(language)):
+            for j in range(len(vision)):
+                value = values[i, j]
+                mark = "*" if star.iloc[i, j] else ""
+                dark = (value - low) < 0.5 * (high - low) if high > low else True
+                ax.text(j, i, f"{value:.2f}{mark}", ha="center", va="center", fontsize=8,
+                        color="white" if dark else "black")
+        ax.set_xticks(range(len(vision)), vision, rotation=60, ha="right", fontsize=9)
+        ax.set_yticks(range(len(language)), language, fontsize=9)
+        ax.set_title(label, fontsize=12)
+        fig.colorbar(image, ax=ax, shrink=0.8)
+    fig.tight_layout()
+    return fig

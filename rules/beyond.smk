@@ -42,6 +42,7 @@ rule paper_comparison:
         trained=bound_figure_pairs(),
         workshop=out("tables/workshop_example.csv"),
         alignment=out("tables/prh_alignment.csv"),
+        prh_study=lambda wc: [out("tables/prh_study.csv")] if PRH_ON else [],
         authors=[out("tables/ours_vs_authors.csv")] if AUTHORS_ON else [],
         authors_alignment=(
             [out("tables/prh_alignment_authors.csv")] if AUTHORS_ON else []
@@ -88,6 +89,7 @@ rule paper_comparison:
         comparison_seeds=CIFAR["comparison_seeds"],
         standin=CIFAR["standin"],
         authors_standin=AUTHORS["standin"],
+        prh_standins=lambda wc: PRH_NEEDS_STANDINS,
     script:
         "../workflow/scripts/paper_comparison.py"
 

@@ -307,3 +307,18 @@ def test_the_config_checks_name_the_key():
         check_prh(study_config(language={"b": {"model": "x"}}, vision={"v": {"model": "y"}},
                                pairs={"dataset": "./no/such/folder", "caption": 0}))
     check_prh(study_config())  # off: nothing to check
+
+
+def test_the_paper_comparison_reads_prhs_claim_per_family_raw_and_calibrated():
+    from repdist.experiments.paper_comparison import prh_study_checks
+
+    rows = [{"language": f"l{i}", "vision": v, "family": f, "performance": 0.1 * i,
+             "score": 0.1 * i * rising + 0.2, "calibrated": 0.05 * (3 - i), "metric": "mutual_knn"}
+            for i in range(4) for v, f, rising in (("a", "vit", 1), ("b", "clip", -1))]
+    checks = prh_study_checks(pd.DataFrame(rows), standins=False)
+    verdicts = {(c.claim.split(" to the ")[1].split()[0], "calibrated" in c.claim): c.verdict
+                for c in checks}
+    assert verdicts == {("vit", False): "pass", ("vit", True): "FAIL",
+                        ("clip", False): "FAIL", ("clip", True): "FAIL"}
+    assert {c.verdict for c in prh_study_checks(pd.DataFrame(rows), standins=True)} == {
+        "informational"}

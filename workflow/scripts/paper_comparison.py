@@ -10,6 +10,7 @@ from repdist.experiments.paper_comparison import (
     comparison_frame,
     comparison_markdown,
     kl_table_checks,
+    prh_study_checks,
     retrace_checks,
     roeder_checks,
     roeder_words_checks,
@@ -38,6 +39,8 @@ with job_log(sm.log[0]) as log:
     checks += width_checks(width_tables(sm.input.widths), width_tables(sm.input.width_baselines))
     checks += workshop_checks(read_csv(sm.input.workshop))
     checks += alignment_checks(read_csv(sm.input.alignment))
+    if sm.input.prh_study:
+        checks += prh_study_checks(read_csv(sm.input.prh_study[0]), sm.params.prh_standins)
     if sm.input.tightness:
         checks += tightness_checks(read_csv(sm.input.tightness[0]))
     if sm.input.authors_alignment:

@@ -384,6 +384,32 @@ def alignment_checks(table: pd.DataFrame, models: str = "") -> list[Check]:
     ]
 
 
+PRH_FIG3 = "Platonic Representation Hypothesis (Huh et al. 2024), Fig. 3"
+PRH_RISES = 0.5  # Spearman's rho over the language models above which alignment "rises"
+
+
+def prh_study_checks(table: pd.DataFrame, standins: bool) -> list[Check]:
+    """PRH's claim on their study's matrix (tables/prh_study.csv): per vision family, the
+    alignment rises with the language model's performance (Spearman's rho of the family's mean
+    over its models against 1 - bits per byte above PRH_RISES), raw and calibrated. On
+    stand-ins the rows are informational: tiny models trained seconds are not the claim's."""
+    from .prh_study import trend_rows
+
+    checks = []
+    metric = str(table["metric"].iloc[0]) if len(table) else "?"
+    for row in trend_rows(table):
+        raw = row["column"] == "score"
+        rho = row["rho"]
+        checks.append(Check(
+            f"PRH Fig. 3: {'' if raw else 'calibrated '}{metric} alignment to the "
+            f"{row['family']} vision models rises with the language model's performance "
+            f"(Spearman rho over {row['language_models']} language models"
+            f"{', stand-ins' if standins else ''})", PRH_FIG3, float(rho), "rises",
+            f"rho > {PRH_RISES}", None if standins or not np.isfinite(rho)
+            else bool(rho > PRH_RISES)))
+    return checks
+
+
 ROEDER = "Roeder et al. 2021, Fig. 2b"
 ROEDER_CLAIMED_STEP = 4000  # "After approx. 4000 iterations, CCA finds a linear transformation"
 ROEDER_WITHIN = 0.02  # "near its maximum": the mean m_CCA within this of its maximum

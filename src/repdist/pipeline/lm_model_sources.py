@@ -121,6 +121,14 @@ def check_sources(entries: Sequence[LMModel]) -> None:
 Probe = Callable[[str], str | None]
 
 
+def hub_unreachable(probe: Probe | None = None) -> str | None:
+    """Why the hub cannot be reached from here (HF_HUB_OFFLINE set, or no connection by
+    `probe`, default io.download.unreachable); None when it can."""
+    if hub_offline():
+        return "HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set"
+    return (probe or unreachable)(HUB_URL)
+
+
 def check_lm_models_available(entries: Sequence[LMModel], probe: Probe | None = None) -> None:
     """Before any job: a hub model that is neither a folder nor in the cache, while the hub
     cannot be reached (HF_HUB_OFFLINE, or no connection), stops the run naming it and the way
@@ -128,8 +136,7 @@ def check_lm_models_available(entries: Sequence[LMModel], probe: Probe | None = 
     missing = [e for e in entries if e.on_hub and model_file(e, "config.json") is None]
     if not missing:
         return
-    why = ("HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set" if hub_offline()
-           else (probe or unreachable)(HUB_URL))
+    why = hub_unreachable(probe)
     if why is None:
         return
     names = ", ".join(f"{e.name} ({e.where})" for e in missing)

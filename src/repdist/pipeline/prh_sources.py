@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..io.download import unreachable
-from ..io.hub import HUB_URL, hub_offline, path_shaped
+from ..io.hub import path_shaped
 from .config_errors import ConfigError, need
-from .lm_model_sources import LMModel, Probe, model_file
+from .lm_model_sources import LMModel, Probe, hub_unreachable, model_file
 
 MODALITIES = ("language", "vision")
 
@@ -127,8 +126,7 @@ def check_prh_available(config: Mapping[str, Any], needed: Sequence[str],
         fetch.append(f"hf download {dataset} --repo-type dataset{at}")
     if not fetch:
         return
-    why = ("HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set" if hub_offline()
-           else (probe or unreachable)(HUB_URL))
+    why = hub_unreachable(probe)
     if why is None:
         return
     raise ConfigError(

@@ -56,7 +56,8 @@ def _parser_flags(parser: argparse.ArgumentParser) -> set[str]:
 @functools.cache
 def known_flags() -> set[str]:
     """Flags of every command the README can name: repdist's, Snakemake's (read from its
-    cli.py: building its parser waits ~10 s here on plugin lookups), pip's, and the project's
+    cli.py: building its parser waits ~10 s here on plugin lookups), pip's, `hf download`'s
+    (huggingface_hub's, for the models and data sets the README has a user fetch), and the project's
     scripts' and developer modules' (benchmarks, repdist_dev, repdist_gpucheck, repdist_retrace,
     the SLURM checks)."""
     import snakemake.cli
@@ -70,7 +71,10 @@ def known_flags() -> set[str]:
         flags |= set(re.findall(r"add_argument\(\s*\"(--[a-z0-9-]+)\"", script.read_text()))
     pip = subprocess.run([sys.executable, "-m", "pip", "install", "--help"],
                          capture_output=True, text=True).stdout
-    return flags | set(re.findall(r"(--[a-z][a-z0-9-]+)", pip)) | SBATCH_FLAGS
+    hf = subprocess.run([str(Path(sys.executable).with_name("hf")), "download", "--help"],
+                        capture_output=True, text=True).stdout
+    assert "--revision" in hf, "huggingface_hub's `hf download --help` printed no flags"
+    return flags | set(re.findall(r"(--[a-z][a-z0-9-]+)", pip + hf)) | SBATCH_FLAGS
 
 
 @functools.cache

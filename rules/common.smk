@@ -164,8 +164,7 @@ def cifar_seed_files(name, m="{M}"):
 
 AUTHORS = config["authors_models"]
 AUTHORS_STANDIN = out("authors_standin")
-# enabled: true (download when needed), false, or auto (only when a copy is present:
-# `make run-synthetic`, which must work offline)
+# enabled: true (download when needed), false, or auto (with a copy only: run-synthetic, offline)
 AUTHORS_ON = availability.authors_on(config)
 # the authors' CIFAR-10 fd2 checkpoints: with CIFAR-10 and M = 2 in this run
 AUTHORS_CIFAR_ON = AUTHORS_ON and CIFAR["enabled"] and 2 in CIFAR["rep_dims"]

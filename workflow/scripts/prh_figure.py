@@ -1,19 +1,16 @@
 """Rule prh_figure: PRH's Fig. 3 (raw and calibrated) and the language x vision matrix, from
-the study's table; the verdicts of their claim per family logged."""
+the study's table (their claim's verdicts are the paper comparison's)."""
 
 import pandas as pd
 
-from repdist.experiments.prh_study import family_order, trend_rows
+from repdist.experiments.prh_study import family_order
 from repdist.figures.prh_study import alignment_figure, matrix_figure
 from repdist.figures.style import save_figure
 from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-with job_log(sm.log[0]) as log:
+with job_log(sm.log[0]):
     table = pd.read_parquet(sm.input[0])
     families = family_order(table["family"].tolist())
     save_figure(alignment_figure(table, families), [sm.output.pdf, sm.output.png])
     save_figure(matrix_figure(table, families), [sm.output.matrix_pdf, sm.output.matrix_png])
-    for row in trend_rows(table):
-        log.info("%s %s: Spearman rho %.3f over %d language models", row["family"],
-                 row["column"], row["rho"], row["language_models"])

@@ -11,6 +11,7 @@ import pandas as pd
 
 from .alignment import alignment_trends, rank_correlation
 from .ours_vs_authors import RETRACE_TOLERANCE
+from .prh_study import trend_rows
 from .roeder_cpc_tables import Trend, trend
 from .roeder_curves import first_near_max_step
 
@@ -393,8 +394,6 @@ def prh_study_checks(table: pd.DataFrame, standins: bool) -> list[Check]:
     alignment rises with the language model's performance (Spearman's rho of the family's mean
     over its models against 1 - bits per byte above PRH_RISES), raw and calibrated. On
     stand-ins the rows are informational: tiny models trained seconds are not the claim's."""
-    from .prh_study import trend_rows
-
     checks = []
     metric = str(table["metric"].iloc[0]) if len(table) else "?"
     for row in trend_rows(table):

@@ -80,16 +80,19 @@ def extract_to_folder(folder: str | Path, batches: Any, n: int, info: Mapping[st
         with atomic_path(parts / f"rows{rows.start:08d}-{rows.stop:08d}.npz") as tmp:
             with open(tmp, "wb") as fh:
                 np.savez(fh, *out[1:])
-    loaded = [np.load(p) for p in sorted(parts.glob("rows*.npz"))]
-    features = np.concatenate([d["arr_0"] for d in loaded])
+    batches = []  # each batch's arrays: features, then bits per byte where there are
+    for path in sorted(parts.glob("rows*.npz")):
+        with np.load(path) as part:
+            batches.append([part[name] for name in part.files])
+    features = np.concatenate([arrays[0] for arrays in batches])
     if len(features) != n:
         raise RuntimeError(f"{folder}: {len(features)} rows extracted, {n} expected")
     written = {**info, "inputs": n, "layers": int(features.shape[1]),
                "dim": int(features.shape[2]), "resumed_from_row": start}
     with atomic_folder(folder) as tmp:
         np.save(tmp / FEATURES, features)
-        if "arr_1" in loaded[0]:
-            bpb = np.concatenate([d["arr_1"] for d in loaded])
+        if len(batches[0]) > 1:
+            bpb = np.concatenate([arrays[1] for arrays in batches])
             np.save(tmp / BPB, bpb)
             written["bits_per_byte"] = float(bpb.mean())
         write_json(tmp / INFO, written)

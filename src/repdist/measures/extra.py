@@ -146,6 +146,20 @@ def knn_indices_blockwise(unit: np.ndarray, k: int, block: int = KNN_BLOCK_ROWS)
     return out
 
 
+def inverse_order(order: np.ndarray) -> np.ndarray:
+    """The inverse of a reordering of rows: row j of the old is row inverse[j] of the new."""
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    return inverse
+
+
+def relabelled_neighbours(nn: np.ndarray, order: np.ndarray,
+                          inverse: np.ndarray | None = None) -> np.ndarray:
+    """The neighbour lists of x[order] from x's (row i is the old row order[i], its neighbours
+    relabelled, in their order: ties stay as first found)."""
+    return (inverse_order(order) if inverse is None else inverse)[nn[order]]
+
+
 def knn_edge_keys(nn: np.ndarray) -> np.ndarray:
     """The k-NN graph as sorted edge keys i*N + j: the overlap of two graphs is then one
     searchsorted per pair. Row i's keys lie in [iN, (i+1)N), so sorting each row's k

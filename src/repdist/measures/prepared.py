@@ -23,9 +23,11 @@ from .conventions import AlignmentConventions
 from .extra import (
     centred_log_probs,
     components_for_variance,
+    inverse_order,
     ip_knn_indices,
     knn_edge_keys,
     knn_indices,
+    relabelled_neighbours,
 )
 from .loglik import as_float64_matrix, log_likelihoods
 from .low_rank import (
@@ -254,15 +256,13 @@ def _relabel_keys(keys: np.ndarray, order: np.ndarray, inverse: np.ndarray) -> n
     """The sorted edge keys i*N + j of x[order]'s graph from x's (k edges a row): row i is the
     old row order[i], its neighbours relabelled (old j is new inverse[j])."""
     n = len(order)
-    neighbours = (keys % n).reshape(n, -1)
-    return knn_edge_keys(inverse[neighbours[order]])
+    return knn_edge_keys(relabelled_neighbours((keys % n).reshape(n, -1), order, inverse))
 
 
 def permuted_view(view: AlignmentView, order: np.ndarray) -> AlignmentView:
     """The view of x[order] (row i is the old row order[i]), its pieces carried over: rows
     reordered, neighbour lists relabelled (in their order: ties stay as first found)."""
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
+    inverse = inverse_order(order)
     done = view.__dict__
     out = AlignmentView(view.x[order], view.unit)
     kept = {name: done[name][order] for name in VIEW_ROWS[1:] if name in done}
@@ -270,7 +270,7 @@ def permuted_view(view: AlignmentView, order: np.ndarray) -> AlignmentView:
     if "spectrum" in done:
         kept["spectrum"] = _reorder_spectrum(done["spectrum"], order)
     if done.get("knn_idx") is not None:
-        kept["knn_idx"] = inverse[done["knn_idx"][order]]
+        kept["knn_idx"] = relabelled_neighbours(done["knn_idx"], order, inverse)
     elif "knn_idx" in done:
         kept.update(knn_idx=None, knn=None)
     if done.get("ip_knn") is not None and not view.unit:

@@ -25,7 +25,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import prh
-from .extra import knn_edge_keys, knn_indices, linear_cka, unit_rows
+from .alignment import FROM_INDICES
+from .extra import (
+    inverse_order,
+    knn_edge_keys,
+    knn_indices,
+    linear_cka,
+    relabelled_neighbours,
+    unit_rows,
+)
 from .null import NullSettings, layers_null
 
 # their eight metrics (metrics.AlignmentMetrics.SUPPORTED_METRICS); the k-NN ones read k
@@ -100,8 +108,7 @@ def relabelled(keys: np.ndarray, n: int, order: np.ndarray | None) -> np.ndarray
     order[i] of the old): edge (p, q) becomes (inv[p], inv[q])."""
     if order is None:
         return keys
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[order] = np.arange(n)
+    inverse = inverse_order(order).astype(np.int64)
     return inverse[keys // n] * n + inverse[keys % n]
 
 
@@ -126,20 +133,6 @@ def _pair_metric(metric: str, k: int) -> Callable[[np.ndarray, np.ndarray], floa
     raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
 
 
-def _knn_metric(metric: str) -> Callable[[np.ndarray, np.ndarray], float]:
-    return {"cycle_knn": prh.cycle_knn_from_indices, "lcs_knn": prh.lcs_knn_from_indices,
-            "edit_distance_knn": prh.edit_distance_knn_from_indices}[metric]
-
-
-def _relabel_rows(nn: np.ndarray, order: np.ndarray | None) -> np.ndarray:
-    """Neighbour lists of rows reordered by `order`: row i's are inv[nn[order[i]]]."""
-    if order is None:
-        return nn
-    inverse = np.empty(len(nn), dtype=nn.dtype)
-    inverse[order] = np.arange(len(nn))
-    return inverse[nn[order]]
-
-
 def score_table(metric: str, x: ModelLayers, y: ModelLayers, k: int,
                 ) -> Callable[[np.ndarray | None], np.ndarray]:
     """score(order): the table of `metric` over every layer pair, y's rows in `order` (None:
@@ -150,9 +143,10 @@ def score_table(metric: str, x: ModelLayers, y: ModelLayers, k: int,
         gx, gy = x.graphs(k), y.graphs(k)
         if metric == "mutual_knn":
             return lambda order: mutual_knn_table(gx, gy, order)
-        pair = _knn_metric(metric)
-        return lambda order: np.array([[pair(a, _relabel_rows(b, order)) for b in gy.neighbours]
-                                       for a in gx.neighbours])
+        pair = FROM_INDICES[f"{metric}_f"]  # the pairs tables' own
+        return lambda order: np.array([[pair(a, b if order is None
+                                             else relabelled_neighbours(b, order))
+                                        for b in gy.neighbours] for a in gx.neighbours])
     pair = _pair_metric(metric, k)
     return lambda order: np.array([[pair(a, b if order is None else b[order]) for b in y.layers]
                                    for a in x.layers])

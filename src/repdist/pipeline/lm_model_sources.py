@@ -99,19 +99,20 @@ def check_shared_tokenizer(entries: Sequence[LMModel]) -> None:
          ". Compare models of one tokenizer per run (e.g. one overlay per family)")
 
 
-def check_sources(entries: Sequence[LMModel]) -> None:
-    """Before any job, whether the hub is reachable or not: a path (io/hub.py::path_shaped:
+def check_sources(entries: Sequence[LMModel], section: str = "lm.models") -> None:
+    """Before any job, whether the hub is reachable or not (`section`: the config key the
+    entries are named under): a path (io/hub.py::path_shaped:
     absolute, ~, ./, ../, or a separator no hub id has) where no folder is, as `model:` or
     `tokenizer:`, is refused; so is a `revision:` of a folder (a folder holds one set of
     weights: from_pretrained ignores the revision, which would be recorded as if used)."""
     for entry in entries:
         for key, value in (("model", entry.model), ("tokenizer", entry.tokenizer)):
             need(value is None or not path_shaped(value) or Path(value).expanduser().is_dir(),
-                 f"lm.models.{entry.name}.{key}",
+                 f"{section}.{entry.name}.{key}",
                  f"{value!r} is a path (not a hub id such as 'gpt2' or 'EleutherAI/pythia-70m') "
                  "and no folder is there: give the folder save_pretrained wrote (a relative "
                  "path is read from the directory snakemake runs in), or a hub id")
-        need(entry.revision is None or entry.local is None, f"lm.models.{entry.name}.revision",
+        need(entry.revision is None or entry.local is None, f"{section}.{entry.name}.revision",
              f"{entry.model} is a folder, which holds one set of weights: from_pretrained "
              f"ignores a revision there, so {entry.revision!r} would not be the weights used. "
              "Leave revision out, or give the hub id at that revision (or a folder saved from "

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..io.hub import path_shaped
 from .config_errors import ConfigError, need
-from .lm_model_sources import LMModel, Probe, hub_unreachable, model_file
+from .lm_model_sources import LMModel, Probe, check_sources, hub_unreachable, model_file
 
 MODALITIES = ("language", "vision")
 
@@ -58,17 +58,21 @@ def pairs_standin(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def check_prh(config: Mapping[str, Any]) -> None:
-    """The study's keys: both sides named (or neither), stand-ins whose heads split the width
-    and whose patches tile the image, paths that are folders (no revision of a folder), a
+    """The study's keys: both sides named (or neither), paths that are folders and no revision
+    of a folder (lm_model_sources.check_sources), stand-ins whose heads split the width and
+    whose patches tile the image, a
     folder of pairs that is there, and k below the number of pairs of a stand-in set."""
     prh = config["prh"]
-    named = [m for m in MODALITIES if prh.get(m)]
-    need(len(named) in (0, 2), f"prh.{MODALITIES[len(named[:1]) and 1 - MODALITIES.index(named[0])]}"
-         if len(named) == 1 else "prh", "the study compares language models with vision "
-         f"encoders: name both (only prh.{named[0] if named else ''} has models)")
-    if not named:
+    empty = [m for m in MODALITIES if not prh.get(m)]
+    if len(empty) == 1:
+        need(False, f"prh.{empty[0]}", "the study compares language models with vision "
+             f"encoders: name both (prh.{empty[0]} names none)")
+    if empty:
         return
-    for entry in study_entries(config):
+    entries = study_entries(config)
+    for modality in MODALITIES:
+        check_sources([e.source for e in entries if e.modality == modality], f"prh.{modality}")
+    for entry in entries:
         key = f"prh.{entry.modality}.{entry.name}"
         spec = entry.source.standin or {}
         width, heads = spec.get("width", 16), spec.get("heads", 2)
@@ -78,13 +82,6 @@ def check_prh(config: Mapping[str, Any]) -> None:
             size, patch = spec.get("image_size", 32), spec.get("patch_size", 8)
             need(size % patch == 0, f"{key}.standin.patch_size",
                  f"must divide image_size {size}, got {patch}")
-        for field, value in (("model", entry.source.model), ("tokenizer", entry.source.tokenizer)):
-            need(value is None or not path_shaped(value) or Path(value).expanduser().is_dir(),
-                 f"{key}.{field}", f"{value!r} is a path and no folder is there: give the folder "
-                 "save_pretrained wrote, or a hub id")
-        need(entry.source.revision is None or entry.source.local is None, f"{key}.revision",
-             f"{entry.source.model} is a folder, which holds one set of weights: leave revision "
-             "out")
     pairs = prh["pairs"]
     standin = pairs_standin(config)
     if standin is None:

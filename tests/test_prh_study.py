@@ -116,6 +116,10 @@ def test_benjamini_hochberg_by_its_definition():
     assert q[2, 1] == pytest.approx(0.025) and q[0, 0] == pytest.approx(0.025)
     assert q[1, 0] == pytest.approx(0.05) and q[0, 1] == pytest.approx(0.05)
     assert q[2, 0] == pytest.approx(0.2) and np.isnan(q[1, 1])
+    # where a larger p has the smaller p m / rank, the smaller p takes it (the running minimum):
+    # p m / rank = .04 .024 .0533 .041 -> q = .024 .024 .041 .041
+    np.testing.assert_allclose(benjamini_hochberg(np.array([0.01, 0.012, 0.04, 0.041])),
+                               [0.024, 0.024, 0.041, 0.041])
 
 
 @pytest.fixture(scope="module")

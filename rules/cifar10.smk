@@ -44,6 +44,8 @@ rule cifar10_train:
         training_log("cifar10_train", "fd{M}_seed{S}"),
     benchmark:
         out("benchmarks/cifar10_train/fd{M}_seed{S}.tsv")
+    wildcard_constraints:
+        M=cifar_train_m("seed"),
     conda:
         "../envs/torch.yaml"
     threads: 2
@@ -61,9 +63,10 @@ rule cifar10_train:
         "../workflow/scripts/train_resnets.py"
 
 
-# On a GPU one job trains every seed of an M as one stacked network (cifar10.seeds_per_job):
-# the same files, each seed's model as if trained alone.
-ruleorder: cifar10_train_seeds > cifar10_train
+# On a GPU one job trains every seed of an M as one stacked network (cifar10.seeds_per_job),
+# or one job every seed of every M (cifar10.stack_across_m): the same files, each model as if
+# trained alone.
+ruleorder: cifar10_train_seeds > cifar10_train > cifar10_train_all
 
 
 use rule cifar10_train as cifar10_train_seeds with:
@@ -74,7 +77,7 @@ use rule cifar10_train as cifar10_train_seeds with:
     benchmark:
         out("benchmarks/cifar10_train/fd{M}_seeds.tsv")
     wildcard_constraints:
-        M=r"\d+" if cifar_seeds_per_job() > 1 else r"(?!)",
+        M=cifar_train_m("seeds"),
     resources:
         gpu=int(CIFAR_GPU),
         mem_mb=16000,
@@ -82,6 +85,26 @@ use rule cifar10_train as cifar10_train_seeds with:
     params:
         model_cfg=cifar_model_settings(lambda wc: CIFAR_SEEDS),
         checkpoint=lambda wc: out(f"cifar10/fd{wc.M}/checkpoint.pt"),
+
+
+use rule cifar10_train as cifar10_train_all with:
+    output:
+        **trained_files(cifar_all_files, CIFAR_MODEL_TABLES),
+    log:
+        training_log("cifar10_train", "all_m"),
+    benchmark:
+        out("benchmarks/cifar10_train/all_m.tsv")
+    resources:
+        gpu=int(CIFAR_GPU),
+        mem_mb=24000,
+        runtime=lambda wc, attempt: cifar_train_runtime(
+            wc, attempt, len(cifar_all_files(""))
+        ),
+    params:
+        model_cfg=cifar_model_settings(
+            lambda wc: CIFAR_SEEDS, lambda wc: CIFAR["rep_dims"]
+        ),
+        checkpoint=out("cifar10/checkpoint_all_m.pt"),
 
 
 rule cifar10_pairs:

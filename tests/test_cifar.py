@@ -134,24 +134,27 @@ def test_cifar_trainer_resumes_bitwise_with_batchnorm(standin, tmp_path, crash_a
 
 
 def _cifar_stack_vs_alone(standin, dtype, steps, base_width=4, batch_size=16, seeds=(0, 1, 2),
-                          device="cpu"):
+                          device="cpu", rep_dims=(2,)):
+    """A stack of every seed at each of `rep_dims` (M-major, as the stack across M), and each
+    of its models trained alone."""
     from repdist.models.stacked import StackedModelClass
 
     data = load_cifar10(standin)
     x, tx = normalise(data.train_images), normalise(data.test_images)
     codes = label_codes(np.arange(10), 10)
     cfg = train_config(steps=steps, batch_size=batch_size, eval_every=10, log_every=5)
+    models = [(m, s) for m in rep_dims for s in seeds]
 
-    def build(seed):
-        return build_cifar_model(seed, 2, base_width=base_width, g_width=16,
+    def build(m, seed):
+        return build_cifar_model(seed, m, base_width=base_width, g_width=16,
                                  bn_momentum=effective_bn_momentum(10)).to(dtype)
 
-    stack = StackedModelClass([build(s) for s in seeds])
+    stack = StackedModelClass([build(m, s) for m, s in models])
     log, finals = train(stack, TrainData(x, data.train_labels, tx, data.test_labels, codes),
         cfg, RunOptions(eval_batch_size=25, device=device))
     alone = []
-    for seed in seeds:
-        model = build(seed)
+    for m, seed in models:
+        model = build(m, seed)
         _, finals_1 = train(model, TrainData(x, data.train_labels, tx, data.test_labels, codes),
             cfg, RunOptions(eval_batch_size=25, device=device))
         alone.append((model, finals_1))
@@ -166,6 +169,21 @@ def test_stacked_cifar_seeds_train_exactly_as_alone(standin):
     assert_cifar_stack_is_each_alone(stack, finals, alone)
 
 
+def test_a_stack_across_m_trains_each_of_the_30_models_as_alone(standin):
+    """The three M's ten seeds each (config cifar10.stack_across_m) as one stack: heads of 2, 3
+    and 5 outputs padded to 5. In float64 every one of the 30 models' weights, BatchNorm buffers
+    and test loss equal it trained alone (1e-9), and the padded rows of f's and g's heads are
+    still exactly zero."""
+    stack, finals, alone = _cifar_stack_vs_alone(standin, torch.float64, steps=6,
+                                                 base_width=2, seeds=range(10),
+                                                 rep_dims=(2, 3, 5))
+    assert stack.num_models == 30 and stack.f_net.out_dims == [2] * 10 + [3] * 10 + [5] * 10
+    assert_cifar_stack_is_each_alone(stack, finals, alone)
+    for i, m in enumerate(stack.f_net.out_dims):
+        assert not stack.f_net.linear_weight[i, m:].any() and not stack.f_net.linear_bias[i, m:].any()
+        assert not stack.g_net.l4_weight[i, m:].any()
+
+
 def assert_cifar_stack_is_each_alone(stack, finals, alone):
     """Every seed's weights, BatchNorm buffers and final test loss in the stack equal it
     trained alone (1e-9 relative; step counters exactly)."""
@@ -174,6 +192,7 @@ def assert_cifar_stack_is_each_alone(stack, finals, alone):
         assert list(ours) == list(model.state_dict())  # the original's keys, in order
         for name, p in model.state_dict().items():
             q = ours[name]
+            assert q.shape == p.shape, (i, name)
             if not p.is_floating_point():
                 assert torch.equal(p, q), name  # num_batches_tracked
                 continue

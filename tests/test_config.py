@@ -224,6 +224,13 @@ def test_seeds_per_job_must_be_one_or_all_names_the_key():
     for ok in (1, 10, "auto"):
         cfg["cifar10"]["seeds_per_job"] = ok
         check_config(cfg)
+    cfg["cifar10"]["stack_across_m"] = True  # every seed of every M in one job
+    cfg["cifar10"]["seeds_per_job"] = 1
+    with pytest.raises(ConfigError, match="cifar10.stack_across_m.*seeds_per_job: 1"):
+        check_config(cfg)
+    for ok in (10, "auto"):
+        cfg["cifar10"]["seeds_per_job"] = ok
+        check_config(cfg)
 
 
 def test_authors_models_need_our_models_beside_theirs_names_the_key():

@@ -99,13 +99,18 @@ def test_the_quick_dag_trains_on_the_gpu(device, tmp_path):
 
 
 def test_a_stack_trains_each_seed_as_alone_in_float64(device, tmp_path):
-    """Synthetic MLPs and CIFAR ResNets (grouped convolutions, per-seed BatchNorm) on `device`."""
+    """Synthetic MLPs and CIFAR ResNets (grouped convolutions, per-seed BatchNorm) on `device`,
+    and the stack across M (heads of 2, 3 and 5 outputs padded to 5)."""
     k = 4
     data = make_radial(2000, k, 0), make_radial(300, k, 1), label_codes(np.arange(k), k)
     stack, _, finals, alone = _stack_and_alone(data, (0.0, 0.0), torch.float64, device=device)
     assert_stack_is_each_alone(stack, finals, alone)
     standin = write_standin(tmp_path / "cifar-10-batches-py", n_train=200, n_test=50, seed=1)
     stack, finals, alone = _cifar_stack_vs_alone(standin, torch.float64, steps=20, device=device)
+    assert_cifar_stack_is_each_alone(stack, finals, alone)
+    stack, finals, alone = _cifar_stack_vs_alone(standin, torch.float64, steps=6, base_width=2,
+                                                 seeds=range(3), rep_dims=(2, 3, 5),
+                                                 device=device)
     assert_cifar_stack_is_each_alone(stack, finals, alone)
 
 

@@ -170,6 +170,18 @@ def test_the_slurm_profile_plans_gpu_nodes_from_a_login_node_without_one(tmp_pat
     assert without["lm_train"] == ["0"] * 3
 
 
+def test_the_stack_across_m_plans_one_gpu_job_for_every_cifar_model(tmp_path):
+    """cifar10.stack_across_m: the quick run's 6 CIFAR models (M = 2, 3 x 3 seeds) in one GPU
+    job of the shipped SLURM profile, no job per M or per seed; their pairs as before."""
+    across = tmp_path / "across.yaml"
+    across.write_text(yaml.safe_dump({"cifar10": {"device": "auto", "stack_across_m": True}}))
+    jobs = planned("cifar10_all", "--profile", str(ROOT / "profiles/slurm"), "--configfile",
+                   str(ROOT / "config.quick.yaml"), str(across), tmp_path=tmp_path / "run")
+    assert jobs["cifar10_train_all"] == ["1"]
+    assert "cifar10_train" not in jobs and "cifar10_train_seeds" not in jobs
+    assert len(jobs["cifar10_pairs"]) == 2
+
+
 def log_times(log: str, pattern: str) -> list[tuple[datetime, str]]:
     return [(datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f"), m.group(2))
             for m in re.finditer(r"^(\S+ \S+) INFO " + pattern, log, flags=re.M)]

@@ -150,8 +150,8 @@ SPECS = [
          "synthetic.cuda_graph: true, gpu_slots_per_gpu: 4", GRAPH, processes=4, extra_s=30),
     Spec("cifar.jobs3", "cifar", "gpu_slots_per_gpu: 3 (the three M at once)", processes=3,
          extra_s=35),
-    Spec("cifar.stack30", "cifar", "none yet (one stack of the three M's 30 models)",
-         {"stack_factor": 3}, exact=True, extra_s=30),
+    Spec("cifar.stack30", "cifar", "cifar10.stack_across_m: true (the three M's 30 models), "
+         "graphed", {"stack_across_m": True, **GRAPH}, exact=True, extra_s=30),
     Spec("cifar.bf16", "cifar", "cifar10.bf16: true", {"bf16": True}, extra_s=40,
          judge="measures"),
     Spec("synthetic.slots2", "synthetic", "gpu_slots_per_gpu: 2", processes=2),
@@ -246,18 +246,21 @@ def build_job(family: str, options: dict[str, Any], size: Size, device: torch.de
     c = size.cifar
     base, seeds = (c["check64"]["base_width"], c["check64"]["seeds"]) if small else (
         c["base_width"], c["seeds"])
-    factor = int(options.get("stack_factor", 1))
-    stack, channels_last = cifar_job_stack(options, device, dtype, rep_dim, base,
-                                           seeds * factor)
+    # the stack across M: M = 2, 3, 5's seeds, M-major (its first models are the reference's)
+    dims = (rep_dim, *[m for m in (2, 3, 5) if m != rep_dim]) if options.get(
+        "stack_across_m") else rep_dim
+    stack, channels_last = cifar_job_stack(options, device, dtype, dims, base, seeds)
     run = RunOptions(device=device, eval_batch_size=64, channels_last=channels_last, **graph)
     return Job(stack, cifar_data(c["n_train"], c["n_test"]), run, c["batch_size"],
-               seeds * factor, seeds, scale)
+               stack.num_models, seeds, scale)
 
 
 def cifar_job_stack(options: dict[str, Any], device: torch.device, dtype: torch.dtype,
-                    rep_dim: int, base: int, seeds: int) -> tuple[torch.nn.Module, bool]:
-    """The CIFAR stack of `seeds` seeds as config cifar10 builds it with a candidate's options;
-    whether its images are channels-last."""
+                    rep_dim: int | tuple[int, ...], base: int, seeds: int
+                    ) -> tuple[torch.nn.Module, bool]:
+    """The CIFAR stack of `seeds` seeds at `rep_dim` (one M, or several: the stack across M)
+    as config cifar10 builds it with a candidate's options; whether its images are
+    channels-last."""
     on_cuda = device.type == "cuda"
     compile_mode = options.get("compile", "none") if dtype == torch.float32 else "none"
     cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(range(seeds)), base_width=base,

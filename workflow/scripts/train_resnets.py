@@ -1,5 +1,6 @@
-"""Rules cifar10_train and cifar10_train_seeds: one ResNet-18 model per seed (all seeds of an M
-trained together as one stacked network), their metrics and extracted representations."""
+"""Rules cifar10_train, cifar10_train_seeds and cifar10_train_all: one ResNet-18 model per seed
+and M (a job's models trained together as one stacked network: every seed of an M, or every seed
+of every M), their metrics and extracted representations."""
 
 from pathlib import Path
 
@@ -30,11 +31,11 @@ with job_log(sm.log[0], gpus=sm.resources.get("gpu", 0),
              for m, me, test, train, u in zip(
                  *(listed(x) for x in (o.models, o.metrics, o.embeddings_test,
                                        o.embeddings_train, o.unembeddings)), strict=True)]
-    log.info("training seeds %s with %s", list(cfg.seeds), train_cfg)
+    log.info("training seeds %s at M = %s with %s", list(cfg.seeds), cfg.rep_dim, train_cfg)
     metrics = train_cifar_models(cfg, train_cfg, data, files, sm.params.run_config,
                                  sm.params.checkpoint)
     remove_checkpoint(sm.params.checkpoint)
     for m in metrics:
-        log.info("seed %d on %s: %.2f steps/s, test loss %.4f (eval mode %.4f), accuracy %.4f",
-                 m["seed"], m["device"], m["steps_per_s"], m["final_test_loss"],
+        log.info("M = %d, seed %d on %s: %.2f steps/s, test loss %.4f (eval mode %.4f), "
+                 "accuracy %.4f", m["M"], m["seed"], m["device"], m["steps_per_s"], m["final_test_loss"],
                  m["final_test_loss_eval"], m["test_accuracy"])

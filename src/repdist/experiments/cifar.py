@@ -32,7 +32,7 @@ DEFAULT_BN_MOMENTUM = 0.1  # PyTorch's
 class CifarModelConfig:
     """One CIFAR-10 job's models; every value comes from config.yaml's `cifar10`."""
 
-    rep_dim: int
+    rep_dim: int | Sequence[int]  # one M, or several: every seed at each (the stack across M)
     seeds: Sequence[int]
     base_width: int
     g_width: int
@@ -45,6 +45,12 @@ class CifarModelConfig:
     stack: str  # grouped | streams (models.stacked_resnet.STACK_MODES)
     compile: str  # CUDA only: torch.compile mode of f's body (COMPILE_MODES), or none
     cuda_graph: bool  # CUDA: the step replayed from CUDA graphs (RunOptions.cuda_graph)
+
+    @property
+    def models(self) -> list[tuple[int, int]]:
+        """The job's models as (M, seed), M-major: every seed at each of its M."""
+        dims = [self.rep_dim] if isinstance(self.rep_dim, int) else list(self.rep_dim)
+        return [(int(m), int(seed)) for m in dims for seed in self.seeds]
 
 
 def resolve_bn_momentum(value: float | str, protocol: str) -> float:
@@ -83,11 +89,11 @@ LOSS_NOTE = {
 
 
 def cifar_stack(cfg: CifarModelConfig, momentum: float, on_cuda: bool) -> StackedModelClass:
-    """The (ResNet-18 f, MLP g) models of cfg.seeds as one stack, each initialised as the
-    original's seed s, with BatchNorm momentum `momentum` (resolve_bn_momentum)."""
+    """The (ResNet-18 f, MLP g) models of the job (cfg.models) as one stack, each initialised as
+    the original's seed s at its M, with BatchNorm momentum `momentum` (resolve_bn_momentum)."""
     stack = StackedModelClass([
-        build_cifar_model(seed, cfg.rep_dim, NUM_CLASSES, cfg.g_width, cfg.base_width, momentum)
-        for seed in cfg.seeds
+        build_cifar_model(seed, m, NUM_CLASSES, cfg.g_width, cfg.base_width, momentum)
+        for m, seed in cfg.models
     ])
     if cfg.bf16 and on_cuda:
         stack.f_net.autocast_dtype = torch.bfloat16
@@ -101,7 +107,8 @@ def cifar_stack(cfg: CifarModelConfig, momentum: float, on_cuda: bool) -> Stacke
 def cifar_identity(cfg: CifarModelConfig, data: CIFAR10, momentum: float,
                    on_cuda: bool) -> dict[str, Any]:
     """What a CIFAR job's checkpoint must match besides the training settings."""
-    return {"model": {"rep_dim": cfg.rep_dim, "seeds": list(cfg.seeds),
+    rep_dim = cfg.rep_dim if isinstance(cfg.rep_dim, int) else list(cfg.rep_dim)
+    return {"model": {"rep_dim": rep_dim, "seeds": list(cfg.seeds),
                       "base_width": cfg.base_width, "g_width": cfg.g_width,
                       "bn_momentum": momentum, "bf16": cfg.bf16 and on_cuda,
                       **({"tf32": cfg.tf32} if on_cuda else {})},
@@ -117,10 +124,11 @@ def train_cifar_models(
     run_config: Mapping[str, Any],
     checkpoint: str | Path | None = None,
 ) -> list[dict[str, Any]]:
-    """Train the models of cfg.seeds as one stack, then write each seed's model, metrics and
-    representations (test and train images) as if trained alone; return each seed's metrics."""
-    if len(files) != len(cfg.seeds):
-        raise ValueError(f"{len(files)} output sets for {len(cfg.seeds)} seeds")
+    """Train the job's models (cfg.models: its seeds at each of its M) as one stack, then write
+    each model's weights, metrics and representations (test and train images) as if trained
+    alone, `files` in the order of cfg.models; return each model's metrics."""
+    if len(files) != len(cfg.models):
+        raise ValueError(f"{len(files)} output sets for {len(cfg.models)} models")
     device = training_device(cfg.device)
     on_cuda = device.type == "cuda"
     if on_cuda:
@@ -144,16 +152,16 @@ def train_cifar_models(
                                       options.channels_last)
     stack.cpu()
     shared = {"experiment": "cifar10", "standin_data": data.standin, "K": NUM_CLASSES,
-              "M": cfg.rep_dim, "width": cfg.g_width, "base_width": cfg.base_width,
+              "M": None, "width": cfg.g_width, "base_width": cfg.base_width,  # M: each model's
               "bn_momentum": momentum, "fix_g": 0.0, "fix_f": 0.0, "steps": train_cfg.steps,
               "steps_total": finals["steps_total"], "protocol": train_cfg.protocol,
               "device": device.type, **provenance(run_config)}
     all_metrics = []
-    for i, (seed, out) in enumerate(zip(cfg.seeds, files, strict=True)):
-        meta = {**shared, "seed": int(seed)}
-        reps = SeedRepresentations(g_all[i], {s: f_all[s][i] for s in splits},
+    for i, ((m, seed), out) in enumerate(zip(cfg.models, files, strict=True)):
+        meta = {**shared, "M": m, "seed": seed}
+        reps = SeedRepresentations(g_all[i, :, :m], {s: f_all[s][i, :, :m] for s in splits},
                                    {s: labels for s, (_, labels) in splits.items()})
-        metrics = cifar_seed_metrics(log, finals, i, train_cfg, len(cfg.seeds))
+        metrics = cifar_seed_metrics(log, finals, i, train_cfg, len(cfg.models))
         write_seed(out, reps, meta, metrics, stack.state_dict_of(i))
         all_metrics.append({**metrics, **meta})
     return all_metrics

@@ -8,8 +8,11 @@ a class table with none) are the same module with more or fewer `l<i>` layers.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 from torch import nn
+from torch.nn import functional
 
 LEAKY_SLOPE = 0.01
 NORM_EPS = 1e-8
@@ -56,6 +59,17 @@ def _clamped_norm(v: torch.Tensor, dim: int) -> torch.Tensor:
     gradient (zero where clamped) as clamping `v.norm`, whose backward over a middle dim of a
     stack's (S, M, B) output is slow enough to dominate a narrow stack's step."""
     return torch.sqrt(torch.clamp((v * v).sum(dim=dim, keepdim=True), min=NORM_EPS**2))
+
+
+def padded_rows(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Tensors of shape (rows_i, ...) stacked into (S, max rows, ...), each padded with zero
+    rows. A padded output row of a head stays exactly zero in training: its output is 0, its
+    gradient is a product with the zero rows of the other side's head (f's and g's are padded
+    alike), so Adam never moves it, and the logits' sums gain only exact zeros: each model of
+    the stack computes what it computes alone."""
+    rows = max(t.shape[0] for t in tensors)
+    return torch.stack([functional.pad(t, (*[0, 0] * (t.dim() - 1), 0, rows - t.shape[0]))
+                        for t in tensors])
 
 
 class ModelClass(nn.Module):

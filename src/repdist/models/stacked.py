@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from .mlp import LEAKY_SLOPE, ModelClass, SmallMLP, fix_length
+from .mlp import LEAKY_SLOPE, ModelClass, SmallMLP, fix_length, padded_rows
 
 _leaky_backward = torch.ops.aten.leaky_relu_backward
 
@@ -99,9 +99,14 @@ class StackedMLP(nn.Module):
         if len({m.depth for m in mlps}) != 1:
             raise ValueError("the MLPs of one stack must have the same depth")
         self.layer_names = list(mlps[0].layer_names)
+        last = self.layer_names[-1]
+        # outputs of different widths (the stack across M) padded with zero rows (padded_rows)
+        self.out_dims = [getattr(m, last).out_features for m in mlps]
         for name in self.layer_names:
             layers = [getattr(m, name) for m in mlps]
-            w = torch.stack([self._stored(name, lyr.weight.detach()) for lyr in layers])
+            if name != last and len({lyr.weight.shape for lyr in layers}) != 1:
+                raise ValueError(f"the MLPs of one stack differ in the shape of {name}")
+            w = padded_rows([self._stored(name, lyr.weight.detach()) for lyr in layers])
             w = w.contiguous()
             self.register_parameter(f"{name}_weight", nn.Parameter(w))
             if layers[0].bias is not None:
@@ -130,6 +135,8 @@ class StackedMLP(nn.Module):
         out = {}
         for name in self.layer_names:
             weight = getattr(self, f"{name}_weight")[index].detach()
+            if name == self.layer_names[-1]:
+                weight = weight[: self.out_dims[index]]
             out[f"{prefix}{name}.weight"] = self._stored(name, weight).clone()
             bias = getattr(self, f"{name}_bias", None)
             if bias is not None:

@@ -8,6 +8,10 @@ ever meets its own weights, exactly as if it were trained alone (a float64 test 
 1e-9). The output layer is a batched matmul. One network of S groups fills a GPU that one
 ResNet-18 at batch 32 leaves mostly idle.
 
+Models of different output dimensions stack too (the stack across M, config
+cifar10.stack_across_m: the ten seeds of each M as one network): their heads are padded with zero
+rows to the widest (mlp.padded_rows), which leaves each model's arithmetic its own.
+
 `stack="streams"` (config cifar10.stack) computes each grouped convolution as S dense ones,
 one per seed, each on its own CUDA stream (in turn on a CPU): the same parameters, state dict
 and arithmetic per seed (float64: equal to the grouped stack, tests/test_gpu_check.py), for
@@ -24,6 +28,7 @@ from torch import nn
 from torch.nn import functional
 
 from .resnet import ResNet18
+from .mlp import padded_rows
 
 STACK_MODES = ("grouped", "streams")
 # torch.compile's modes for the stack's body (config cifar10.compile; "none": eager)
@@ -115,7 +120,8 @@ def _stacked(modules: Sequence[nn.Module]) -> nn.Module:
 
 
 class StackedResNet18(nn.Module):
-    """ResNet-18s of the same width and output dimension, one per seed, as one network."""
+    """ResNet-18s of the same width, one per model, as one network; output dimensions may
+    differ (the stack across M: heads padded with zero rows to the widest, padded_rows)."""
 
     def __init__(self, nets: Sequence[ResNet18], stack: str = "grouped") -> None:
         super().__init__()
@@ -128,8 +134,10 @@ class StackedResNet18(nn.Module):
             setattr(body, name, _stacked([getattr(n, name) for n in nets]))
         body.linear = nn.Identity()
         self.body = body
-        self.linear_weight = nn.Parameter(torch.stack([n.linear.weight.detach() for n in nets]))
-        self.linear_bias = nn.Parameter(torch.stack([n.linear.bias.detach()[:, None]
+        # heads of different widths (the stack across M) padded with zeros to the widest
+        self.out_dims = [n.linear.out_features for n in nets]
+        self.linear_weight = nn.Parameter(padded_rows([n.linear.weight.detach() for n in nets]))
+        self.linear_bias = nn.Parameter(padded_rows([n.linear.bias.detach()[:, None]
                                                      for n in nets]))
         self.autocast_dtype: torch.dtype | None = None  # e.g. torch.bfloat16 on CUDA
         self.stack = "grouped"
@@ -162,7 +170,8 @@ class StackedResNet18(nn.Module):
         self.body.compile(**options, **({"backend": backend} if backend else {}))
 
     def forward_t(self, x: torch.Tensor) -> torch.Tensor:
-        """x: (B, 3, 32, 32), shared by all seeds. Returns (S, M, B) float32."""
+        """x: (B, 3, 32, 32), shared by all seeds. Returns (S, max M, B) float32 (a model of a
+        narrower head: zeros in its padded rows)."""
         if self.autocast_dtype is not None:
             with torch.autocast(device_type=x.device.type, dtype=self.autocast_dtype):
                 pooled = self.body(x)
@@ -183,6 +192,8 @@ class StackedResNet18(nn.Module):
                 out[f"{prefix}{key}"] = value.detach().clone()
             else:
                 out[f"{prefix}{key}"] = value.detach().chunk(self.num_models)[index].clone()
-        out[f"{prefix}linear.weight"] = self.linear_weight[index].detach().clone()
-        out[f"{prefix}linear.bias"] = self.linear_bias[index, :, 0].detach().clone()
+        rows = self.out_dims[index]
+        out[f"{prefix}linear.weight"] = self.linear_weight[index, :rows].detach().clone()
+        out[f"{prefix}linear.bias"] = self.linear_bias[index, :rows, 0].detach().clone()
         return out
+

@@ -113,6 +113,9 @@ def check_cifar10(config: Config) -> None:
         need(cif["seeds_per_job"] in (1, cif["n_seeds"]), "cifar10.seeds_per_job",
              f"must be auto, 1 or cifar10.n_seeds = {cif['n_seeds']} (one job per seed or all "
              f"seeds of an M in one job), got {cif['seeds_per_job']}")
+    need(not (cif["stack_across_m"] and cif["seeds_per_job"] == 1 and cif["n_seeds"] > 1),
+         "cifar10.stack_across_m", "true trains every seed of every M in one job, "
+         "cifar10.seeds_per_job: 1 one seed a job: set one of them")
 
 
 def check_authors_models(config: Config) -> None:

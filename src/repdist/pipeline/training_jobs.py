@@ -32,7 +32,8 @@ SINGLE_TRAINING_JOBS = ("training_dynamics", "roeder_words_train")
 # What a job that ran out of GPU memory can lower (besides gpu_slots_per_gpu, which every GPU
 # job shares), by its log folder: settings that do not change the results first.
 MEMORY_SETTINGS = {
-    "cifar10_train": ("cifar10.seeds_per_job (1: one model per job instead of every seed of "
+    "cifar10_train": ("cifar10.stack_across_m (false: one job per M)",
+                      "cifar10.seeds_per_job (1: one model per job instead of every seed of "
                       "an M stacked)", "cifar10.eval_batch_size"),
     "extract_authors_resnets": ("cifar10.eval_batch_size",),
     "lm_train": ("lm.training.batch_size", "lm.model.width"),

@@ -26,7 +26,7 @@ PROFILE ?= profiles/workstation
 # is set: every job of a run, every test process, would compile them anew (~0.4 s of CPU each).
 BYTECODE = $(BIN)/python -m compileall -q src
 
-.PHONY: help venv lock test test-slow test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle gpu-check-rehearsal timings clean-quick
+.PHONY: help venv lock test test-slow test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle gpu-check-rehearsal gpu-run-rehearsal timings clean-quick
 
 help:
 	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
@@ -53,8 +53,11 @@ help:
 	@echo "               the record into DIR and benchmarks/records/ (docs/gpu.md; toy on a CPU:"
 	@echo "               REPDIST_GPU_TESTS_DEVICE=cpu)"
 	@echo "make gpu-bundle - .gpu-bundle/: what an offline GPU machine needs to run make gpu-check"
+	@echo "               and make run-synthetic (bash .gpu-bundle/run.sh check|run-synthetic)"
 	@echo "make gpu-check-rehearsal - that machine's run of the check, rehearsed on this CPU"
 	@echo "               (no git, no network, a Python without Snakemake; CI runs it)"
+	@echo "make gpu-run-rehearsal - that machine's run.sh run-synthetic, rehearsed the same way at"
+	@echo "               the quick size: the first call cut at 30 s, a second finishing the run"
 	@echo "make timings - the README's timings in a fresh clone, one command at a time: a dated"
 	@echo "               record in benchmarks/records/, the README's table rendered from it"
 	@echo "               (TIMINGS_ARGS=\"--with run-synthetic,test-slurm\" adds those)"
@@ -160,6 +163,11 @@ gpu-bundle: venv
 # make gpu-check as an offline GPU machine runs it, on this CPU (repdist_dev.gpu_rehearsal; CI)
 gpu-check-rehearsal: venv
 	$(BIN)/python -m repdist_dev.gpu_rehearsal $(REHEARSAL_ARGS)
+
+# run.sh run-synthetic the same way, at the quick size: its first call cut by its time limit, the
+# second resuming and finishing the run, the record checked (repdist_dev.gpu_rehearsal; CI)
+gpu-run-rehearsal: venv
+	$(BIN)/python -m repdist_dev.gpu_rehearsal --what run-synthetic --cut 30 $(REHEARSAL_ARGS)
 
 # The commands the README times, in a fresh clone of HEAD (its own .venv), one at a time; the
 # record into benchmarks/records/ and README.md's and docs/speed.md's tables from it

@@ -1,5 +1,6 @@
 """`make gpu-bundle`: pack what an offline GPU machine needs to run the project's GPU work as
-it is: `make gpu-check`, `make bench-gpu`, `make test-gpu` and a whole DAG through Snakemake.
+it is: `make gpu-check`, `make run-synthetic`, `make bench-gpu`, `make test-gpu` and a whole DAG
+through Snakemake.
 
 Such a machine has a Python with a CUDA build of torch and the usual scientific packages
 (numpy, pandas, pyarrow, matplotlib, scipy, pyyaml, pytest, ...), `make`, `bash` and
@@ -11,16 +12,24 @@ bundle, a folder `.gpu-bundle/` beside the project (git-ignored), holds:
   writes them; by default DEFAULT_IMAGE, a CUDA-torch image's usual set), at this venv's
   versions, built for that Python (`--python-version`, default 3.12) on manylinux x86-64 (a
   distribution PyPI has no wheel of is built here: pure Python);
-- `authors-code/` and `authors-checkpoints/`: the authors' source tree and the ten checkpoints that
-  `make test-gpu` compares with (--authors-code, --authors-checkpoints: a clone of their
-  repository and its checkpoints/ folder; by default ../shared's copies where the project sits
-  beside one; left out when absent, and those two tests then skip, saying so);
+- `authors-code/` and `authors-checkpoints/`: the authors' source tree and their 76 SmallMLP
+  checkpoints (--authors-code, --authors-checkpoints: a clone of their repository and its
+  checkpoints/ folder; by default ../shared's copies where the project sits beside one), with
+  `authors.yaml`, the overlay that has `run.sh run-synthetic` read them (authors_models.root);
+  short of all 76, the ten `make test-gpu` compares with (run-synthetic then leaves their
+  models out); none when absent, and test-gpu's two comparisons skip, saying so;
 - `run.sh`: installs the wheels offline into a folder beside a shim of the Makefile's venv (a
   `bin/python` that runs the machine's python3 with them and `src/` on the path, a
   `bin/snakemake`, the venv's `.installed` mark), then runs, within a time limit (BUDGET,
-  default 19m; 9m for check), one of
+  default 19m; 9m for check, 510 s for run-synthetic), one of
     `run.sh check [ARGS]`        make gpu-check: its record, junit and log into $OUT when set
                                  (else results/gpu-check/); ARGS go to repdist_gpucheck;
+    `run.sh run-synthetic [ARGS]`  make run-synthetic on every core and GPU, the authors'
+                                 checkpoints included (ARGS: make's, e.g. CONFIG=overlay.yaml);
+                                 a call the limit cuts is resumed by the same command again
+                                 (a stale Snakemake lock released first); after every call its
+                                 record (repdist_dev.run_record) into $OUT when set, the run's
+                                 outdir/run-synthetic/ and, on a GPU, benchmarks/records/;
     `run.sh [bench-gpu] [ARGS]`  make bench-gpu (its JSON copied to $OUT when set);
     `run.sh --smoke`             the benchmark's CPU smoke mode (tests/test_gpu_bundle.py);
     `run.sh test-gpu`            make test-gpu, with the authors' files found;
@@ -31,8 +40,9 @@ bundle, a folder `.gpu-bundle/` beside the project (git-ignored), holds:
   GPU machine beside the checkout stays small).
 
 Copy the checkout with `.gpu-bundle/` to the GPU machine and run `bash .gpu-bundle/run.sh check`
-there (docs/gpu.md); `make gpu-check-rehearsal` (repdist_dev.gpu_rehearsal) runs that command on
-this CPU as such a machine would.
+there (docs/gpu.md); `make gpu-check-rehearsal` and `make gpu-run-rehearsal`
+(repdist_dev.gpu_rehearsal) run that command and `run.sh run-synthetic` on this CPU as such a
+machine would.
 """
 
 from __future__ import annotations
@@ -53,9 +63,10 @@ from packaging.requirements import Requirement
 
 from repdist_dev.checkout import ROOT, SHARED
 
-# what the bundle's commands import (their closures are carried): make gpu-check's package and
-# make bench-gpu's script (the modules it imports)
-MODULES = ["repdist_gpucheck.check", "repdist_gpucheck.candidates", "repdist_gpucheck.measures"]
+# what the bundle's commands import (their closures are carried): make gpu-check's package,
+# run-synthetic's record and make bench-gpu's script (the modules it imports)
+MODULES = ["repdist_gpucheck.check", "repdist_gpucheck.candidates", "repdist_gpucheck.measures",
+           "repdist_dev.run_record"]
 SCRIPTS = [ROOT / "benchmarks/gpu_paper.py"]
 LIMIT_MIB = 64  # the bundle's budget: the project and the bundle together
 PYTHON_VERSION = "3.12"  # the GPU machine's python3, by default
@@ -76,10 +87,19 @@ AUTHORS_CHECKPOINTS = [
     "_lr0_0001_steps15000"
     for k, date in ((4, "2025-04-22"), (6, "2024-12-06")) for s in range(5)]
 
+# run.sh run-synthetic's overlay where the bundle carries every checkpoint of theirs: the run
+# reads them there (a path from the checkout, where the bundle's folder sits)
+AUTHORS_OVERLAY = """# make gpu-bundle: their checkpoints in the bundle, for run.sh run-synthetic
+authors_models:
+  root: {folder}/authors-checkpoints
+"""
+
 RUN_SH = r"""#!/usr/bin/env bash
 # The project's GPU work on a machine without network whose python3 has torch
-# (repdist_dev.gpu_bundle): bash .gpu-bundle/run.sh [check|bench-gpu|test-gpu|dag|--smoke] [ARGS]
-#   PYTHON (default python3), BUDGET (default 19m, check 9m), OUT (where results go)
+# (repdist_dev.gpu_bundle):
+#   bash .gpu-bundle/run.sh [check|bench-gpu|test-gpu|run-synthetic|dag|--smoke] [ARGS]
+#   PYTHON (default python3), BUDGET (default 19m; check 9m, run-synthetic 510s), OUT (where
+#   results go)
 set -euo pipefail
 begun=$(date +%s)
 bundle=$(cd "$(dirname "$0")" && pwd)
@@ -106,15 +126,45 @@ if [[ -d $bundle/authors-checkpoints ]]; then
 fi
 cd "$root"
 what=bench-gpu
-case "${1:-}" in check|bench-gpu|test-gpu|dag) what=$1; shift ;; esac
+case "${1:-}" in check|bench-gpu|test-gpu|run-synthetic|dag) what=$1; shift ;; esac
+torch_version='' gpu=''
 if [[ $what != check ]]; then  # the check probes torch itself: one start of torch fewer
-    probe='import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
-    echo "gpu-bundle: $("$shim/bin/python" -c "$probe")"
+    probe='import torch; c = torch.cuda.is_available(); print("torch", torch.__version__,
+"cuda", c, "gpu", torch.cuda.get_device_name(0) if c else "none")'
+    found=$("$shim/bin/python" -c "$probe" | tail -n 1) || true
+    echo "gpu-bundle: $found"
+    torch_version=$(echo "$found" | cut -d' ' -f2)
+    gpu=${found#* gpu }
+    if [[ $gpu == none ]]; then gpu=''; fi
+fi
+if [[ $what == run-synthetic ]]; then
+    # make's CONFIG: the overlay naming the authors' checkpoints the bundle carries (their models
+    # in the run: authors_models.enabled is auto), then any CONFIG=... among ARGS
+    configs=()
+    if [[ -f $bundle/authors.yaml ]]; then configs+=("$(basename "$bundle")/authors.yaml"); fi
+    passed=()
+    for arg in "$@"; do
+        case $arg in CONFIG=*) read -ra more <<<"${arg#CONFIG=}"
+            configs+=(${more[@]+"${more[@]}"}) ;;
+            *) passed+=("$arg") ;; esac
+    done
+    # a call its time limit cut may have left Snakemake's lock (KILLed while stopping): the
+    # earlier call has ended, so it is stale (a run still writing this outdir would stop at
+    # once, at its run lock); the profile's rerun-incomplete redoes its cut jobs, and training
+    # jobs resume from their checkpoints
+    if compgen -G ".snakemake/locks/*" >/dev/null; then
+        echo "gpu-bundle: releasing the Snakemake lock an earlier call left"
+        "$shim/bin/snakemake" --unlock --profile profiles/workstation --cores 1 \
+            --configfile config.synthetic.yaml ${configs[@]+"${configs[@]}"} >/dev/null || true
+    fi
 fi
 status=0
 # the check keeps its own budget (480 s) and ends its parts itself; its limit only backs that
-# up (SIGTERM to the whole group: the check ends its parts and keeps its record; KILL 20 s on)
-limit=${BUDGET:-$([[ $what == check ]] && echo 9m || echo 19m)}
+# up (SIGTERM to the whole group: the check ends its parts and keeps its record; KILL 20 s on).
+# run-synthetic's leaves, within 10 minutes, Snakemake's stop (seconds) and the record (its
+# dry run): a second call resumes.
+case $what in check) limit=${BUDGET:-9m} ;; run-synthetic) limit=${BUDGET:-510s} ;;
+    *) limit=${BUDGET:-19m} ;; esac
 start=$(date +%s)
 case $what in
     check)  # make gpu-check's command itself, so that its exit status comes back as it is
@@ -124,6 +174,9 @@ case $what in
         timeout -k 20 "$limit" make bench-gpu VENV="$shim" BENCH_ARGS="$*" || status=$? ;;
     test-gpu)
         timeout -k 20 "$limit" make test-gpu VENV="$shim" || status=$? ;;
+    run-synthetic)  # every core (the Makefile's CORES) and every GPU (the profile)
+        timeout -k 20 "$limit" make run-synthetic VENV="$shim" CONFIG="${configs[*]-}" \
+            ${passed[@]+"${passed[@]}"} || status=$? ;;
     dag)
         timeout -k 20 "$limit" "$shim/bin/snakemake" --profile profiles/workstation "$@" \
             || status=$? ;;
@@ -132,6 +185,14 @@ echo "gpu-bundle: $what took $(( $(date +%s) - start )) s, $(( $(date +%s) - beg
     "(exit $status)"
 if [[ $status -eq 124 ]]; then
     echo "gpu-bundle: stopped at the time limit ($limit)" >&2
+fi
+if [[ $what == run-synthetic ]]; then  # its record, a cut call's too (repdist_dev.run_record)
+    "$shim/bin/python" -m repdist_dev.run_record --exit "$status" --started "$start" \
+        --begun "$begun" --budget "$limit" --gpu "$gpu" --torch "$torch_version" \
+        --config "${configs[*]-}" ${OUT:+--out "$OUT"} || {
+        echo "gpu-bundle: the run's record could not be written" >&2
+        if [[ $status -eq 0 ]]; then status=1; fi
+    }
 fi
 if [[ -n ${OUT:-} ]]; then
     if [[ -f results/benchmarks/gpu_paper.json ]]; then cp results/benchmarks/gpu_paper.json "$OUT/"; fi
@@ -253,17 +314,27 @@ def download(wanted: dict[str, str], folder: Path, python: str = PYTHON_VERSION)
 
 
 def copy_authors_files(out: Path, code: Path, checkpoints: Path) -> list[str]:
-    """The authors' source tree and the checkpoints test-gpu compares with, where given; what
-    was copied, by folder."""
+    """The authors' source tree, and their checkpoints, where given: every SmallMLP checkpoint
+    they published (authors_models' list; then `authors.yaml`, the overlay that points `run.sh
+    run-synthetic` at them) or, short of those, the ten test-gpu compares with; what was copied,
+    by folder."""
+    from repdist.models.authors import CHECKSUMS, read_checksums
+
     copied = []
     if (code / "src").is_dir():
         shutil.copytree(code, out / "authors-code", ignore=shutil.ignore_patterns(".git"))
         copied.append("authors-code")
-    if all((checkpoints / n).is_file() for n in AUTHORS_CHECKPOINTS):
-        (out / "authors-checkpoints").mkdir()
-        for name in AUTHORS_CHECKPOINTS:
-            shutil.copy2(checkpoints / name, out / "authors-checkpoints")
-        copied.append(f"authors-checkpoints ({len(AUTHORS_CHECKPOINTS)})")
+    every = sorted(read_checksums(CHECKSUMS))
+    for names in (every, AUTHORS_CHECKPOINTS):
+        if all((checkpoints / n).is_file() for n in names):
+            (out / "authors-checkpoints").mkdir()
+            for name in names:
+                shutil.copy2(checkpoints / name, out / "authors-checkpoints")
+            copied.append(f"authors-checkpoints ({len(names)})")
+            break
+    if copied and copied[-1] == f"authors-checkpoints ({len(every)})":
+        (out / "authors.yaml").write_text(AUTHORS_OVERLAY.format(folder=out.name))
+        copied.append("authors.yaml")
     return copied
 
 

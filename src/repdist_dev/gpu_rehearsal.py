@@ -1,8 +1,9 @@
-"""`make gpu-check-rehearsal`: the GPU machine's run of `make gpu-check`, rehearsed on this CPU.
+"""`make gpu-check-rehearsal` and `make gpu-run-rehearsal`: the GPU machine's run of `make
+gpu-check` and of `make run-synthetic`, rehearsed on this CPU.
 
 An offline GPU machine gets the checkout with `.gpu-bundle/` and runs `bash .gpu-bundle/run.sh
-check` (docs/gpu.md) with its own Python: no Snakemake beside it, no network, often no `git`.
-Whatever would break there breaks here first:
+check` or `run-synthetic` (docs/gpu.md) with its own Python: no Snakemake beside it, no network,
+often no `git`. Whatever would break there breaks here first:
 
 1. the bundle is packed as `make gpu-bundle` packs it (repdist_dev.gpu_bundle), for this machine's
    Python version, into a copy of the checkout's files (tracked, and new ones not ignored; no
@@ -13,15 +14,22 @@ Whatever would break there breaks here first:
    `snakemake` script;
 3. `PATH` leads to that Python and to this machine's commands less `git` and any `snakemake`,
    and the network is cut (`unshare -n`: a network namespace of its own, only loopback);
-4. `bash .gpu-bundle/run.sh check` runs in the copy with REPDIST_GPU_TESTS_DEVICE=cpu (the toy
-   check on the CPU: every GPU test, every candidate at toy size, the measures), its files into
-   OUT, and its wall time, install included, is reported. A CPU is no GPU: the check gets a
-   budget in which every part finishes here (CPU_BUDGET_S; run.sh's limit above it), so that
-   nothing is left unrun; the GPU run's own arithmetic is docs/gpu.md's.
+4. `--what check` (the default): `bash .gpu-bundle/run.sh check` runs in the copy with
+   REPDIST_GPU_TESTS_DEVICE=cpu (the toy check on the CPU: every GPU test, every candidate at toy
+   size, the measures), its files into OUT, and its wall time, install included, is reported. A
+   CPU is no GPU: the check gets a budget in which every part finishes here (CPU_BUDGET_S;
+   run.sh's limit above it), so that nothing is left unrun; the GPU run's own arithmetic is
+   docs/gpu.md's. It fails (exit 1) when the command fails, a part of the check is not ok, a GPU
+   test fails, or a candidate or measure row is not ok (a `wrong` or `capture` fault is injected
+   only by the check's own tests, never here);
+5. `--what run-synthetic`: `bash .gpu-bundle/run.sh run-synthetic` at the quick size
+   (quick_overlay: config.quick.yaml's scale into results/quick), with `--cut S` a first call cut
+   at S seconds and a second that must resume and finish the run. It fails when the last call
+   fails or the record (repdist_dev.run_record) is not a finished run's: not complete, a job
+   failed or left, calls missing, no training job's steps/s or graphs, no paper comparison or
+   authors' table (run_verdict).
 
-It fails (exit 1) when the command fails, a part of the check is not ok, a GPU test fails, or a
-candidate or measure row is not ok (a `wrong` or `capture` fault is injected only by the
-check's own tests, never here). `--keep DIR` keeps the copy, the stand-in and the output there.
+`--keep DIR` keeps the copy, the stand-in and the output there.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from repdist_dev.gpu_bundle import DEFAULT_IMAGE, normalise, requirement_closure
 
 HIDDEN = ("git", "snakemake")  # commands the GPU machine is not promised (and their git-* kin)
 CPU_BUDGET_S = 1800  # the check's budget here: every GPU test runs on 2 CPU cores
+RUN_BUDGET_S = 1800  # run-synthetic's limit here: the quick size on 2 CPU cores, with room
 
 
 def copy_checkout(dest: Path) -> None:
@@ -143,7 +152,28 @@ def skipped(out: Path) -> list[str]:
             for t in json.loads(r.read_text())["tests"] if t["outcome"] == "skipped"]
 
 
-def rehearse(work: Path, network: bool, check_args: list[str]) -> int:
+def quick_overlay(path: Path) -> Path:
+    """`make run-synthetic` at the quick size, as one overlay after config.synthetic.yaml:
+    config.quick.yaml's scale and outdir (results/quick), less its language models and PRH's
+    study (their stand-ins are Hugging Face models, whose package a GPU image need not hold, and
+    run-synthetic at paper scale runs neither), with the contrastive patch fitted to the digits
+    (config.synthetic.yaml's)."""
+    import yaml
+
+    quick = yaml.safe_load((ROOT / "config.quick.yaml").read_text())
+    synthetic = yaml.safe_load((ROOT / "config.synthetic.yaml").read_text())
+    for section in ("lm", "prh"):
+        quick.pop(section)
+    quick["roeder"]["cpc"]["patch"] = synthetic["roeder"]["cpc"]["patch"]
+    path.write_text("# run-synthetic at the quick size (repdist_dev.gpu_rehearsal)\n"
+                    + yaml.safe_dump(quick, sort_keys=False))
+    return path
+
+
+def prepare(work: Path, network: bool) -> tuple[Path, Path, dict[str, str], list[str]]:
+    """The copy of the checkout with its bundle, the output folder, the environment (the
+    stand-in Python, PATH without git or snakemake, OUT) and the prefix that cuts the
+    network."""
     repo, out = work / "repo", work / "out"
     out.mkdir(parents=True)
     copy_checkout(repo)
@@ -156,16 +186,25 @@ def rehearse(work: Path, network: bool, check_args: list[str]) -> int:
     env = {k: v for k, v in os.environ.items()  # nothing of this venv or of a calling make
            if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX", "MAKEFLAGS",
                         "MAKELEVEL", "MFLAGS")}
-    env.update(PATH=hidden_path(work / "bin", python), OUT=str(out),
-               REPDIST_GPU_TESTS_DEVICE="cpu", BUDGET=f"{CPU_BUDGET_S + 120}s")
-    cmd = [*([] if network else offline_prefix()), "bash", ".gpu-bundle/run.sh", "check",
-           "--budget", str(CPU_BUDGET_S), *check_args]
-    print(f"gpu-check-rehearsal: {' '.join(cmd)} in a copy of the checkout, python "
-          f"{python} (no snakemake beside it), no git, {'with' if network else 'no'} network",
-          flush=True)
+    env.update(PATH=hidden_path(work / "bin", python), OUT=str(out))
+    print(f"gpu-rehearsal: a copy of the checkout, python {python} (no snakemake beside it), "
+          f"no git, {'with' if network else 'no'} network", flush=True)
+    return repo, out, env, [] if network else offline_prefix()
+
+
+def call(cmd: list[str], repo: Path, env: dict[str, str]) -> tuple[int, float]:
+    """Run one command in the copy; its exit status and wall time."""
+    print(f"gpu-rehearsal: {' '.join(cmd)}", flush=True)
     start = time.monotonic()
     status = subprocess.run(cmd, cwd=repo, env=env).returncode
-    wall = time.monotonic() - start
+    return status, time.monotonic() - start
+
+
+def rehearse_check(work: Path, network: bool, check_args: list[str]) -> int:
+    repo, out, env, prefix = prepare(work, network)
+    env.update(REPDIST_GPU_TESTS_DEVICE="cpu", BUDGET=f"{CPU_BUDGET_S + 120}s")
+    status, wall = call([*prefix, "bash", ".gpu-bundle/run.sh", "check", "--budget",
+                         str(CPU_BUDGET_S), *check_args], repo, env)
     wrong = ([f"run.sh check exited {status}"] if status else []) + verdict(out)
     print(f"gpu-check-rehearsal: the command took {wall:.0f} s, install included")
     for line in wrong:
@@ -177,17 +216,92 @@ def rehearse(work: Path, network: bool, check_args: list[str]) -> int:
     return 1 if wrong else 0
 
 
+def run_verdict(out: Path, calls: int = 1) -> list[str]:
+    """What in run.sh run-synthetic's record (repdist_dev.run_record) is not as a finished run's
+    would be, after `calls` calls (2: the first cut at its limit, the second resuming)."""
+    records = sorted(out.glob("cpu-*-run-synthetic.json"))
+    if len(records) != 1:
+        return [f"expected one record in {out}, found {[r.name for r in records]}"]
+    r = json.loads(records[0].read_text())["run_synthetic"]
+    wrong = [f"record {r['status']}"] if r["status"] != "complete" else []
+    wrong += [f"{r['missing_jobs']} jobs left"] if r["missing_jobs"] != 0 else []
+    wrong += [f"failed: {', '.join(r['failed_rules'])}"] if r["failed_rules"] else []
+    wrong += [f"note {k}: {v}" for k, v in r["notes"].items()]
+    made = r["calls"]
+    if len(made) != calls:
+        wrong.append(f"{len(made)} calls recorded, {calls} made")
+    elif calls > 1 and not made[0]["cut"]:
+        wrong.append(f"the first call was not cut (exit {made[0]['exit']})")
+    if made and made[-1]["exit"] != 0:
+        wrong.append(f"the last call exited {made[-1]['exit']}")
+    if abs(r["wall_s"] - sum(c["seconds"] for c in made)) > 0.5:
+        wrong.append(f"wall_s {r['wall_s']} is not the calls' sum")
+    if not r["jobs_by_rule"] or not r["job_seconds"] > 0:
+        wrong.append("no job times")
+    if not r["training"]:
+        wrong.append("no training job")
+    wrong += [f"training job {t['job']}: steps/s {t['steps_per_s']}" for t in r["training"]
+              if not (t["steps_per_s"] or 0) > 0]
+    wrong += [f"training job {t['job']}: no step graphs recorded" for t in r["training"]
+              if not t["graphs"]]
+    pc, theirs = r["paper_comparison"], r["authors"]
+    if pc is None or sum(pc["counts"].values()) != pc["rows"] or not pc["rows"]:
+        wrong.append(f"paper comparison {pc}")
+    if theirs is None or not theirs["rows"]:
+        wrong.append(f"authors' table {theirs}")
+    return wrong
+
+
+def rehearse_run(work: Path, network: bool, args: list[str], cut: float | None) -> int:
+    repo, out, env, prefix = prepare(work, network)
+    cmd = [*prefix, "bash", ".gpu-bundle/run.sh", "run-synthetic",
+           f"CONFIG={quick_overlay(work / 'quick-synthetic.yaml')}", *args]
+    env.update(BUDGET=f"{RUN_BUDGET_S}s")
+    statuses, walls = [], []
+    if cut is not None:  # the first call cut at its limit, as a GPU machine's 10 minutes cut it
+        status, wall = call(cmd, repo, {**env, "BUDGET": f"{cut:g}s"})
+        statuses.append(status)
+        walls.append(wall)
+    status, wall = call(cmd, repo, env)
+    statuses.append(status)
+    walls.append(wall)
+    wrong = ([f"the first call exited {statuses[0]}, not 124 (cut)"]
+             if cut is not None and statuses[0] != 124 else [])
+    wrong += [f"run.sh run-synthetic exited {status}"] if status else []
+    wrong += run_verdict(out, len(statuses))
+    print(f"gpu-run-rehearsal: {len(walls)} call(s) took "
+          f"{' + '.join(f'{w:.0f}' for w in walls)} s, install included")
+    for line in wrong:
+        print(f"gpu-run-rehearsal: FAILS: {line}")
+    if not wrong:
+        print("gpu-run-rehearsal: ok: the run complete, every job done, its record whole")
+    return 1 if wrong else 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--what", choices=("check", "run-synthetic"), default="check",
+                        help="the command rehearsed: run.sh check (default) or run-synthetic "
+                             "at the quick size")
+    parser.add_argument("--cut", type=float, metavar="SECONDS",
+                        help="run-synthetic: cut the first call after SECONDS (its BUDGET), "
+                             "then check that a second call resumes and finishes the run")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     parser.add_argument("--network", action="store_true", help="do not cut the network")
-    parser.add_argument("check_args", nargs="*", help="passed to run.sh check (after --)")
+    parser.add_argument("args", nargs="*", help="passed to run.sh check or run-synthetic "
+                                                "(after --)")
     args = parser.parse_args()
+
+    def rehearse(work: Path) -> int:
+        if args.what == "check":
+            return rehearse_check(work, args.network, args.args)
+        return rehearse_run(work, args.network, args.args, args.cut)
+
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=False)
-        sys.exit(rehearse(args.keep, args.network, args.check_args))
+        sys.exit(rehearse(args.keep))
     with tempfile.TemporaryDirectory(prefix="gpu-rehearsal-") as work:
-        sys.exit(rehearse(Path(work), args.network, args.check_args))
+        sys.exit(rehearse(Path(work)))
 
 
 if __name__ == "__main__":

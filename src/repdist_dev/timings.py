@@ -34,9 +34,9 @@ from typing import Any
 
 from repdist_dev.checkout import ROOT
 from repdist_dev.quick_budget import startup_cpu
+from repdist_dev.records import RECORDS, slug
 
 SCHEMA = "repdist-timings/1"
-RECORDS = ROOT / "benchmarks" / "records"
 PREFIX = "timings-"
 DEFAULT = ("venv", "test", "quick", "test-slow")
 ON_REQUEST = ("run-synthetic", "test-slurm")
@@ -78,10 +78,6 @@ def _fields(data: dict[str, Any], spec: dict[str, Any], what: str) -> None:
             continue
         if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
             raise RecordError(f"{what}: {key} is {type(value).__name__}, not {kind}")
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def record_path(record: dict[str, Any], folder: Path = RECORDS) -> Path:

@@ -35,7 +35,6 @@ import datetime as dt
 import json
 import os
 import platform
-import re
 import shutil
 import signal
 import subprocess
@@ -47,11 +46,11 @@ from pathlib import Path
 from typing import Any
 
 from repdist_dev.checkout import ROOT
+from repdist_dev.records import RECORDS, commit, slug
 from repdist_gpucheck import record as rec
 from repdist_gpucheck.candidates import BY_NAME, SPECS, TOY_SLACK, Spec, new_row, part_names
 from repdist_gpucheck.measures import SIZES, plan
 
-RECORDS = ROOT / "benchmarks" / "records"  # committed GPU records
 # of the budget less RESERVE_S; compile is the second command's (alone it gets the whole budget)
 # (their needs on the first GPU run, an H200: tests ~188 s, speed ~206 s at 5 s a candidate,
 # measures ~40 s; benchmarks/records/nvidia-h200-2026-11-27*)
@@ -73,28 +72,6 @@ print(json.dumps({
 
 def log(message: str) -> None:
     print(f"gpu-check: {message}", flush=True)
-
-
-def slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
-
-
-def git(*args: str) -> str | None:
-    """git's answer in the checkout; None where git is not installed or the copy is no
-    repository (a checkout carried to an offline machine)."""
-    if shutil.which("git") is None:
-        return None
-    out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
-def commit() -> tuple[str, bool | None]:
-    """The checkout's commit and whether tracked files changed ("unknown", None without git)."""
-    head = git("rev-parse", "--short=12", "HEAD")
-    if not head:
-        return "unknown", None
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return head, None if status is None else bool(status)
 
 
 def gpu_test_files() -> list[str]:

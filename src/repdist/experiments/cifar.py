@@ -22,7 +22,7 @@ from ..models.resnet import build_cifar_model, effective_bn_momentum
 from ..models.stacked import StackedModelClass
 from ..training.loop import RunOptions, TrainConfig, TrainData, TrainLog, train
 from .outputs import SeedFiles, SeedRepresentations, write_seed
-from .synthetic import seed_metrics
+from .synthetic import seed_metrics, speed_metrics
 
 NUM_CLASSES = 10
 DEFAULT_BN_MOMENTUM = 0.1  # PyTorch's
@@ -177,7 +177,6 @@ def cifar_seed_metrics(log: TrainLog, finals: Mapping[str, Any], i: int,
         "final_train_loss_eval": finals["train_loss_eval"][i],
         "train_accuracy": finals["train_accuracy"][i],
         "wall_time_note": f"one job trained {n_models} model(s) together",
-        "steps_run": finals["steps_run"],
-        "steps_per_s": finals["steps_run"] / max(finals["wall_time_s"], 1e-9),
+        **speed_metrics(finals),
         "loss_note": LOSS_NOTE[train_cfg.protocol],
     }

@@ -117,7 +117,8 @@ def train_configurations(
                 "steps": train_cfg.steps, "steps_total": finals["steps_total"],
                 "protocol": train_cfg.protocol, **shared, "seed": int(seed)}
         reps = SeedRepresentations(g_all[i], {"test": f_all[i]}, {"test": data.test_labels})
-        metrics = {**seed_metrics(log, finals, i), "loss_note": FINAL_LOSS_NOTE[train_cfg.protocol],
+        metrics = {**seed_metrics(log, finals, i), **speed_metrics(finals),
+                   "loss_note": FINAL_LOSS_NOTE[train_cfg.protocol],
                    "wall_time_note": f"one job trained {len(members)} models together"}
         write_seed(out, reps, meta, metrics, stack.state_dict_of(i))
 
@@ -134,3 +135,17 @@ def seed_metrics(log: TrainLog, finals: Mapping[str, Any], i: int) -> dict[str, 
         "test_accuracy": finals["test_accuracy"][i],
         "wall_time_s": finals["wall_time_s"],
     }
+
+
+def speed_metrics(finals: Mapping[str, Any]) -> dict[str, Any]:
+    """The job's speed, the same for every model it trained: the steps this process ran (a
+    resumed job counts from its checkpoint) and their rate over its training wall time, the CUDA
+    graphs the steps replayed from, and, where the step was graph-ready, each batch size's
+    capture (captured, replayed, eager steps) and the failed capture's error."""
+    speed = {"steps_run": finals["steps_run"],
+             "steps_per_s": finals["steps_run"] / max(finals["wall_time_s"], 1e-9),
+             "step_graphs": finals["step_graphs"]}
+    if "step_graph_sizes" in finals:
+        speed["step_graph_sizes"] = finals["step_graph_sizes"]
+        speed["step_graph_error"] = finals["step_graph_error"]
+    return speed

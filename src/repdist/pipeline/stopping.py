@@ -34,6 +34,7 @@ from collections.abc import Callable
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+STOPPING_NOTE = " received: cancelling the running jobs and stopping"  # in the run's log
 STOP_GRACE_S = 45.0  # the jobs are cancelled within seconds; this bounds the status thread's sleep
 
 
@@ -55,8 +56,8 @@ def stop_on_signals(
                 "the first signal)")
             return
         stopping.append(signum)
-        log(f"{name} received: cancelling the running jobs and stopping; rerun the same command "
-            "to resume (training jobs continue from their checkpoints)")
+        log(f"{name}{STOPPING_NOTE}; rerun the same command to resume (training jobs continue "
+            "from their checkpoints)")
         watchdog = threading.Timer(grace_s, _force_exit, args=(signum, grace_s, release, log))
         watchdog.daemon = True
         watchdog.start()

@@ -57,7 +57,7 @@ help:
 	@echo "make gpu-check-rehearsal - that machine's run of the check, rehearsed on this CPU"
 	@echo "               (no git, no network, a Python without Snakemake; CI runs it)"
 	@echo "make gpu-run-rehearsal - that machine's run.sh run-synthetic, rehearsed the same way at"
-	@echo "               the quick size: the first call cut at 30 s, a second finishing the run"
+	@echo "               the quick size: the first call cut at 20 s, a second finishing the run"
 	@echo "make timings - the README's timings in a fresh clone, one command at a time: a dated"
 	@echo "               record in benchmarks/records/, the README's table rendered from it"
 	@echo "               (TIMINGS_ARGS=\"--with run-synthetic,test-slurm\" adds those)"
@@ -167,7 +167,7 @@ gpu-check-rehearsal: venv
 # run.sh run-synthetic the same way, at the quick size: its first call cut by its time limit, the
 # second resuming and finishing the run, the record checked (repdist_dev.gpu_rehearsal; CI)
 gpu-run-rehearsal: venv
-	$(BIN)/python -m repdist_dev.gpu_rehearsal --what run-synthetic --cut 30 $(REHEARSAL_ARGS)
+	$(BIN)/python -m repdist_dev.gpu_rehearsal --what run-synthetic --cut 20 $(REHEARSAL_ARGS)
 
 # The commands the README times, in a fresh clone of HEAD (its own .venv), one at a time; the
 # record into benchmarks/records/ and README.md's and docs/speed.md's tables from it

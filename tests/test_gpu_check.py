@@ -203,7 +203,8 @@ def test_the_cifar_candidates_keys_reach_the_model():
     """stack and compile (config cifar10) as CifarModelConfig passes them: streams on any
     device, compile on CUDA only (on a CPU the body stays eager); a bad value is refused."""
     cfg = CifarModelConfig(rep_dim=2, seeds=[0, 1], base_width=2, g_width=8,
-                           bn_momentum="protocol", device="cpu", bf16=False, tf32="convolutions",
+                           bn_momentum="protocol", device="cpu", bf16=False,
+                           tf32="convolutions", cudnn_benchmark=False,
                            channels_last=False, eval_batch_size=8, stack="streams",
                            compile="default", cuda_graph=False)
     stack = cifar_stack(cfg, 0.1, on_cuda=False)
@@ -359,3 +360,18 @@ def test_the_committed_records_are_records_of_their_names():
     data = a_record()
     data["parts_asked"] = ["tests", "speed"]
     assert rec.Record.from_dict(data).name == "nvidia-h100-80gb-hbm3-2026-11-27-tests-speed"
+
+
+# -- the candidates' keys --------------------------------------------------------------------
+
+def test_cudnn_benchmark_tries_every_algorithm():
+    """cifar10.cudnn_benchmark: cuDNN's benchmark with no limit on the algorithms it times;
+    off: PyTorch's defaults again (the check's later candidates run without it)."""
+    from repdist.training.devices import set_cudnn_benchmark
+
+    try:
+        set_cudnn_benchmark(True)
+        assert torch.backends.cudnn.benchmark and torch.backends.cudnn.benchmark_limit == 0
+    finally:
+        set_cudnn_benchmark(False)
+    assert not torch.backends.cudnn.benchmark and torch.backends.cudnn.benchmark_limit == 10

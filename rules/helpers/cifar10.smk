@@ -28,6 +28,7 @@ def cifar_model_settings(seeds):
         "device",
         "bf16",
         "tf32",
+        "cudnn_benchmark",
         "channels_last",
         "stack",
         "compile",

@@ -64,7 +64,7 @@ from repdist.measures.compare import compare
 from repdist.models.extract import extract
 from repdist.models.mlp import build_synthetic_model
 from repdist.models.stacked import StackedModelClass
-from repdist.training.devices import set_cuda_float32
+from repdist.training.devices import set_cuda_float32, set_cudnn_benchmark
 from repdist.training.loop import RunOptions, TrainData, train
 from repdist_dev.checkout import ROOT, train_config
 from repdist_gpucheck.record import Candidate, Check, GraphSize
@@ -145,6 +145,8 @@ SPECS = [
     Spec("synthetic.cuda_graph", "synthetic", "synthetic.cuda_graph: true", GRAPH, exact=True,
          extra_s=20),
     Spec("cifar.cuda_graph", "cifar", "cifar10.cuda_graph: true", GRAPH, exact=True),
+    Spec("cifar.cudnn_benchmark", "cifar", "cifar10.cudnn_benchmark: true, cuda_graph: true",
+         {"cudnn_benchmark": True, **GRAPH}, extra_s=30),
     Spec("synthetic.slots4", "synthetic", "gpu_slots_per_gpu: 4", processes=4, extra_s=30),
     Spec("synthetic.cuda_graph.slots4", "synthetic",
          "synthetic.cuda_graph: true, gpu_slots_per_gpu: 4", GRAPH, processes=4, extra_s=30),
@@ -263,11 +265,13 @@ def cifar_job_stack(options: dict[str, Any], device: torch.device, dtype: torch.
     cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(range(seeds)), base_width=base,
                            g_width=128, bn_momentum="protocol", device=device.type,
                            bf16=bool(options.get("bf16")), tf32="convolutions",
+                           cudnn_benchmark=bool(options.get("cudnn_benchmark")),
                            channels_last=bool(options.get("channels_last", True)),
                            eval_batch_size=64, stack=options.get("stack", "grouped"),
                            compile=compile_mode, cuda_graph=bool(options.get("cuda_graph")))
     if on_cuda:
         set_cuda_float32(cfg.tf32)
+        set_cudnn_benchmark(cfg.cudnn_benchmark)
     stack = cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, "paper"), on_cuda)
     if not on_cuda and cfg.bf16:
         stack.f_net.autocast_dtype = torch.bfloat16
@@ -511,6 +515,8 @@ def toy_notes(spec: Spec, toy: bool) -> list[str]:
         notes.append("toy: traced with backend eager, not compiled")
     if toy and spec.options.get("bf16"):
         notes.append("toy: bf16 autocast on the CPU")
+    if toy and spec.options.get("cudnn_benchmark"):
+        notes.append("toy: no cuDNN on a CPU (the reference's arithmetic)")
     if toy and spec.processes > TOY_PROCESSES:
         notes.append(f"toy: {TOY_PROCESSES} processes, not {spec.processes}")
     return notes

@@ -15,7 +15,7 @@ import torch
 
 from ..data.cifar10 import CIFAR10, normalise
 from ..data.radial import label_codes
-from ..training.devices import resolve_device, set_cuda_float32
+from ..training.devices import resolve_device, set_cuda_float32, set_cudnn_benchmark
 from ..io import provenance
 from ..models.extract import extract
 from ..models.resnet import build_cifar_model, effective_bn_momentum
@@ -40,6 +40,7 @@ class CifarModelConfig:
     device: str  # auto | cpu | cuda
     bf16: bool  # CUDA only: bfloat16 autocast for f
     tf32: str  # CUDA only: convolutions | none | all (training.devices.set_cuda_float32)
+    cudnn_benchmark: bool  # CUDA only: cuDNN times every algorithm (set_cudnn_benchmark)
     channels_last: bool  # CUDA only
     eval_batch_size: int
     stack: str  # grouped | streams (models.stacked_resnet.STACK_MODES)
@@ -125,6 +126,7 @@ def train_cifar_models(
     on_cuda = device.type == "cuda"
     if on_cuda:
         set_cuda_float32(cfg.tf32)
+        set_cudnn_benchmark(cfg.cudnn_benchmark)
     momentum = resolve_bn_momentum(cfg.bn_momentum, train_cfg.protocol)
     stack = cifar_stack(cfg, momentum, on_cuda)
     codes = label_codes(np.arange(NUM_CLASSES), NUM_CLASSES)

@@ -38,7 +38,7 @@ from repdist_gpucheck import record as rec
 from conftest import train_config
 
 TOY_CANDIDATES = ("synthetic.eager,synthetic.cuda_graph,cifar.stacked,cifar.streams,"
-                  "cifar.no_channels_last,cifar.bf16")
+                  "cifar.no_channels_last,cifar.bf16,cifar.fp16")
 # the negative controls: every capture of the graph candidate refused; no_channels_last (the
 # reference's own arithmetic on a CPU, which has no channels-last path) trained 2 % off
 INJECT = "capture:synthetic.cuda_graph,wrong:cifar.no_channels_last"
@@ -66,7 +66,8 @@ def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     timings) and the measures at toy size, each part within its slice; the record reads back
     under the format, its table is printed last, and nothing lands in benchmarks/records/.
     The injected faults show: the refused capture's row is `fallback` with its error, the
-    candidate trained wrong FAILS both its checks; bf16 is judged by the trained models."""
+    candidate trained wrong FAILS both its checks; bf16 and fp16 are judged by the trained
+    models."""
     before = set((ROOT / "benchmarks/records").glob("*")) if (
         ROOT / "benchmarks/records").exists() else set()
     res = run_check(tmp_path, "--tests-k", "extract", "--only", TOY_CANDIDATES,
@@ -97,12 +98,14 @@ def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     wrong = {c.kind: c for c in rows["cifar.no_channels_last"].checks}
     assert wrong["float64"].passes is False and wrong["rounding"].passes is False
     assert rows["cifar.no_channels_last"].within_reference is False
-    bf16 = {c.kind: c for c in rows["cifar.bf16"].checks}
-    assert set(bf16) == {"measures", "float64"} and bf16["float64"].passes is None
-    judged = bf16["measures"]
-    assert judged.passes is True and 0 <= judged.values["d_llv"] < judged.values["d_llv_seeds"]
-    assert judged.values["kl"] < judged.values["kl_seeds"]
-    assert bf16["float64"].distance > bf16["float64"].baseline > 0  # bf16 rounds more
+    for name in ("cifar.bf16", "cifar.fp16"):
+        half = {c.kind: c for c in rows[name].checks}
+        assert set(half) == {"measures", "float64"} and half["float64"].passes is None
+        judged = half["measures"]
+        assert judged.passes is True, name
+        assert 0 <= judged.values["d_llv"] < judged.values["d_llv_seeds"]
+        assert judged.values["kl"] < judged.values["kl_seeds"]
+        assert half["float64"].distance > half["float64"].baseline > 0  # rounds more
     measures = {m.name: m for m in record.measures}
     assert measures["equal.device"].passes and measures["gpt2.device_exact"].passes
     assert measures["gpt2.device_exact"].proven
@@ -203,7 +206,7 @@ def test_the_cifar_candidates_keys_reach_the_model():
     """stack and compile (config cifar10) as CifarModelConfig passes them: streams on any
     device, compile on CUDA only (on a CPU the body stays eager); a bad value is refused."""
     cfg = CifarModelConfig(rep_dim=2, seeds=[0, 1], base_width=2, g_width=8,
-                           bn_momentum="protocol", device="cpu", bf16=False,
+                           bn_momentum="protocol", device="cpu", bf16=False, fp16=False,
                            tf32="convolutions", cudnn_benchmark=False,
                            channels_last=False, eval_batch_size=8, stack="streams",
                            compile="default", cuda_graph=False)
@@ -375,3 +378,12 @@ def test_cudnn_benchmark_tries_every_algorithm():
     finally:
         set_cudnn_benchmark(False)
     assert not torch.backends.cudnn.benchmark and torch.backends.cudnn.benchmark_limit == 10
+
+
+def test_fp16_and_bf16_together_are_refused():
+    cfg = CifarModelConfig(rep_dim=2, seeds=[0], base_width=2, g_width=8, bn_momentum=0.1,
+                           device="cpu", bf16=True, fp16=True, tf32="none",
+                           cudnn_benchmark=False, channels_last=False, eval_batch_size=8,
+                           stack="grouped", compile="none", cuda_graph=False)
+    with pytest.raises(ValueError, match="at most one"):
+        cifar_stack(cfg, 0.1, on_cuda=True)

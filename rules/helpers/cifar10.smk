@@ -27,6 +27,7 @@ def cifar_model_settings(seeds):
         "bn_momentum",
         "device",
         "bf16",
+        "fp16",
         "tf32",
         "cudnn_benchmark",
         "channels_last",

@@ -387,3 +387,26 @@ def test_fp16_and_bf16_together_are_refused():
                            stack="grouped", compile="none", cuda_graph=False)
     with pytest.raises(ValueError, match="at most one"):
         cifar_stack(cfg, 0.1, on_cuda=True)
+
+
+def test_the_elementwise_compile_leaves_convolutions_to_aten():
+    """compile: elementwise is inductor without autotuning and without CUDA graphs of its own,
+    its convolutions ATen's (never Triton's template); every inductor compile of the body pins
+    the convolutions to ATen; a traced-only backend takes none of inductor's settings."""
+    from repdist.models import stacked_resnet
+
+    options = stacked_resnet.compile_arguments("elementwise")["options"]
+    assert options == {"max_autotune": False, "triton.cudagraphs": False,
+                       "max_autotune_conv_backends": "ATEN"}
+    assert stacked_resnet.compile_arguments("max-autotune-no-cudagraphs") == {
+        "mode": "max-autotune-no-cudagraphs"}
+    assert stacked_resnet.compile_arguments("elementwise", "eager") == {"backend": "eager"}
+    import torch._inductor.config as inductor
+
+    saved = inductor.max_autotune_conv_backends
+    try:
+        inductor.max_autotune_conv_backends = "ATEN,TRITON"
+        small_cifar_stack("grouped").f_net.compile_body("max-autotune-no-cudagraphs")
+        assert inductor.max_autotune_conv_backends == "ATEN"
+    finally:
+        inductor.max_autotune_conv_backends = saved

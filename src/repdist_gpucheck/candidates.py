@@ -162,6 +162,8 @@ SPECS = [
     Spec("cifar.streams", "cifar", "cifar10.stack: streams", {"stack": "streams"}, exact=True),
     Spec("cifar.no_channels_last", "cifar", "cifar10.channels_last: false",
          {"channels_last": False}, exact=True),
+    Spec("cifar.compile.elementwise", "cifar", "cifar10.compile: elementwise, cuda_graph: true",
+         {"compile": "elementwise", **GRAPH}, extra_s=110, part="compile"),
     Spec("cifar.compile.default", "cifar", "cifar10.compile: default", {"compile": "default"},
          extra_s=110, part="compile"),
     Spec("cifar.compile.reduce-overhead", "cifar", "cifar10.compile: reduce-overhead",

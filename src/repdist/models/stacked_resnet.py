@@ -26,8 +26,16 @@ from torch.nn import functional
 from .resnet import ResNet18
 
 STACK_MODES = ("grouped", "streams")
-# torch.compile's modes for the stack's body (config cifar10.compile; "none": eager)
-COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune-no-cudagraphs")
+# torch.compile's modes for the stack's body (config cifar10.compile; "none": eager);
+# "elementwise": inductor's fusion of what lies between the convolutions, the convolutions left
+# to cuDNN, no autotuning and no CUDA graphs of inductor's own (the training step's graph,
+# RunOptions.cuda_graph, captures it)
+COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune-no-cudagraphs",
+                 "elementwise")
+# inductor's settings of the elementwise mode; every inductor compile here leaves convolutions
+# to ATen (cuDNN): torch 2.11's Triton convolution template miscomputes 3x3 kernels
+ATEN_CONVOLUTIONS = {"max_autotune_conv_backends": "ATEN"}
+ELEMENTWISE = {"max_autotune": False, "triton.cudagraphs": False, **ATEN_CONVOLUTIONS}
 _STREAMS: dict[tuple[torch.device, int], torch.cuda.Stream] = {}
 
 
@@ -65,6 +73,17 @@ class StreamedConv2d(nn.Conv2d):
             main.wait_stream(_side_stream(x.device, i))
             out.record_stream(main)  # made on a side stream, read on this one
         return torch.cat(outs, 1)
+
+
+def compile_arguments(mode: str, backend: str | None = None) -> dict[str, object]:
+    """torch.compile's arguments for a mode of COMPILE_MODES other than "none": inductor's
+    named mode, or for "elementwise" its settings (ELEMENTWISE); `backend` (e.g. "eager")
+    replaces inductor, which alone reads them."""
+    if backend is not None:
+        return {"backend": backend}
+    if mode == "elementwise":
+        return {"options": dict(ELEMENTWISE)}
+    return {} if mode == "default" else {"mode": mode}
 
 
 def streamed(conv: nn.Conv2d) -> nn.Conv2d:
@@ -153,13 +172,19 @@ class StackedResNet18(nn.Module):
     def compile_body(self, mode: str, backend: str | None = None) -> None:
         """torch.compile the body (the ResNet trunk, forward and backward) in place in `mode`
         (COMPILE_MODES; "none" leaves it eager): parameters and state dict keys unchanged.
-        `backend` None is inductor; "eager" only traces (what a CPU test can afford)."""
+        `backend` None is inductor, its convolutions pinned to ATen in every mode (no Triton
+        convolution template, ATEN_CONVOLUTIONS); "eager" only traces (what a CPU test can
+        afford)."""
         if mode not in COMPILE_MODES:
             raise ValueError(f"compile must be one of {COMPILE_MODES}, got {mode!r}")
         if mode == "none":
             return
-        options = {} if mode == "default" else {"mode": mode}
-        self.body.compile(**options, **({"backend": backend} if backend else {}))
+        if backend is None:
+            import torch._inductor.config as inductor
+
+            for key, value in ATEN_CONVOLUTIONS.items():  # the modes' own settings keep it
+                setattr(inductor, key, value)
+        self.body.compile(**compile_arguments(mode, backend))
 
     def forward_t(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, 3, 32, 32), shared by all seeds. Returns (S, M, B) float32."""

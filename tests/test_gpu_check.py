@@ -410,3 +410,20 @@ def test_the_elementwise_compile_leaves_convolutions_to_aten():
         assert inductor.max_autotune_conv_backends == "ATEN"
     finally:
         inductor.max_autotune_conv_backends = saved
+
+
+def test_the_new_candidates_are_judged_as_their_arithmetic_asks():
+    """cudnn_benchmark (other sums, the same arithmetic): rounding; fp16 (a precision of its
+    own): the trained models; the streams in the graph (the same sums per seed): float64 too;
+    the elementwise compile: the compile part. Each beside the graph the default runs."""
+    spec = gc.BY_NAME
+    assert (spec["cifar.cudnn_benchmark"].judge, spec["cifar.cudnn_benchmark"].exact) == (
+        "rounding", False)
+    assert spec["cifar.fp16"].judge == "measures"
+    assert spec["cifar.streams.cuda_graph"].exact
+    assert spec["cifar.compile.elementwise"].part == "compile"
+    new = ("cifar.cudnn_benchmark", "cifar.fp16", "cifar.streams.cuda_graph",
+           "cifar.compile.elementwise")
+    assert all(spec[n].needs_graph for n in new)
+    speed = gc.part_names("speed")
+    assert speed.index("cifar.streams.cuda_graph") < speed.index("synthetic.slots4")

@@ -453,10 +453,12 @@ def test_graph_replay_equals_the_eager_step_on_the_gpu(device, data):
 
 
 @pytest.mark.gpu
-def test_a_graphed_cifar_stack_equals_the_eager_one_on_the_gpu(device, tmp_path):
+@pytest.mark.parametrize("graphed_stack", ["grouped", "streams"])
+def test_a_graphed_cifar_stack_equals_the_eager_one_on_the_gpu(device, tmp_path, graphed_stack):
     """ResNet-18 stack (grouped convolutions, per-seed BatchNorm, channels_last as the pipeline
     on CUDA) in float64, 10 epochs of 100 images in batches of 16 (a short batch of 4):
-    graphed (2 graphs) = eager to 1e-9."""
+    graphed (2 graphs) = eager to 1e-9; graphed with its convolutions dense per seed on side
+    streams (cifar10.stack: streams, forked and joined inside the capture) too."""
     from repdist.data.cifar10 import load_cifar10, normalise, write_standin
     from repdist.models.resnet import build_cifar_model, effective_bn_momentum
 
@@ -471,6 +473,8 @@ def test_a_graphed_cifar_stack_equals_the_eager_one_on_the_gpu(device, tmp_path)
         models[graphed] = StackedModelClass([
             build_cifar_model(s, 2, base_width=4, g_width=16,
                               bn_momentum=effective_bn_momentum(10)).double() for s in (0, 1)])
+        if graphed and graphed_stack == "streams":
+            models[graphed].f_net.stream_convolutions()
         _, finals = train(models[graphed], cdata, cfg,
                           RunOptions(device=device, eval_batch_size=25, cuda_graph=graphed,
                                      channels_last=device == "cuda"))

@@ -149,6 +149,8 @@ SPECS = [
          {"cudnn_benchmark": True, **GRAPH}, extra_s=30),
     Spec("cifar.fp16", "cifar", "cifar10.fp16: true, cuda_graph: true", {"fp16": True, **GRAPH},
          extra_s=40, judge="measures"),
+    Spec("cifar.streams.cuda_graph", "cifar", "cifar10.stack: streams, cuda_graph: true",
+         {"stack": "streams", **GRAPH}, exact=True),
     Spec("synthetic.slots4", "synthetic", "gpu_slots_per_gpu: 4", processes=4, extra_s=30),
     Spec("synthetic.cuda_graph.slots4", "synthetic",
          "synthetic.cuda_graph: true, gpu_slots_per_gpu: 4", GRAPH, processes=4, extra_s=30),

@@ -9,9 +9,10 @@ ever meets its own weights, exactly as if it were trained alone (a float64 test 
 ResNet-18 at batch 32 leaves mostly idle.
 
 `stack="streams"` (config cifar10.stack) computes each grouped convolution as S dense ones,
-one per seed, each on its own CUDA stream (in turn on a CPU): the same parameters, state dict
-and arithmetic per seed (float64: equal to the grouped stack, tests/test_gpu_check.py), for
-`make gpu-check` to time against cuDNN's grouped kernels.
+one per seed, each on its own CUDA stream (in turn on a CPU), also inside a CUDA graph's
+capture, where the forked streams become parallel branches of the graph: the same parameters,
+state dict and arithmetic per seed (float64: equal to the grouped stack, tests/test_gpu_check.py),
+for `make gpu-check` to time against cuDNN's grouped kernels.
 """
 
 from __future__ import annotations
@@ -49,9 +50,11 @@ def _side_stream(device: torch.device, index: int) -> torch.cuda.Stream:
 
 class StreamedConv2d(nn.Conv2d):
     """A grouped convolution (one group per seed) computed as one dense convolution per group:
-    on CUDA each on a side stream of its own, joined before the output is used; on other
-    devices, or while a CUDA graph is being captured, one after another. Same weight tensor
-    and state dict as the grouped nn.Conv2d it replaces."""
+    on CUDA each on a side stream of its own, forked from the current stream and joined back
+    before the output is used (inside a CUDA graph's capture the fork and the join are
+    captured: the convolutions become parallel branches of the graph, and so do their
+    gradients, which autograd runs on the streams of their forward); on other devices one
+    after another. Same weight tensor and state dict as the grouped nn.Conv2d it replaces."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
         inputs, weights = x.chunk(self.groups, dim=1), self.weight.chunk(self.groups, dim=0)
@@ -59,7 +62,7 @@ class StreamedConv2d(nn.Conv2d):
         def conv(xi: torch.Tensor, wi: torch.Tensor) -> torch.Tensor:
             return functional.conv2d(xi, wi, None, self.stride, self.padding, self.dilation)
 
-        if not x.is_cuda or torch.cuda.is_current_stream_capturing():
+        if not x.is_cuda:
             return torch.cat([conv(xi, wi) for xi, wi in zip(inputs, weights, strict=True)], 1)
         main = torch.cuda.current_stream(x.device)
         outs = []

@@ -55,7 +55,8 @@ from repdist_dev.checkout import ROOT, SHARED
 
 # what the bundle's commands import (their closures are carried): make gpu-check's package and
 # make bench-gpu's script (the modules it imports)
-MODULES = ["repdist_gpucheck.check", "repdist_gpucheck.candidates", "repdist_gpucheck.measures"]
+MODULES = ["repdist_gpucheck.check", "repdist_gpucheck.candidates", "repdist_gpucheck.measures",
+           "repdist_gpucheck.profiling"]
 SCRIPTS = [ROOT / "benchmarks/gpu_paper.py"]
 LIMIT_MIB = 64  # the bundle's budget: the project and the bundle together
 PYTHON_VERSION = "3.12"  # the GPU machine's python3, by default

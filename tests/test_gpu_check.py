@@ -565,3 +565,25 @@ def test_the_profile_of_the_toy_job_covers_its_window():
     assert found.busy_ms_per_step < found.window_ms_per_step
     assert "aten::_fused_adam_" in " ".join(next(r for r in found.rows
                                                  if r.category == "optimiser").top)
+
+
+def test_the_profile_reads_kernels_not_the_gpus_copies_of_its_ranges():
+    """On CUDA the profiler shows each range (the window, Adam's step) on the GPU too, as a user
+    annotation over the kernels it holds: the window is the host's, the annotations are no
+    kernels; on a CPU the operators are read by their own time."""
+    from torch.autograd import DeviceType
+
+    def event(name, start, end, device=DeviceType.CUDA, annotation=False, own=0.0):
+        return SimpleNamespace(name=name, device_type=device, is_user_annotation=annotation,
+                               self_cpu_time_total=own, time_range=SimpleNamespace(
+                                   start=start, end=end, elapsed_us=lambda: end - start))
+
+    window = gpu_profiling.WINDOW
+    events = [event(window, 10, 90, DeviceType.CPU, True), event(window, 20, 60, annotation=True),
+              event("Optimizer.step#Adam.step", 50, 60, annotation=True),
+              event("sm90_xmma_fprop_implicit_gemm", 20, 40), event("aten::conv2d", 12, 30,
+                                                                    DeviceType.CPU, own=3.0)]
+    spans, bounds = gpu_profiling.spans_of(events, on_device=True)
+    assert bounds == (10, 90) and [s.name for s in spans] == ["sm90_xmma_fprop_implicit_gemm"]
+    spans, _ = gpu_profiling.spans_of(events, on_device=False)
+    assert [(s.name, s.own) for s in spans] == [("aten::conv2d", 3.0)]

@@ -157,16 +157,18 @@ def breakdown(spans: Sequence[Span], window: tuple[float, float], steps: int,
 
 
 def spans_of(events: Any, on_device: bool) -> tuple[list[Span], tuple[float, float]]:
-    """The profiler's events as spans (CUDA kernels on a GPU, CPU operators on a CPU) and the
-    window's start and end."""
+    """The profiler's events as spans (CUDA kernels, copies and fills on a GPU; CPU operators
+    on a CPU) and the window's start and end on the host. On CUDA a profiler range (the window,
+    Adam's step) also shows on the GPU, as a user annotation spanning the kernels it holds: no
+    kernel of its own, left out (torch's own tables leave it out of device time too)."""
     from torch.autograd import DeviceType
 
-    window = next(e for e in events if e.name == WINDOW)
+    window = next(e for e in events if e.name == WINDOW and e.device_type == DeviceType.CPU)
     spans = []
     for e in events:
-        if e.name == WINDOW:
-            continue
         gpu = e.device_type == DeviceType.CUDA
+        if e.name == WINDOW or (gpu and getattr(e, "is_user_annotation", False)):
+            continue
         if gpu == on_device:
             own = e.time_range.elapsed_us() if gpu else e.self_cpu_time_total
             spans.append(Span(e.name, e.time_range.start, e.time_range.end, own))

@@ -192,7 +192,10 @@ class StackedResNet18(nn.Module):
     def forward_t(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, 3, 32, 32), shared by all seeds. Returns (S, M, B) float32."""
         if self.autocast_dtype is not None:
-            with torch.autocast(device_type=x.device.type, dtype=self.autocast_dtype):
+            # no cast cache: inside a CUDA graph's capture every cast is the step's own (as
+            # torch's CUDA graphs ask of autocast); a weight is cast once a step either way
+            with torch.autocast(device_type=x.device.type, dtype=self.autocast_dtype,
+                                cache_enabled=False):
                 pooled = self.body(x)
             pooled = pooled.float()
         else:

@@ -255,3 +255,51 @@ def test_a_run_resumed_with_channels_last_flipped_starts_afresh(standin, tmp_pat
     for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
                             strict=True):
         assert torch.equal(p, q), name
+
+
+@pytest.mark.slow  # float16 on a CPU crawls where it overflows (~10 s): `make test-slow`
+def test_an_fp16_run_resumes_with_its_loss_scale(standin, tmp_path, crash_after, monkeypatch):
+    """cifar10.fp16 (float16 autocast on the CPU here, as the toy check runs it), graph-ready:
+    killed after step 3 of 6 (checkpoints every 2), resumed: the weights, logs and loss scaler
+    (scale, steps since its last overflow) of the uninterrupted run, bitwise: the scaler's
+    state travels with the checkpoint. Its initial scale set high and its growth interval
+    short here, so that float16 overflows (steps skipped, the scale halved) and the scale grows
+    again within the run."""
+    from repdist.models.stacked import StackedModelClass
+    from repdist.training import loop
+
+    monkeypatch.setattr(loop, "_loss_scaler", lambda optimizer, device: torch.amp.GradScaler(
+        device.type, init_scale=2.0 ** 24, growth_interval=2))
+    data = load_cifar10(standin)
+    train_data = TrainData(normalise(data.train_images[:64]), data.train_labels[:64],
+                           normalise(data.test_images[:16]), data.test_labels[:16],
+                           label_codes(np.arange(10), 10))
+    cfg = train_config(steps=6, batch_size=8, eval_every=100, log_every=2, checkpoint_every=2,
+                       protocol="clean")
+
+    def fresh():
+        stack = StackedModelClass([build_cifar_model(s, 2, base_width=2, g_width=8)
+                                   for s in (0, 1)])
+        stack.f_net.autocast_dtype = torch.float16
+        return stack
+
+    def options(**more):
+        return RunOptions(eval_batch_size=16, loss_scaling=True, cuda_graph=True, **more)
+
+    whole = fresh()
+    log_whole, finals_whole = train(whole, train_data, cfg, options())
+    ckpt = tmp_path / "ckpt.pt"
+    restore = crash_after(3)
+    with pytest.raises(KeyboardInterrupt):
+        train(fresh(), train_data, cfg, options(checkpoint=ckpt))
+    restore()
+    assert torch.load(ckpt, weights_only=False)["identity"]["loss_scaling"] is True
+    resumed = fresh()
+    log_resumed, finals = train(resumed, train_data, cfg, options(checkpoint=ckpt))
+    assert finals["steps_run"] == 4  # from the checkpoint at step 2
+    assert finals["loss_scaler"] == finals_whole["loss_scaler"]
+    assert finals["loss_scaler"]["scale"] < 2.0 ** 24  # it backed off: float16 overflowed
+    for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
+                            strict=True):
+        assert torch.equal(p, q), name
+    assert log_resumed == log_whole

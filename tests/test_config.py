@@ -348,3 +348,35 @@ def test_snapshots_draw_the_null_of_their_own_measures():
     cfg["null"]["snapshot_measures"] = ["m_cca"]
     with pytest.raises(WorkflowError, match="'m_cca' is not one of"):
         validate(cfg, SCHEMA)
+
+
+def test_the_cifar_speed_keys_are_in_the_schema_and_reach_the_job():
+    """cifar10.fp16, cudnn_benchmark and compile: elementwise validate (off by default, the
+    schema filling them in where a config leaves them out), a wrong type is refused, bf16 and
+    fp16 together stop naming the key; and every CifarModelConfig field is a key of cifar10
+    that cifar_model_settings hands to the job (rules/helpers/cifar10.smk)."""
+    import re
+    from dataclasses import fields
+
+    from repdist.experiments.cifar import CifarModelConfig
+
+    cfg = load()
+    cfg["cifar10"].update(fp16=True, cudnn_benchmark=True, compile="elementwise")
+    validate(copy.deepcopy(cfg), SCHEMA)
+    check_config(cfg)
+    bare = load()
+    for key in ("fp16", "cudnn_benchmark"):
+        del bare["cifar10"][key]
+    validate(bare, SCHEMA)
+    assert (bare["cifar10"]["fp16"], bare["cifar10"]["cudnn_benchmark"]) == (False, False)
+    cfg["cifar10"]["cudnn_benchmark"] = "yes"
+    with pytest.raises(WorkflowError, match="'yes' is not of type 'boolean'"):
+        validate(copy.deepcopy(cfg), SCHEMA)
+    cfg["cifar10"].update(cudnn_benchmark=True, bf16=True)
+    with pytest.raises(ConfigError, match="cifar10.fp16.*at most one"):
+        check_config(cfg)
+    helper = (ROOT / "rules" / "helpers" / "cifar10.smk").read_text()
+    keys = re.search(r"def cifar_model_settings.*?keys = \((.*?)\)", helper, re.S).group(1)
+    passed = set(re.findall(r'"(\w+)"', keys)) | {"rep_dim", "seeds", "eval_batch_size"}
+    assert passed == {f.name for f in fields(CifarModelConfig)}
+    assert passed - {"rep_dim", "seeds"} <= set(load()["cifar10"])

@@ -32,13 +32,14 @@ from repdist.training.loop import RunOptions, TrainData, train
 from repdist_gpucheck import candidates as gc
 from repdist_gpucheck import check as gpu_check
 from repdist_gpucheck import measures as gpu_measures
+from repdist_gpucheck import profiling as gpu_profiling
 from repdist_gpucheck import pytest_plugin
 from repdist_gpucheck import record as rec
 
 from conftest import train_config
 
 TOY_CANDIDATES = ("synthetic.eager,synthetic.cuda_graph,cifar.stacked,cifar.streams,"
-                  "cifar.no_channels_last,cifar.bf16")
+                  "cifar.no_channels_last,cifar.bf16,cifar.fp16")
 # the negative controls: every capture of the graph candidate refused; no_channels_last (the
 # reference's own arithmetic on a CPU, which has no channels-last path) trained 2 % off
 INJECT = "capture:synthetic.cuda_graph,wrong:cifar.no_channels_last"
@@ -63,10 +64,11 @@ def run_check(out: Path, *args: str, toy: bool = True) -> subprocess.CompletedPr
 @pytest.mark.slow  # the whole toy check, ~25 s of CPU: `make test-slow` (CI) runs it
 def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     """REPDIST_GPU_TESTS_DEVICE=cpu: a GPU test, the speed candidates (their checks and
-    timings) and the measures at toy size, each part within its slice; the record reads back
-    under the format, its table is printed last, and nothing lands in benchmarks/records/.
-    The injected faults show: the refused capture's row is `fallback` with its error, the
-    candidate trained wrong FAILS both its checks; bf16 is judged by the trained models."""
+    timings), the measures and the profile at toy size, each part within its slice; the record
+    reads back under the format, its table is printed last, and nothing lands in
+    benchmarks/records/. The injected faults show: the refused capture's row is `fallback`
+    with its error, the candidate trained wrong FAILS both its checks; bf16 and fp16 are judged
+    by the trained models."""
     before = set((ROOT / "benchmarks/records").glob("*")) if (
         ROOT / "benchmarks/records").exists() else set()
     res = run_check(tmp_path, "--tests-k", "extract", "--only", TOY_CANDIDATES,
@@ -76,7 +78,7 @@ def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     record = rec.read(record_path)
     assert record.status == "complete" and record.toy and record.device == "cpu"
     assert {p: v.status for p, v in record.parts.items()} == {
-        "tests": "ok", "speed": "ok", "measures": "ok"}
+        "tests": "ok", "speed": "ok", "measures": "ok", "profile": "ok"}
     assert [(t.name.split("::")[-1], t.outcome) for t in record.tests] == [
         ("test_repdist_extract_on_the_gpu_gives_the_cpus_representations", "passed")]
     rows = {c.name: c for c in record.candidates}
@@ -97,12 +99,20 @@ def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     wrong = {c.kind: c for c in rows["cifar.no_channels_last"].checks}
     assert wrong["float64"].passes is False and wrong["rounding"].passes is False
     assert rows["cifar.no_channels_last"].within_reference is False
-    bf16 = {c.kind: c for c in rows["cifar.bf16"].checks}
-    assert set(bf16) == {"measures", "float64"} and bf16["float64"].passes is None
-    judged = bf16["measures"]
-    assert judged.passes is True and 0 <= judged.values["d_llv"] < judged.values["d_llv_seeds"]
-    assert judged.values["kl"] < judged.values["kl_seeds"]
-    assert bf16["float64"].distance > bf16["float64"].baseline > 0  # bf16 rounds more
+    for name in ("cifar.bf16", "cifar.fp16"):
+        half = {c.kind: c for c in rows[name].checks}
+        assert set(half) == {"measures", "float64"} and half["float64"].passes is None
+        judged = half["measures"]
+        assert judged.passes is True, name
+        assert 0 <= judged.values["d_llv"] < judged.values["d_llv_seeds"]
+        assert judged.values["kl"] < judged.values["kl_seeds"]
+        assert half["float64"].distance > half["float64"].baseline > 0  # rounds more
+    profile = record.profile
+    assert profile.job == "cifar.cuda_graph" and profile.device == "cpu"
+    shares = {r.category: r.share for r in profile.rows}
+    assert {"convolution forward", "convolution backward", "BatchNorm", "optimiser",
+            "idle"} <= set(shares) and sum(shares.values()) == pytest.approx(1.0)
+    assert "| profile: cifar.cuda_graph" in res.stdout
     measures = {m.name: m for m in record.measures}
     assert measures["equal.device"].passes and measures["gpt2.device_exact"].passes
     assert measures["gpt2.device_exact"].proven
@@ -132,11 +142,15 @@ def a_record() -> dict:
     check = rec.Check("rounding", 30, 1e-6, 1e-6, 3e-6, True)
     cand = rec.Candidate("cifar.bf16", "cifar", "cifar10.bf16: true", "cifar.stacked", "ok",
                          12.0, 1, 10, 500, 10.0, 50.0, 500.0, 20.3, "n", [check])
+    profile = rec.Profile("cifar.cuda_graph", "the graph's replays, CUDA kernels", "cuda", 10,
+                          15.0, 12.0, [rec.ProfileRow("weight gradient", 6.0, 0.4, 60.0,
+                                                      ["sm90_xmma_wgrad_implicit_gemm: 6.000 ms"]),
+                                       rec.ProfileRow("idle", 3.0, 0.2, 0.0, [])])
     record = rec.Record(rec.SCHEMA, "complete", False, "cuda", "NVIDIA H100 80GB HBM3",
                         "nvidia-h100-80gb-hbm3", "2.11.0", "13.0", "91000", "3.12.3", "abc",
                         False, "2026-11-27", "10:00:00Z", "h", "cpu", 540.0, 500.0, 10.0,
                         list(rec.DEFAULT_PARTS), {"speed": rec.Part("ok", 300.0, 250.0)}, [],
-                        [cand], [], True)
+                        [cand], [], True, profile)
     return record.to_dict()
 
 
@@ -149,6 +163,9 @@ def a_record() -> dict:
     (lambda d: d.update(schema="repdist-gpu-check/1"), "this reader knows"),
     (lambda d: d["candidates"][0].update(graphs={"32": {"captured": "yes", "replayed": 1,
                                                         "eager": 3}}), "expected bool"),
+    (lambda d: d["profile"]["rows"][0].update(category="fast"), "profile.category is 'fast'"),
+    (lambda d: d["profile"].pop("steps"), "missing \\['steps'\\]"),
+    (lambda d: d.update(schema="repdist-gpu-check/2"), "a repdist-gpu-check/2 record has no"),
 ])
 def test_a_record_that_does_not_fit_the_format_is_refused(damage, message):
     data = a_record()
@@ -162,8 +179,12 @@ def test_the_table_says_what_each_candidate_did(tmp_path):
     record = rec.Record.from_dict(a_record())
     json_path, md_path = rec.write(record, tmp_path)
     assert json_path.name == "nvidia-h100-80gb-hbm3-2026-11-27.json"
-    line = next(x for x in md_path.read_text().splitlines() if x.startswith("| cifar.bf16"))
+    text = md_path.read_text()
+    line = next(x for x in text.splitlines() if x.startswith("| cifar.bf16"))
     assert "| 50.0 | 20.30 | - | rounding 1.0e-06 ≤ 3.0e-06: ok |" in line  # no reference here
+    assert ("| weight gradient | 6.000 | 40.0 % | 60.0 | sm90_xmma_wgrad_implicit_gemm: "
+            "6.000 ms |") in text
+    assert "| profile: cifar.cuda_graph, 10 steps, the graph's replays, CUDA kernels |" in text
     assert rec.read(json_path) == record
 
 
@@ -203,7 +224,8 @@ def test_the_cifar_candidates_keys_reach_the_model():
     """stack and compile (config cifar10) as CifarModelConfig passes them: streams on any
     device, compile on CUDA only (on a CPU the body stays eager); a bad value is refused."""
     cfg = CifarModelConfig(rep_dim=2, seeds=[0, 1], base_width=2, g_width=8,
-                           bn_momentum="protocol", device="cpu", bf16=False, tf32="convolutions",
+                           bn_momentum="protocol", device="cpu", bf16=False, fp16=False,
+                           tf32="convolutions", cudnn_benchmark=False,
                            channels_last=False, eval_batch_size=8, stack="streams",
                            compile="default", cuda_graph=False)
     stack = cifar_stack(cfg, 0.1, on_cuda=False)
@@ -256,8 +278,9 @@ def test_without_git_the_commit_is_recorded_as_unknown(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("statuses, code", [
-    (("ok", "ok", "ok"), 0), (("ok", "failed", "ok"), 1), (("ok", "overran", "failed"), 1),
-    (("ok", "overran", "ok"), 3), (("ok", "ok", "skipped"), 3)])
+    (("ok", "ok", "ok", "ok"), 0), (("ok", "failed", "ok", "ok"), 1),
+    (("ok", "overran", "failed", "ok"), 1), (("ok", "overran", "ok", "ok"), 3),
+    (("ok", "ok", "skipped", "ok"), 3), (("ok", "ok", "ok", "overran"), 3)])
 def test_the_exit_status_says_whether_every_part_was_ok(tmp_path, statuses, code):
     check = gpu_check.GpuCheck(check_args(tmp_path), PROBE)
     check.record.parts = {p: rec.Part(s, 1.0, 1.0) for p, s in zip(rec.DEFAULT_PARTS, statuses)}
@@ -359,3 +382,208 @@ def test_the_committed_records_are_records_of_their_names():
     data = a_record()
     data["parts_asked"] = ["tests", "speed"]
     assert rec.Record.from_dict(data).name == "nvidia-h100-80gb-hbm3-2026-11-27-tests-speed"
+
+
+# -- the candidates' keys --------------------------------------------------------------------
+
+def test_cudnn_benchmark_tries_every_algorithm():
+    """cifar10.cudnn_benchmark: cuDNN's benchmark with no limit on the algorithms it times;
+    off: PyTorch's defaults again (the check's later candidates run without it)."""
+    from repdist.training.devices import set_cudnn_benchmark
+
+    try:
+        set_cudnn_benchmark(True)
+        assert torch.backends.cudnn.benchmark and torch.backends.cudnn.benchmark_limit == 0
+    finally:
+        set_cudnn_benchmark(False)
+    assert not torch.backends.cudnn.benchmark and torch.backends.cudnn.benchmark_limit == 10
+
+
+def test_fp16_and_bf16_together_are_refused():
+    cfg = CifarModelConfig(rep_dim=2, seeds=[0], base_width=2, g_width=8, bn_momentum=0.1,
+                           device="cpu", bf16=True, fp16=True, tf32="none",
+                           cudnn_benchmark=False, channels_last=False, eval_batch_size=8,
+                           stack="grouped", compile="none", cuda_graph=False)
+    with pytest.raises(ValueError, match="at most one"):
+        cifar_stack(cfg, 0.1, on_cuda=True)
+
+
+def test_the_elementwise_compile_leaves_convolutions_to_aten():
+    """compile: elementwise is inductor without autotuning and without CUDA graphs of its own,
+    its convolutions ATen's (never Triton's template); every inductor compile of the body pins
+    the convolutions to ATen; a traced-only backend takes none of inductor's settings."""
+    from repdist.models import stacked_resnet
+
+    options = stacked_resnet.compile_arguments("elementwise")["options"]
+    assert options == {"max_autotune": False, "triton.cudagraphs": False,
+                       "max_autotune_conv_backends": "ATEN"}
+    assert stacked_resnet.compile_arguments("max-autotune-no-cudagraphs") == {
+        "mode": "max-autotune-no-cudagraphs"}
+    assert stacked_resnet.compile_arguments("elementwise", "eager") == {"backend": "eager"}
+    import torch._inductor.config as inductor
+
+    saved = inductor.max_autotune_conv_backends
+    try:
+        inductor.max_autotune_conv_backends = "ATEN,TRITON"
+        small_cifar_stack("grouped").f_net.compile_body("max-autotune-no-cudagraphs")
+        assert inductor.max_autotune_conv_backends == "ATEN"
+    finally:
+        inductor.max_autotune_conv_backends = saved
+
+
+def test_the_new_candidates_are_judged_as_their_arithmetic_asks():
+    """cudnn_benchmark (other sums, the same arithmetic): rounding; fp16 (a precision of its
+    own): the trained models; the streams in the graph (the same sums per seed): float64 too;
+    the elementwise compile: the compile part. Each beside the graph the default runs."""
+    spec = gc.BY_NAME
+    assert (spec["cifar.cudnn_benchmark"].judge, spec["cifar.cudnn_benchmark"].exact) == (
+        "rounding", False)
+    assert spec["cifar.fp16"].judge == "measures"
+    assert spec["cifar.streams.cuda_graph"].exact
+    assert spec["cifar.compile.elementwise"].part == "compile"
+    new = ("cifar.cudnn_benchmark", "cifar.fp16", "cifar.streams.cuda_graph",
+           "cifar.compile.elementwise")
+    assert all(spec[n].needs_graph for n in new)
+    speed = gc.part_names("speed")
+    assert speed.index("cifar.streams.cuda_graph") < speed.index("synthetic.slots4")
+
+
+# -- the profile part ------------------------------------------------------------------------
+
+CUDA_KERNELS = {  # as the profiler names them on a GPU (cuDNN 9, ATen, cuBLAS)
+    "sm90_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x32_"
+    "warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cudnn": "convolution forward",
+    "void cudnn::cnn::conv2d_grouped_direct_kernel<false, true, false, false, 0, 0, int, float, "
+    "float, float, float, float, float>(cudnn::cnn::GroupedDirectFpropParams, float const*, "
+    "float const*, float*, float, float*, float const*, float const*, float)":
+        "convolution forward",
+    "void cudnn::detail::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, "
+    "false, true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, "
+    "unsigned long long, int, float, float, int, float const*, float const*, bool, int, int)":
+        "convolution forward",
+    "sm80_xmma_dgrad_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize64x32x64_"
+    "stage4_warpsize2x2x1_g1_tensor16x8x8_kernel": "data gradient",
+    "void cudnn::detail::dgrad_engine<float, 128, 6, 7, 3, 3, 5, false>(int, int, int, float "
+    "const*, int, float const*, int, float*, kernel_grad_params, unsigned long long, int, "
+    "unsigned long long, int, float, int, int, int)": "data gradient",
+    "sm90_xmma_wgrad_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x32_"
+    "warpgroupsize1x1x1_kernel__5x_cudnn": "weight gradient",
+    "void cudnn::detail::wgrad_alg0_engine<float, 128, 5, 5, 3, 3, 3, false, 512>(int, int, "
+    "int, float const*, int, float*, float const*, kernel_grad_params, unsigned long long, int, "
+    "float, int, int, int*, int*)": "weight gradient",
+    "void cudnn::winograd_nonfused::winogradWgradData4x4<float, float>(cudnn::winograd_nonfused"
+    "::WinogradDataParams<float, float>)": "weight gradient",
+    "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 512, true, 1>(cudnnTensorStruct, "
+    "float const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, "
+    "float*, float*, float*, float, float)": "BatchNorm",
+    "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float, float, float, "
+    "float, cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct,"
+    " float*, float const*, float*, float*, float const*, float const*, float)": "BatchNorm",
+    "void at::native::batch_norm_backward_reduce_channels_last_kernel<4, float, float, float>"
+    "(float const*, float const*, float const*, float const*, float*, float*, float*, float*, "
+    "int*, int, int)": "BatchNorm",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
+    "launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, "
+    "at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::"
+    "operator()() const::{lambda(float)#1}, std::array<char*, 2ul> >(int, "
+    "at::native::(anonymous namespace)::launch_clamp_scalar, std::array<char*, 2ul>)":
+        "elementwise",
+    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<"
+    "float, float, float, float>, unsigned int, float, 4, 4> >(at::native::ReduceOp<float, "
+    "at::native::MeanOps<float, float, float, float>, unsigned int, float, 4, 4>)":
+        "elementwise",
+    "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous "
+    "namespace)::OpaqueType<4u>, unsigned int, 4, 64, 64>(...)": "elementwise",
+    "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+    "namespace)::TensorListMetadata<5>, at::native::(anonymous namespace)::FusedAdamMathFunctor"
+    "<float, 5, (at::native::ADAM_MODE)0, false>, double*, double, double, double, double, "
+    "double, bool, float const*, float const*>(...)": "optimiser",
+    "void at::native::amp_update_scale_cuda_kernel(float*, int*, float const*, double, double, "
+    "int)": "optimiser",
+    "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32_warpgroupsize1x1x1_execute_"
+    "segment_k_off_kernel__5x_cublas": "other",
+    "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, "
+    "(cudnnKernelDataType_t)2>(cudnn::ops::nchw2nhwc_params_t<float>, float const*, float*)":
+        "other",
+    "Memcpy DtoD (Device -> Device)": "other",
+    "triton_poi_fused_add_relu_threshold_backward_7": "elementwise",
+}
+CPU_OPERATORS = {  # ATen's, as the profiler names them on a CPU (the toy run)
+    "aten::mkldnn_convolution": "convolution forward", "aten::convolution":
+        "convolution forward", "aten::_slow_conv2d_forward": "convolution forward",
+    "aten::convolution_backward": "convolution backward",
+    "autograd::engine::evaluate_function: ConvolutionBackward0": "convolution backward",
+    "aten::native_batch_norm": "BatchNorm", "aten::native_batch_norm_backward": "BatchNorm",
+    "aten::_batch_norm_with_update": "BatchNorm", "aten::_fused_adam_": "optimiser",
+    "Optimizer.step#Adam.step": "optimiser", "aten::_foreach_add_": "optimiser",
+    "aten::_amp_foreach_non_finite_check_and_unscale_": "optimiser", "aten::add_":
+        "elementwise", "aten::clamp_min": "elementwise", "aten::threshold_backward":
+        "elementwise", "aten::index": "elementwise", "aten::baddbmm": "other", "aten::addmm":
+        "other", "aten::empty": "other", "aten::as_strided": "other",
+}
+
+
+@pytest.mark.parametrize("names", [CUDA_KERNELS, CPU_OPERATORS], ids=["cuda", "cpu"])
+def test_the_profile_groups_kernels_by_name(names):
+    """profiling.category on names as the profiler gives them: cuDNN's fprop/dgrad/wgrad,
+    BatchNorm (cuDNN's and ATen's channels-last reductions), elementwise kernels, the fused
+    Adam and the loss scaler; ATen's operators on a CPU."""
+    found = {name: gpu_profiling.category(name) for name in names}
+    assert {n: c for n, c in found.items() if c != names[n]} == {}
+    assert set(found.values()) <= set(rec.PROFILE_CATEGORIES) - {"idle"}
+
+
+def test_the_profile_counts_overlapping_kernels_once_and_the_rest_as_idle():
+    """A window of 10 ms over 2 steps: a forward kernel 0-4 ms and a wgrad kernel 2-5 ms on
+    another stream (busy 5 ms, not 7), an Adam kernel 6-7 ms: idle 4 ms; outside the window
+    nothing counts. On a CPU an operator counts its own time (its children's not twice)."""
+    s = gpu_profiling.Span
+    kernels = [s("sm80_xmma_fprop_implicit_gemm", 1000, 5000, 4000),
+               s("sm80_xmma_wgrad_implicit_gemm", 3000, 6000, 3000),
+               s("multi_tensor_apply_kernel<FusedAdamMathFunctor>", 7000, 8000, 1000),
+               s("sm80_xmma_dgrad_implicit_gemm", 12000, 13000, 1000)]
+    rows, busy = gpu_profiling.breakdown(kernels, (1000, 11000), 2, on_device=True)
+    ms = {r.category: r.ms_per_step for r in rows}
+    assert ms == pytest.approx({"convolution forward": 2.0, "weight gradient": 1.5,
+                                "optimiser": 0.5, "idle": 2.0})
+    assert busy == pytest.approx(3.0) and [r.category for r in rows][-1] == "idle"
+    ops = [s("aten::convolution", 0, 4000, 500), s("aten::mkldnn_convolution", 100, 3900, 3500)]
+    rows, busy = gpu_profiling.breakdown(ops, (0, 5000), 1, on_device=False)
+    assert {r.category: r.ms_per_step for r in rows} == pytest.approx(
+        {"convolution forward": 4.0, "idle": 1.0})
+
+
+def test_the_profile_of_the_toy_job_covers_its_window():
+    """The profile part's worker on the CPU (toy size): the CIFAR job with its graph-ready step,
+    its operators' categories and idle adding up to the window's wall time."""
+    found = gpu_profiling.profile_job(toy=True, device=torch.device("cpu"))
+    assert found.job == gpu_profiling.JOB and gc.BY_NAME[found.job].needs_graph
+    shares = {r.category: r.share for r in found.rows}
+    assert sum(shares.values()) == pytest.approx(1.0)
+    assert shares["convolution forward"] > 0 and shares["convolution backward"] > 0
+    assert shares["BatchNorm"] > 0 and shares["optimiser"] > 0
+    assert found.busy_ms_per_step < found.window_ms_per_step
+    assert "aten::_fused_adam_" in " ".join(next(r for r in found.rows
+                                                 if r.category == "optimiser").top)
+
+
+def test_the_profile_reads_kernels_not_the_gpus_copies_of_its_ranges():
+    """On CUDA the profiler shows each range (the window, Adam's step) on the GPU too, as a user
+    annotation over the kernels it holds: the window is the host's, the annotations are no
+    kernels; on a CPU the operators are read by their own time."""
+    from torch.autograd import DeviceType
+
+    def event(name, start, end, device=DeviceType.CUDA, annotation=False, own=0.0):
+        return SimpleNamespace(name=name, device_type=device, is_user_annotation=annotation,
+                               self_cpu_time_total=own, time_range=SimpleNamespace(
+                                   start=start, end=end, elapsed_us=lambda: end - start))
+
+    window = gpu_profiling.WINDOW
+    events = [event(window, 10, 90, DeviceType.CPU, True), event(window, 20, 60, annotation=True),
+              event("Optimizer.step#Adam.step", 50, 60, annotation=True),
+              event("sm90_xmma_fprop_implicit_gemm", 20, 40), event("aten::conv2d", 12, 30,
+                                                                    DeviceType.CPU, own=3.0)]
+    spans, bounds = gpu_profiling.spans_of(events, on_device=True)
+    assert bounds == (10, 90) and [s.name for s in spans] == ["sm90_xmma_fprop_implicit_gemm"]
+    spans, _ = gpu_profiling.spans_of(events, on_device=False)
+    assert [(s.name, s.own) for s in spans] == [("aten::conv2d", 3.0)]

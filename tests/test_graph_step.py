@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import repdist.io.host
 from repdist.data.radial import label_codes, make_radial
@@ -224,6 +225,65 @@ def test_loading_adam_keeps_this_runs_capturable():
     assert fresh.state_dict()["state"][0]["step"] == state["state"][0]["step"]
 
 
+class HalfClassifier(torch.nn.Module):
+    """A small classifier computed under float16 autocast (the CPU's), float32 weights: what
+    loss scaling is for, at a size that runs in a moment."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = torch.nn.Sequential(torch.nn.Linear(2, 32), torch.nn.ReLU(),
+                                       torch.nn.Linear(32, K))
+
+    def log_probs(self, x, codes):
+        with torch.autocast("cpu", dtype=torch.float16):
+            out = self.net(x)
+        return torch.log_softmax(out.float(), dim=-1)
+
+
+def overflowing_scaler(monkeypatch):
+    """The loop's GradScaler with an initial scale float16 overflows at and a growth interval
+    of 3 steps: steps skipped, the scale halved and grown again within a short run."""
+    monkeypatch.setattr(loop, "_loss_scaler", lambda optimizer, device: torch.amp.GradScaler(
+        device.type, init_scale=2.0 ** 24, growth_interval=3))
+
+
+@pytest.mark.parametrize("cuda_graph", [False, True], ids=["eager", "graph-ready"])
+def test_a_loss_scaled_run_resumes_with_its_scaler(data, tmp_path, crash_after, monkeypatch,
+                                                   cuda_graph):
+    """RunOptions.loss_scaling, float16 autocast: killed after step 50 (checkpoints every 20),
+    resumed: the weights, logs and scaler state (scale, steps since its last overflow) of the
+    uninterrupted run, bitwise; the checkpoint holds the scaler and says it is a scaled run."""
+    overflowing_scaler(monkeypatch)
+    cfg = config("paper", steps=90, checkpoint_every=20)
+    options = RunOptions(loss_scaling=True, cuda_graph=cuda_graph)
+    whole = HalfClassifier()
+    log_whole, finals_whole = train(whole, data, cfg, options)
+    assert finals_whole["loss_scaler"]["scale"] < 2.0 ** 24  # it overflowed and backed off
+    ckpt = tmp_path / "checkpoint.pt"
+    restore = crash_after(50)
+    with pytest.raises(KeyboardInterrupt):
+        train(HalfClassifier(), data, cfg, dataclasses.replace(options, checkpoint=ckpt))
+    restore()
+    saved = torch.load(ckpt, weights_only=False)
+    assert saved["identity"]["loss_scaling"] is True and "grad_scaler" in saved["resumables"]
+    resumed = HalfClassifier()
+    log_resumed, finals = train(resumed, data, cfg, dataclasses.replace(options, checkpoint=ckpt))
+    assert finals["steps_run"] == 50
+    assert finals["loss_scaler"] == finals_whole["loss_scaler"]
+    assert_same_models(resumed, whole, tol=0.0)
+    assert log_resumed.train_loss == log_whole.train_loss
+
+
+def test_loss_scaling_needs_the_fused_adam(data, monkeypatch):
+    """With another Adam, GradScaler reads its found-infinity flag on the host every step: the
+    run refuses instead."""
+    monkeypatch.setattr(loop, "make_adam", lambda model, lr, capturable=False: torch.optim.Adam(
+        model.parameters(), lr=lr, foreach=True))
+    with pytest.raises(ValueError, match="loss_scaling needs the fused Adam"):
+        train(HalfClassifier(), data, config("paper", steps=2), RunOptions(loss_scaling=True))
+
+
 # -- host crossings --------------------------------------------------------------------------
 
 @contextlib.contextmanager
@@ -294,6 +354,45 @@ def test_no_value_crosses_to_the_host_in_the_steady_state(data, protocol, cuda_g
     assert any(name == "to_host" for name, _ in seen)  # step 0 and the finals: the sync points
 
 
+class ScalarReads(TorchDispatchMode):
+    """Every read of a tensor's value on the host (aten::_local_scalar_dense: item(), float(),
+    bool() of a tensor), wherever it is called from, torch's own code included (GradScaler's),
+    with the step it happened in."""
+
+    def __init__(self, state: dict[str, int]) -> None:
+        super().__init__()
+        self.state, self.seen = state, []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func is torch.ops.aten._local_scalar_dense.default:
+            self.seen.append(self.state["step"])
+        return func(*args, **(kwargs or {}))
+
+
+def scalar_reads(data, cfg, options) -> list[int]:
+    """The steps 1 .. total - 1 during which a value was read on the host."""
+    state = {"step": -1}
+    with ScalarReads(state) as reads:
+        _, finals = train(HalfClassifier(), data, cfg, dataclasses.replace(
+            options, on_step=lambda done: state.update(step=done)))
+    return [s for s in reads.seen if 1 <= s < finals["steps_total"]]
+
+
+@pytest.mark.parametrize("cuda_graph", [False, True], ids=["eager", "graph-ready"])
+def test_a_loss_scaled_step_never_reads_a_value_on_the_host(data, monkeypatch, cuda_graph):
+    """float16 autocast with loss scaling, overflows and all: no item() in steps 1 .. end,
+    torch's GradScaler included (its fused path hands the scale and the found-infinity flag to
+    the fused Adam as tensors); the positive control, GradScaler with the foreach Adam, reads
+    its flag on the host every step."""
+    overflowing_scaler(monkeypatch)
+    cfg = config("paper", steps=40, log_every=10**6, eval_every=10**6)
+    options = RunOptions(loss_scaling=True, cuda_graph=cuda_graph)
+    assert scalar_reads(data, cfg, options) == []
+    monkeypatch.setattr(loop, "make_adam", lambda model, lr, capturable=False: torch.optim.Adam(
+        model.parameters(), lr=lr, foreach=True))
+    assert len(set(scalar_reads(data, cfg, options))) == 39  # steps 1 .. 39
+
+
 def test_the_crossing_count_sees_a_per_step_host_copy(data, monkeypatch):
     """Positive control: the step of old (`torch.from_numpy(idx).to(device)` each step)."""
     real = loop._train_step
@@ -354,10 +453,12 @@ def test_graph_replay_equals_the_eager_step_on_the_gpu(device, data):
 
 
 @pytest.mark.gpu
-def test_a_graphed_cifar_stack_equals_the_eager_one_on_the_gpu(device, tmp_path):
+@pytest.mark.parametrize("graphed_stack", ["grouped", "streams"])
+def test_a_graphed_cifar_stack_equals_the_eager_one_on_the_gpu(device, tmp_path, graphed_stack):
     """ResNet-18 stack (grouped convolutions, per-seed BatchNorm, channels_last as the pipeline
     on CUDA) in float64, 10 epochs of 100 images in batches of 16 (a short batch of 4):
-    graphed (2 graphs) = eager to 1e-9."""
+    graphed (2 graphs) = eager to 1e-9; graphed with its convolutions dense per seed on side
+    streams (cifar10.stack: streams, forked and joined inside the capture) too."""
     from repdist.data.cifar10 import load_cifar10, normalise, write_standin
     from repdist.models.resnet import build_cifar_model, effective_bn_momentum
 
@@ -372,6 +473,8 @@ def test_a_graphed_cifar_stack_equals_the_eager_one_on_the_gpu(device, tmp_path)
         models[graphed] = StackedModelClass([
             build_cifar_model(s, 2, base_width=4, g_width=16,
                               bn_momentum=effective_bn_momentum(10)).double() for s in (0, 1)])
+        if graphed and graphed_stack == "streams":
+            models[graphed].f_net.stream_convolutions()
         _, finals = train(models[graphed], cdata, cfg,
                           RunOptions(device=device, eval_batch_size=25, cuda_graph=graphed,
                                      channels_last=device == "cuda"))
@@ -380,10 +483,13 @@ def test_a_graphed_cifar_stack_equals_the_eager_one_on_the_gpu(device, tmp_path)
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("cuda_graph", [False, True], ids=["eager", "graph"])
-def test_no_step_waits_for_the_host_on_the_gpu(device, data, cuda_graph):
+@pytest.mark.parametrize("cuda_graph, loss_scaling", [(False, False), (True, False),
+                                                      (True, True)],
+                         ids=["eager", "graph", "graph-loss-scaled"])
+def test_no_step_waits_for_the_host_on_the_gpu(device, data, cuda_graph, loss_scaling):
     """CUDA's sync debug mode set to raise on any synchronising call from step 30 (both graphs
-    captured) to the last: the steps run through."""
+    captured) to the last: the steps run through, with the loss scaled too (cifar10.fp16's
+    GradScaler with the fused Adam)."""
     if device != "cuda":
         pytest.skip("CUDA's sync debug mode needs CUDA")
     cfg = config("paper", steps=100, log_every=10**6, eval_every=10**6)
@@ -393,7 +499,8 @@ def test_no_step_waits_for_the_host_on_the_gpu(device, data, cuda_graph):
 
     try:
         _, finals = train(stack(torch.float32), data, cfg,
-                          RunOptions(device=device, cuda_graph=cuda_graph, on_step=watch))
+                          RunOptions(device=device, cuda_graph=cuda_graph, on_step=watch,
+                                     loss_scaling=loss_scaling))
     finally:
         torch.cuda.set_sync_debug_mode("default")
     assert finals["step_graphs"] == (2 if cuda_graph else 0)

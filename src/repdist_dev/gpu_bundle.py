@@ -66,7 +66,7 @@ from repdist_dev.checkout import ROOT, SHARED
 # what the bundle's commands import (their closures are carried): make gpu-check's package,
 # run-synthetic's record and make bench-gpu's script (the modules it imports)
 MODULES = ["repdist_gpucheck.check", "repdist_gpucheck.candidates", "repdist_gpucheck.measures",
-           "repdist_dev.run_record"]
+           "repdist_gpucheck.profiling", "repdist_dev.run_record"]
 SCRIPTS = [ROOT / "benchmarks/gpu_paper.py"]
 LIMIT_MIB = 64  # the bundle's budget: the project and the bundle together
 PYTHON_VERSION = "3.12"  # the GPU machine's python3, by default

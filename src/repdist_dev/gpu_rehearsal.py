@@ -16,10 +16,10 @@ often no `git`. Whatever would break there breaks here first:
    and the network is cut (`unshare -n`: a network namespace of its own, only loopback);
 4. `--what check` (the default): `bash .gpu-bundle/run.sh check` runs in the copy with
    REPDIST_GPU_TESTS_DEVICE=cpu (the toy check on the CPU: every GPU test, every candidate at toy
-   size, the measures), its files into OUT, and its wall time, install included, is reported. A
-   CPU is no GPU: the check gets a budget in which every part finishes here (CPU_BUDGET_S;
-   run.sh's limit above it), so that nothing is left unrun; the GPU run's own arithmetic is
-   docs/gpu.md's. It fails (exit 1) when the command fails, a part of the check is not ok, a GPU
+   size, the measures, the profile), its files into OUT, and its wall time, install included,
+   is reported. A CPU is no GPU: the check gets a budget in which every part finishes here
+   (CPU_BUDGET_S; run.sh's limit above it), so that nothing is left unrun; the GPU run's own
+   arithmetic is docs/gpu.md's. It fails (exit 1) when the command fails, a part of the check is not ok, a GPU
    test fails, or a candidate or measure row is not ok (a `wrong` or `capture` fault is injected
    only by the check's own tests, never here);
 5. `--what run-synthetic`: `bash .gpu-bundle/run.sh run-synthetic` at the quick size

@@ -18,7 +18,7 @@ the rounding baseline (the reference run again with every batch's rows reversed:
 another order), passing within ROUNDING_FACTOR times it; a baseline that is not finite and > 0
 judges nothing, and the family's rows are then `invalid`; `float64` (a candidate whose
 arithmetic is the reference's) the same in float64 at a small size, within FLOAT64_TOL.
-`measures` (bf16, whose arithmetic is not the reference's, so reordering noise is no yardstick):
+`measures` (bf16, fp16: arithmetic not the reference's, so reordering noise is no yardstick):
 each seed trained `quality_steps` by the candidate against the same seed by the reference, by
 KL and d_LLV on held-out inputs, beside the smallest between two seeds of the reference, with
 its distance from a float64 run beside float32's (informational). A CUDA-graph candidate records
@@ -64,7 +64,7 @@ from repdist.measures.compare import compare
 from repdist.models.extract import extract
 from repdist.models.mlp import build_synthetic_model
 from repdist.models.stacked import StackedModelClass
-from repdist.training.devices import set_cuda_float32
+from repdist.training.devices import set_cuda_float32, set_cudnn_benchmark
 from repdist.training.loop import RunOptions, TrainData, train
 from repdist_dev.checkout import ROOT, train_config
 from repdist_gpucheck.record import Candidate, Check, GraphSize
@@ -145,6 +145,12 @@ SPECS = [
     Spec("synthetic.cuda_graph", "synthetic", "synthetic.cuda_graph: true", GRAPH, exact=True,
          extra_s=20),
     Spec("cifar.cuda_graph", "cifar", "cifar10.cuda_graph: true", GRAPH, exact=True),
+    Spec("cifar.cudnn_benchmark", "cifar", "cifar10.cudnn_benchmark: true, cuda_graph: true",
+         {"cudnn_benchmark": True, **GRAPH}, extra_s=30),
+    Spec("cifar.fp16", "cifar", "cifar10.fp16: true, cuda_graph: true", {"fp16": True, **GRAPH},
+         extra_s=40, judge="measures"),
+    Spec("cifar.streams.cuda_graph", "cifar", "cifar10.stack: streams, cuda_graph: true",
+         {"stack": "streams", **GRAPH}, exact=True),
     Spec("synthetic.slots4", "synthetic", "gpu_slots_per_gpu: 4", processes=4, extra_s=30),
     Spec("synthetic.cuda_graph.slots4", "synthetic",
          "synthetic.cuda_graph: true, gpu_slots_per_gpu: 4", GRAPH, processes=4, extra_s=30),
@@ -158,6 +164,8 @@ SPECS = [
     Spec("cifar.streams", "cifar", "cifar10.stack: streams", {"stack": "streams"}, exact=True),
     Spec("cifar.no_channels_last", "cifar", "cifar10.channels_last: false",
          {"channels_last": False}, exact=True),
+    Spec("cifar.compile.elementwise", "cifar", "cifar10.compile: elementwise, cuda_graph: true",
+         {"compile": "elementwise", **GRAPH}, extra_s=110, part="compile"),
     Spec("cifar.compile.default", "cifar", "cifar10.compile: default", {"compile": "default"},
          extra_s=110, part="compile"),
     Spec("cifar.compile.reduce-overhead", "cifar", "cifar10.compile: reduce-overhead",
@@ -231,8 +239,10 @@ class Job:
 def build_job(family: str, options: dict[str, Any], size: Size, device: torch.device,
               dtype: torch.dtype = torch.float32, rep_dim: int = 2, small: bool = False) -> Job:
     """The family's job with a candidate's `options`, in `dtype` (`small`: the float64 check's
-    size). On a CPU (the toy run) bf16 autocast and a traced-only compile stand in for CUDA's."""
+    size). On a CPU (the toy run) bf16 or float16 autocast and a traced-only compile stand in
+    for CUDA's."""
     graph = {"cuda_graph": True} if options.get("cuda_graph") else {}
+    scaled = {"loss_scaling": True} if options.get("fp16") else {}
     scale = float(options.get("lr_scale", 1.0))
     if family == "synthetic":
         s = size.synthetic
@@ -250,7 +260,8 @@ def build_job(family: str, options: dict[str, Any], size: Size, device: torch.de
     dims = (rep_dim, *[m for m in (2, 3, 5) if m != rep_dim]) if options.get(
         "stack_across_m") else rep_dim
     stack, channels_last = cifar_job_stack(options, device, dtype, dims, base, seeds)
-    run = RunOptions(device=device, eval_batch_size=64, channels_last=channels_last, **graph)
+    run = RunOptions(device=device, eval_batch_size=64, channels_last=channels_last, **graph,
+                     **scaled)
     return Job(stack, cifar_data(c["n_train"], c["n_test"]), run, c["batch_size"],
                stack.num_models, seeds, scale)
 
@@ -265,15 +276,18 @@ def cifar_job_stack(options: dict[str, Any], device: torch.device, dtype: torch.
     compile_mode = options.get("compile", "none") if dtype == torch.float32 else "none"
     cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(range(seeds)), base_width=base,
                            g_width=128, bn_momentum="protocol", device=device.type,
-                           bf16=bool(options.get("bf16")), tf32="convolutions",
+                           bf16=bool(options.get("bf16")), fp16=bool(options.get("fp16")),
+                           tf32="convolutions",
+                           cudnn_benchmark=bool(options.get("cudnn_benchmark")),
                            channels_last=bool(options.get("channels_last", True)),
                            eval_batch_size=64, stack=options.get("stack", "grouped"),
                            compile=compile_mode, cuda_graph=bool(options.get("cuda_graph")))
     if on_cuda:
         set_cuda_float32(cfg.tf32)
+        set_cudnn_benchmark(cfg.cudnn_benchmark)
     stack = cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, "paper"), on_cuda)
-    if not on_cuda and cfg.bf16:
-        stack.f_net.autocast_dtype = torch.bfloat16
+    if not on_cuda and (cfg.bf16 or cfg.fp16):
+        stack.f_net.autocast_dtype = torch.bfloat16 if cfg.bf16 else torch.float16
     if not on_cuda and compile_mode != "none":
         stack.f_net.compile_body(compile_mode, backend="eager")
     return stack.to(dtype), cfg.channels_last and on_cuda
@@ -514,6 +528,10 @@ def toy_notes(spec: Spec, toy: bool) -> list[str]:
         notes.append("toy: traced with backend eager, not compiled")
     if toy and spec.options.get("bf16"):
         notes.append("toy: bf16 autocast on the CPU")
+    if toy and spec.options.get("fp16"):
+        notes.append("toy: float16 autocast on the CPU, the loss scaled there")
+    if toy and spec.options.get("cudnn_benchmark"):
+        notes.append("toy: no cuDNN on a CPU (the reference's arithmetic)")
     if toy and spec.processes > TOY_PROCESSES:
         notes.append(f"toy: {TOY_PROCESSES} processes, not {spec.processes}")
     return notes

@@ -8,16 +8,19 @@ a. tests: every test of the suite marked `gpu` (`pytest -m gpu tests/`, the shor
    narrowed to one synthetic and one CIFAR training job and their pairs, the authors'
    comparison at K = 4); each outcome as it comes;
 b. speed: the candidates of repdist_gpucheck.candidates in the order of what they can gain
-   (the references, CUDA graphs, jobs sharing a GPU, one stack of 30, bf16, dense convolutions
-   on streams, no channels_last), each checked against its reference and timed (--seconds),
-   with the paper's minutes;
+   (the references, CUDA graphs, those beside the graph no record has timed yet, jobs sharing a
+   GPU, one stack of 30, bf16, dense convolutions on streams, no channels_last), each checked
+   against its reference and timed (--seconds), with the paper's minutes;
 c. measures: compare at GPT-2's shapes on the GPU with the exact pivot search against the CPU
    path's default estimate (repdist_gpucheck.measures);
-d. the short table, printed last, and the record <gpu>-<date>.json + .md (repdist_gpucheck.record)
+d. profile: where a step of the CIFAR job with its CUDA graph spends its time, by kernel name in
+   categories (convolution forward, its two gradients, BatchNorm, elementwise, the optimiser,
+   idle; repdist_gpucheck.profiling);
+e. the short table, printed last, and the record <gpu>-<date>.json + .md (repdist_gpucheck.record)
    in DIR, rewritten atomically after every result, so a run cut short leaves what finished;
    on a GPU also copied into benchmarks/records/ of the checkout, to be committed.
-`--parts compile` is the second command: torch.compile's three modes (minutes of compiling
-each) beside the CIFAR reference, in a record of its own (<gpu>-<date>-compile).
+`--parts compile` is the second command: torch.compile's modes (minutes of compiling each)
+beside the CIFAR reference, in a record of its own (<gpu>-<date>-compile).
 
 DIR also gets tests-junit.xml and gpu-check.log (every process's output): four files. The exit
 status is 0 when every part asked for is ok, 1 when one failed, 3 when one overran or was
@@ -50,11 +53,13 @@ from repdist_dev.records import RECORDS, commit, slug
 from repdist_gpucheck import record as rec
 from repdist_gpucheck.candidates import BY_NAME, SPECS, TOY_SLACK, Spec, new_row, part_names
 from repdist_gpucheck.measures import SIZES, plan
+from repdist_gpucheck.profiling import JOB as PROFILED_JOB
 
-# of the budget less RESERVE_S; compile is the second command's (alone it gets the whole budget)
-# (their needs on the first GPU run, an H200: tests ~188 s, speed ~206 s at 5 s a candidate,
-# measures ~40 s; benchmarks/records/nvidia-h200-2026-11-27*)
-SHARES = {"tests": 0.42, "speed": 0.46, "measures": 0.12, "compile": 1.0}
+# of the budget less RESERVE_S, in the order the parts run; compile is the second command's
+# (alone it gets the whole budget). Their needs on the first GPU run, an H200: tests ~188 s,
+# speed ~205 s at 5 s a candidate before the candidates added since (~50 s more),
+# measures ~40 s; the profile ~25 s, estimated (docs/gpu.md, the budget's arithmetic)
+SHARES = {"tests": 0.42, "speed": 0.40, "measures": 0.10, "profile": 0.08, "compile": 1.0}
 RESERVE_S = 15.0  # the last record and the table
 BUDGET_S = {"gpu": 480.0, "toy": 480.0}
 EXIT = {"ok": 0, "failed": 1, "cut": 3}
@@ -398,7 +403,22 @@ class GpuCheck:
         bad = [r.name for r in self.record.measures if r.passes is False or r.status != "ok"]
         return ("failed", f"{', '.join(bad)}") if bad else ("ok", "")
 
-    # ----- d. the record --------------------------------------------------------------------
+    # ----- d. profile -----------------------------------------------------------------------
+
+    def profile(self, end: float) -> tuple[str, str]:
+        result = self.work / "profile.json"
+        proc = self.spawn([sys.executable, "-m", "repdist_gpucheck.profiling", "--result",
+                           str(result), "--device", "cpu" if self.args.toy else "cuda",
+                           *(["--toy"] if self.args.toy else [])])
+        if self.watch(proc, end, lambda: None):
+            return "overran", f"cut at the end of its slice (profiling {PROFILED_JOB})"
+        if proc.returncode != 0 or not result.exists():
+            return "failed", f"its process ended (exit {proc.returncode}): see gpu-check.log"
+        self.record.profile = rec.build(rec.Profile, json.loads(result.read_text()), "profile")
+        self.save()
+        return "ok", self.record.profile.source
+
+    # ----- e. the record --------------------------------------------------------------------
 
     def stopped(self, stop: Interrupted) -> None:
         """A signal ended the check: the running part's processes (and theirs) ended, the part
@@ -452,7 +472,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=None,
                         help="each candidate's timed window (default 5 on a GPU, 0.3 toy)")
     parser.add_argument("--parts", default=",".join(rec.DEFAULT_PARTS),
-                        help="comma-separated subset of tests,speed,measures,compile")
+                        help="comma-separated subset of " + ",".join(rec.PART_NAMES))
     parser.add_argument("--only", default="",
                         help="comma-separated candidates of the speed or compile part (default "
                              "all): " + ", ".join(s.name for s in SPECS))

@@ -3,9 +3,11 @@ and writing, and the short table printed last and kept beside it as Markdown.
 
 A record is one JSON object, `Record` below: what ran where (GPU, torch, CUDA, commit, date), how
 each part of the check went within its time slice, the GPU tests' outcomes, each speed candidate
-with its numerical checks, and the measures at GPT-2's shapes. `Record.from_dict` refuses any
-missing, extra or mistyped field, so a toy run on a CPU (tests/test_gpu_check.py) keeps the
-format a GPU run will write. Defaults change on what a committed record shows (docs/gpu.md).
+with its numerical checks, the measures at GPT-2's shapes, and where the CIFAR step's time goes
+(`Profile`). `Record.from_dict` refuses any missing, extra or mistyped field, so a toy run on a
+CPU (tests/test_gpu_check.py) keeps the format a GPU run will write; it reads the format before
+the profile part too (OLDER_SCHEMAS), whose records have no `profile`. Defaults change on what a
+committed record shows (docs/gpu.md).
 """
 
 from __future__ import annotations
@@ -20,9 +22,16 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "repdist-gpu-check/2"
-PART_NAMES = ("tests", "speed", "measures", "compile")
-DEFAULT_PARTS = ("tests", "speed", "measures")  # one command; compile is the second
+SCHEMA = "repdist-gpu-check/3"
+PART_NAMES = ("tests", "speed", "measures", "profile", "compile")  # in the order they run
+DEFAULT_PARTS = ("tests", "speed", "measures", "profile")  # one command; compile is the second
+# the formats this reader also reads, each with its default parts (the record's name omits them)
+OLDER_SCHEMAS = {"repdist-gpu-check/2": ("tests", "speed", "measures")}  # no profile part
+# where a step's time goes (repdist_gpucheck.profiling.category): kernels on a GPU, ATen
+# operators on a CPU, whose convolution backward is one operator for both gradients
+PROFILE_CATEGORIES = ("convolution forward", "data gradient", "weight gradient",
+                      "convolution backward", "BatchNorm", "elementwise", "optimiser", "other",
+                      "idle")
 PART_STATUSES = ("ok", "failed", "overran", "skipped", "not run")
 # fallback: a CUDA-graph candidate whose capture failed (it ran the eager step: its timing is
 # not the graph's); invalid: its family's rounding baseline is not finite and > 0, so no
@@ -152,6 +161,38 @@ class MeasureRow:
 
 
 @dataclass
+class ProfileRow:
+    """One category of the profiled steps: its time a step, its share of the profiled window's
+    wall time, how many kernels (operators on a CPU) it ran a step, its longest by name."""
+
+    category: str
+    ms_per_step: float
+    share: float
+    count_per_step: float
+    top: list[str]  # "name: ms a step", the longest first (names shortened)
+
+    def __post_init__(self) -> None:
+        _one_of("profile.category", self.category, PROFILE_CATEGORIES)
+
+
+@dataclass
+class Profile:
+    """Where the time of a few steps of a candidate's job goes (`job`, a candidate's name), by
+    kernel name on a GPU, in categories (PROFILE_CATEGORIES); `source` says what was profiled
+    (the graph's replays, or the eager step where the replays showed no kernels; on a CPU its
+    operators), `idle` the window's wall time that no kernel covered (on a CPU: no operator)."""
+
+    job: str
+    source: str
+    device: str
+    steps: int
+    window_ms_per_step: float
+    busy_ms_per_step: float
+    rows: list[ProfileRow]
+    note: str = ""
+
+
+@dataclass
 class Part:
     status: str
     slice_s: float
@@ -189,10 +230,14 @@ class Record:
     candidates: list[Candidate]
     measures: list[MeasureRow]
     graph_option: bool  # RunOptions has cuda_graph (the captured step)
+    profile: Profile | None = None  # the profile part's (None: not run, or an older format)
 
     def __post_init__(self) -> None:
-        if self.schema != SCHEMA:
-            raise RecordError(f"schema is {self.schema!r}, this reader knows {SCHEMA!r}")
+        if self.schema not in (SCHEMA, *OLDER_SCHEMAS):
+            raise RecordError(f"schema is {self.schema!r}, this reader knows {SCHEMA!r} and "
+                              f"{', '.join(map(repr, OLDER_SCHEMAS))}")
+        if self.schema in OLDER_SCHEMAS and self.profile is not None:
+            raise RecordError(f"a {self.schema} record has no profile")
         _one_of("record.status", self.status, ("partial", "complete"))
         unknown = set(self.parts) - set(PART_NAMES)
         if unknown:
@@ -200,9 +245,11 @@ class Record:
 
     @property
     def name(self) -> str:
-        """The file name's stem: <gpu-slug>-<date>, and -<parts> when not the default three
-        (the compile part's record, a part run again) so that one does not replace another."""
-        suffix = "" if self.parts_asked == list(DEFAULT_PARTS) else "-" + "-".join(
+        """The file name's stem: <gpu-slug>-<date>, and -<parts> when not its format's default
+        parts (the compile part's record, a part run again) so that one does not replace
+        another."""
+        defaults = OLDER_SCHEMAS.get(self.schema, DEFAULT_PARTS)
+        suffix = "" if self.parts_asked == list(defaults) else "-" + "-".join(
             self.parts_asked)
         return f"{self.gpu_slug}-{self.date}{suffix}"
 
@@ -358,6 +405,9 @@ def table(record: Record) -> str:
             lines.append(f"| {r.name} | {r.n:,}, {r.k:,}, {r.m:,} | {r.device} | "
                          f"{r.max_pivots:,}{proven} | {r.status} | {_num(r.seconds, 2)} | "
                          f"{_num(r.t1, 4)} | {check} |")
+    if record.profile is not None:
+        lines += [""] if lines else []
+        lines += profile_table(record.profile)
     tally: dict[str, int] = {}
     for t in record.tests:
         tally[t.outcome] = tally.get(t.outcome, 0) + 1
@@ -366,6 +416,20 @@ def table(record: Record) -> str:
     lines += ["", f"GPU tests: {', '.join(f'{n} {k}' for k, n in sorted(tally.items())) or 'none run'}"
               f"; parts: {parts}"]
     return "\n".join(lines) + "\n"
+
+
+def profile_table(p: Profile) -> list[str]:
+    """The profile's rows: each category's milliseconds a step, share of the window, kernels
+    (operators) a step and its longest."""
+    lines = [f"| profile: {p.job}, {p.steps} steps, {p.source} | ms a step | share | "
+             f"{'kernels' if p.device == 'cuda' else 'operators'} a step | longest |",
+             "|---|---|---|---|---|"]
+    for r in p.rows:
+        lines.append(f"| {r.category} | {_num(r.ms_per_step, 3)} | {100 * r.share:.1f} % | "
+                     f"{_num(r.count_per_step, 1)} | {'; '.join(r.top) or '-'} |")
+    lines.append(f"| the window | {_num(p.window_ms_per_step, 3)} | 100 % | - | "
+                 f"{p.note or '-'} |")
+    return lines
 
 
 def markdown(record: Record) -> str:

@@ -13,9 +13,10 @@ cifar10.stack_across_m: the ten seeds of each M as one network): their heads are
 rows to the widest (mlp.padded_rows), which leaves each model's arithmetic its own.
 
 `stack="streams"` (config cifar10.stack) computes each grouped convolution as S dense ones,
-one per seed, each on its own CUDA stream (in turn on a CPU): the same parameters, state dict
-and arithmetic per seed (float64: equal to the grouped stack, tests/test_gpu_check.py), for
-`make gpu-check` to time against cuDNN's grouped kernels.
+one per seed, each on its own CUDA stream (in turn on a CPU), also inside a CUDA graph's
+capture, where the forked streams become parallel branches of the graph: the same parameters,
+state dict and arithmetic per seed (float64: equal to the grouped stack, tests/test_gpu_check.py),
+for `make gpu-check` to time against cuDNN's grouped kernels.
 """
 
 from __future__ import annotations
@@ -31,8 +32,16 @@ from .resnet import ResNet18
 from .mlp import padded_rows
 
 STACK_MODES = ("grouped", "streams")
-# torch.compile's modes for the stack's body (config cifar10.compile; "none": eager)
-COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune-no-cudagraphs")
+# torch.compile's modes for the stack's body (config cifar10.compile; "none": eager);
+# "elementwise": inductor's fusion of what lies between the convolutions, the convolutions left
+# to cuDNN, no autotuning and no CUDA graphs of inductor's own (the training step's graph,
+# RunOptions.cuda_graph, captures it)
+COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune-no-cudagraphs",
+                 "elementwise")
+# inductor's settings of the elementwise mode; every inductor compile here leaves convolutions
+# to ATen (cuDNN): torch 2.11's Triton convolution template miscomputes 3x3 kernels
+ATEN_CONVOLUTIONS = {"max_autotune_conv_backends": "ATEN"}
+ELEMENTWISE = {"max_autotune": False, "triton.cudagraphs": False, **ATEN_CONVOLUTIONS}
 _STREAMS: dict[tuple[torch.device, int], torch.cuda.Stream] = {}
 
 
@@ -46,9 +55,11 @@ def _side_stream(device: torch.device, index: int) -> torch.cuda.Stream:
 
 class StreamedConv2d(nn.Conv2d):
     """A grouped convolution (one group per seed) computed as one dense convolution per group:
-    on CUDA each on a side stream of its own, joined before the output is used; on other
-    devices, or while a CUDA graph is being captured, one after another. Same weight tensor
-    and state dict as the grouped nn.Conv2d it replaces."""
+    on CUDA each on a side stream of its own, forked from the current stream and joined back
+    before the output is used (inside a CUDA graph's capture the fork and the join are
+    captured: the convolutions become parallel branches of the graph, and so do their
+    gradients, which autograd runs on the streams of their forward); on other devices one
+    after another. Same weight tensor and state dict as the grouped nn.Conv2d it replaces."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
         inputs, weights = x.chunk(self.groups, dim=1), self.weight.chunk(self.groups, dim=0)
@@ -56,7 +67,7 @@ class StreamedConv2d(nn.Conv2d):
         def conv(xi: torch.Tensor, wi: torch.Tensor) -> torch.Tensor:
             return functional.conv2d(xi, wi, None, self.stride, self.padding, self.dilation)
 
-        if not x.is_cuda or torch.cuda.is_current_stream_capturing():
+        if not x.is_cuda:
             return torch.cat([conv(xi, wi) for xi, wi in zip(inputs, weights, strict=True)], 1)
         main = torch.cuda.current_stream(x.device)
         outs = []
@@ -70,6 +81,17 @@ class StreamedConv2d(nn.Conv2d):
             main.wait_stream(_side_stream(x.device, i))
             out.record_stream(main)  # made on a side stream, read on this one
         return torch.cat(outs, 1)
+
+
+def compile_arguments(mode: str, backend: str | None = None) -> dict[str, object]:
+    """torch.compile's arguments for a mode of COMPILE_MODES other than "none": inductor's
+    named mode, or for "elementwise" its settings (ELEMENTWISE); `backend` (e.g. "eager")
+    replaces inductor, which alone reads them."""
+    if backend is not None:
+        return {"backend": backend}
+    if mode == "elementwise":
+        return {"options": dict(ELEMENTWISE)}
+    return {} if mode == "default" else {"mode": mode}
 
 
 def streamed(conv: nn.Conv2d) -> nn.Conv2d:
@@ -161,19 +183,28 @@ class StackedResNet18(nn.Module):
     def compile_body(self, mode: str, backend: str | None = None) -> None:
         """torch.compile the body (the ResNet trunk, forward and backward) in place in `mode`
         (COMPILE_MODES; "none" leaves it eager): parameters and state dict keys unchanged.
-        `backend` None is inductor; "eager" only traces (what a CPU test can afford)."""
+        `backend` None is inductor, its convolutions pinned to ATen in every mode (no Triton
+        convolution template, ATEN_CONVOLUTIONS); "eager" only traces (what a CPU test can
+        afford)."""
         if mode not in COMPILE_MODES:
             raise ValueError(f"compile must be one of {COMPILE_MODES}, got {mode!r}")
         if mode == "none":
             return
-        options = {} if mode == "default" else {"mode": mode}
-        self.body.compile(**options, **({"backend": backend} if backend else {}))
+        if backend is None:
+            import torch._inductor.config as inductor
+
+            for key, value in ATEN_CONVOLUTIONS.items():  # the modes' own settings keep it
+                setattr(inductor, key, value)
+        self.body.compile(**compile_arguments(mode, backend))
 
     def forward_t(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, 3, 32, 32), shared by all seeds. Returns (S, max M, B) float32 (a model of a
         narrower head: zeros in its padded rows)."""
         if self.autocast_dtype is not None:
-            with torch.autocast(device_type=x.device.type, dtype=self.autocast_dtype):
+            # no cast cache: inside a CUDA graph's capture every cast is the step's own (as
+            # torch's CUDA graphs ask of autocast); a weight is cast once a step either way
+            with torch.autocast(device_type=x.device.type, dtype=self.autocast_dtype,
+                                cache_enabled=False):
                 pooled = self.body(x)
             pooled = pooled.float()
         else:

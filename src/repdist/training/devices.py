@@ -1,6 +1,6 @@
 """Which device a running job uses (torch's view: a job that was promised a GPU and finds none
 fails at once, saying so, instead of silently training for hours on the CPU) and how float32
-runs there (TF32). The other half of the decision, made when the DAG is built without torch
+runs there (TF32, how cuDNN chooses its convolution algorithms). The other half of the decision, made when the DAG is built without torch
 (which jobs get `resources: gpu`), is the GPU plan's: pipeline/gpu_plan.py, which probes the
 machine's GPUs from the driver's files and reads DEVICES from here.
 """
@@ -56,3 +56,14 @@ def set_cuda_float32(tf32: str) -> None:
         raise ValueError(f"tf32 must be one of {TF32_MODES}, got {tf32!r}")
     torch.backends.cudnn.allow_tf32 = tf32 in ("convolutions", "all")
     torch.backends.cuda.matmul.allow_tf32 = tf32 == "all"
+
+
+def set_cudnn_benchmark(on: bool) -> None:
+    """How cuDNN chooses a convolution's algorithm on CUDA: by its heuristics (off, PyTorch's
+    default), or `on` by timing every algorithm it has for each shape at its first call
+    (benchmark_limit 0: all of them, not the 10 fastest by heuristic) and keeping the fastest.
+    The algorithms sum in other orders: the same arithmetic up to rounding. No effect on a CPU."""
+    import torch
+
+    torch.backends.cudnn.benchmark = on
+    torch.backends.cudnn.benchmark_limit = 0 if on else 10  # 10: PyTorch's default

@@ -11,7 +11,8 @@ The batch order is drawn before the run and lives on the device with the data; t
 (`_train_step`) indexes it there and sums its loss into the logged-loss window there, so a
 step never waits for the host: values leave the device (`to_host`) only when a log entry, a
 progress line, a test pass or a checkpoint is due. `RunOptions.cuda_graph` replays that same
-step from CUDA graphs (`_StepGraphs`).
+step from CUDA graphs (`_StepGraphs`); `RunOptions.loss_scaling` scales its loss for float16
+(torch.amp.GradScaler with the fused Adam, on the device too).
 """
 
 from __future__ import annotations
@@ -177,7 +178,12 @@ class RunOptions:
     the clean protocol's eval-mode passes: give the run the validation set as test data), and
     the run when all have; `resumables`: state beside the run (by name) saved in its checkpoint
     and loaded back on resume; `full_batches`: every batch whole (batches.numpy_order: each
-    epoch's remainder left out), for a contrastive model whose candidate set is its batch."""
+    epoch's remainder left out), for a contrastive model whose candidate set is its batch;
+    `loss_scaling`: the loss scaled for float16 gradients (a model under float16 autocast) by
+    torch.amp.GradScaler, dynamically, on the device: the fused Adam takes its scale and its
+    found-infinity flag as tensors, skips a step whose gradients overflowed and the scale is
+    updated in place, so the step never waits for the host and a CUDA graph captures it; the
+    scaler's state travels with the checkpoint."""
 
     checkpoint: str | Path | None = None
     device: str | torch.device = "cpu"
@@ -191,6 +197,7 @@ class RunOptions:
     early_stopping: EarlyStopping | None = None
     resumables: Mapping[str, Resumable] = field(default_factory=dict)
     full_batches: bool = False
+    loss_scaling: bool = False
 
 
 @dataclass
@@ -217,6 +224,7 @@ class _Run:
     steps_done: int = 0
     graph_sizes: dict[str, dict[str, Any]] = field(default_factory=dict)
     graph_error: str = ""
+    scaler: torch.amp.GradScaler | None = None  # RunOptions.loss_scaling
 
 
 def train(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
@@ -259,14 +267,25 @@ def _setup(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
         model.to(memory_format=torch.channels_last)
     identity = {**(options.identity or {}), "training": cfg.identity(),
                 **_layout_identity(options), **_stopping_identity(cfg, options),
-                **({"full_batches": True} if options.full_batches else {})}
+                **({"full_batches": True} if options.full_batches else {}),
+                **({"loss_scaling": True} if options.loss_scaling else {})}
     batches = batch_order(cfg, len(x), options.full_batches)
     order = batches.on_device(device)  # the run's one copy of its batch order
     optimizer = make_adam(model, cfg.lr, capturable=_graphed(options, device))
     if options.early_stopping is not None:
         options.early_stopping.attach(model)
+    scaler = _loss_scaler(optimizer, device) if options.loss_scaling else None
     return _Run(model, x, y, tx, ty, codes, optimizer, cfg.steps_for(len(x)), identity, batches,
-                order, stopper=options.early_stopping)
+                order, stopper=options.early_stopping, scaler=scaler)
+
+
+def _loss_scaler(optimizer: torch.optim.Optimizer, device: torch.device) -> torch.amp.GradScaler:
+    """The run's GradScaler. Only with an optimiser that takes the scale on the device (the
+    fused Adam): with another, GradScaler reads the found-infinity flag on the host every step."""
+    if not getattr(optimizer, "_step_supports_amp_scaling", False):
+        raise ValueError("loss_scaling needs the fused Adam (make_adam found none here): "
+                         "another optimiser makes every step wait for the host")
+    return torch.amp.GradScaler(device.type)
 
 
 def _stopping_identity(cfg: TrainConfig, options: RunOptions) -> dict[str, Any]:
@@ -312,7 +331,8 @@ def _resume(run: _Run, options: RunOptions) -> None:
 def _resumables(run: _Run, options: RunOptions) -> dict[str, Resumable]:
     """What a checkpoint of the run saves beside the model, optimiser and curves."""
     stopper = {"early_stopping": run.stopper} if run.stopper is not None else {}
-    return {**options.resumables, **stopper}
+    scaler = {"grad_scaler": run.scaler} if run.scaler is not None else {}
+    return {**options.resumables, **stopper, **scaler}
 
 
 def _load_optimizer(optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
@@ -374,8 +394,13 @@ def _train_step(run: _Run, objective: Objective | None, idx: torch.Tensor) -> No
     if run.stopper is not None:
         loss = run.stopper.mask(loss)  # a stopped model's gradient is cut, its loss still logged
     run.optimizer.zero_grad(set_to_none=True)
-    loss.sum().backward()
-    run.optimizer.step()
+    if run.scaler is None:
+        loss.sum().backward()
+        run.optimizer.step()
+    else:  # on the device: the fused Adam unscales, skips an overflow, the scale updates
+        run.scaler.scale(loss.sum()).backward()
+        run.scaler.step(run.optimizer)
+        run.scaler.update()
     loss = loss.detach()
     if run.running is None:
         run.running = torch.zeros_like(loss)
@@ -544,6 +569,8 @@ def _finals(run: _Run, cfg: TrainConfig, options: RunOptions, wall: float) -> di
     }
     if options.cuda_graph:  # each batch size's capture and its steps; the failed capture's error
         finals["step_graph_sizes"], finals["step_graph_error"] = run.graph_sizes, run.graph_error
+    if run.scaler is not None:  # the loss scale and steps since its last overflow
+        finals["loss_scaler"] = run.scaler.state_dict()
     if run.stopper is not None:  # per model: best test pass, its loss, the pass it stopped at
         finals["early_stopping"] = {**run.stopper.summary(), "steps_done": run.steps_done}
     if options.final_train_eval:

@@ -489,7 +489,8 @@ class _StepGraphs:
                         "here on", type(error).__name__, reason)
             return None
         self.replays[size] = replay
-        LOG.info("cuda_graph: the step of batch size %d captured", size)
+        if self.stream is not None:
+            LOG.info("cuda_graph: the step of batch size %d captured", size)
         return replay
 
     def summary(self) -> dict[str, dict[str, Any]]:
@@ -565,7 +566,9 @@ def _finals(run: _Run, cfg: TrainConfig, options: RunOptions, wall: float) -> di
         "wall_time_s": wall,
         "steps_total": run.total,
         "steps_run": run.steps_done - run.start_step,
-        "step_graphs": run.step_graphs,  # CUDA graphs the steps replayed from (0: eager)
+        # the step's graphs, one per batch size (0: eager); on a CPU none is captured, the
+        # graph-ready step runs in its place (step_graph_sizes' `captured` says which)
+        "step_graphs": run.step_graphs,
     }
     if options.cuda_graph:  # each batch size's capture and its steps; the failed capture's error
         finals["step_graph_sizes"], finals["step_graph_error"] = run.graph_sizes, run.graph_error

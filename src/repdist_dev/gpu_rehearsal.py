@@ -206,13 +206,22 @@ def rehearse_check(work: Path, network: bool, check_args: list[str]) -> int:
     status, wall = call([*prefix, "bash", ".gpu-bundle/run.sh", "check", "--budget",
                          str(CPU_BUDGET_S), *check_args], repo, env)
     wrong = ([f"run.sh check exited {status}"] if status else []) + verdict(out)
-    print(f"gpu-check-rehearsal: the command took {wall:.0f} s, install included")
+    return concluded("gpu-check-rehearsal", [wall], wrong, "every part ok, every row ok",
+                     skipped(out))
+
+
+def concluded(name: str, walls: list[float], wrong: list[str], ok: str,
+              unrehearsed: list[str] = ()) -> int:
+    """Print a rehearsal's wall times, what FAILS, what it skipped and, failing nothing, `ok`;
+    its exit status."""
+    print(f"{name}: {len(walls)} call(s) took {' + '.join(f'{w:.0f}' for w in walls)} s, "
+          "install included")
     for line in wrong:
-        print(f"gpu-check-rehearsal: FAILS: {line}")
-    for line in skipped(out):
-        print(f"gpu-check-rehearsal: skipped, not rehearsed: {line}")
+        print(f"{name}: FAILS: {line}")
+    for line in unrehearsed:
+        print(f"{name}: skipped, not rehearsed: {line}")
     if not wrong:
-        print("gpu-check-rehearsal: ok: every part ok, every row ok")
+        print(f"{name}: ok: {ok}")
     return 1 if wrong else 0
 
 
@@ -256,26 +265,16 @@ def rehearse_run(work: Path, network: bool, args: list[str], cut: float | None) 
     repo, out, env, prefix = prepare(work, network)
     cmd = [*prefix, "bash", ".gpu-bundle/run.sh", "run-synthetic",
            f"CONFIG={quick_overlay(work / 'quick-synthetic.yaml')}", *args]
-    env.update(BUDGET=f"{RUN_BUDGET_S}s")
-    statuses, walls = [], []
-    if cut is not None:  # the first call cut at its limit, as a GPU machine's 10 minutes cut it
-        status, wall = call(cmd, repo, {**env, "BUDGET": f"{cut:g}s"})
-        statuses.append(status)
-        walls.append(wall)
-    status, wall = call(cmd, repo, env)
-    statuses.append(status)
-    walls.append(wall)
+    # the first call cut at its limit, as a GPU machine's 10 minutes cut it, then the rest
+    budgets = ([f"{cut:g}s"] if cut is not None else []) + [f"{RUN_BUDGET_S}s"]
+    statuses, walls = zip(*(call(cmd, repo, {**env, "BUDGET": b}) for b in budgets),
+                          strict=True)
     wrong = ([f"the first call exited {statuses[0]}, not 124 (cut)"]
              if cut is not None and statuses[0] != 124 else [])
-    wrong += [f"run.sh run-synthetic exited {status}"] if status else []
+    wrong += [f"run.sh run-synthetic exited {statuses[-1]}"] if statuses[-1] else []
     wrong += run_verdict(out, len(statuses))
-    print(f"gpu-run-rehearsal: {len(walls)} call(s) took "
-          f"{' + '.join(f'{w:.0f}' for w in walls)} s, install included")
-    for line in wrong:
-        print(f"gpu-run-rehearsal: FAILS: {line}")
-    if not wrong:
-        print("gpu-run-rehearsal: ok: the run complete, every job done, its record whole")
-    return 1 if wrong else 0
+    return concluded("gpu-run-rehearsal", list(walls), wrong,
+                     "the run complete, every job done, its record whole")
 
 
 def main() -> None:

@@ -50,7 +50,7 @@ from repdist.cli.job_times import benchmarks, groups
 from repdist.cli.progress import jobs_done, newest_snakemake_log
 from repdist.io.files import write_text
 from repdist.pipeline.stopping import STOPPING_NOTE
-from repdist_dev.checkout import ROOT
+from repdist_dev.checkout import ROOT, paper_config
 from repdist_dev.records import RECORDS, commit, slug
 
 SCHEMA = "repdist-run-synthetic/1"
@@ -70,7 +70,7 @@ def run_config(configfiles: list[str]) -> dict[str, Any]:
     import yaml
     from snakemake.utils import update_config
 
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config = paper_config()
     for name in configfiles:
         update_config(config, yaml.safe_load((ROOT / name).read_text()) or {})
     return config

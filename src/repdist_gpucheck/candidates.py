@@ -58,7 +58,12 @@ import torch
 import repdist.training.loop as loop_module
 from repdist.data.cifar10 import normalise
 from repdist.data.radial import label_codes, make_radial
-from repdist.experiments.cifar import CifarModelConfig, cifar_stack, resolve_bn_momentum
+from repdist.experiments.cifar import (
+    CifarModelConfig,
+    autocast_dtype,
+    cifar_stack,
+    resolve_bn_momentum,
+)
 from repdist.io.host import host_copies_guarded
 from repdist.measures.compare import compare
 from repdist.models.extract import extract
@@ -76,6 +81,7 @@ TOY_SLACK = 4.0  # the toy run's slices are this many times a GPU's (a shared CP
 ROUNDING_FACTOR = 3.0  # a candidate within 3x the rounding baseline is "no farther"
 FLOAT64_TOL = 1e-10  # relative, after the float64 check's steps
 VARIANTS = ((0, 0), (0, 20), (20, 0), (20, 20))  # (fix_g, fix_f) of the grid
+REP_DIMS = (2, 3, 5)  # the paper's M: the CIFAR jobs of the three M, the stack across them
 
 
 @dataclass(frozen=True)
@@ -260,7 +266,7 @@ def build_job(family: str, options: dict[str, Any], size: Size, device: torch.de
     base, seeds = (c["check64"]["base_width"], c["check64"]["seeds"]) if small else (
         c["base_width"], c["seeds"])
     # the stack across M: M = 2, 3, 5's seeds, M-major (its first models are the reference's)
-    dims = (rep_dim, *[m for m in (2, 3, 5) if m != rep_dim]) if options.get(
+    dims = (rep_dim, *[m for m in REP_DIMS if m != rep_dim]) if options.get(
         "stack_across_m") else rep_dim
     stack, channels_last = cifar_job_stack(options, device, dtype, dims, base, seeds)
     run = RunOptions(device=device, eval_batch_size=64, channels_last=channels_last, **graph,
@@ -289,8 +295,8 @@ def cifar_job_stack(options: dict[str, Any], device: torch.device, dtype: torch.
         set_cuda_float32(cfg.tf32)
         set_cudnn_benchmark(cfg.cudnn_benchmark)
     stack = cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, "paper"), on_cuda)
-    if not on_cuda and (cfg.bf16 or cfg.fp16):
-        stack.f_net.autocast_dtype = torch.bfloat16 if cfg.bf16 else torch.float16
+    if not on_cuda:  # the toy run's stand-in for CUDA's autocast
+        stack.f_net.autocast_dtype = autocast_dtype(cfg)
     if not on_cuda and compile_mode != "none":
         stack.f_net.compile_body(compile_mode, backend="eager")
     return stack.to(dtype), cfg.channels_last and on_cuda
@@ -373,6 +379,15 @@ def representations(job: Job) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(f[i], g[i]) for i in range(job.compare)]
 
 
+def paper_run(job: Job, family: str, on_step: Callable[[int], bool]) -> dict[str, Any]:
+    """The job trained for the paper's steps (a window's `on_step` ends it early); its
+    finals."""
+    total = PAPER["grid_steps"] if family == "synthetic" else PAPER["cifar_steps"]
+    _, finals = train(job.model, job.data, job.config(total, family),
+                      replace(job.options, on_step=on_step))
+    return finals
+
+
 def timed_rate(job: Job, family: str, device: torch.device, seconds: float, skip: int,
                barrier: Callable[[], None] | None = None) -> tuple[int, float, dict[str, Any]]:
     """Steps and seconds of a window of `seconds` after `skip` warm-up steps (synchronised at
@@ -392,11 +407,10 @@ def timed_rate(job: Job, family: str, device: torch.device, seconds: float, skip
             return True  # the run ends here
         return False
 
-    total = PAPER["grid_steps"] if family == "synthetic" else PAPER["cifar_steps"]
-    _, finals = train(job.model, job.data, job.config(total, family),
-                      replace(job.options, on_step=on_step))
+    finals = paper_run(job, family, on_step)
     if "t1" not in marks:
-        raise RuntimeError(f"the job ended ({total} steps) before the timed window did")
+        raise RuntimeError(f"the job ended ({finals['steps_total']} steps) before the timed "
+                           "window did")
     return int(marks["d1"] - marks["d0"]), marks["t1"] - marks["t0"], finals
 
 
@@ -635,7 +649,7 @@ def concurrent(spec: Spec, size: Size, device: torch.device, seconds: float, toy
     gate.mkdir(parents=True, exist_ok=True)
     procs, count = [], min(spec.processes, TOY_PROCESSES) if toy else spec.processes
     for i in range(count):
-        rep_dim = (2, 3, 5)[i % 3] if spec.family == "cifar" else 2
+        rep_dim = REP_DIMS[i % 3] if spec.family == "cifar" else 2
         args = {"spec": spec.name, "index": i, "count": count, "gate": str(gate),
                 "rep_dim": rep_dim, "seconds": seconds, "toy": toy, "device": str(device)}
         procs.append(subprocess.Popen([sys.executable, "-m", __spec__.name, "--child",

@@ -8,9 +8,10 @@ a. tests: every test of the suite marked `gpu` (`pytest -m gpu tests/`, the shor
    narrowed to one synthetic and one CIFAR training job and their pairs, the authors'
    comparison at K = 4); each outcome as it comes;
 b. speed: the candidates of repdist_gpucheck.candidates in the order of what they can gain
-   (the references, CUDA graphs, those beside the graph no record has timed yet, jobs sharing a
-   GPU, one stack of 30, bf16, dense convolutions on streams, no channels_last), each checked
-   against its reference and timed (--seconds), with the paper's minutes;
+   (the references, CUDA graphs, then what no record has decided: one stack of 30, those beside
+   the graph; then what the first record decided: jobs sharing a GPU, bf16, dense convolutions
+   on streams, no channels_last), each checked against its reference and timed (--seconds),
+   with the paper's minutes;
 c. measures: compare at GPT-2's shapes on the GPU with the exact pivot search against the CPU
    path's default estimate (repdist_gpucheck.measures);
 d. profile: where a step of the CIFAR job with its CUDA graph spends its time, by kernel name in

@@ -25,7 +25,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ import torch
 
 from repdist.io.host import host_copies_guarded
 from repdist_dev.checkout import ROOT
-from repdist_gpucheck.candidates import BY_NAME, GPU_SIZE, PAPER, TOY_SIZE, build_job, sync
+from repdist_gpucheck.candidates import BY_NAME, GPU_SIZE, TOY_SIZE, build_job, paper_run, sync
 from repdist_gpucheck.record import PROFILE_CATEGORIES, Profile, ProfileRow
 
 JOB = "cifar.cuda_graph"  # the candidate whose job is profiled
@@ -201,16 +201,9 @@ def profiled(options: dict[str, Any], toy: bool, device: torch.device
             return True
         return False
 
-    _, finals = train_job(job, on_step)
+    finals = paper_run(job, "cifar", on_step)
     spans, bounds = spans_of(prof.events(), on_device)
     return spans, bounds, finals
-
-
-def train_job(job: Any, on_step: Any) -> tuple[Any, dict[str, Any]]:
-    from repdist.training.loop import train
-
-    return train(job.model, job.data, job.config(PAPER["cifar_steps"], "cifar"),
-                 replace(job.options, on_step=on_step))
 
 
 def profile_job(toy: bool, device: torch.device) -> Profile:

@@ -90,17 +90,23 @@ LOSS_NOTE = {
 }
 
 
+def autocast_dtype(cfg: CifarModelConfig) -> torch.dtype | None:
+    """f's autocast precision (bf16 or fp16), None for float32."""
+    if cfg.bf16 and cfg.fp16:
+        raise ValueError("cifar10.bf16 and cifar10.fp16 are two precisions of f: at most one")
+    return torch.bfloat16 if cfg.bf16 else torch.float16 if cfg.fp16 else None
+
+
 def cifar_stack(cfg: CifarModelConfig, momentum: float, on_cuda: bool) -> StackedModelClass:
     """The (ResNet-18 f, MLP g) models of the job (cfg.models) as one stack, each initialised as
     the original's seed s at its M, with BatchNorm momentum `momentum` (resolve_bn_momentum)."""
-    if cfg.bf16 and cfg.fp16:
-        raise ValueError("cifar10.bf16 and cifar10.fp16 are two precisions of f: at most one")
+    precision = autocast_dtype(cfg)
     stack = StackedModelClass([
         build_cifar_model(seed, m, NUM_CLASSES, cfg.g_width, cfg.base_width, momentum)
         for m, seed in cfg.models
     ])
-    if (cfg.bf16 or cfg.fp16) and on_cuda:
-        stack.f_net.autocast_dtype = torch.bfloat16 if cfg.bf16 else torch.float16
+    if on_cuda:
+        stack.f_net.autocast_dtype = precision
     if cfg.stack == "streams":
         stack.f_net.stream_convolutions()
     if on_cuda:

@@ -227,4 +227,3 @@ class StackedResNet18(nn.Module):
         out[f"{prefix}linear.weight"] = self.linear_weight[index, :rows].detach().clone()
         out[f"{prefix}linear.bias"] = self.linear_bias[index, :rows, 0].detach().clone()
         return out
-

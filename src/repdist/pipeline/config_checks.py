@@ -109,7 +109,7 @@ def check_cifar10(config: Config) -> None:
         need(not missing, "cifar10.root",
              f"{cif['root']} lacks {', '.join(missing)}: point it at a complete "
              "cifar-10-batches-py folder, or set it to null to download")
-    need(not (cif["bf16"] and cif.get("fp16", False)), "cifar10.fp16",
+    need(not (cif["bf16"] and cif["fp16"]), "cifar10.fp16",
          "bf16 and fp16 are two autocast precisions of f: set at most one of them to true")
     if cif["seeds_per_job"] != "auto":
         need(cif["seeds_per_job"] in (1, cif["n_seeds"]), "cifar10.seeds_per_job",

@@ -26,7 +26,7 @@ PROFILE ?= profiles/workstation
 # is set: every job of a run, every test process, would compile them anew (~0.4 s of CPU each).
 BYTECODE = $(BIN)/python -m compileall -q src
 
-.PHONY: help venv lock test test-slow test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle gpu-check-rehearsal gpu-run-rehearsal timings clean-quick
+.PHONY: help venv lock test test-slow test-kernels test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle gpu-check-rehearsal gpu-run-rehearsal timings clean-quick
 
 help:
 	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
@@ -34,6 +34,8 @@ help:
 	@echo "               LOCK_ARGS=--upgrade takes the newest versions allowed)"
 	@echo "make test    - run the test suite (sets up the venv first)"
 	@echo "make test-slow - the slow-marked tests (fuzzing by the thousand, whole-DAG runs); CI runs them"
+	@echo "make test-kernels - the tests that compare numbers under other CPUs' float kernels (OpenBLAS,"
+	@echo "               numpy and torch held to older instruction sets); CI runs them"
 	@echo "make test-gpu - the GPU paths on a CUDA GPU (the quick DAG on CUDA, stacking, extraction, ...)"
 	@echo "make test-slurm - the quick DAG through a real SLURM cluster on localhost vs a local run (root)"
 	@echo "make test-slurm-faults - requeue, time limit, SIGTERM/SIGINT, slurmd stopped on that cluster (root)"
@@ -96,6 +98,11 @@ test: venv
 test-slow: venv
 	@$(BYTECODE)
 	$(BIN)/python -m pytest -q -m slow
+
+# The numerics-marked tests once per configuration of the float kernels (repdist_dev.kernels)
+test-kernels: venv
+	@$(BYTECODE)
+	$(BIN)/python -m repdist_dev.kernels $(KERNELS_ARGS) -- -n $(CORES)
 
 # Without a GPU the gpu tests would only skip: refuse instead of reporting a pass.
 test-gpu: venv

@@ -13,6 +13,8 @@ from repdist.figures.style import plt
 from repdist.figures.synthetic import alignment_figure
 from repdist.io import write_parquet
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 
 def pairs_of(k: int, width: int, accs: list[float], knn: float) -> pd.DataFrame:
     """Every pair of seeds with the given accuracies; mutual k-NN knn + seed_b / 100."""

@@ -9,6 +9,8 @@ from repdist.models.constructed import evenly_spaced_classifier, kl_table_pair
 
 from conftest import PAPER_CONFIG, constructed_bound_config, kl_table_config
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 
 @pytest.fixture(scope="module")
 def table():

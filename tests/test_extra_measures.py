@@ -13,6 +13,8 @@ from repdist.measures.extra import (
 )
 from repdist.measures.loglik import log_likelihoods
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 
 def test_linear_cka_invariances_and_range(rng):
     x = rng.normal(size=(300, 3))

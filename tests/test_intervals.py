@@ -12,6 +12,8 @@ import pytest
 
 from repdist.measures.intervals import seed_bootstrap_interval
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 
 def pairs_of(seed_effects, rng, noise=0.05):
     """Every pair of seeds a < b, its value the two seeds' effects plus its own noise."""

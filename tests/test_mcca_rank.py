@@ -20,6 +20,8 @@ from repdist.measures.cca import (
     spectrum,
 )
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 N, K, M = 600, 40, 8
 
 

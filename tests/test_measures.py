@@ -26,6 +26,8 @@ from repdist.measures.cache import PreparedCache
 from repdist.measures.llv import input_candidates, input_terms
 from repdist.measures.svd import label_sets
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 
 @pytest.mark.parametrize("dist_type,sum_or_max", [("max", "max"), ("mean", "max"), ("max", "sum")])
 @pytest.mark.parametrize("k,m", [(5, 2), (7, 3)])

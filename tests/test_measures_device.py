@@ -14,6 +14,8 @@ from repdist.measures.compare import CompareSettings
 
 from test_measures_low_rank import pair
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 NO_CUDA = not torch.cuda.is_available()
 
 

@@ -12,6 +12,8 @@ from repdist.measures.cca import covariance_cca, mean_cca
 from repdist.measures.compare import CompareSettings, PivotSampleWarning, candidate_count
 from repdist.measures.loglik import log_likelihoods, logsumexp_rows, mean_kl
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 SCALARS = ("kl", "d_llv", "t1", "t2", "t3", "t4", "m_svd_g", "d_fg", "mcca_f", "mcca_g",
            "d_logit")
 INDICES = ("y_pivot", "y_leave_out", "input_set", "m_svd_label_sets", "d_fg_estimate")

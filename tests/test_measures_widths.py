@@ -15,6 +15,8 @@ from repdist.measures.llv import input_candidates
 from repdist.measures.extra import linear_cka
 from repdist.measures.loglik import log_likelihoods, mean_kl
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 K, N, SAMPLES, SEED = 16, 400, 6, 3
 
 

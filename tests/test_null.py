@@ -41,6 +41,8 @@ from repdist.measures.prepared import (
     permuted_labels,
 )
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 BATCHED = ("kl", "mcca_f", "mcca_g", "cka_f", "svcca_f", "mutual_knn_f", "cknna_f")
 PRH = {"outlier_quantile": 0.95, "unit_rows": True, "svcca": "zscored", "svcca_components": 3}
 

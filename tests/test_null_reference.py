@@ -16,6 +16,8 @@ from repdist.io.host import to_host  # noqa: E402
 from repdist.measures import compare  # noqa: E402
 from repdist.measures.null import NullSettings, layers_null, permutations  # noqa: E402
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 K = 49
 
 

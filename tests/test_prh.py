@@ -19,6 +19,8 @@ from repdist.measures.prh import (
     unit_rows,
 )
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 
 def test_cycle_knn_by_hand():
     # i = 0: its Y-neighbour 2 has X-neighbour 0: back at 0. i = 1: 2 -> 0, not 1. i = 2: 0 -> 1.

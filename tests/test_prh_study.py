@@ -38,6 +38,8 @@ from repdist.models.prh_standins import VisionStandinSpec, save_vision_standin
 from repdist.pipeline.config_errors import ConfigError
 from repdist.pipeline.prh_sources import check_prh, check_prh_available
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 CAPTIONS = ["a red circle", "ein großer grüner Würfel — oben links", "a blue square at the top",
             "une croix jaune", "x", "a small purple triangle in the centre of the picture"]
 

@@ -5,6 +5,8 @@ import pytest
 
 from repdist.data.radial import label_codes, make_radial, radial_labels
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 
 def original_label(point, num_classes):
     """Per-point transcription of the original: reflect, arccos of cosine similarity, bins."""

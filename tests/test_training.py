@@ -17,6 +17,8 @@ from repdist.training.loop import RunOptions, TrainData, train
 
 from conftest import train_config
 
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
+
 K = 4
 
 

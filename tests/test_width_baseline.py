@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 import torch
 
 from repdist.experiments.pairs import compare_seeds
@@ -15,6 +16,8 @@ from repdist.experiments.width_baseline import width_baseline
 from repdist.experiments.widths import width_summary
 from repdist.io.representations import embeddings_frame, unembeddings_frame
 from repdist.models.extract import extract
+
+pytestmark = pytest.mark.numerics  # make test-kernels runs it under other CPUs' kernels
 
 MEASURES = {"num_samples": 20, "seed": 0}
 NULL = {"permutations": 19, "alpha": 0.05, "seed": 0}

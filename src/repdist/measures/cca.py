@@ -119,9 +119,21 @@ def orthonormal_basis(x: np.ndarray, rtol: float | None = None,
 
 def constant_columns(x: np.ndarray) -> int:
     """How many coordinates of x take one value over every row (e.g. the 1 of a folded bias,
-    f' = [f, 1]): they have no variance, so CCA, which centres, has nothing to correlate."""
-    x = np.asarray(x)
-    return int(np.sum(np.ptp(x, axis=0) == 0)) if x.shape[0] else 0
+    f' = [f, 1]): they have no variance, so CCA, which centres, has nothing to correlate. One
+    value to within rounding: a range of at most ROUNDING_FACTOR x eps64 of the largest |value|
+    (a coordinate computed alike for every input, whatever a kernel's rounding left)."""
+    x = np.asarray(x, dtype=np.float64)
+    if not x.shape[0]:
+        return 0
+    spread = np.ptp(x, axis=0)
+    return int(np.sum(spread <= ROUNDING_FACTOR * EPS["float64"] * np.abs(x).max(axis=0)))
+
+
+def is_constant(centred_norm: float, norm: float) -> bool:
+    """Whether a representation of Frobenius norm `norm` is constant over its rows: its centred
+    values' norm at most rounding_level(norm, "float64") (centring a constant representation
+    leaves ~eps ||x||_F, never exactly 0 on every CPU)."""
+    return not centred_norm > rounding_level(norm, "float64")
 
 
 def cca_components(x: np.ndarray, y: np.ndarray, rep_dim: int) -> int:

@@ -36,6 +36,7 @@ from .llv import (
     combine_terms,
     input_candidates,
     input_terms,
+    knife_edge_notes,
     label_terms,
     pivot_objective,
     pivot_terms,
@@ -406,6 +407,7 @@ def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSetti
         values.update((_low_rank_label_side if low_rank else _label_side)(m1, m2, s))
     if want & INPUT_SIDE:
         values.update(_input_side(m1, m2, s, g_cross))
+    reasons += knife_edge_notes(values.pop("_near_tied", ()), values.pop("_near_inputs", 0))
     if "d_llv" in want:
         values["d_llv"] = combine_terms(
             values["t1"], values["t2"], values["t3"], values["t4"], s.lam, s.sum_or_max
@@ -488,7 +490,7 @@ def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dic
         m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, s.dist_type, terms
     )
     return {"y_pivot": y_pivot, "y_leave_out": y_leave_out, "t1": labels.t1, "t3": labels.t3,
-            "_terms": terms}
+            "_terms": terms, "_near_tied": terms.near_tied}
 
 
 def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
@@ -504,7 +506,7 @@ def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
             "labels before proving its minimum: t1 and d_LLV are estimates, at or above the "
             "exact values (raise max_pivots for more)", PivotSampleWarning, stacklevel=4)
     return {"y_pivot": side.y_pivot, "y_leave_out": side.y_leave_out, "t1": side.terms.t1,
-            "t3": side.terms.t3, "_side": side}
+            "t3": side.terms.t3, "_side": side, "_near_tied": side.near_tied}
 
 
 def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
@@ -524,7 +526,7 @@ def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
     else:
         scan = input_terms(m1.loglik[rows], m2.loglik[rows], s.dist_type)
     return {"input_set": rows[scan.chosen], "t2": float(scan.scores[scan.chosen]),
-            "t4": float(scan.t4[scan.chosen])}
+            "t4": float(scan.t4[scan.chosen]), "_near_inputs": scan.near_zero}
 
 
 def extra_measures(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cca import canonical_correlations, orthonormal_basis
+from .cca import canonical_correlations, is_constant, orthonormal_basis
 
 KNN_BLOCK_ROWS = 1024  # rows of the similarity matrix held at once: 1024 x N float64
 
@@ -24,18 +24,31 @@ def centred(x: np.ndarray) -> np.ndarray:
 
 
 def linear_cka(x: np.ndarray, y: np.ndarray) -> float:
-    """||Xc^T Yc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F); NaN if either representation is constant."""
-    xc, yc = centred(x), centred(y)
-    return linear_cka_centred(xc, yc, np.linalg.norm(xc.T @ xc), np.linalg.norm(yc.T @ yc))
+    """||Xc^T Yc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F); NaN if either representation is constant
+    (to within rounding: cca.is_constant)."""
+    return linear_cka_centred(centred(x), centred(y), gram_norm(x), gram_norm(y))
+
+
+def gram_norm(x: np.ndarray) -> float:
+    """||Xc^T Xc||_F of the centred x: linear CKA's normaliser; exactly 0 when x is constant
+    to within rounding (cca.is_constant), so that CKA is NaN then on every CPU."""
+    x = np.asarray(x, dtype=np.float64)
+    xc = centred(x)
+    if is_constant(float(np.linalg.norm(xc)), float(np.linalg.norm(x))):
+        return 0.0
+    return float(np.linalg.norm(xc.T @ xc))
 
 
 SVCCA_VARIANCE = 0.99  # keep the PCs explaining this share of variance (Raghu et al.)
+SHARE_TIE = 1e-12  # a cumulative share this close below SVCCA_VARIANCE counts as reaching it
 
 
 def components_for_variance(x: np.ndarray, share: float = SVCCA_VARIANCE) -> int:
+    """The principal components whose cumulative share of the variance reaches `share` (within
+    SHARE_TIE: a share of exactly 0.99 in exact arithmetic reaches it on every CPU)."""
     s = np.linalg.svd(centred(x), compute_uv=False)
     explained = np.cumsum(s**2) / np.sum(s**2) if s[0] > 0 else np.ones(1)
-    return int(np.searchsorted(explained, share) + 1)
+    return int(np.searchsorted(explained, share - SHARE_TIE) + 1)
 
 
 def svcca_from_bases(
@@ -78,71 +91,116 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
     return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
 
 
+# Neighbours whose squared distances differ by at most KNN_TIE (on the unit sphere: 2 - 2 cos;
+# on the inner product's sphere of radius R, relative to R^2) are tied, and taken in order of
+# their index: a chain of such gaps is one tie. Rounding leaves ~1e-16 there (one kernel's
+# order of summation against another's); points this close are duplicates, up to rounding.
+KNN_TIE = 1e-12
+
+
 def knn_indices(x: np.ndarray, k: int = 10, block: int = KNN_BLOCK_ROWS) -> np.ndarray:
     """Indices (N x k) of each row's k nearest other rows by inner product of unit vectors,
-    nearest first. On unit vectors |u - v|^2 = 2 - 2 u.v, so for low dimension an exact k-d tree
-    query (O(N) memory) gives the same neighbours as the blockwise similarity scan."""
+    nearest first, ties (KNN_TIE) by index. On unit vectors |u - v|^2 = 2 - 2 u.v, so for low
+    dimension an exact k-d tree query (O(N) memory) gives the same neighbours as the blockwise
+    similarity scan."""
     n = len(x)
     if not 0 < k < n:
         raise ValueError(f"k must be in [1, N-1] = [1, {n - 1}], got {k}")
     unit = unit_rows(x)
     if unit.shape[1] <= KDTREE_MAX_DIM:
-        return _tree_neighbours(unit, unit, k)
+        return _tree_neighbours(unit, unit, k, KNN_TIE)
     return knn_indices_blockwise(unit, k, block)
 
 
-def _tree_neighbours(points: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
+def tie_ordered(dist: np.ndarray, idx: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's candidates (dist ascending, as a search returns them) reordered so that ties
+    go by index: a tie is a run of neighbours each within `tol` of the one before. Returns the
+    indices and each one's tie group (0, 1, ... along the row)."""
+    group = np.zeros(dist.shape, dtype=np.int64)
+    np.cumsum(np.diff(dist, axis=1) > tol, axis=1, out=group[:, 1:])
+    order = np.lexsort((idx, group), axis=1)
+    return np.take_along_axis(idx, order, axis=1), np.take_along_axis(group, order, axis=1)
+
+
+def _without_self(idx: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+    """Each row's first k candidates other than its own index (normally the first; with
+    duplicate points anywhere in its tie)."""
+    own = idx == rows[:, None]
+    drop = np.where(own.any(axis=1), own.argmax(axis=1), idx.shape[1] - 1)
+    keep = np.ones_like(idx, dtype=bool)
+    keep[np.arange(len(idx)), drop] = False
+    return idx[keep].reshape(len(idx), -1)[:, :k]
+
+
+def _tree_neighbours(points: np.ndarray, queries: np.ndarray, k: int,
+                     tol: float) -> np.ndarray:
     """Each query's k nearest points other than its own row (query i belongs to point i),
-    nearest first, by an exact k-d tree (O(N) memory)."""
+    nearest first, ties within `tol` of squared distance by index, by an exact k-d tree (O(N)
+    memory). One candidate past the k + 1 shows whether the tie at the last place is whole;
+    where it is not, that row asks for twice as many."""
     from scipy.spatial import cKDTree
 
     n = len(points)
     # Queries in the tree's own point order visit the same leaves one after another: the
     # same answers (each query is independent), faster on large N (benchmarks/measures_scale.py).
     tree = cKDTree(points)
-    order = tree.indices
-    idx = np.empty((n, k + 1), dtype=np.intp)
-    idx[order] = tree.query(queries[order], k=k + 1, workers=-1)[1]
-    own = idx == np.arange(n)[:, None]
-    # drop each row's own index (normally first; with duplicate points anywhere), else last
-    drop = np.where(own.any(axis=1), own.argmax(axis=1), k)
-    keep = np.ones_like(idx, dtype=bool)
-    keep[np.arange(n), drop] = False
-    return idx[keep].reshape(n, k)
+    out = np.empty((n, k), dtype=np.intp)
+    rows, want = tree.indices, k + 2
+    while len(rows):
+        want = min(want, n)
+        dist, idx = tree.query(queries[rows], k=want, workers=-1)
+        idx, group = tie_ordered(dist**2, idx, tol)
+        whole = (group[:, k] != group[:, -1]) | (want == n)
+        if whole.any():
+            out[rows[whole]] = _without_self(idx[whole, : k + 1], rows[whole], k)
+        rows, want = rows[~whole], 2 * want
+    return out
 
 
 def ip_knn_indices(x: np.ndarray, k: int = 10, block: int = KNN_BLOCK_ROWS) -> np.ndarray:
-    """Each row's k other rows of largest inner product, largest first: the neighbours of
-    PRH's CKNNA on rows as given (Huh et al. 2024, metrics.py), where knn_indices ranks by
-    cosine. In low dimension by an exact k-d tree, as maximum inner product search: with R the
-    largest norm, points p_j = [x_j, sqrt(R^2 - |x_j|^2)] and queries q_i = [x_i R / |x_i|, 0]
-    all lie on the sphere of radius R, and |q_i - p_j|^2 = 2 R^2 - 2 (R / |x_i|) x_i.x_j."""
+    """Each row's k other rows of largest inner product, largest first, ties (KNN_TIE x the
+    largest squared norm) by index: the neighbours of PRH's CKNNA on rows as given (Huh et
+    al. 2024, metrics.py), where knn_indices ranks by cosine. In low dimension by an exact k-d
+    tree, as maximum inner product search: with R the largest norm, points p_j = [x_j,
+    sqrt(R^2 - |x_j|^2)] and queries q_i = [x_i R / |x_i|, 0] all lie on the sphere of radius
+    R, and |q_i - p_j|^2 = 2 R^2 - 2 (R / |x_i|) x_i.x_j."""
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
     if not 0 < k < n:
         raise ValueError(f"k must be in [1, N-1] = [1, {n - 1}], got {k}")
-    if x.shape[1] + 1 > MIPS_KDTREE_MAX_DIM:
-        return knn_indices_blockwise(x, k, max(1, min(block, IP_BLOCK_ELEMENTS // n)))
     sq = np.einsum("ij,ij->i", x, x)
     r2 = sq.max()
+    if x.shape[1] + 1 > MIPS_KDTREE_MAX_DIM:
+        return knn_indices_blockwise(x, k, max(1, min(block, IP_BLOCK_ELEMENTS // n)),
+                                     KNN_TIE * max(float(r2), 1e-300))
     points = np.hstack([x, np.sqrt(np.maximum(r2 - sq, 0.0))[:, None]])
     norms = np.sqrt(sq)
     scale = np.divide(np.sqrt(r2), norms, out=np.ones_like(norms), where=norms > 0)
     queries = np.hstack([x * scale[:, None], np.zeros((n, 1))])
-    return _tree_neighbours(points, queries, k)
+    return _tree_neighbours(points, queries, k, KNN_TIE * max(float(r2), 1e-300))
 
 
-def knn_indices_blockwise(unit: np.ndarray, k: int, block: int = KNN_BLOCK_ROWS) -> np.ndarray:
-    """The same from `block` rows of the similarity matrix at a time (any dimension)."""
+def knn_indices_blockwise(unit: np.ndarray, k: int, block: int = KNN_BLOCK_ROWS,
+                          tol: float = KNN_TIE) -> np.ndarray:
+    """The same from `block` rows of the similarity matrix at a time (any dimension), ties
+    within `tol` of 2 x similarity (a squared distance on the unit sphere) by index."""
     n = len(unit)
     out = np.empty((n, k), dtype=np.int64)
+    want = min(k + 2, n)
     for start in range(0, n, block):
         sim = unit[start : start + block] @ unit.T
         rows = np.arange(sim.shape[0])
         sim[rows, start + rows] = -np.inf  # never your own neighbour
-        part = np.argpartition(-sim, k, axis=1)[:, : k + 1]
-        order = np.lexsort((part, -np.take_along_axis(sim, part, axis=1)), axis=1)
-        out[start : start + block] = np.take_along_axis(part, order, axis=1)[:, :k]
+        part = np.argpartition(-sim, want - 1, axis=1)[:, :want]
+        top = np.take_along_axis(sim, part, axis=1)
+        order = np.argsort(-top, axis=1, kind="stable")
+        idx, group = tie_ordered(np.take_along_axis(-2.0 * top, order, axis=1),
+                                 np.take_along_axis(part, order, axis=1), tol)
+        out[start : start + block] = idx[:, :k]
+        for row in np.flatnonzero(group[:, k - 1] == group[:, -1]):  # a tie past the candidates
+            full = np.argsort(-sim[row], kind="stable")
+            idx_row, _ = tie_ordered(-2.0 * sim[row, full][None], full[None], tol)
+            out[start + row] = idx_row[0, :k]
     return out
 
 

@@ -45,6 +45,36 @@ def _nan_to_inf(a: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(a), np.inf, a)
 
 
+# A log-odds variance Var(ell(y) - ell(a)) at or below ZERO_VARIANCE_RTOL of the two columns'
+# variances Var ell(y) + Var ell(a) is zero: labels y and a are tied (their log-likelihoods
+# move together to within 1e-5 of their spread), whatever rounding left of it. Rounding leaves
+# ~1e-16 to 1e-13 of that sum (the covariance expansion's cancellation, a BLAS kernel's order
+# of summation); the closest labels of the authors' 76 checkpoints sit at 6.5e-7.
+ZERO_VARIANCE_RTOL = 1e-10
+NEAR_ZERO_FACTOR = 100.0  # within this factor of the tolerance, either side: a knife edge
+
+
+def zero_variance(var: np.ndarray, var_sum: np.ndarray) -> np.ndarray:
+    """Where a difference's variance is zero to within rounding: var <= ZERO_VARIANCE_RTOL x
+    var_sum, var_sum the variances of the two things differenced (0 <= 0 included: both
+    constant)."""
+    return var <= ZERO_VARIANCE_RTOL * var_sum
+
+
+def near_zero_variance(var: np.ndarray, var_sum: np.ndarray) -> np.ndarray:
+    """Where that decision sits on a knife edge: var within NEAR_ZERO_FACTOR of the tolerance
+    on either side, where another CPU's rounding could fall on the other side of it only in
+    data this close to it."""
+    limit = ZERO_VARIANCE_RTOL * var_sum
+    return (var > limit / NEAR_ZERO_FACTOR) & (var <= limit * NEAR_ZERO_FACTOR)
+
+
+def snap_zero_sd(sd: np.ndarray, var_sum: np.ndarray) -> np.ndarray:
+    """sd with exact zeros where its variance is zero to within rounding (zero_variance): a
+    tie decided by the tolerance, not by which rounding one CPU's kernels left."""
+    return np.where(zero_variance(sd * sd, var_sum), 0.0, sd)
+
+
 CUBIC_MEAN_MAX_LABELS = 1024  # above, the "mean" objective uses the O(K^2) running-sum form
 OBJECTIVE_BLOCK = 1 << 22  # elements of a (pivots, K, K) block held at once (32 MiB)
 
@@ -131,12 +161,13 @@ def pivot_row_terms(
     d_m[y] = Var(ell_m(y)), x12[y] = Cov(ell_1(y), ell_2(y)), c_m[i, y] = Cov(ell_m(rows[i]),
     ell_m(y)) (rows x K, or rows x len(cols) for the labels `cols` only): s_m[a, y] =
     sd(ell_m(y) - ell_m(a)), A[a, y] = sd(ell_1(y)/s1 - ell_2(y)/s2), B[a, y] the same for the
-    pivot's column; NaN where a scale is zero. The exact path passes K x K covariances (rows:
-    every label), the low-rank path blocks of rows.
+    pivot's column; NaN where a scale is zero (zero_variance: the pivot's own column, and
+    labels tied with it), the scale itself then exactly 0. The exact path passes K x K
+    covariances (rows: every label), the low-rank path blocks of rows.
     """
     e1, e2, ex = (d1, d2, x12) if cols is None else (d1[cols], d2[cols], x12[cols])
-    s1 = np.sqrt(np.clip(e1[None, :] + d1[rows, None] - 2.0 * c1, 0.0, None))
-    s2 = np.sqrt(np.clip(e2[None, :] + d2[rows, None] - 2.0 * c2, 0.0, None))
+    s1 = _pivot_scale(e1[None, :] + d1[rows, None], c1)
+    s2 = _pivot_scale(e2[None, :] + d2[rows, None], c2)
     with np.errstate(divide="ignore", invalid="ignore"):
         inv1, inv2 = 1.0 / s1, 1.0 / s2
         a_sq = e1[None, :] * inv1**2 + e2[None, :] * inv2**2 - 2.0 * ex[None, :] * inv1 * inv2
@@ -146,6 +177,24 @@ def pivot_row_terms(
     a_term = np.where(degenerate, np.nan, np.sqrt(np.clip(a_sq, 0.0, None)))
     b_term = np.where(degenerate, np.nan, np.sqrt(np.clip(b_sq, 0.0, None)))
     return a_term, b_term, s1, s2
+
+
+def _pivot_scale(var_sum: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """sd(ell(y) - ell(a)) from Var ell(y) + Var ell(a) and Cov(ell(a), ell(y)); 0 where zero
+    to within rounding."""
+    var = np.clip(var_sum - 2.0 * cov, 0.0, None)
+    return np.where(zero_variance(var, var_sum), 0.0, np.sqrt(var))
+
+
+def near_tied_labels(cov: np.ndarray) -> list[tuple[int, int, float]]:
+    """The pairs of labels (a < y) of one model whose log-odds variance sits on the knife edge
+    of ZERO_VARIANCE_RTOL (near_zero_variance), each with its ratio Var(ell(y) - ell(a)) /
+    (Var ell(y) + Var ell(a)), from the model's K x K covariance of log-likelihood columns."""
+    d = np.diag(cov)
+    var_sum = d[:, None] + d[None, :]
+    var = np.clip(var_sum - 2.0 * cov, 0.0, None)
+    a, y = np.nonzero(np.triu(near_zero_variance(var, var_sum), 1))
+    return [(int(i), int(j), float(var[i, j] / var_sum[i, j])) for i, j in zip(a, y, strict=True)]
 
 
 def pivot_objective(
@@ -181,11 +230,17 @@ class PivotTerms:
     b_term: np.ndarray
     logodds_1: np.ndarray
     logodds_2: np.ndarray
+    near_tied: tuple[list[tuple[int, int, float]], ...] = ([], [])  # per model: knife edges
+
+
+def _var_columns(centred: np.ndarray) -> np.ndarray:
+    """Sample variance (ddof 1) of columns that already have zero mean: one pass."""
+    return np.einsum("ij,ij->j", centred, centred) / (centred.shape[0] - 1)
 
 
 def _sd_columns(centred: np.ndarray) -> np.ndarray:
     """Sample sd (ddof 1) of columns that already have zero mean: one pass, no temporaries."""
-    return np.sqrt(np.einsum("ij,ij->j", centred, centred) / (centred.shape[0] - 1))
+    return np.sqrt(_var_columns(centred))
 
 
 def pivot_terms(loglik_1: np.ndarray, loglik_2: np.ndarray, pivot: int) -> PivotTerms:
@@ -194,14 +249,57 @@ def pivot_terms(loglik_1: np.ndarray, loglik_2: np.ndarray, pivot: int) -> Pivot
     centred_2 = loglik_2 - loglik_2.mean(axis=0)
     odds_1 = centred_1 - centred_1[:, [pivot]]
     odds_2 = centred_2 - centred_2[:, [pivot]]
-    s1, s2 = _sd_columns(odds_1), _sd_columns(odds_2)
+    var_1, var_2 = _var_columns(centred_1), _var_columns(centred_2)
+    odds_var_1, odds_var_2 = _var_columns(odds_1), _var_columns(odds_2)
+    s1, s2 = _odds_scale(odds_var_1, var_1, pivot), _odds_scale(odds_var_2, var_2, pivot)
     inv_1, inv_2 = _inverse_scales(s1, s2)
     a_term, b_term = _ab_terms(centred_1, centred_2, pivot, inv_1, inv_2)
-    return PivotTerms(pivot, s1, s2, a_term, b_term, odds_1 * inv_1, odds_2 * inv_2)
+    near = (_near_in_row(odds_var_1, var_1, pivot), _near_in_row(odds_var_2, var_2, pivot))
+    return PivotTerms(pivot, s1, s2, a_term, b_term, odds_1 * inv_1, odds_2 * inv_2, near)
+
+
+def _near_in_row(odds_var: np.ndarray, var: np.ndarray,
+                 pivot: int) -> list[tuple[int, int, float]]:
+    """(pivot, y, ratio) of the labels y whose log-odds variance against the pivot sits on the
+    knife edge of zero (near_zero_variance), ratio = that variance / (Var ell(y) + Var ell(a))."""
+    var_sum = var + var[pivot]
+    return [(pivot, int(y), float(odds_var[y] / var_sum[y]))
+            for y in np.flatnonzero(near_zero_variance(odds_var, var_sum))]
+
+
+def knife_edge_notes(near_tied: tuple[list[tuple[int, int, float]], ...],
+                     near_inputs: int = 0) -> list[str]:
+    """What the `warning` column says of d_LLV's zero-variance decisions on a knife edge:
+    labels nearly tied with the chosen pivot, in either model, and log-odds scales of the
+    candidate input sets near zero."""
+    notes = []
+    for model, pairs in enumerate(near_tied, start=1):
+        if pairs:
+            shown = ", ".join(f"{a} and {y} ({r:.2g})" for a, y, r in pairs[:3])
+            more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
+            notes.append(
+                f"d_LLV: model {model}'s labels {shown}{more} are nearly tied (log-odds "
+                f"variance over the columns' variances within {NEAR_ZERO_FACTOR:g}x of the "
+                f"tolerance {ZERO_VARIANCE_RTOL:g} at which labels count as tied): whether "
+                "their terms are NaN may differ with another CPU's rounding")
+    if near_inputs:
+        notes.append(
+            f"d_LLV: {near_inputs} log-odds scale(s) of the candidate input sets lie within "
+            f"{NEAR_ZERO_FACTOR:g}x of the tolerance {ZERO_VARIANCE_RTOL:g} at which two "
+            "inputs count as mapped alike: whether those sets are scored may differ with "
+            "another CPU's rounding")
+    return notes
+
+
+def _odds_scale(odds_var: np.ndarray, var: np.ndarray, pivot: int) -> np.ndarray:
+    """sd of each log-odds column against the pivot from its variance, 0 where zero to within
+    rounding of the two log-likelihood columns' variances `var` (zero_variance; the pivot's
+    own column)."""
+    return np.where(zero_variance(odds_var, var + var[pivot]), 0.0, np.sqrt(odds_var))
 
 
 def _inverse_scales(s1: np.ndarray, s2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    degenerate = (s1 == 0) | (s2 == 0)  # includes y = pivot
+    degenerate = (s1 == 0) | (s2 == 0)  # includes y = pivot: zeros are snapped (_odds_scale)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(degenerate, np.nan, 1.0 / s1), np.where(degenerate, np.nan, 1.0 / s2)
 
@@ -230,15 +328,25 @@ def _ab_terms(
 
 
 def _exact_ab_terms(
-    centred_1: np.ndarray, centred_2: np.ndarray, pivot: int, scratch: tuple[np.ndarray, ...]
+    centred: tuple[np.ndarray, np.ndarray], variances: tuple[np.ndarray, np.ndarray],
+    pivot: int, scratch: tuple[np.ndarray, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """pivot_terms' A and B alone, from centred log-likelihoods, in two reused N x K buffers:
-    what re-scoring many near-tied pivots needs, at about half the memory traffic."""
-    x, y = scratch
+    """pivot_terms' A and B alone, from centred log-likelihoods and their column variances, in
+    two reused N x K buffers: what re-scoring many near-tied pivots needs, at about half the
+    memory traffic."""
+    (centred_1, centred_2), (var_1, var_2), (x, y) = centred, variances, scratch
     np.subtract(centred_1, centred_1[:, [pivot]], out=x)
     np.subtract(centred_2, centred_2[:, [pivot]], out=y)
-    inv_1, inv_2 = _inverse_scales(_sd_columns(x), _sd_columns(y))
+    inv_1, inv_2 = _inverse_scales(_odds_scale(_var_columns(x), var_1, pivot),
+                                   _odds_scale(_var_columns(y), var_2, pivot))
     return _ab_terms(centred_1, centred_2, pivot, inv_1, inv_2, (x, y))
+
+
+def _centred_pair(loglik_1: np.ndarray, loglik_2: np.ndarray) -> tuple[
+        tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Both models' log-likelihoods centred over inputs, and their column variances."""
+    centred = (loglik_1 - loglik_1.mean(axis=0), loglik_2 - loglik_2.mean(axis=0))
+    return centred, (_var_columns(centred[0]), _var_columns(centred[1]))
 
 
 def exact_objective_rows(
@@ -259,11 +367,11 @@ def exact_objective_rows(
     a_term = np.empty((len(asked), k))
     b_term = np.empty((len(asked), k))
     if cache is None and len(asked):
-        centred = (loglik_1 - loglik_1.mean(axis=0), loglik_2 - loglik_2.mean(axis=0))
+        centred, variances = _centred_pair(loglik_1, loglik_2)
         scratch = (np.empty_like(centred[0]), np.empty_like(centred[1]))
     for i, a in enumerate(asked.tolist()):
         if cache is None:
-            a_term[i], b_term[i] = _exact_ab_terms(*centred, a, scratch)
+            a_term[i], b_term[i] = _exact_ab_terms(centred, variances, a, scratch)
             continue
         if a not in cache:
             cache[a] = pivot_terms(loglik_1, loglik_2, a)
@@ -275,7 +383,16 @@ def exact_objective_rows(
 
 
 NEAR_TIE = 1e-6  # fast-path T values this close to the minimum are re-scored exactly
-TIE_RTOL = 1e-12  # exact T values this close count as tied
+# Exact T values within TIE_RTOL x (1 + |lowest|) of the lowest count as tied (T is made of
+# standard deviations of standardised log-likelihoods: O(1), and exactly 0 for one model
+# compared with itself; rounding leaves ~1e-15 of it).
+TIE_RTOL = 1e-12
+
+
+def tie_band(lowest: float, rtol: float = TIE_RTOL) -> float:
+    """Values at or below lowest + this count as tied with the lowest (rtol x (1 + |lowest|):
+    relative, and absolute near 0, where identical models' T sits)."""
+    return lowest + rtol * (1.0 + abs(lowest))
 
 
 def choose_pivot_and_leave_out(
@@ -292,9 +409,9 @@ def choose_pivot_and_leave_out(
     smallest (a, b) rather than to whichever pair rounding favoured. Pivots are re-scored in
     ascending order, one at a time (a pivot's exact terms hold two N x K arrays: keeping all
     K of them would need 2 N K^2 floats, 16 GB at N = 100,000, K = 100), and the scan stops at
-    the first pivot with an exact T of 0, the least T can be (it is made of standard
-    deviations), as no later pivot can win a tie against it. `cache` receives the exact terms
-    when a single pivot was re-scored.
+    the first pivot with an exact T tied with 0 (tie_band), the least T can be (it is made of
+    standard deviations), as no later pivot can win a tie against it. `cache` receives the
+    exact terms when a single pivot was re-scored.
     """
     flat = _nan_to_inf(objective).ravel()
     lowest = flat.min()
@@ -302,19 +419,19 @@ def choose_pivot_and_leave_out(
         return 0, 1  # every pair degenerate; the terms will be NaN
     k = objective.shape[0]
     if loglik_1 is not None and loglik_2 is not None:
-        near = flat <= lowest + NEAR_TIE * (1.0 + abs(lowest))
+        near = flat <= tie_band(lowest, NEAR_TIE)
         pivots = np.unique(np.flatnonzero(near) // k)
         exact = np.full(k * k, np.inf)
         for a, values in _exact_rows(loglik_1, loglik_2, pivots, dist_type, cache):
             row = slice(a * k, (a + 1) * k)
             exact[row] = np.where(near[row], _nan_to_inf(values), np.inf)
-            if k > 2 and exact[row].min() == 0.0:
+            if k > 2 and exact[row].min() <= tie_band(0.0):
                 break
         flat = exact
         lowest = flat.min()
         if not np.isfinite(lowest):
             return 0, 1
-    tied = flat <= lowest + TIE_RTOL * abs(lowest)
+    tied = flat <= tie_band(lowest)
     idx = int(np.argmax(tied))  # first in row-major order: smallest a, then smallest b
     return idx // k, idx % k
 
@@ -332,10 +449,10 @@ def _exact_rows(
         a = int(pivots[0])
         yield a, exact_objective_rows(loglik_1, loglik_2, pivots, dist_type, cache)[a]
         return
-    centred = (loglik_1 - loglik_1.mean(axis=0), loglik_2 - loglik_2.mean(axis=0))
+    centred, variances = _centred_pair(loglik_1, loglik_2)
     scratch = (np.empty_like(centred[0]), np.empty_like(centred[1]))
     for a in pivots.tolist():
-        a_term, b_term = _exact_ab_terms(*centred, a, scratch)
+        a_term, b_term = _exact_ab_terms(centred, variances, a, scratch)
         yield a, _objective_from_terms(a_term[None], b_term[None], dist_type, np.array([a]))[0]
 
 
@@ -399,6 +516,7 @@ class InputTerms:
     scores: np.ndarray  # t2 candidate score of every row
     t4: np.ndarray  # t4 of every row
     chosen: int  # index of the chosen row
+    near_zero: int = 0  # log-odds scales on the knife edge of zero (near_zero_variance)
 
 
 def input_terms(
@@ -409,22 +527,29 @@ def input_terms(
     Scan rule of the original's d_prob: keep the first row, replace it by any later row
     whose score is strictly below the running threshold (initially 1.0). The result is the
     first row attaining the minimum score if that minimum is below the threshold, else row 0.
+    A log-odds scale tau over labels is zero where zero to within rounding of the variances
+    over labels of the two inputs' log-likelihoods (zero_variance: inputs the models map alike).
     """
     check_dist_type(dist_type)
-    diff_1 = rows_1[:, 1:, :] - rows_1[:, :1, :]
-    diff_2 = rows_2[:, 1:, :] - rows_2[:, :1, :]
-    tau_1 = diff_1.std(axis=2, ddof=1)[..., None]
-    tau_2 = diff_2.std(axis=2, ddof=1)[..., None]
+    var_1, var_2 = rows_1.var(axis=2, ddof=1), rows_2.var(axis=2, ddof=1)
+    sum_1, sum_2 = var_1[:, 1:] + var_1[:, :1], var_2[:, 1:] + var_2[:, :1]
+    raw_1 = (rows_1[:, 1:, :] - rows_1[:, :1, :]).std(axis=2, ddof=1)
+    raw_2 = (rows_2[:, 1:, :] - rows_2[:, :1, :]).std(axis=2, ddof=1)
+    near = int(near_zero_variance(raw_1**2, sum_1).sum()
+               + near_zero_variance(raw_2**2, sum_2).sum())
+    tau_1, tau_2 = snap_zero_sd(raw_1, sum_1), snap_zero_sd(raw_2, sum_2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        a_term = (rows_1[:, 1:, :] / tau_1 - rows_2[:, 1:, :] / tau_2).std(axis=2, ddof=1)
-        b_term = (rows_1[:, :1, :] / tau_1 - rows_2[:, :1, :] / tau_2).std(axis=2, ddof=1)
-    return scan_input_sets(tau_1[..., 0], tau_2[..., 0], a_term, b_term, dist_type, threshold)
+        t1, t2 = tau_1[..., None], tau_2[..., None]
+        a_term = (rows_1[:, 1:, :] / t1 - rows_2[:, 1:, :] / t2).std(axis=2, ddof=1)
+        b_term = (rows_1[:, :1, :] / t1 - rows_2[:, :1, :] / t2).std(axis=2, ddof=1)
+    return scan_input_sets(tau_1, tau_2, a_term, b_term, dist_type, threshold, near)
 
 
 def scan_input_sets(tau_1: np.ndarray, tau_2: np.ndarray, a_term: np.ndarray,
                     b_term: np.ndarray, dist_type: str = "max",
-                    threshold: float = 1.0) -> InputTerms:
-    """The scan over candidate sets from their (S, M) log-odds scales tau_m and terms A, B."""
+                    threshold: float = 1.0, near_zero: int = 0) -> InputTerms:
+    """The scan over candidate sets from their (S, M) log-odds scales tau_m (zeros snapped:
+    snap_zero_sd) and terms A, B; `near_zero` counts the scales on the knife edge."""
     degenerate = (tau_1 == 0) | (tau_2 == 0)
     per_input = np.where(degenerate, np.nan, np.maximum(a_term, b_term))
     scores = per_input.max(axis=1)  # always a max over j, as the original
@@ -433,7 +558,7 @@ def scan_input_sets(tau_1: np.ndarray, tau_2: np.ndarray, a_term: np.ndarray,
     ranked = _nan_to_inf(scores)
     best = int(np.argmin(ranked))
     chosen = best if ranked[best] < threshold else 0
-    return InputTerms(scores=scores, t4=t4, chosen=chosen)
+    return InputTerms(scores=scores, t4=t4, chosen=chosen, near_zero=near_zero)
 
 
 def combine_terms(t1: float, t2: float, t3: float, t4: float, lam: float, sum_or_max: str) -> float:

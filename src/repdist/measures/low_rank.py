@@ -19,7 +19,8 @@ Two searches of the paper's d_LLV and d_{f,g} are combinatorial and are sampled 
 - m_SVD_f runs over a seeded sample of label sets, as the exact path does above
   MAX_LABEL_SETS; here as many as SET_FLOPS allows for M x M SVDs (d_fg_estimate says so).
 Where the exact path settles near-ties by recomputing from the log-likelihoods, this path
-takes the moments as they are (~1e-8 absolute rounding in the terms).
+takes the moments as they are (~1e-8 absolute rounding in the terms): pivots and left-out
+labels within LOW_RANK_TIE of the lowest (tie_band) are tied, the smallest taken.
 
 `device` (compare's keyword): the streamed logits and the pivot rows, this path's two costs of
 order N K M and K^2 M, run with torch on that device (a GPU: "cuda", "cuda:1"; "auto" takes one
@@ -36,19 +37,24 @@ import numpy as np
 
 from ..io.host import to_host
 from .llv import (
-    TIE_RTOL,
+    NEAR_TIE,
+    ZERO_VARIANCE_RTOL,
     InputTerms,
     LabelTerms,
     _nan_to_inf,
     _objective_from_terms,
+    near_zero_variance,
     pivot_row_terms,
     scan_input_sets,
+    snap_zero_sd,
     terms_of_row,
+    tie_band,
 )
 from .svd import MAX_LABEL_SETS, mean_singular_values
 
 METHODS = ("auto", "exact", "low_rank")
 LOW_RANK_ABOVE_LABELS = 1024  # method "auto": the exact path up to this many labels
+LOW_RANK_TIE = NEAR_TIE  # T values from moments this close (tie_band) are tied (~1e-8 rounding)
 MAX_PIVOTS = 512  # pivots d_LLV's label search tries at vocabulary scale (seeded sample)
 PIVOT_STREAM = 0x9170  # seeds the pivot sample apart from the input candidates and label sets
 STREAM_LABELS = 2048  # labels per block of streamed logits
@@ -315,6 +321,7 @@ class LowRankLabelSide:
     pivots_searched: int
     proven: bool  # the pivot is the exact search's (every pivot bounded or evaluated)
     f_cross: np.ndarray  # Cov(f1, f2), M1 x M2: m_SVD_f's cross-correlations
+    near_tied: tuple[list[tuple[int, int, float]], ...] = ([], [])  # each model's, pivot's row
 
 
 def pivot_sample(num_labels: int, max_pivots: int, seed: int) -> np.ndarray:
@@ -351,11 +358,21 @@ def low_rank_label_side(a: LogLikFactors, b: LogLikFactors, dist_type: str, max_
     if y_leave_out is None:
         objective = _nan_to_inf(_objective_from_terms(a_term, b_term, dist_type, rows)[0])
         low = objective.min()
-        y_leave_out = (int(np.argmax(objective <= low + TIE_RTOL * abs(low)))
+        y_leave_out = (int(np.argmax(objective <= tie_band(low, LOW_RANK_TIE)))
                        if np.isfinite(low) else (1 if y_pivot == 0 else 0))
     terms = terms_of_row(a_term[0], b_term[0], s1[0], s2[0], y_pivot, y_leave_out, dist_type)
     return LowRankLabelSide(y_pivot, y_leave_out, terms, s1[0], s2[0], searched, proven,
-                            rows_terms.cross[:-1, :-1])  # Cov(f1, f2): M1 x M2
+                            rows_terms.cross[:-1, :-1],  # Cov(f1, f2): M1 x M2
+                            (near_tied_in_row(a, y_pivot), near_tied_in_row(b, y_pivot)))
+
+
+def near_tied_in_row(factors: LogLikFactors, pivot: int) -> list[tuple[int, int, float]]:
+    """The labels y of one model whose log-odds variance against `pivot` sits on the knife
+    edge of zero (llv.near_zero_variance), as (pivot, y, ratio to Var ell(y) + Var ell(a))."""
+    var_sum = factors.var + factors.var[pivot]
+    var = np.clip(var_sum - 2.0 * (factors.labels_gram[pivot] @ factors.labels.T), 0.0, None)
+    return [(pivot, int(y), float(var[y] / var_sum[y]))
+            for y in np.flatnonzero(near_zero_variance(var, var_sum))]
 
 
 class PivotRows:
@@ -441,7 +458,7 @@ class PivotSearch:
         best = self.lowest.min()
         if not np.isfinite(best):
             return 0
-        return int(np.argmax(self.done & (self.lowest <= best + TIE_RTOL * abs(best))))
+        return int(np.argmax(self.done & (self.lowest <= tie_band(best, LOW_RANK_TIE))))
 
 
 class DevicePivotSearch(PivotSearch):
@@ -481,8 +498,8 @@ class DevicePivotSearch(PivotSearch):
             e1, e2, ex, la, lb = d1[c], d2[c], x12[c], la[c], lb[c]
         else:
             e1, e2, ex = d1, d2, x12
-        s1 = t.sqrt(t.clamp(e1[None, :] + d1[r, None] - 2.0 * (ga[r] @ la.T), min=0.0))
-        s2 = t.sqrt(t.clamp(e2[None, :] + d2[r, None] - 2.0 * (gb[r] @ lb.T), min=0.0))
+        s1 = self._scale(e1[None, :] + d1[r, None], ga[r] @ la.T)
+        s2 = self._scale(e2[None, :] + d2[r, None], gb[r] @ lb.T)
         inv1, inv2 = 1.0 / s1, 1.0 / s2
         a_sq = e1[None, :] * inv1**2 + e2[None, :] * inv2**2 - 2.0 * ex[None, :] * inv1 * inv2
         b_sq = (d1[r, None] * inv1**2 + d2[r, None] * inv2**2
@@ -492,6 +509,11 @@ class DevicePivotSearch(PivotSearch):
         a_term = t.where(degenerate, nan, t.sqrt(t.clamp(a_sq, min=0.0)))
         b_term = t.where(degenerate, nan, t.sqrt(t.clamp(b_sq, min=0.0)))
         return a_term, b_term
+
+    def _scale(self, var_sum, cov):  # noqa: ANN001, ANN202
+        """llv._pivot_scale on the device: the sd, exactly 0 where llv.zero_variance holds."""
+        var = self.torch.clamp(var_sum - 2.0 * cov, min=0.0)
+        return self.torch.where(var <= ZERO_VARIANCE_RTOL * var_sum, 0.0, self.torch.sqrt(var))
 
     def row_minima(self, a_term, b_term, rows: np.ndarray):  # noqa: ANN001, ANN201
         """min over left-out labels b of T[a, b] for each pivot row a (NaN as +inf), as
@@ -558,10 +580,13 @@ def low_rank_m_svd_f(g1: np.ndarray, g2: np.ndarray, f_cross: np.ndarray,
     rest = np.array([y for y in range(k) if y not in (a, b)])
     out = np.empty(len(sets))
     with np.errstate(divide="ignore", invalid="ignore"):
+        # a zero scale (a label tied with the pivot: snapped, llv.snap_zero_sd) gives NaN
+        inv_1 = np.where(side.scale_1 == 0, np.nan, 1.0 / side.scale_1)
+        inv_2 = np.where(side.scale_2 == 0, np.nan, 1.0 / side.scale_2)
         for block in _blocks(len(sets), max(1, BLOCK_ELEMENTS // (m * m))):
             labels = rest[sets[block]]  # (sets, M) label indices
-            h1 = (g1[labels] - g1[a]) / side.scale_1[labels][..., None]
-            h2 = (g2[labels] - g2[a]) / side.scale_2[labels][..., None]
+            h1 = (g1[labels] - g1[a]) * inv_1[labels][..., None]
+            h2 = (g2[labels] - g2[a]) * inv_2[labels][..., None]
             out[block] = mean_singular_values(h1 @ f_cross @ h2.transpose(0, 2, 1))
     return out
 
@@ -572,21 +597,33 @@ def low_rank_input_side(f1: np.ndarray, f2: np.ndarray, cov_11: np.ndarray,
                         cov_22: np.ndarray, cov_12: np.ndarray, rows: np.ndarray,
                         dist_type: str) -> InputTerms:
     """The input side's scan over candidate sets, its variances over labels as quadratic forms
-    in g's covariances cov_mn (M x M, over labels): lse(x) is one number per input and drops."""
+    in g's covariances cov_mn (M x M, over labels): lse(x) is one number per input and drops.
+    A tau is zero where zero to within rounding (llv.zero_variance), as on the exact path."""
     s, width = rows.shape[0], rows.shape[1] - 1
     tau_1, tau_2 = np.empty((s, width)), np.empty((s, width))
     a_term, b_term = np.empty((s, width)), np.empty((s, width))
     step = max(1, BLOCK_ELEMENTS // (width * f1.shape[1]))
+    near = 0
     for block in _blocks(s, step):
         x1, x2 = f1[rows[block]], f2[rows[block]]  # (sets, M+1, M)
-        tau_1[block] = _sd(x1[:, 1:] - x1[:, :1], cov_11)
-        tau_2[block] = _sd(x2[:, 1:] - x2[:, :1], cov_22)
+        sum_1, sum_2 = _input_var_sum(x1, cov_11), _input_var_sum(x2, cov_22)
+        raw_1, raw_2 = _sd(x1[:, 1:] - x1[:, :1], cov_11), _sd(x2[:, 1:] - x2[:, :1], cov_22)
+        near += int(near_zero_variance(raw_1**2, sum_1).sum()
+                    + near_zero_variance(raw_2**2, sum_2).sum())
+        tau_1[block], tau_2[block] = snap_zero_sd(raw_1, sum_1), snap_zero_sd(raw_2, sum_2)
         with np.errstate(divide="ignore", invalid="ignore"):
             u1, u2 = x1[:, 1:] / tau_1[block][..., None], x2[:, 1:] / tau_2[block][..., None]
             v1, v2 = x1[:, :1] / tau_1[block][..., None], x2[:, :1] / tau_2[block][..., None]
         a_term[block] = _sd_difference(u1, u2, cov_11, cov_22, cov_12)
         b_term[block] = _sd_difference(v1, v2, cov_11, cov_22, cov_12)
-    return scan_input_sets(tau_1, tau_2, a_term, b_term, dist_type)
+    return scan_input_sets(tau_1, tau_2, a_term, b_term, dist_type, near_zero=near)
+
+
+def _input_var_sum(x: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """Var over labels of ell(., x_j) + of ell(., x_0) for each set's inputs x (sets, M+1, M):
+    the scale a tau's variance is zero against."""
+    var = _quadratic(x, cov, x)
+    return var[:, 1:] + var[:, :1]
 
 
 def low_rank_m_svd_g(f1: np.ndarray, f2: np.ndarray, cov_11: np.ndarray, cov_22: np.ndarray,
@@ -596,7 +633,8 @@ def low_rank_m_svd_g(f1: np.ndarray, f2: np.ndarray, cov_11: np.ndarray, cov_22:
     D_1 cov_12 D_2^T (M x M), never the K x M matrices."""
     idx = np.asarray(input_set, dtype=np.intp)
     d1, d2 = f1[idx[1:]] - f1[idx[:1]], f2[idx[1:]] - f2[idx[:1]]
-    sd1, sd2 = _sd(d1, cov_11), _sd(d2, cov_22)
+    sd1 = snap_zero_sd(_sd(d1, cov_11), _input_var_sum(f1[idx][None], cov_11)[0])
+    sd2 = snap_zero_sd(_sd(d2, cov_22), _input_var_sum(f2[idx][None], cov_22)[0])
     with np.errstate(divide="ignore", invalid="ignore"):
         cross = (d1 @ cov_12 @ d2.T) / np.outer(sd1, sd2)
         cross = np.where((sd1[:, None] > 0) & (sd2[None, :] > 0), cross, np.nan)

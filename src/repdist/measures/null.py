@@ -120,6 +120,12 @@ def permutations(n: int, count: int, seed: int) -> tuple[Iterator[np.ndarray], i
     return (rng.permutation(n) for _ in range(count)), count, False
 
 
+# A null score within NULL_TIE x max(1, |observed|) of the observed one is as extreme as it
+# (a reordering that changes nothing, e.g. of tied rows, scores the observed value up to
+# rounding); a distance threshold tau at or below NULL_TIE is 0.
+NULL_TIE = 1e-12
+
+
 def null_stats(observed: float, null: np.ndarray, alpha: float, distance: bool = False,
                score_max: float = 1.0) -> tuple[float, float, float]:
     """(tau, p, calibrated) of one observed score against its K null scores (module doc)."""
@@ -127,13 +133,14 @@ def null_stats(observed: float, null: np.ndarray, alpha: float, distance: bool =
         return float("nan"), float("nan"), float("nan")
     k = len(null)
     combined = np.sort(np.append(null, observed))
+    tie = NULL_TIE * max(1.0, abs(observed))  # a draw this close to the observed ties with it
     if distance:
         tau = float(combined[min(k, max(0, math.ceil(alpha * (k + 1)) - 1))])
-        p = (1 + int(np.count_nonzero(null <= observed))) / (k + 1)
-        calibrated = (tau - observed) / tau if tau > 0 else float(observed <= tau)
+        p = (1 + int(np.count_nonzero(null <= observed + tie))) / (k + 1)
+        calibrated = (tau - observed) / tau if tau > NULL_TIE else float(observed <= tau + tie)
     else:
         tau = float(combined[min(k, max(0, math.ceil((1 - alpha) * (k + 1)) - 1))])
-        p = (1 + int(np.count_nonzero(null >= observed))) / (k + 1)
+        p = (1 + int(np.count_nonzero(null >= observed - tie))) / (k + 1)
         calibrated = (observed - tau) / max(score_max - tau, 1e-12)
     return tau, p, float(np.clip(calibrated, 0.0, 1.0))
 

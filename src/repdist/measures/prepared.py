@@ -23,6 +23,7 @@ from .conventions import AlignmentConventions
 from .extra import (
     centred_log_probs,
     components_for_variance,
+    gram_norm,
     inverse_order,
     ip_knn_indices,
     knn_edge_keys,
@@ -94,7 +95,8 @@ class AlignmentView:
 
     @cached_property
     def gram_norm(self) -> float:
-        return float(np.linalg.norm(self.centred.T @ self.centred))
+        """linear CKA's ||Xc^T Xc||_F: 0 where x is constant to within rounding (extra.gram_norm)."""
+        return gram_norm(self.x)
 
     @cached_property
     def spectrum(self) -> Spectrum:

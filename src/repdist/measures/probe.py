@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .cca import EPS, ROUNDING_FACTOR
 
 def linear_probe_r2(f_fit: np.ndarray, z_fit: np.ndarray, f_held: np.ndarray,
                     z_held: np.ndarray) -> np.ndarray:
@@ -15,7 +16,7 @@ def linear_probe_r2(f_fit: np.ndarray, z_fit: np.ndarray, f_held: np.ndarray,
 
     f_* are (N, M), z_* are (N, T) or (N,); returns (T,) float64. 1 is a perfect linear code,
     0 no better than the held-out mean, and it can fall below 0 (a worse fit than the mean).
-    A held-out target of zero variance gives NaN.
+    A held-out target of zero variance (to within rounding of its values) gives NaN.
     """
     f_fit, f_held = _matrix(f_fit, "f_fit"), _matrix(f_held, "f_held")
     z_fit, z_held = _matrix(z_fit, "z_fit"), _matrix(z_held, "z_held")
@@ -27,8 +28,10 @@ def linear_probe_r2(f_fit: np.ndarray, z_fit: np.ndarray, f_held: np.ndarray,
     predicted = linear_map(f_fit, z_fit, f_held)
     residual = ((z_held - predicted) ** 2).sum(axis=0)
     total = ((z_held - z_held.mean(axis=0)) ** 2).sum(axis=0)
+    # zero variance to within rounding of the target's own values (cca.is_constant's level)
+    floor = (ROUNDING_FACTOR * EPS["float64"]) ** 2 * (z_held**2).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, 1.0 - residual / total, np.nan)
+        return np.where(total > floor, 1.0 - residual / total, np.nan)
 
 
 def linear_map(f_fit: np.ndarray, z_fit: np.ndarray, f_apply: np.ndarray) -> np.ndarray:

@@ -13,16 +13,19 @@ from math import comb
 
 import numpy as np
 
-from .llv import PivotTerms, pivot_terms
+from .llv import PivotTerms, pivot_terms, zero_variance
 from .memory import label_sets_bytes, require
 
 
-def standardise_columns(z: np.ndarray) -> np.ndarray:
-    """Centre each column and divide by its sample sd (ddof 1); zero-variance columns become NaN."""
+def standardise_columns(z: np.ndarray, var_sum: np.ndarray | None = None) -> np.ndarray:
+    """Centre each column and divide by its sample sd (ddof 1); columns of zero variance become
+    NaN: zero to within rounding of `var_sum` (llv.zero_variance; per column: the variances of
+    what the column is a difference of), by default exactly zero."""
     centred = z - z.mean(axis=0, keepdims=True)
     sd = centred.std(axis=0, ddof=1, keepdims=True)
+    zero = sd == 0 if var_sum is None else zero_variance(sd * sd, np.reshape(var_sum, sd.shape))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sd > 0, centred / sd, np.nan)
+        return np.where(zero, np.nan, centred / sd)
 
 
 def mean_singular_values(matrices: np.ndarray) -> np.ndarray:
@@ -138,13 +141,21 @@ def m_svd_g(
 ) -> float:
     """m_SVD of the unembeddings on one diversity set (x0; x1..xM) of inputs (paper Def. 4.5).
 
-    W_m[k, j] = (f_m(x_j) - f_m(x_0))^T g_m(y_k), standardised over the K labels.
+    W_m[k, j] = (f_m(x_j) - f_m(x_0))^T g_m(y_k), standardised over the K labels; a column is
+    NaN where its variance is zero to within rounding of Var_k f_m(x_j)^T g_m(y_k) + the same
+    at x_0 (the input side's tau, llv.input_terms: the same rule).
     """
     idx = np.asarray(input_set, dtype=np.intp)
-    w1 = standardise_columns(g_1 @ (f_1[idx[1:]] - f_1[idx[:1]]).T)
-    w2 = standardise_columns(g_2 @ (f_2[idx[1:]] - f_2[idx[:1]]).T)
+    w1 = standardise_columns(g_1 @ (f_1[idx[1:]] - f_1[idx[:1]]).T, _column_var_sum(f_1, g_1, idx))
+    w2 = standardise_columns(g_2 @ (f_2[idx[1:]] - f_2[idx[:1]]).T, _column_var_sum(f_2, g_2, idx))
     cross = w1.T @ w2 / (w1.shape[0] - 1)
     return float(mean_singular_values(cross))
+
+
+def _column_var_sum(f: np.ndarray, g: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Var over labels of f(x_j)^T g(y) plus that of f(x_0)^T g(y), j = 1..M."""
+    var = (g @ f[idx].T).var(axis=0, ddof=1)
+    return var[1:] + var[0]
 
 
 def d_fg(m_svd_f_values: np.ndarray, m_svd_g_value: float) -> float:

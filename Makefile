@@ -26,7 +26,7 @@ PROFILE ?= profiles/workstation
 # is set: every job of a run, every test process, would compile them anew (~0.4 s of CPU each).
 BYTECODE = $(BIN)/python -m compileall -q src
 
-.PHONY: help venv lock test test-slow test-kernels test-gpu test-slurm test-slurm-faults quick run run-synthetic authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle gpu-check-rehearsal gpu-run-rehearsal timings clean-quick
+.PHONY: help venv lock test test-slow test-kernels test-gpu test-slurm test-slurm-faults quick run run-synthetic run-logit-distance authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle gpu-check-rehearsal gpu-run-rehearsal timings clean-quick
 
 help:
 	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
@@ -43,6 +43,9 @@ help:
 	@echo "make run     - the whole DAG at paper scale into results/ (CORES=$(CORES))"
 	@echo "make run-synthetic - everything that needs neither CIFAR-10 nor a download (config.synthetic.yaml)"
 	@echo "             (CONFIG=overlay.yaml adds an overlay to run and run-synthetic)"
+	@echo "make run-logit-distance - the authors' follow-up (spirals: teachers, students, measures,"
+	@echo "               bounds, figures) as config.yaml designs it (CONFIG=config.synthetic.yaml:"
+	@echo "               one teacher and its students, for 2 CPU cores)"
 	@echo "make authors - download the authors' checkpoints (then run-synthetic includes them)"
 	@echo "make authors-cifar - the authors' CIFAR-10 models alone, drawn (no GPU, no training)"
 	@echo "make bound-beyond-m2 - the bound at M = 3, 5 (beyond the paper; part of make run)"
@@ -134,6 +137,10 @@ run-synthetic: venv
 	@$(BYTECODE)
 	@$(call record,--configfile config.synthetic.yaml $(CONFIG))
 	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) --configfile config.synthetic.yaml $(CONFIG)
+
+run-logit-distance: venv
+	@$(BYTECODE)
+	$(SNAKEMAKE) logit_distance_all --profile $(PROFILE) --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG))
 
 authors: venv
 	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) authors_download

@@ -76,6 +76,7 @@ include: "rules/authors.smk"
 include: "rules/authors_cifar.smk"
 include: "rules/bound_beyond_m2.smk"
 include: "rules/distillation.smk"
+include: "rules/logit_distance.smk"
 include: "rules/models.smk"
 include: "rules/lm.smk"
 include: "rules/prh.smk"
@@ -96,6 +97,7 @@ localrules:
     authors_cifar_theirs,
     bound_beyond_m2,
     distillation_all,
+    logit_distance_all,
     models_all,
     lm_all,
     lm_models_all,

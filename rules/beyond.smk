@@ -55,6 +55,11 @@ rule paper_comparison:
             if config["distillation"]["enabled"]
             else []
         ),
+        logit_distance=(
+            [out("tables/logit_distance_spirals_final.csv")]
+            if config["logit_distance"]["enabled"]
+            else []
+        ),
         roeder=(
             [out("tables/roeder_dynamics.csv")] if config["roeder"]["enabled"] else []
         ),

@@ -184,6 +184,7 @@ def branch_targets():
         (rules.authors_cifar_all, AUTHORS_CIFAR_ON),
         (rules.bound_beyond_m2, BOUND_BEYOND["enabled"]),
         (rules.distillation_all, config["distillation"]["enabled"]),
+        (rules.logit_distance_all, config["logit_distance"]["enabled"]),
         (rules.models_all, True),
         (rules.lm_all, config["lm"]["enabled"]),
         (rules.lm_models_all, LM_MODELS_ON),

@@ -2,22 +2,16 @@
 and M (a job's models trained together as one stacked network: every seed of an M, or every seed
 of every M), their metrics and extracted representations."""
 
-from pathlib import Path
-
 import torch
 
 from repdist.data.cifar10 import load_cifar10
 from repdist.experiments.cifar import CifarModelConfig, train_cifar_models
-from repdist.experiments.outputs import SeedFiles
+from repdist.experiments.outputs import train_test_seed_files
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint
 from repdist.training.loop import TrainConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-
-
-def listed(files):
-    return [files] if isinstance(files, str) else list(files)
 
 
 with job_log(sm.log[0], gpus=sm.resources.get("gpu", 0),
@@ -26,11 +20,7 @@ with job_log(sm.log[0], gpus=sm.resources.get("gpu", 0),
     cfg = CifarModelConfig(**sm.params.model_cfg)
     train_cfg = TrainConfig(**sm.params.train_cfg)
     data = load_cifar10(sm.params.folder)
-    o = sm.output
-    files = [SeedFiles({"test": Path(test), "train": Path(train)}, Path(u), Path(me), Path(m))
-             for m, me, test, train, u in zip(
-                 *(listed(x) for x in (o.models, o.metrics, o.embeddings_test,
-                                       o.embeddings_train, o.unembeddings)), strict=True)]
+    files = train_test_seed_files(sm.output)
     log.info("training seeds %s at M = %s with %s", list(cfg.seeds), cfg.rep_dim, train_cfg)
     metrics = train_cifar_models(cfg, train_cfg, data, files, sm.params.run_config,
                                  sm.params.checkpoint)

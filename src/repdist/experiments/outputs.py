@@ -34,6 +34,22 @@ def seed_files(output: Any) -> list[SeedFiles]:
                                    output.unembeddings, strict=True)]
 
 
+def train_test_seed_files(output: Any) -> list[SeedFiles]:
+    """Each model's files from a rule's outputs of CIFAR_MODEL_TABLES (`embeddings_test`,
+    `embeddings_train`, `unembeddings`, `metrics`, and `models` where it writes weights: one
+    path per model, in the same order; a single path where the rule writes one model)."""
+
+    def listed(files: Any) -> list[Path]:
+        return [Path(files)] if isinstance(files, str) else [Path(f) for f in files]
+
+    models = listed(output.models) if "models" in output.keys() else None
+    test, train = listed(output.embeddings_test), listed(output.embeddings_train)
+    unembeddings, metrics = listed(output.unembeddings), listed(output.metrics)
+    return [SeedFiles({"test": e, "train": t}, u, me, None if models is None else models[i])
+            for i, (e, t, u, me) in enumerate(zip(test, train, unembeddings, metrics,
+                                                 strict=True))]
+
+
 @dataclass(frozen=True)
 class SeedRepresentations:
     """One model's g (K x M), and per split its f (N x M) and the inputs' labels."""

@@ -44,7 +44,7 @@ def check_config(config: Config) -> None:
     for check in (check_kl_table, check_constructed, check_synthetic, check_cifar10,
                   check_authors_models, check_bound_beyond_m2, check_dynamics,
                   check_roeder, check_roeder_words, check_roeder_cpc, check_distillation,
-                  check_lm,
+                  check_logit_distance, check_lm,
                   check_lm_models, check_prh):
         check(config)
 
@@ -243,6 +243,21 @@ def check_distillation(config: Config) -> None:
          f"{syn['n_seeds']} (seeds 0..{syn['n_seeds'] - 1})")
     for k in dist["class_counts"]:
         need_labels(k, syn["rep_dim"], "distillation.class_counts")
+
+
+def check_logit_distance(config: Config) -> None:
+    """The follow-up's spirals (logit_distance:): d_rep's label subsets need K - 1 >= M labels
+    besides a pivot; every split must hold a batch and the M + 1 points m_CCA needs."""
+    ld = config["logit_distance"]
+    if not ld["enabled"]:
+        return
+    spirals = ld["spirals"]
+    k, m = spirals["data"]["n_labels"], spirals["model"]["rep_dim"]
+    need(k - 1 >= m, "logit_distance.spirals.model.rep_dim",
+         f"d_rep needs K - 1 >= M labels besides a pivot, got K = {k}, M = {m}")
+    points = k * spirals["data"]["n_spirals"] * spirals["data"]["n_per_arm"]
+    need(points // 4 > m + 1 and points // 4 >= k, "logit_distance.spirals.data.n_per_arm",
+         f"{points} points leave {points // 4} in a test quarter: too few for {k} labels")
 
 
 def check_lm(config: Config) -> None:

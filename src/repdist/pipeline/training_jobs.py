@@ -25,7 +25,8 @@ CIFAR_MODEL_TABLES = {
 # logs/<kind>/<job>.log: a kind per training rule family (a family's rules share the folder:
 # synthetic_train and synthetic_train_variants, cifar10_train and cifar10_train_seeds)
 TRAINING_KINDS = ("synthetic_train", "cifar10_train", "bound_beyond_train", "distillation_train",
-                  "roeder_train", "roeder_cpc_train", "lm_train", "lm_extract", "prh_extract")
+                  "roeder_train", "roeder_cpc_train", "lm_train", "lm_extract", "prh_extract",
+                  "logit_distance_train")
 # logs/<name>.log: training rules with a single job
 SINGLE_TRAINING_JOBS = ("training_dynamics", "roeder_words_train")
 
@@ -40,6 +41,8 @@ MEMORY_SETTINGS = {
     "prh_extract": ("prh.batch_size",),
     "synthetic_train": ("synthetic.training.batch_size (changes the training)",),
     "distillation_train": ("synthetic.training.batch_size (changes the training)",),
+    "logit_distance_train": ("logit_distance.spirals.student_seeds (models in one stack)",
+                             "logit_distance.spirals.training.batch_size (changes the training)"),
     "roeder_cpc_train": ("roeder.cpc.widths (the widest stacks)",
                          "roeder.cpc.n_seeds (models in one stack)"),
 }

@@ -11,15 +11,21 @@ Buchholz, "Logit Distance Bounds Representational Similarity", 2026):
   independently trained seed).
 
 All in float64 from the student's float64 log-probabilities, as the training loss.
+
+The follow-up's own losses (`follow_up_loss`, their `utils/losses.py`) are on raw logits, in the
+logits' float type, as theirs: `kl` KL(teacher || student) (KLDivLoss, batchmean, of the two
+log-softmaxes), `l1` the mean over a batch's logits of |student - teacher| (F.l1_loss), `l2` the
+sum of squared logit differences over the batch size; `labels` their classifier's cross entropy.
 """
 
 from __future__ import annotations
 
 import torch
 
-from .loop import Objective
+from .loop import Objective, per_model_nll
 
 LOSSES = ("kl", "logit_l2", "logit_l1", "labels")
+FOLLOW_UP_LOSSES = ("kl", "l1", "l2", "labels")
 
 
 def _centred(log_probs: torch.Tensor) -> torch.Tensor:
@@ -59,3 +65,50 @@ def distillation_objective(kind: str, teacher_log_probs: torch.Tensor | None) ->
 
     return objective
 
+
+
+def follow_up_loss(kind: str, student: torch.Tensor, teacher: torch.Tensor | None = None,
+                   labels: torch.Tensor | None = None) -> torch.Tensor:
+    """The follow-up's loss `kind` per model between (..., B, K) logits (or, for `labels`, the
+    student's logits and the labels (B,)): one value per model of a stack."""
+    if kind == "labels":
+        if labels is None:
+            raise ValueError("the labels loss needs the labels")
+        return per_model_nll(torch.log_softmax(student, dim=-1), labels)
+    if teacher is None:
+        raise ValueError(f"the {kind!r} loss needs the teacher's logits")
+    if kind == "kl":
+        log_t = torch.log_softmax(teacher, dim=-1)
+        return (log_t.exp() * (log_t - torch.log_softmax(student, dim=-1))).sum(-1).mean(-1)
+    if kind == "l1":
+        return (student - teacher).abs().mean(dim=(-2, -1))
+    if kind == "l2":
+        return (student - teacher).square().sum(-1).mean(-1)
+    raise ValueError(f"unknown loss {kind!r}; one of {FOLLOW_UP_LOSSES}")
+
+
+def follow_up_objective(kinds: list[str], teacher_logits: torch.Tensor | None) -> Objective:
+    """The training loop's objective for a stack whose model s learns by loss kinds[s]:
+    teacher_logits (S, N, K) over the training inputs (row s: model s's teacher; rows of
+    `labels` models are not read), on the training device. Every loss is taken for every
+    model and each model keeps its own (the rest is a few elementwise passes)."""
+    unknown = sorted(set(kinds) - set(FOLLOW_UP_LOSSES))
+    if unknown:
+        raise ValueError(f"unknown losses {unknown}; one of {FOLLOW_UP_LOSSES}")
+    if teacher_logits is None and set(kinds) != {"labels"}:
+        raise ValueError("distillation losses need the teachers' logits")
+    picks = {kind: torch.tensor([k == kind for k in kinds]) for kind in FOLLOW_UP_LOSSES}
+
+    def objective(model: torch.nn.Module, x: torch.Tensor, codes: torch.Tensor,
+                  labels: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        del codes
+        student = model.logits(x)
+        teacher = teacher_logits[:, idx] if teacher_logits is not None else None
+        loss = follow_up_loss("labels", student, labels=labels)
+        for kind in ("kl", "l1", "l2"):
+            if picks[kind].any():
+                pick = picks[kind].to(loss.device)
+                loss = torch.where(pick, follow_up_loss(kind, student, teacher), loss)
+        return loss
+
+    return objective

@@ -179,6 +179,9 @@ class RunOptions:
     the run when all have; `resumables`: state beside the run (by name) saved in its checkpoint
     and loaded back on resume; `full_batches`: every batch whole (batches.numpy_order: each
     epoch's remainder left out), for a contrastive model whose candidate set is its batch;
+    `lr_factor`: the learning rate of step i is lr x lr_factor(i) (the follow-up's per-epoch
+    warm-up and decay, settings.EpochSchedule), set between steps: such a run steps eagerly,
+    never from a CUDA graph (a captured step keeps the rate it was captured with);
     `loss_scaling`: the loss scaled for float16 gradients (a model under float16 autocast) by
     torch.amp.GradScaler, dynamically, on the device: the fused Adam takes its scale and its
     found-infinity flag as tensors, skips a step whose gradients overflowed and the scale is
@@ -198,6 +201,7 @@ class RunOptions:
     resumables: Mapping[str, Resumable] = field(default_factory=dict)
     full_batches: bool = False
     loss_scaling: bool = False
+    lr_factor: Callable[[int], float] | None = None
 
 
 @dataclass
@@ -300,8 +304,8 @@ def _stopping_identity(cfg: TrainConfig, options: RunOptions) -> dict[str, Any]:
 
 
 def _graphed(options: RunOptions, device: torch.device) -> bool:
-    """Whether the run captures its step in CUDA graphs."""
-    return options.cuda_graph and device.type == "cuda"
+    """Whether the run captures its step in CUDA graphs (never with a learning-rate schedule)."""
+    return options.cuda_graph and device.type == "cuda" and options.lr_factor is None
 
 
 def _layout_identity(options: RunOptions) -> dict[str, Any]:
@@ -360,6 +364,8 @@ def _loop(run: _Run, cfg: TrainConfig, options: RunOptions) -> None:
             if run.stopper is not None and run.stopper.all_stopped:
                 LOG.info("early stopping: every model stopped by step %d of %d", step, run.total)
                 break
+        if options.lr_factor is not None:
+            _set_lr(run.optimizer, cfg.lr * options.lr_factor(step))
         start, stop = run.batches.bounds(step)
         step_on(run.order[start:stop])  # a view of the order on the device: no copy, no sync
         if evaluate_now and rules.test_pass_after_update:
@@ -380,6 +386,12 @@ def _loop(run: _Run, cfg: TrainConfig, options: RunOptions) -> None:
         run.graph_sizes, run.graph_error = step_on.summary(), step_on.error
     progress.report(run.steps_done, float(np.mean(run.log.train_loss[-1]))
                     if run.log.train_loss else None)
+
+
+def _set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+    """The learning rate of every parameter group (a float: the step runs eagerly)."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
 
 
 def _train_step(run: _Run, objective: Objective | None, idx: torch.Tensor) -> None:
@@ -410,6 +422,9 @@ def _train_step(run: _Run, objective: Objective | None, idx: torch.Tensor) -> No
 def _stepper(run: _Run, options: RunOptions) -> Callable[[torch.Tensor], None]:
     """The step of a run: eager, or replayed from CUDA graphs (`options.cuda_graph`)."""
     if not options.cuda_graph:
+        return lambda idx: _train_step(run, options.objective, idx)
+    if options.lr_factor is not None:
+        LOG.info("cuda_graph: off: the learning-rate schedule changes the rate between steps")
         return lambda idx: _train_step(run, options.objective, idx)
     device = run.x.device
     if device.type == "cuda":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -46,3 +46,24 @@ def training_settings(config: Mapping[str, Any], section: str, **overrides: Any)
 def train_config(config: Mapping[str, Any], section: str, **overrides: Any) -> TrainConfig:
     """The TrainConfig of config[section] (see `training_settings`)."""
     return TrainConfig(**training_settings(config, section, **overrides))
+
+
+@dataclass(frozen=True)
+class EpochSchedule:
+    """The follow-up's learning-rate schedule, stepped once an epoch (their utils/train.py:
+    SequentialLR of ConstantLR(factor, total_iters=warmup_epochs) then ExponentialLR(decay) at
+    the milestone warmup_epochs): lr x warmup_factor for the first warmup_epochs epochs, then
+    lr x decay^(epoch - warmup_epochs)."""
+
+    warmup_epochs: int = 20
+    warmup_factor: float = 1e-3
+    decay: float = 0.995
+
+    def factor(self, epoch: int) -> float:
+        if epoch < self.warmup_epochs:
+            return self.warmup_factor
+        return self.decay ** (epoch - self.warmup_epochs)
+
+    def per_step(self, steps_per_epoch: int) -> Callable[[int], float]:
+        """The factor of optimisation step i (epoch i // steps_per_epoch)."""
+        return lambda step: self.factor(step // steps_per_epoch)

@@ -1,0 +1,290 @@
+"""The follow-up's distillation experiment (Nielsen et al. 2026, "Logit Distance Bounds
+Representational Similarity"), as their code runs it: teachers trained on the labels, then per
+teacher students trained on its logits by KL (theirs: KL(teacher || student)), by their L1 and
+L2 logit losses, and from the labels alone (a baseline), each at several seeds.
+
+Their schedule (utils/train.py): Adam, batches of `batch_size` reshuffled every epoch (the last
+one short), the learning rate lr x 1e-3 for the first 20 epochs then decayed by 0.995 an epoch
+(training.settings.EpochSchedule), dropout 0.1 in the encoder. Every `eval_every_epochs` epochs
+each student is measured against its teacher on the training and the test inputs (their
+evaluate_train_test): KL(teacher || student), d_logit^2, m_CCA (exact, and theirs: scikit-
+learn's CCA fitted in-sample), d_rep (measures.logit_distance), the smallest probability tau of
+each, the student's accuracy and its agreement with the teacher.
+
+A job trains every model of its kind at once, as one stack (models.follow_up): the teachers of
+a data set, or all its students (every teacher x loss x seed), sharing one batch order a run;
+student (teacher t, loss, seed s) starts from their initialisation for seed s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..data.spirals import SpiralsData
+from ..io import provenance
+from ..io.host import to_host
+from ..measures.cca import mean_cca
+from ..measures.logit_distance import (
+    d_logit_squared,
+    d_rep,
+    kl_from_logits,
+    logits,
+    min_probability,
+)
+from ..models.extract import extract
+from ..models.follow_up import FollowUpArch, StackedFollowUp, build_follow_up
+from ..training.distillation import FOLLOW_UP_LOSSES, follow_up_objective
+from ..training.loop import RunOptions, TrainConfig, TrainData, train
+from ..training.settings import EpochSchedule
+from .logit_distance_tables import SNAPSHOT_COLUMNS
+from .outputs import SeedFiles, SeedRepresentations, write_seed
+
+SPLITS = ("train", "test")
+
+
+@dataclass(frozen=True)
+class FollowUpTraining:
+    """How one kind of model of a data set trains (config.yaml `logit_distance.<set>`)."""
+
+    epochs: int
+    lr: float = 1e-3
+    batch_size: int = 512
+    schedule: EpochSchedule = field(default_factory=EpochSchedule)
+    checkpoint_every_epochs: int = 25
+
+    def steps_per_epoch(self, n_train: int) -> int:
+        return math.ceil(n_train / self.batch_size)
+
+    def config(self, n_train: int, data_seed: int, eval_every_epochs: int) -> TrainConfig:
+        """The loop's settings: whole epochs of the clean protocol's seeded batch order."""
+        per_epoch = self.steps_per_epoch(n_train)
+        return TrainConfig(steps=self.epochs * per_epoch, batch_size=self.batch_size,
+                           lr=self.lr, data_seed=data_seed, log_every=per_epoch,
+                           eval_every=per_epoch * eval_every_epochs,
+                           checkpoint_every=per_epoch * self.checkpoint_every_epochs,
+                           protocol="clean")
+
+
+def follow_up_training(settings: Mapping[str, Any], epochs: int) -> FollowUpTraining:
+    """FollowUpTraining from a `training` block of the config (lr, batch_size, warmup_epochs,
+    warmup_factor, decay, checkpoint_every_epochs) and the epochs of one kind of model."""
+    schedule = EpochSchedule(settings["warmup_epochs"], settings["warmup_factor"],
+                             settings["decay"])
+    return FollowUpTraining(epochs, settings["lr"], settings["batch_size"], schedule,
+                            settings["checkpoint_every_epochs"])
+
+
+def spirals_train_data(data: SpiralsData) -> TrainData:
+    """The training loop's data: the train and test splits (codes: unused by these models)."""
+    k = data.num_classes
+    return TrainData(data.x["train"], data.labels["train"], data.x["test"], data.labels["test"],
+                     np.zeros((k, 1), dtype=np.float32))
+
+
+def _run(stack: StackedFollowUp, data: TrainData, training: FollowUpTraining, data_seed: int,
+         eval_every_epochs: int, options: RunOptions) -> dict[str, Any]:
+    cfg = training.config(len(data.train_x), data_seed, eval_every_epochs)
+    per_epoch = training.steps_per_epoch(len(data.train_x))
+    identity = {**(options.identity or {}), "schedule": asdict(training.schedule)}
+    _, finals = train(stack, data, cfg, replace(
+        options, identity=identity, lr_factor=training.schedule.per_step(per_epoch)))
+    return finals
+
+
+def train_teachers(arch: FollowUpArch, seeds: Sequence[int], data: TrainData,
+                   training: FollowUpTraining, files: Sequence[SeedFiles],
+                   meta: Mapping[str, Any], options: RunOptions) -> None:
+    """The teachers (their classifiers: cross entropy of the labels), one stack, each written
+    with its f on the train and test inputs, g, metrics and weights (their state-dict keys)."""
+    stack = StackedFollowUp([build_follow_up(arch, s) for s in seeds])
+    finals = _run(stack, data, training, int(seeds[0]), training.epochs,
+                  replace(options, identity={"arch": asdict(arch), "seeds": list(seeds)}))
+    _write_models(stack, data, [{"role": "teacher", "seed": int(s)} for s in seeds], files,
+                  finals, meta)
+
+
+def _write_models(stack: StackedFollowUp, data: TrainData, members: Sequence[dict[str, Any]],
+                  files: Sequence[SeedFiles], finals: Mapping[str, Any],
+                  meta: Mapping[str, Any]) -> None:
+    f_train, g = extract(stack, data.train_x, data.codes)
+    f_test, _ = extract(stack, data.test_x, data.codes)
+    stack.cpu()
+    for i, (member, out) in enumerate(zip(members, files, strict=True)):
+        reps = SeedRepresentations(g[i], {"train": f_train[i], "test": f_test[i]},
+                                   {"train": data.train_labels, "test": data.test_labels})
+        metrics = {"final_test_loss_eval": finals["test_loss_eval"][i],
+                   "test_accuracy": finals["test_accuracy"][i],
+                   "steps_total": finals["steps_total"], "wall_time_s": finals["wall_time_s"]}
+        write_seed(out, reps, {**meta, **member, "M": stack.arch.rep_dim,
+                               "K": stack.arch.num_classes}, metrics, stack.state_dict_of(i))
+
+
+@dataclass(frozen=True)
+class Student:
+    teacher: int  # index of its teacher among the teachers
+    teacher_seed: int
+    loss: str
+    seed: int
+
+
+def students_of(teacher_seeds: Sequence[int], losses: Sequence[str],
+                seeds: Sequence[int]) -> list[Student]:
+    """Every student, teacher-major, then loss, then seed: the stack's order."""
+    unknown = sorted(set(losses) - set(FOLLOW_UP_LOSSES))
+    if unknown:
+        raise ValueError(f"unknown losses {unknown}; one of {FOLLOW_UP_LOSSES}")
+    return [Student(t, int(ts), loss, int(s)) for t, ts in enumerate(teacher_seeds)
+            for loss in losses for s in seeds]
+
+
+def student_arch(arch: FollowUpArch, loss: str) -> FollowUpArch:
+    """A student's architecture: the teacher's, Xavier-initialised head for a distilled one
+    (their KLDistill, LogitDistill), the plain classifier's for the labels baseline."""
+    return replace(arch, xavier_head=loss != "labels", concepts=0)
+
+
+@dataclass(frozen=True)
+class Teachers:
+    """The teachers' f per split, g and logits per split (float64), and their test labels."""
+
+    f: dict[str, np.ndarray]  # split -> (T, N, M)
+    g: np.ndarray  # (T, K, M)
+    z: dict[str, np.ndarray]  # split -> (T, N, K)
+
+
+def teachers_from(stack: StackedFollowUp, data: TrainData) -> Teachers:
+    f = {"train": extract(stack, data.train_x, data.codes)[0],
+         "test": extract(stack, data.test_x, data.codes)[0]}
+    g = to_host(stack.head.detach(), np.float64)
+    z = {split: np.einsum("tnm,tkm->tnk", f[split], g) for split in SPLITS}
+    return Teachers(f, g, z)
+
+
+def pair_metrics(teacher_f: np.ndarray, teacher_g: np.ndarray, f: np.ndarray, g: np.ndarray,
+                 labels: np.ndarray, d_rep_subsets: int) -> dict[str, float]:
+    """A student (f, g) against its teacher on one split's inputs (SNAPSHOT_COLUMNS)."""
+    zt, zs = logits(teacher_f, teacher_g), logits(f, g)
+    m = f.shape[1]
+    return {"kl": kl_from_logits(zt, zs), "d_logit2": d_logit_squared(zs, zt),
+            "mcca": mean_cca(teacher_f, f), "mcca_sklearn": sklearn_mcca(teacher_f, f, m),
+            "d_rep": d_rep(f, g, teacher_f, teacher_g, d_rep_subsets).value,
+            "tau_teacher": min_probability(zt), "tau_student": min_probability(zs),
+            "accuracy": float(np.mean(zs.argmax(1) == labels)),
+            "agreement": float(np.mean(zs.argmax(1) == zt.argmax(1))),
+            "teacher_accuracy": float(np.mean(zt.argmax(1) == labels))}
+
+
+class StudentSnapshots:
+    """At the end of every `every` epochs (the loop's on_step), every student against its
+    teacher on the train and test inputs (pair_metrics). Resumable: the rows so far travel
+    with the run's checkpoint."""
+
+    def __init__(self, stack: StackedFollowUp, data: TrainData, teachers: Teachers,
+                 students: Sequence[Student], per_epoch: int, every: int,
+                 d_rep_subsets: int) -> None:
+        self.stack, self.data, self.teachers, self.students = stack, data, teachers, students
+        self.per_epoch, self.every, self.d_rep_subsets = per_epoch, every, d_rep_subsets
+        self.rows: list[dict[str, Any]] = []
+
+    def __call__(self, done: int) -> None:
+        if done == 0 or done % (self.per_epoch * self.every):
+            return
+        epoch = done // self.per_epoch
+        for split, x, labels in (("train", self.data.train_x, self.data.train_labels),
+                                 ("test", self.data.test_x, self.data.test_labels)):
+            f_all, g_all = extract(self.stack, x, self.data.codes)
+            for i, st in enumerate(self.students):
+                metrics = pair_metrics(self.teachers.f[split][st.teacher],
+                                       self.teachers.g[st.teacher], f_all[i], g_all[i], labels,
+                                       self.d_rep_subsets)
+                self.rows.append({"teacher_seed": st.teacher_seed, "loss": st.loss,
+                                  "seed": st.seed, "epoch": epoch, "split": split, **metrics})
+
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=SNAPSHOT_COLUMNS)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"rows": list(self.rows)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.rows = list(state["rows"])
+
+
+def load_teachers(arch: FollowUpArch, paths: Sequence[str | Path]) -> StackedFollowUp:
+    """The teachers from their model.pt files (their keys), as one stack in eval mode."""
+    models = []
+    for path in paths:
+        model = build_follow_up(arch, 0)
+        model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+        models.append(model)
+    return StackedFollowUp(models).eval()
+
+
+@dataclass(frozen=True)
+class StudentRun:
+    """What one students job trains and measures: every student (teacher-major), their
+    architecture (the teachers'), schedule, how often they are measured and d_rep's cap."""
+
+    arch: FollowUpArch
+    students: Sequence[Student]
+    training: FollowUpTraining
+    eval_every_epochs: int
+    d_rep_subsets: int
+
+
+def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: TrainData,
+                   files: Sequence[SeedFiles], meta: Mapping[str, Any],
+                   options: RunOptions) -> pd.DataFrame:
+    """Every student in one stack, each matching its teacher's logits on the training inputs
+    (taken once, in eval mode, as their distill_knowledge_to_dataset), measured every
+    eval_every_epochs epochs; each written as a model; returns the snapshots table."""
+    students, training = run.students, run.training
+    teachers_stack = load_teachers(run.arch, teacher_paths).to(options.device)
+    teachers = teachers_from(teachers_stack, data)
+    with torch.no_grad():
+        x = torch.as_tensor(data.train_x).to(options.device)
+        targets = teachers_stack.logits(x)[[s.teacher for s in students]].contiguous()
+    stack = StackedFollowUp([build_follow_up(student_arch(run.arch, s.loss), s.seed)
+                             for s in students])
+    per_epoch = training.steps_per_epoch(len(data.train_x))
+    snapshots = StudentSnapshots(stack, data, teachers, students, per_epoch,
+                                 run.eval_every_epochs, run.d_rep_subsets)
+    identity = {"arch": asdict(run.arch), "students": [asdict(s) for s in students]}
+    finals = _run(stack, data, training, students[0].seed, run.eval_every_epochs, replace(
+        options, identity=identity, on_step=snapshots,
+        resumables={**options.resumables, "snapshots": snapshots},
+        objective=follow_up_objective([s.loss for s in students], targets)))
+    _write_models(stack, data, [{"role": "student", "teacher_seed": s.teacher_seed,
+                                 "loss": s.loss, "seed": s.seed} for s in students], files,
+                  finals, meta)
+    return snapshots.table()
+
+
+def snapshots_metadata(arch: FollowUpArch, training: FollowUpTraining,
+                       run_config: Mapping[str, Any]) -> dict[str, Any]:
+    return {"experiment": "logit_distance", "arch": asdict(arch),
+            "training": {**asdict(training), "schedule": asdict(training.schedule)},
+            **provenance(run_config)}
+
+
+def sklearn_mcca(x: np.ndarray, y: np.ndarray, n_components: int) -> float:
+    """Their m_CCA (dissimilarities/mean_cca.py): scikit-learn's CCA (NIPALS, max_iter 1000)
+    fitted on x and y, the mean Pearson correlation of its matched components, beside the exact
+    m_CCA (measures.cca.mean_cca) in every snapshot."""
+    import warnings
+
+    from sklearn.cross_decomposition import CCA
+
+    cca = CCA(n_components=n_components, max_iter=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sklearn's convergence notes on toy data
+        u, v = cca.fit(x, y).transform(x, y)
+    return float(np.mean([np.corrcoef(u[:, k], v[:, k])[0, 1] for k in range(n_components)]))

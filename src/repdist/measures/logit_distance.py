@@ -1,0 +1,150 @@
+"""The follow-up's measures (Nielsen et al. 2026, "Logit Distance Bounds Representational
+Similarity"; their `dissimilarities/` and `figures/bound_plot_cifar.py`), from two models'
+embeddings f (N x M) and unembeddings g (K x M), logits f g^T.
+
+- `d_logit_squared`: E_x sum_y (l~_y(x) - l~'_y(x))^2 with l~ the logits centred over labels
+  (their `calculate_d_2_logit`; the square of measures.extra's d_logit).
+- `d_rep`: the linear-identifiability dissimilarity by its definition: for a pivot label p and
+  M other labels S, L_m = [g_m(y) - g_m(p)]_{y in S} (M x M); equal distributions give
+  L_1 f_1(x) = L_2 f_2(x), so f_1 = A f_2 with A = L_1^{-1} L_2; d_rep is the mean over every
+  pivot and every M-subset of the other labels (a seeded sample of `max_subsets` where there
+  are more) of E_x ||f_1(x) - A f_2(x)||^2. Their two functions estimate it from 7 pivots x 15
+  random subsets (synthetic), one without the square, one divided by the number of (pivot,
+  subset) pairs twice: docs/logit_distance.md and `repdist_retrace.logit_distance` say by how
+  much each differs. A subset whose L_1 is singular (condition number above 1/eps) is left out.
+- `f1_bound`: their Theorem F.1 plot's two sides: sum_k (1 - rho_k^2) lambda_k and d_logit^2,
+  rho_k the canonical correlations of the two embeddings (descending, zeros past their number)
+  and lambda_k the largest M eigenvalues of the covariance over inputs of the first model's
+  centred logits (descending). Derived here (docs/logit_distance.md): the least-squares fit of
+  model 1's logits from model 2's embedding leaves at least the left side, and model 2's own
+  logits are one such fit, so left <= right for any two models; their script pairs unsorted
+  eigenvalues with sorted correlations.
+- `kl_bound`: under tau-lower-bounded probabilities (every p, p' >= tau), d_logit^2 <=
+  2 KL / tau^2 (|log p - log p'| <= |p - p'| / tau, then Pinsker); the bound and tau.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from .cca import canonical_correlations, orthonormal_basis
+
+MAX_SUBSETS = 20_000  # (pivot, subset) pairs d_rep averages over before it samples them
+SUBSET_STREAM = 0xD4E9  # seeds d_rep's sample of (pivot, subset) pairs
+
+
+def logits(f: np.ndarray, g: np.ndarray) -> np.ndarray:
+    return np.asarray(f, dtype=np.float64) @ np.asarray(g, dtype=np.float64).T
+
+
+def _log_softmax(z: np.ndarray) -> np.ndarray:
+    shift = z.max(axis=1, keepdims=True)
+    return z - shift - np.log(np.exp(z - shift).sum(axis=1, keepdims=True))
+
+
+def kl_from_logits(teacher: np.ndarray, student: np.ndarray) -> float:
+    """Mean over inputs of KL(teacher || student) from two N x K logit arrays (their metric,
+    torch's KLDivLoss(batchmean) of the log-softmaxes, here in float64)."""
+    log_t, log_s = _log_softmax(teacher), _log_softmax(student)
+    return float(np.mean(np.sum(np.exp(log_t) * (log_t - log_s), axis=1)))
+
+
+def min_probability(z: np.ndarray) -> float:
+    """The smallest probability a model gives any label on any input (their min_prob, tau)."""
+    return float(np.exp(_log_softmax(z).min()))
+
+
+def d_logit_squared(z1: np.ndarray, z2: np.ndarray) -> float:
+    """E_x sum_y of the squared difference of the logits centred over labels."""
+    d = (z1 - z1.mean(axis=1, keepdims=True)) - (z2 - z2.mean(axis=1, keepdims=True))
+    return float(np.einsum("ij,ij->", d, d) / d.shape[0])
+
+
+@dataclass(frozen=True)
+class DRep:
+    value: float  # the mean of E_x ||f_1 - A f_2||^2 over the (pivot, subset) pairs used
+    pairs: int  # (pivot, subset) pairs averaged over
+    singular: int  # pairs left out: L_1 singular
+    sampled: bool  # a seeded sample of the pairs (more than max_subsets)
+
+
+def subsets(num_labels: int, rep_dim: int, max_subsets: int = MAX_SUBSETS,
+            seed: int = 0) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(pivots (P,), subsets (P, M) of label indices, sampled): every pivot with every M-subset
+    of the other labels, or `max_subsets` pairs drawn uniformly (seeded) where there are more."""
+    if num_labels - 1 < rep_dim:
+        raise ValueError(f"d_rep needs K - 1 >= M labels besides the pivot, got K={num_labels}, "
+                         f"M={rep_dim}")
+    total = num_labels * math.comb(num_labels - 1, rep_dim)
+    if total <= max_subsets:
+        pivots, rows = [], []
+        for p in range(num_labels):
+            others = [y for y in range(num_labels) if y != p]
+            for combo in combinations(others, rep_dim):
+                pivots.append(p)
+                rows.append(combo)
+        return np.array(pivots), np.array(rows, dtype=np.intp).reshape(-1, rep_dim), False
+    rng = np.random.default_rng([SUBSET_STREAM, seed])
+    pivots = rng.integers(num_labels, size=max_subsets)
+    keys = rng.random((max_subsets, num_labels))
+    keys[np.arange(max_subsets), pivots] = np.inf  # never the pivot itself
+    return pivots, np.sort(np.argsort(keys, axis=1)[:, :rep_dim], axis=1), True
+
+
+def d_rep(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
+          max_subsets: int = MAX_SUBSETS, seed: int = 0) -> DRep:
+    """d_rep of model 1 (f1, g1) against model 2 (module docstring), both of one width M. From
+    second moments: E||f1 - A f2||^2 = tr E[f1 f1^T] - 2 tr(A E[f2 f1^T]) + tr(A E[f2 f2^T] A^T),
+    O(N M^2) once and O(M^3) a pair."""
+    f1, f2 = np.asarray(f1, dtype=np.float64), np.asarray(f2, dtype=np.float64)
+    g1, g2 = np.asarray(g1, dtype=np.float64), np.asarray(g2, dtype=np.float64)
+    if f1.shape != f2.shape or g1.shape != g2.shape or f1.shape[1] != g1.shape[1]:
+        raise ValueError(f"d_rep compares models of one width: f {f1.shape} {f2.shape}, "
+                         f"g {g1.shape} {g2.shape}")
+    n, m = f1.shape
+    pivots, rows, sampled = subsets(g1.shape[0], m, max_subsets, seed)
+    s11, s21, s22 = f1.T @ f1 / n, f2.T @ f1 / n, f2.T @ f2 / n
+    l1 = g1[rows] - g1[pivots][:, None, :]  # (P, M, M): row j is g(S_j) - g(p)
+    l2 = g2[rows] - g2[pivots][:, None, :]
+    ok = np.linalg.cond(l1) < 1.0 / np.finfo(np.float64).eps
+    a = np.linalg.solve(l1[ok], l2[ok])  # A = L1^{-1} L2, (P, M, M)
+    value = np.clip(np.trace(s11) - 2.0 * np.einsum("pij,ji->p", a, s21)
+                    + np.einsum("pij,jk,pik->p", a, s22, a), 0.0, None)  # a mean of squares
+    return DRep(float(np.mean(value)) if len(value) else float("nan"), int(ok.sum()),
+                int((~ok).sum()), sampled)
+
+
+@dataclass(frozen=True)
+class F1Bound:
+    left: float  # sum_k (1 - rho_k^2) lambda_k
+    right: float  # d_logit^2
+    correlations: np.ndarray  # rho, descending
+    eigenvalues: np.ndarray  # lambda, descending (the largest M_1 of model 1's logits)
+
+    @property
+    def holds(self) -> bool:
+        return self.left <= self.right * (1 + 1e-9) + 1e-12
+
+
+def f1_bound(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray) -> F1Bound:
+    """Theorem F.1's two sides for model 1 (the teacher) and model 2 (the student)."""
+    z1, z2 = logits(f1, g1), logits(f2, g2)
+    centred = z1 - z1.mean(axis=1, keepdims=True)
+    centred = centred - centred.mean(axis=0, keepdims=True)
+    m1 = np.asarray(f1).shape[1]
+    eigenvalues = np.sort(np.linalg.eigvalsh(centred.T @ centred / len(z1)))[::-1][:m1]
+    rho = canonical_correlations(orthonormal_basis(f1), orthonormal_basis(f2))
+    rho = np.concatenate([np.sort(rho)[::-1], np.zeros(max(0, m1 - len(rho)))])[:m1]
+    left = float(np.sum((1.0 - rho**2) * np.clip(eigenvalues, 0.0, None)))
+    return F1Bound(left, d_logit_squared(z1, z2), rho, eigenvalues)
+
+
+def kl_bound(teacher: np.ndarray, student: np.ndarray) -> tuple[float, float]:
+    """(2 KL(teacher || student) / tau^2, tau) from two N x K logit arrays, tau the smallest
+    probability either model gives (the bound on d_logit^2 under tau-lower-boundedness)."""
+    tau = min(min_probability(teacher), min_probability(student))
+    return 2.0 * kl_from_logits(teacher, student) / tau**2, tau

@@ -44,7 +44,7 @@ rule logit_distance_spirals_teachers:
         checkpoint=logit_file("teachers/checkpoint.pt"),
         run_config=run_config("logit_distance"),
     script:
-        "../workflow/scripts/logit_distance_teachers.py"
+        "../workflow/scripts/logit_distance_train.py"
 
 
 rule logit_distance_spirals_students:
@@ -76,7 +76,7 @@ rule logit_distance_spirals_students:
         checkpoint=logit_file("students/checkpoint.pt"),
         run_config=run_config("logit_distance"),
     script:
-        "../workflow/scripts/logit_distance_students.py"
+        "../workflow/scripts/logit_distance_train.py"
 
 
 rule logit_distance_spirals_table:

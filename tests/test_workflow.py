@@ -5,8 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from repdist.io import read_csv
 
@@ -449,6 +451,31 @@ def test_quick_dag_distillation(quick_run):
     assert len(rows) == 4 and (rows["verdict"] == "informational").all()
     assert not (quick_run / "distillation" / "K6_w16" / "kl" / "checkpoint.pt").exists()
     assert_image(quick_run / "figures" / "distillation.png")
+
+
+def test_quick_dag_logit_distance(quick_run):
+    """The follow-up's spirals at toy size (config.quick.yaml): the data in their format, two
+    teachers and their 16 students (4 losses x 2 seeds), the snapshots at epochs 5 and 10 on
+    both splits, the final table (nulls, Theorem F.1 on every student), the inverse-variance
+    summary, both figures and the paper comparison's rows."""
+    base = quick_run / "logit_distance" / "spirals"
+    with np.load(base / "data" / "spirals.npz") as npz:
+        assert npz["X_train"].shape == (560, 2) and npz["Y_test"].dtype == np.int64
+    snapshots = read_csv(quick_run / "tables" / "logit_distance_spirals_snapshots.csv")
+    assert len(snapshots) == 16 * 2 * 2 and sorted(set(snapshots["epoch"])) == [5, 10]
+    final = read_csv(quick_run / "tables" / "logit_distance_spirals_final.csv")
+    assert len(final) == 16 and set(final["loss"]) == {"kl", "l1", "l2", "labels"}
+    assert final["f1_holds"].all() and final[["mcca_f_p", "d_rep_p"]].notna().all().all()
+    metrics = json.loads((base / "students" / "l1" / "teacher401_seed41" / "metrics.json")
+                         .read_text())
+    assert (metrics["loss"], metrics["teacher_seed"], metrics["seed"]) == ("l1", 401, 41)
+    assert set(torch.load(base / "teachers" / "seed400" / "model.pt", weights_only=True)) >= {
+        "encoder.enc_block_1.weight", "encoder.enc_final.weight", "linear.weight"}
+    comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
+    assert comparison["claim"].str.startswith("Follow-up (spirals)").sum() == 5
+    assert not (base / "students" / "checkpoint.pt").exists()
+    for name in ("logit_distance_spirals_metrics", "logit_distance_spirals_bound"):
+        assert_image(quick_run / "figures" / f"{name}.png")
 
 
 def test_quick_dag_lm_seed_pairs(quick_run):

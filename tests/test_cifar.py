@@ -134,9 +134,10 @@ def test_cifar_trainer_resumes_bitwise_with_batchnorm(standin, tmp_path, crash_a
 
 
 def _cifar_stack_vs_alone(standin, dtype, steps, base_width=4, batch_size=16, seeds=(0, 1, 2),
-                          device="cpu", rep_dims=(2,)):
-    """A stack of every seed at each of `rep_dims` (M-major, as the stack across M), and each
-    of its models trained alone."""
+                          device="cpu", rep_dims=(2,), alone_of=None):
+    """A stack of every seed at each of `rep_dims` (M-major, as the stack across M), and its
+    models trained alone (those at the stack indices `alone_of`; None: every one), as (index in
+    the stack, model, finals)."""
     from repdist.models.stacked import StackedModelClass
 
     data = load_cifar10(standin)
@@ -153,11 +154,11 @@ def _cifar_stack_vs_alone(standin, dtype, steps, base_width=4, batch_size=16, se
     log, finals = train(stack, TrainData(x, data.train_labels, tx, data.test_labels, codes),
         cfg, RunOptions(eval_batch_size=25, device=device))
     alone = []
-    for m, seed in models:
-        model = build(m, seed)
+    for i in range(len(models)) if alone_of is None else alone_of:
+        model = build(*models[i])
         _, finals_1 = train(model, TrainData(x, data.train_labels, tx, data.test_labels, codes),
             cfg, RunOptions(eval_batch_size=25, device=device))
-        alone.append((model, finals_1))
+        alone.append((i, model, finals_1))
     return stack, finals, alone
 
 
@@ -171,12 +172,14 @@ def test_stacked_cifar_seeds_train_exactly_as_alone(standin):
 
 def test_a_stack_across_m_trains_each_of_the_30_models_as_alone(standin):
     """The three M's ten seeds each (config cifar10.stack_across_m) as one stack: heads of 2, 3
-    and 5 outputs padded to 5. In float64 every one of the 30 models' weights, BatchNorm buffers
-    and test loss equal it trained alone (1e-9), and the padded rows of f's and g's heads are
-    still exactly zero."""
+    and 5 outputs padded to 5. In float64 the first and last seed of each M (the models at the
+    padded stack's edges) have the weights, BatchNorm buffers and test loss of that model
+    trained alone (1e-9), and every model's padded rows of f's and g's heads are still exactly
+    zero."""
     stack, finals, alone = _cifar_stack_vs_alone(standin, torch.float64, steps=6,
                                                  base_width=2, seeds=range(10),
-                                                 rep_dims=(2, 3, 5))
+                                                 rep_dims=(2, 3, 5),
+                                                 alone_of=(0, 9, 10, 19, 20, 29))
     assert stack.num_models == 30 and stack.f_net.out_dims == [2] * 10 + [3] * 10 + [5] * 10
     assert_cifar_stack_is_each_alone(stack, finals, alone)
     for i, m in enumerate(stack.f_net.out_dims):
@@ -185,9 +188,9 @@ def test_a_stack_across_m_trains_each_of_the_30_models_as_alone(standin):
 
 
 def assert_cifar_stack_is_each_alone(stack, finals, alone):
-    """Every seed's weights, BatchNorm buffers and final test loss in the stack equal it
-    trained alone (1e-9 relative; step counters exactly)."""
-    for i, (model, finals_1) in enumerate(alone):
+    """Every seed trained alone has, in the stack, its weights, BatchNorm buffers and final test
+    loss (1e-9 relative; step counters exactly)."""
+    for i, model, finals_1 in alone:
         ours = stack.state_dict_of(i)
         assert list(ours) == list(model.state_dict())  # the original's keys, in order
         for name, p in model.state_dict().items():
@@ -206,7 +209,7 @@ def test_stacked_cifar_seeds_in_float32_give_the_same_models(standin):
     """float32, the quick branch's model size and steps: each seed's test losses within 1e-3 of
     its model trained alone."""
     stack, finals, alone = _cifar_stack_vs_alone(standin, torch.float32, steps=16, base_width=8)
-    for i, (_, finals_1) in enumerate(alone):
+    for i, _, finals_1 in alone:
         assert finals["test_loss"][i] == pytest.approx(finals_1["test_loss"][0], abs=1e-3)
         assert finals["test_loss_eval"][i] == pytest.approx(finals_1["test_loss_eval"][0],
                                                              abs=1e-3)

@@ -56,7 +56,7 @@ rule paper_comparison:
             else []
         ),
         logit_distance=(
-            [out("tables/logit_distance_spirals_final.csv")]
+            [out(f"tables/logit_distance_{d}_final.csv") for d in LOGIT_SETS]
             if config["logit_distance"]["enabled"]
             else []
         ),
@@ -95,6 +95,8 @@ rule paper_comparison:
         standin=CIFAR["standin"],
         authors_standin=AUTHORS["standin"],
         prh_standins=lambda wc: PRH_NEEDS_STANDINS,
+        logit_sets=LOGIT_SETS,
+        sub_standin=SUB["standin"],
     script:
         "../workflow/scripts/paper_comparison.py"
 

@@ -1,29 +1,30 @@
 # Beyond the paper: the authors' follow-up whole (Nielsen, Marconato, Gresele, Dittadi, Buchholz,
-# "Logit Distance Bounds Representational Similarity", 2026), as their code runs it: the spirals
-# generated and saved, teachers, students by KL, L1, L2 and the labels, their measures every
-# eval_every_epochs epochs, the final table with nulls and bounds, their figures.
+# "Logit Distance Bounds Representational Similarity", 2026), as their code runs it, on its
+# spirals and on SUB: the data, teachers, students by KL, L1, L2 and the labels, their measures
+# every eval_every_epochs epochs, the final table with nulls, bounds (and SUB's concept probe),
+# their figures. The spirals' rules first; SUB's are theirs with SUB's files and settings.
 include: "helpers/logit_distance.smk"
 
 
 rule logit_distance_spirals_data:
     output:
-        logit_file("data/spirals.npz"),
+        logit_data_file("spirals"),
     log:
         out("logs/logit_distance/spirals_data.log"),
     priority: AT_ONCE
     conda:
         "../envs/torch.yaml"
     params:
-        data=SPIRALS["data"],
+        data=LOGIT["spirals"]["data"],
     script:
         "../workflow/scripts/logit_distance_data.py"
 
 
 rule logit_distance_spirals_teachers:
     input:
-        data=logit_file("data/spirals.npz"),
+        data=logit_data_file("spirals"),
     output:
-        **trained_files(spirals_teacher_files, CIFAR_MODEL_TABLES),
+        **trained_files(logit_teacher_files("spirals"), CIFAR_MODEL_TABLES),
     log:
         training_log("logit_distance_train", "spirals_teachers"),
     benchmark:
@@ -34,14 +35,15 @@ rule logit_distance_spirals_teachers:
     resources:
         gpu=int(LOGIT_GPU),
         mem_mb=4000,
-        runtime=logit_runtime("teachers"),
+        runtime=logit_runtime("spirals", "teachers"),
     params:
-        arch=logit_model_settings(),
-        seeds=SPIRALS["teacher_seeds"],
-        epochs=SPIRALS["teacher_epochs"],
-        training=SPIRALS["training"],
+        dataset="spirals",
+        arch=logit_model_settings("spirals"),
+        seeds=LOGIT["spirals"]["teacher_seeds"],
+        epochs=LOGIT["spirals"]["teacher_epochs"],
+        training=LOGIT["spirals"]["training"],
         device=LOGIT["device"],
-        checkpoint=logit_file("teachers/checkpoint.pt"),
+        checkpoint=logit_file("spirals", "teachers/checkpoint.pt"),
         run_config=run_config("logit_distance"),
     script:
         "../workflow/scripts/logit_distance_train.py"
@@ -49,11 +51,11 @@ rule logit_distance_spirals_teachers:
 
 rule logit_distance_spirals_students:
     input:
-        data=logit_file("data/spirals.npz"),
-        teachers=spirals_teacher_files("model.pt"),
+        data=logit_data_file("spirals"),
+        teachers=logit_teacher_files("spirals")("model.pt"),
     output:
-        **trained_files(spirals_student_files, CIFAR_MODEL_TABLES),
-        snapshots=logit_file("students/snapshots.parquet"),
+        **trained_files(logit_student_files("spirals"), CIFAR_MODEL_TABLES),
+        snapshots=logit_file("spirals", "students/snapshots.parquet"),
     log:
         training_log("logit_distance_train", "spirals_students"),
     benchmark:
@@ -64,16 +66,17 @@ rule logit_distance_spirals_students:
     resources:
         gpu=int(LOGIT_GPU),
         mem_mb=6000,
-        runtime=logit_runtime("students"),
+        runtime=logit_runtime("spirals", "students"),
     params:
-        arch=logit_model_settings(),
-        members=spirals_members(),
-        epochs=SPIRALS["student_epochs"],
-        training=SPIRALS["training"],
+        dataset="spirals",
+        arch=logit_model_settings("spirals"),
+        members=logit_members("spirals"),
+        epochs=LOGIT["spirals"]["student_epochs"],
+        training=LOGIT["spirals"]["training"],
         eval_every_epochs=LOGIT["eval_every_epochs"],
         d_rep_subsets=LOGIT["d_rep_subsets"],
         device=LOGIT["device"],
-        checkpoint=logit_file("students/checkpoint.pt"),
+        checkpoint=logit_file("spirals", "students/checkpoint.pt"),
         run_config=run_config("logit_distance"),
     script:
         "../workflow/scripts/logit_distance_train.py"
@@ -81,11 +84,13 @@ rule logit_distance_spirals_students:
 
 rule logit_distance_spirals_table:
     input:
-        snapshots=logit_file("students/snapshots.parquet"),
-        teacher_embeddings=spirals_teacher_files("embeddings_test.parquet"),
-        teacher_unembeddings=spirals_teacher_files("unembeddings.parquet"),
-        student_embeddings=spirals_student_files("embeddings_test.parquet"),
-        student_unembeddings=spirals_student_files("unembeddings.parquet"),
+        snapshots=logit_file("spirals", "students/snapshots.parquet"),
+        teacher_embeddings=logit_teacher_files("spirals")("embeddings_test.parquet"),
+        teacher_unembeddings=logit_teacher_files("spirals")("unembeddings.parquet"),
+        teacher_metrics=logit_teacher_files("spirals")("metrics.json"),
+        student_embeddings=logit_student_files("spirals")("embeddings_test.parquet"),
+        student_unembeddings=logit_student_files("spirals")("unembeddings.parquet"),
+        student_metrics=logit_student_files("spirals")("metrics.json"),
     output:
         snapshots=out("tables/logit_distance_spirals_snapshots.csv"),
         final=report(
@@ -102,8 +107,9 @@ rule logit_distance_spirals_table:
     conda:
         "../envs/measures.yaml"
     params:
-        members=spirals_members(),
-        teacher_seeds=SPIRALS["teacher_seeds"],
+        dataset="spirals",
+        members=logit_members("spirals"),
+        teacher_seeds=LOGIT["spirals"]["teacher_seeds"],
         null=config["null"],
         d_rep_subsets=LOGIT["d_rep_subsets"],
     script:
@@ -133,12 +139,145 @@ rule logit_distance_spirals_figures:
         out("logs/logit_distance/spirals_figures.log"),
     conda:
         "../envs/figures.yaml"
+    params:
+        title="Follow-up, spirals",
     script:
         "../workflow/scripts/logit_distance_figures.py"
 
 
+# SUB: DINOv2-base features of its images (their dsets/preprocess_sub.py's file, `sub.features`),
+# or a stand-in in that format (`sub.standin`); a concept-bottleneck teacher (birds and attributes)
+rule logit_distance_sub_standin:
+    output:
+        logit_file("sub", "data/sub_standin.pt"),
+    log:
+        out("logs/logit_distance/sub_standin.log"),
+    priority: AT_ONCE
+    conda:
+        "../envs/torch.yaml"
+    params:
+        per_bird=SUB["standin_per_bird"],
+        seed=config["seed"],
+    script:
+        "../workflow/scripts/logit_distance_data.py"
+
+
+use rule logit_distance_spirals_teachers as logit_distance_sub_teachers with:
+    input:
+        data=logit_data_file("sub"),
+    output:
+        **trained_files(logit_teacher_files("sub"), CIFAR_MODEL_TABLES),
+    log:
+        training_log("logit_distance_train", "sub_teachers"),
+    benchmark:
+        out("benchmarks/logit_distance_train/sub_teachers.tsv")
+    resources:
+        gpu=int(LOGIT_GPU),
+        mem_mb=8000,
+        runtime=logit_runtime("sub", "teachers"),
+    params:
+        dataset="sub",
+        arch=logit_model_settings("sub"),
+        seeds=SUB["teacher_seeds"],
+        epochs=SUB["teacher_epochs"],
+        training=SUB["training"],
+        device=LOGIT["device"],
+        checkpoint=logit_file("sub", "teachers/checkpoint.pt"),
+        run_config=run_config("logit_distance"),
+
+
+use rule logit_distance_spirals_students as logit_distance_sub_students with:
+    input:
+        data=logit_data_file("sub"),
+        teachers=logit_teacher_files("sub")("model.pt"),
+    output:
+        **trained_files(logit_student_files("sub"), CIFAR_MODEL_TABLES),
+        snapshots=logit_file("sub", "students/snapshots.parquet"),
+    log:
+        training_log("logit_distance_train", "sub_students"),
+    benchmark:
+        out("benchmarks/logit_distance_train/sub_students.tsv")
+    resources:
+        gpu=int(LOGIT_GPU),
+        mem_mb=12000,
+        runtime=logit_runtime("sub", "students"),
+    params:
+        dataset="sub",
+        arch=logit_model_settings("sub"),
+        members=logit_members("sub"),
+        epochs=SUB["student_epochs"],
+        training=SUB["training"],
+        eval_every_epochs=LOGIT["eval_every_epochs"],
+        d_rep_subsets=LOGIT["d_rep_subsets"],
+        device=LOGIT["device"],
+        checkpoint=logit_file("sub", "students/checkpoint.pt"),
+        run_config=run_config("logit_distance"),
+
+
+use rule logit_distance_spirals_table as logit_distance_sub_table with:
+    input:
+        snapshots=logit_file("sub", "students/snapshots.parquet"),
+        teacher_embeddings=logit_teacher_files("sub")("embeddings_test.parquet"),
+        teacher_unembeddings=logit_teacher_files("sub")("unembeddings.parquet"),
+        teacher_metrics=logit_teacher_files("sub")("metrics.json"),
+        student_embeddings=logit_student_files("sub")("embeddings_test.parquet"),
+        student_unembeddings=logit_student_files("sub")("unembeddings.parquet"),
+        student_metrics=logit_student_files("sub")("metrics.json"),
+    output:
+        snapshots=out("tables/logit_distance_sub_snapshots.csv"),
+        final=report(
+            out("tables/logit_distance_sub_final.csv"),
+            caption="../report/logit_distance_final.rst",
+            category="Beyond the paper",
+            subcategory="The follow-up: logit distance",
+        ),
+        summary=out("tables/logit_distance_sub_summary.csv"),
+    log:
+        out("logs/logit_distance/sub_table.log"),
+    benchmark:
+        out("benchmarks/logit_distance_sub_table.tsv")
+    params:
+        dataset="sub",
+        members=logit_members("sub"),
+        teacher_seeds=SUB["teacher_seeds"],
+        null=config["null"],
+        d_rep_subsets=LOGIT["d_rep_subsets"],
+
+
+use rule logit_distance_spirals_figures as logit_distance_sub_figures with:
+    input:
+        final=out("tables/logit_distance_sub_final.csv"),
+        summary=out("tables/logit_distance_sub_summary.csv"),
+    output:
+        **figure(
+            "logit_distance_sub_metrics",
+            "logit_distance_metrics",
+            "Beyond the paper",
+            prefix="metrics_",
+            subcategory="The follow-up: logit distance",
+        ),
+        **figure(
+            "logit_distance_sub_bound",
+            "logit_distance_bound",
+            "Beyond the paper",
+            prefix="bound_",
+            subcategory="The follow-up: logit distance",
+        ),
+    log:
+        out("logs/logit_distance/sub_figures.log"),
+    params:
+        title="Follow-up, SUB",
+
+
 rule logit_distance_all:
     input:
-        rules.logit_distance_spirals_table.output,
-        figure_files("logit_distance_spirals_metrics"),
-        figure_files("logit_distance_spirals_bound"),
+        [
+            out(f"tables/logit_distance_{d}_{t}.csv")
+            for d in LOGIT_SETS
+            for t in ("final", "summary")
+        ],
+        [
+            figure_files(f"logit_distance_{d}_{k}")
+            for d in LOGIT_SETS
+            for k in ("metrics", "bound")
+        ],

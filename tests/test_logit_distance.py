@@ -13,11 +13,15 @@ import torch
 import torch.nn.functional as F
 
 from repdist.data.spirals import load_spirals, make_spirals, save_spirals, spiral_points
+from repdist.data.sub import SubFeaturesError, load_sub_features, split_sub, write_sub_standin
 from repdist.experiments.logit_distance import (
     FollowUpTraining,
     Student,
     StudentRun,
-    spirals_train_data,
+    TeacherRun,
+    concept_probe,
+    follow_up_train_data,
+    job_data,
     train_students,
     train_teachers,
 )
@@ -31,6 +35,7 @@ from repdist.experiments.outputs import SeedFiles
 from repdist.measures.logit_distance import (
     d_logit_squared,
     d_rep,
+    d_rep_null,
     f1_bound,
     kl_bound,
     kl_from_logits,
@@ -38,7 +43,7 @@ from repdist.measures.logit_distance import (
 )
 from repdist.measures.null import NullSettings
 from repdist.models.follow_up import FollowUpArch, StackedFollowUp, build_follow_up
-from repdist.training.distillation import follow_up_loss, follow_up_objective
+from repdist.training.distillation import cbm_objective, follow_up_loss, follow_up_objective
 from repdist.training.loop import RunOptions, TrainConfig, TrainData, train
 from repdist.training.settings import EpochSchedule
 
@@ -283,7 +288,7 @@ def test_the_claims_pass_when_logit_students_are_closer_and_fail_when_they_are_n
 def test_teachers_and_students_train_measure_and_tabulate(tmp_path):
     """The branch at toy size: two teachers, their students by every loss, snapshots at epochs
     2 and 4 on both splits, the final table with nulls and bounds, the summary."""
-    data = spirals_train_data(make_spirals(400, n_per_arm=12))
+    data = follow_up_train_data(make_spirals(400, n_per_arm=12))
     arch = FollowUpArch(hidden=8)
     training = FollowUpTraining(epochs=4, batch_size=32, schedule=EpochSchedule(1))
 
@@ -292,7 +297,8 @@ def test_teachers_and_students_train_measure_and_tabulate(tmp_path):
         return SeedFiles({"train": folder / "tr.parquet", "test": folder / "te.parquet"},
                          folder / "g.parquet", folder / "m.json", folder / "model.pt")
 
-    train_teachers(arch, [400, 401], data, training, [files("t0"), files("t1")], {}, RunOptions())
+    train_teachers(TeacherRun(arch, [400, 401], training), data, [files("t0"), files("t1")], {},
+                   RunOptions())
     students = [Student(t, 400 + t, loss, 40) for t in (0, 1) for loss in ("kl", "l1", "labels")]
     snapshots = train_students(StudentRun(arch, students, training, 2, 1000),
                                [tmp_path / "t0/model.pt", tmp_path / "t1/model.pt"], data,
@@ -312,3 +318,53 @@ def test_teachers_and_students_train_measure_and_tabulate(tmp_path):
     assert final[["mcca_f_p", "d_rep_p", "kl_calibrated"]].notna().all().all()
     summary = inverse_variance_summary(snapshots)
     assert set(summary["loss"]) == {"kl", "l1", "labels"} and (summary["teachers"] == 2).all()
+
+
+def test_d_rep_null_draws_are_d_rep_of_the_reordered_inputs():
+    rng = np.random.default_rng(4)
+    (f1, g1), (f2, g2) = random_model(rng, n=120, k=9, m=3), random_model(rng, n=120, k=9, m=3)
+    orders = np.array([rng.permutation(120) for _ in range(6)])
+    np.testing.assert_allclose(d_rep_null(f1, g1, f2, g2, orders),
+                               [d_rep(f1[o], g1, f2, g2).value for o in orders], rtol=1e-10)
+
+
+def test_sub_features_are_read_in_their_format_and_split_as_theirs(tmp_path):
+    """A stand-in in their file format: 33 birds x 4 points, their 70/30 then 80/20 split
+    stratified by bird; a file without their keys names what is missing."""
+    write_sub_standin(tmp_path / "sub.pt", per_bird=10, seed=0, dim=16)
+    x, birds, attributes = load_sub_features(tmp_path / "sub.pt")
+    assert x.shape == (330, 16) and x.dtype == np.float32 and birds.max() == 32
+    data = split_sub(x, birds, attributes)
+    assert {k: len(v) for k, v in data.x.items()} == {"train": 184, "val": 47, "test": 99}
+    assert (np.bincount(data.labels["test"], minlength=33) == 3).all()
+    assert data.num_classes == 33 and data.num_concepts == attributes.max() + 1
+    torch.save({"embeddings": torch.zeros(3, 4)}, tmp_path / "bad.pt")
+    with pytest.raises(SubFeaturesError, match="labels"):
+        load_sub_features(tmp_path / "bad.pt")
+
+
+def test_the_concept_bottleneck_teacher_learns_birds_and_attributes(tmp_path):
+    """Their BiClassification_Loss: cross entropy of the labels plus that of the concepts; and
+    a job's SUB data: the birds as labels, the attributes' probe."""
+    write_sub_standin(tmp_path / "sub.pt", per_bird=10, seed=0, dim=16)
+    job = job_data("sub", tmp_path / "sub.pt", 33)
+    assert job.probe is not None and len(job.concepts) == len(job.data.train_x)
+    arch = FollowUpArch(in_dim=16, hidden=8, depth=1, rep_dim=4, num_classes=33, concepts=33,
+                        dropout=0.0, xavier_head=True)
+    stack = StackedFollowUp([build_follow_up(arch, 0)])
+    x = torch.as_tensor(job.data.train_x[:20])
+    y, idx = torch.as_tensor(job.data.train_labels[:20]), torch.arange(20)
+    concepts = torch.as_tensor(job.concepts)
+    loss = cbm_objective(concepts)(stack, x, None, y, idx)
+    want = F.cross_entropy(stack.logits(x)[0], y) + F.cross_entropy(
+        stack.concept_logits(x)[0], concepts[:20])
+    torch.testing.assert_close(loss[0], want)
+
+
+def test_the_concept_probe_reads_a_concept_that_is_there_and_not_one_that_is_not():
+    rng = np.random.default_rng(5)
+    concepts = np.repeat(np.arange(4), 50)
+    holding = np.eye(4)[concepts] * 3 + rng.normal(size=(200, 4))
+    assert concept_probe(holding, concepts)["concept_probe_accuracy"] > 0.9
+    chance = concept_probe(rng.normal(size=(200, 4)), concepts)
+    assert chance["concept_probe_accuracy"] < 0.45 and chance["concept_probe_nll"] > 1.2

@@ -474,8 +474,25 @@ def test_quick_dag_logit_distance(quick_run):
     comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
     assert comparison["claim"].str.startswith("Follow-up (spirals)").sum() == 5
     assert not (base / "students" / "checkpoint.pt").exists()
-    for name in ("logit_distance_spirals_metrics", "logit_distance_spirals_bound"):
+    for name in ("logit_distance_spirals_metrics", "logit_distance_spirals_bound",
+                 "logit_distance_sub_metrics", "logit_distance_sub_bound"):
         assert_image(quick_run / "figures" / f"{name}.png")
+
+
+def test_quick_dag_logit_distance_on_a_sub_standin(quick_run):
+    """SUB at toy size on its stand-in features: a concept-bottleneck teacher (its probe in its
+    weights), 8 students, every model's attribute probe beside its teacher's, and the paper
+    comparison's concept rows informational (stand-in)."""
+    base = quick_run / "logit_distance" / "sub"
+    teacher = torch.load(base / "teachers" / "seed400" / "model.pt", weights_only=True)
+    assert teacher["probe.weight"].shape == (33, 10)
+    final = read_csv(quick_run / "tables" / "logit_distance_sub_final.csv")
+    assert len(final) == 8 and final["f1_holds"].all()
+    assert final[["concept_probe_accuracy", "teacher_concept_probe_accuracy"]].notna().all().all()
+    comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
+    rows = comparison[comparison["claim"].str.startswith("Follow-up (SUB)")]
+    concept = rows[rows["claim"].str.contains("concept probe")]
+    assert len(rows) == 7 and len(concept) == 2 and (concept["verdict"] == "informational").all()
 
 
 def test_quick_dag_lm_seed_pairs(quick_run):

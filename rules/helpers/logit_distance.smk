@@ -1,57 +1,87 @@
-# Helpers of rules/logit_distance.smk.
+# Helpers of rules/logit_distance.smk: each helper takes the data set's name (`spirals`, `sub`).
 LOGIT = config["logit_distance"]
-SPIRALS = LOGIT["spirals"]
 LOGIT_GPU = GPU_PLAN.uses_gpu(LOGIT["device"])
+SUB = LOGIT["sub"]
+# the data sets this run holds: the spirals always, SUB when on (features, or the stand-in)
+LOGIT_SETS = ["spirals"] + (["sub"] if SUB["enabled"] else [])
 
 
-def logit_file(name):
-    """A file of the follow-up's spirals experiment."""
-    return out(f"logit_distance/spirals/{name}")
+def logit_file(dataset, name):
+    """A file of one data set's follow-up experiment."""
+    return out(f"logit_distance/{dataset}/{name}")
 
 
-def spirals_teacher_files(name):
+def logit_teacher_files(dataset):
     """One file per teacher, in teacher_seeds order."""
-    return [logit_file(f"teachers/seed{t}/{name}") for t in SPIRALS["teacher_seeds"]]
+    seeds = LOGIT[dataset]["teacher_seeds"]
+    return lambda name: [logit_file(dataset, f"teachers/seed{t}/{name}") for t in seeds]
 
 
-def spirals_members():
+def logit_members(dataset):
     """Every student as (teacher seed, loss, seed), teacher-major then loss then seed: the
     order of its stack (experiments.logit_distance.students_of)."""
+    settings = LOGIT[dataset]
     return [
         (t, loss, s)
-        for t in SPIRALS["teacher_seeds"]
-        for loss in SPIRALS["losses"]
-        for s in SPIRALS["student_seeds"]
+        for t in settings["teacher_seeds"]
+        for loss in settings["losses"]
+        for s in settings["student_seeds"]
     ]
 
 
-def spirals_student_files(name):
-    """One file per student, in spirals_members order."""
-    return [
-        logit_file(f"students/{loss}/teacher{t}_seed{s}/{name}")
-        for t, loss, s in spirals_members()
+def logit_student_files(dataset):
+    """One file per student, in logit_members order."""
+    members = logit_members(dataset)
+    return lambda name: [
+        logit_file(dataset, f"students/{loss}/teacher{t}_seed{s}/{name}")
+        for t, loss, s in members
     ]
 
 
-def logit_model_settings():
-    """The spirals models' FollowUpArch fields."""
-    model, data = SPIRALS["model"], SPIRALS["data"]
-    return {**model, "in_dim": 2, "num_classes": data["n_labels"]}
+def logit_model_settings(dataset):
+    """The data set's FollowUpArch fields (the teacher's: SUB's has its concept probe)."""
+    model = LOGIT[dataset]["model"]
+    if dataset == "spirals":
+        return {
+            **model,
+            "in_dim": 2,
+            "num_classes": LOGIT["spirals"]["data"]["n_labels"],
+        }
+    return {
+        **model,
+        "in_dim": SUB["features_dim"],
+        "num_classes": SUB["birds"],
+        "concepts": SUB["attributes"],
+        "xavier_head": True,
+    }
 
 
-def logit_runtime(kind):
-    """Minutes for a training job of the follow-up on a CPU (~20 ms a 512-wide model-step on
-    2 cores, 28 steps an epoch of 14,000 points), twice; on a GPU far less."""
+def logit_data_file(dataset):
+    """The data set's data: the spirals' npz, or SUB's features (a file, or the stand-in)."""
+    if dataset == "spirals":
+        return logit_file("spirals", "data/spirals.npz")
+    return SUB["features"] or logit_file("sub", "data/sub_standin.pt")
+
+
+def logit_runtime(dataset, kind):
+    """Minutes for a training job of the follow-up on a CPU (~25 ms a 512-wide model-step on 2
+    cores, scaled by the width squared), twice; on a GPU far less."""
+    settings = LOGIT[dataset]
 
     def minutes(wildcards, attempt=1):
-        data = SPIRALS["data"]
-        points = data["n_labels"] * data["n_spirals"] * data["n_per_arm"] // 2
-        per_epoch = -(-points // SPIRALS["training"]["batch_size"])
+        if dataset == "spirals":
+            data = settings["data"]
+            points = data["n_labels"] * data["n_spirals"] * data["n_per_arm"] // 2
+        elif SUB["standin"]:
+            points = SUB["birds"] * SUB["standin_per_bird"] * 56 // 100
+        else:  # SUB's ~40,000 images, 56 % of them training points (an estimate)
+            points = 22400
+        per_epoch = -(-points // settings["training"]["batch_size"])
         if kind == "teachers":
-            models, epochs = len(SPIRALS["teacher_seeds"]), SPIRALS["teacher_epochs"]
+            models, epochs = len(settings["teacher_seeds"]), settings["teacher_epochs"]
         else:
-            models, epochs = len(spirals_members()), SPIRALS["student_epochs"]
-        scale = (SPIRALS["model"]["hidden"] / 512) ** 2
-        return int(10 + 2 * models * epochs * per_epoch * 0.02 * scale / 60) * attempt
+            models, epochs = len(logit_members(dataset)), settings["student_epochs"]
+        scale = (settings["model"]["hidden"] / 512) ** 2
+        return int(10 + 2 * models * epochs * per_epoch * 0.025 * scale / 60) * attempt
 
     return minutes

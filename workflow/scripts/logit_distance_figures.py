@@ -1,4 +1,5 @@
-"""Rule logit_distance_spirals_figures: the follow-up's metrics over epochs and its bounds."""
+"""Rules logit_distance_{spirals,sub}_figures: the follow-up's metrics over epochs and its
+bounds."""
 
 from repdist.figures.logit_distance import bound_figure, metrics_figure
 from repdist.figures.style import save_figure
@@ -7,7 +8,7 @@ from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 with job_log(sm.log[0]):
-    title = "Follow-up, spirals"
+    title = sm.params.title
     save_figure(metrics_figure(read_csv(sm.input.summary), title),
                 [sm.output.metrics_pdf, sm.output.metrics_png])
     save_figure(bound_figure(read_csv(sm.input.final), title),

@@ -1,17 +1,19 @@
-"""Rules logit_distance_spirals_teachers and logit_distance_spirals_students: the follow-up's
-teachers (trained on the labels), or every student of them (each teacher x loss x seed, on its
-teacher's logits or the labels, measured every eval_every_epochs epochs), one stack a job, with
-their schedule; each model written with its f, g, metrics and weights (their keys)."""
+"""Rules logit_distance_{spirals,sub}_teachers and _students: the follow-up's teachers (trained
+on the labels; SUB's on the birds and the attributes), or every student of them (each teacher x
+loss x seed, on its teacher's logits or the labels, measured every eval_every_epochs epochs), one
+stack a job, with their schedule; each model written with its f, g, metrics (SUB: the attribute
+probe) and weights (their keys)."""
+
 
 import torch
 
-from repdist.data.spirals import load_spirals
 from repdist.experiments.logit_distance import (
     Student,
     StudentRun,
+    TeacherRun,
     follow_up_training,
+    job_data,
     snapshots_metadata,
-    spirals_train_data,
     train_students,
     train_teachers,
 )
@@ -20,6 +22,7 @@ from repdist.io import provenance, write_parquet
 from repdist.models.follow_up import FollowUpArch
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint
+from repdist.training.distillation import cbm_objective
 from repdist.training.devices import resolve_device
 from repdist.training.loop import RunOptions
 
@@ -30,20 +33,27 @@ with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
     device = resolve_device(sm.params.device, "logit_distance.device", promised=bool(gpus))
     arch = FollowUpArch(**sm.params.arch)
     training = follow_up_training(sm.params.training, sm.params.epochs)
-    data = spirals_train_data(load_spirals(sm.input.data, arch.num_classes))
-    meta = {"experiment": "logit_distance", "data": "spirals", **provenance(sm.params.run_config)}
-    options = RunOptions(checkpoint=sm.params.checkpoint, device=device)
+    job = job_data(sm.params.dataset, sm.input.data, arch.num_classes,
+                   sm.config["logit_distance"]["sub"]["probe_seed"])
+    data, probe = job.data, job.probe
+    teachers_job = "members" not in sm.params.keys()
+    objective = (cbm_objective(torch.as_tensor(job.concepts))
+                 if teachers_job and job.concepts is not None else None)  # SUB's teachers
+    options = RunOptions(checkpoint=sm.params.checkpoint, device=device, objective=objective)
+    meta = {"experiment": "logit_distance", "data": sm.params.dataset,
+            **provenance(sm.params.run_config)}
     files = train_test_seed_files(sm.output)
-    if "members" not in sm.params.keys():
+    if teachers_job:
         log.info("teachers %s, %s, %s on %s", sm.params.seeds, arch, training, device)
-        train_teachers(arch, sm.params.seeds, data, training, files, meta, options)
+        train_teachers(TeacherRun(arch, sm.params.seeds, training, probe), data, files, meta,
+                       options)
     else:
         teachers = list(dict.fromkeys(t for t, _, _ in sm.params.members))
         students = [Student(teachers.index(t), t, loss, s) for t, loss, s in sm.params.members]
         log.info("%d students of teachers %s, %s, %s on %s", len(students), teachers, arch,
                  training, device)
         run = StudentRun(arch, students, training, sm.params.eval_every_epochs,
-                         sm.params.d_rep_subsets)
+                         sm.params.d_rep_subsets, probe)
         snapshots = train_students(run, sm.input.teachers, data, files, meta, options)
         write_parquet(sm.output.snapshots, snapshots,
                       snapshots_metadata(arch, training, sm.params.run_config))

@@ -20,7 +20,7 @@ from repdist.experiments.paper_comparison import (
     width_tables,
     workshop_checks,
 )
-from repdist.experiments.logit_distance_tables import follow_up_checks
+from repdist.experiments.logit_distance_tables import follow_up_checks, probe_checks
 from repdist.io import (
     read_csv,
     read_table_metadata,
@@ -50,8 +50,11 @@ with job_log(sm.log[0]) as log:
         checks += retrace_checks(read_csv(sm.input.authors[0]), standin=sm.params.authors_standin)
     if sm.input.distillation:
         checks += distillation_checks(read_csv(sm.input.distillation[0]))
-    if sm.input.logit_distance:
-        checks += follow_up_checks(read_csv(sm.input.logit_distance[0]), "spirals")
+    for data, final_csv in zip(sm.params.logit_sets, sm.input.logit_distance):
+        final = read_csv(final_csv)
+        name = "SUB" if data == "sub" else data
+        checks += follow_up_checks(final, name)
+        checks += probe_checks(final, name, sm.params.sub_standin)
     if sm.input.roeder:
         checks += roeder_checks(read_csv(sm.input.roeder[0]))
     if sm.input.roeder_words:

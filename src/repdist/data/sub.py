@@ -49,8 +49,10 @@ def load_sub_features(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndar
     if missing:
         raise SubFeaturesError(f"{path}: no {missing}: their dsets/preprocess_sub.py writes "
                                "embeddings, labels and attributes")
-    x = np.asarray(data["embeddings"], dtype=np.float32)
-    birds, attributes = (np.asarray(data[k]).reshape(-1).astype(np.int64)
+    from ..io.host import to_host
+
+    x = np.asarray(to_host(data["embeddings"], np.float32), dtype=np.float32)
+    birds, attributes = (np.asarray(to_host(data[k])).reshape(-1).astype(np.int64)
                          for k in ("labels", "attributes"))
     if x.ndim != 2 or not len(x) == len(birds) == len(attributes):
         raise SubFeaturesError(f"{path}: embeddings {x.shape}, {len(birds)} labels and "

@@ -19,8 +19,9 @@ student (teacher t, loss, seed s) starts from their initialisation for seed s.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data.spirals import SpiralsData
+from ..data.spirals import SpiralsData, load_spirals
+from ..data.sub import SubData, load_sub_features, split_sub
 from ..io import provenance
 from ..io.host import to_host
 from ..measures.cca import mean_cca
@@ -82,11 +84,61 @@ def follow_up_training(settings: Mapping[str, Any], epochs: int) -> FollowUpTrai
                             settings["checkpoint_every_epochs"])
 
 
-def spirals_train_data(data: SpiralsData) -> TrainData:
-    """The training loop's data: the train and test splits (codes: unused by these models)."""
+def follow_up_train_data(data: SpiralsData | SubData) -> TrainData:
+    """The training loop's data: the train and test splits (codes: unused by these models);
+    SUB's labels are its birds."""
     k = data.num_classes
     return TrainData(data.x["train"], data.labels["train"], data.x["test"], data.labels["test"],
                      np.zeros((k, 1), dtype=np.float32))
+
+
+@dataclass(frozen=True)
+class JobData:
+    """A training job's data: the loop's, each model's concept probe (SUB's attributes; None on
+    the spirals) and the training inputs' concepts (SUB's concept-bottleneck teachers' targets)."""
+
+    data: TrainData
+    probe: Probe | None = None
+    concepts: np.ndarray | None = None
+
+
+def job_data(dataset: str, path: str | Path, num_classes: int, probe_seed: int = 42) -> JobData:
+    """The data set `dataset` ("spirals": their npz; "sub": their features file) for a job."""
+    if dataset == "spirals":
+        return JobData(follow_up_train_data(load_spirals(path, num_classes)))
+    if dataset != "sub":
+        raise ValueError(f"unknown data set {dataset!r}: spirals or sub")
+    sub = split_sub(*load_sub_features(path))
+    probe = partial(concept_probe, concepts=sub.concepts["test"], seed=probe_seed)
+    return JobData(follow_up_train_data(sub), probe, sub.concepts["train"])
+
+
+def concept_probe(f: np.ndarray, concepts: np.ndarray, seed: int = 42) -> dict[str, float]:
+    """How linearly a representation holds a concept (their evaluation/sub_evaluate.py's
+    fit_linear_probe_concepts): logistic regression (scikit-learn's defaults) fitted on half
+    the inputs (train_test_split, stratified by the concept, random_state `seed`; not
+    stratified where a concept occurs once, which theirs cannot split), scored on the other
+    half: accuracy, macro F1, and the NLL of the true concept (their NLL takes the
+    probabilities for logits; this one is the log-loss)."""
+    import warnings
+
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import accuracy_score, f1_score
+    from sklearn.model_selection import train_test_split
+
+    strata = None if (np.bincount(concepts) == 1).any() else concepts
+    f_fit, f_held, c_fit, c_held = train_test_split(f, concepts, test_size=0.5,
+                                                    random_state=seed, stratify=strata)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # lbfgs' iteration note on unscaled features
+        clf = LogisticRegression().fit(f_fit, c_fit)
+    predicted = clf.predict(f_held)
+    proba = np.zeros((len(f_held), int(concepts.max()) + 1))
+    proba[:, clf.classes_] = clf.predict_proba(f_held)  # a concept never fitted: probability 0
+    true = np.clip(proba[np.arange(len(c_held)), c_held], 1e-15, None)
+    return {"concept_probe_accuracy": float(accuracy_score(c_held, predicted)),
+            "concept_probe_f1": float(f1_score(c_held, predicted, average="macro")),
+            "concept_probe_nll": float(-np.mean(np.log(true)))}
 
 
 def _run(stack: StackedFollowUp, data: TrainData, training: FollowUpTraining, data_seed: int,
@@ -99,21 +151,36 @@ def _run(stack: StackedFollowUp, data: TrainData, training: FollowUpTraining, da
     return finals
 
 
-def train_teachers(arch: FollowUpArch, seeds: Sequence[int], data: TrainData,
-                   training: FollowUpTraining, files: Sequence[SeedFiles],
+Probe = Callable[[np.ndarray], dict[str, float]]  # a model's test f -> its concept probe
+
+
+@dataclass(frozen=True)
+class TeacherRun:
+    """What one teachers job trains: their architecture (with a concept probe for SUB's
+    concept-bottleneck teachers), seeds and schedule; `probe` scores each model's test f."""
+
+    arch: FollowUpArch
+    seeds: Sequence[int]
+    training: FollowUpTraining
+    probe: Probe | None = None
+
+
+def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
                    meta: Mapping[str, Any], options: RunOptions) -> None:
-    """The teachers (their classifiers: cross entropy of the labels), one stack, each written
-    with its f on the train and test inputs, g, metrics and weights (their state-dict keys)."""
-    stack = StackedFollowUp([build_follow_up(arch, s) for s in seeds])
-    finals = _run(stack, data, training, int(seeds[0]), training.epochs,
-                  replace(options, identity={"arch": asdict(arch), "seeds": list(seeds)}))
-    _write_models(stack, data, [{"role": "teacher", "seed": int(s)} for s in seeds], files,
-                  finals, meta)
+    """The teachers (their classifiers: cross entropy of the labels; options.objective for
+    another, cbm_objective for SUB's), one stack, each written with its f on the train and test
+    inputs, g, metrics and weights (their state-dict keys)."""
+    stack = StackedFollowUp([build_follow_up(run.arch, s) for s in run.seeds])
+    finals = _run(stack, data, run.training, int(run.seeds[0]), run.training.epochs,
+                  replace(options, identity={"arch": asdict(run.arch),
+                                             "seeds": list(run.seeds)}))
+    _write_models(stack, data, [{"role": "teacher", "seed": int(s)} for s in run.seeds], files,
+                  finals, meta, run.probe)
 
 
 def _write_models(stack: StackedFollowUp, data: TrainData, members: Sequence[dict[str, Any]],
                   files: Sequence[SeedFiles], finals: Mapping[str, Any],
-                  meta: Mapping[str, Any]) -> None:
+                  meta: Mapping[str, Any], probe: Probe | None = None) -> None:
     f_train, g = extract(stack, data.train_x, data.codes)
     f_test, _ = extract(stack, data.test_x, data.codes)
     stack.cpu()
@@ -122,7 +189,8 @@ def _write_models(stack: StackedFollowUp, data: TrainData, members: Sequence[dic
                                    {"train": data.train_labels, "test": data.test_labels})
         metrics = {"final_test_loss_eval": finals["test_loss_eval"][i],
                    "test_accuracy": finals["test_accuracy"][i],
-                   "steps_total": finals["steps_total"], "wall_time_s": finals["wall_time_s"]}
+                   "steps_total": finals["steps_total"], "wall_time_s": finals["wall_time_s"],
+                   **(probe(f_test[i]) if probe is not None else {})}
         write_seed(out, reps, {**meta, **member, "M": stack.arch.rep_dim,
                                "K": stack.arch.num_classes}, metrics, stack.state_dict_of(i))
 
@@ -238,6 +306,7 @@ class StudentRun:
     training: FollowUpTraining
     eval_every_epochs: int
     d_rep_subsets: int
+    probe: Probe | None = None
 
 
 def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: TrainData,
@@ -264,7 +333,7 @@ def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: T
         objective=follow_up_objective([s.loss for s in students], targets)))
     _write_models(stack, data, [{"role": "student", "teacher_seed": s.teacher_seed,
                                  "loss": s.loss, "seed": s.seed} for s in students], files,
-                  finals, meta)
+                  finals, meta, run.probe)
     return snapshots.table()
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..measures import compare
-from ..measures.logit_distance import d_rep, f1_bound, kl_bound, logits
+from ..measures.logit_distance import d_rep, d_rep_null, f1_bound, kl_bound, logits
 from ..measures.null import NullSettings, null_stats, permutations
 from .paper_comparison import Check
 
@@ -47,8 +47,9 @@ def _d_rep_null(f: np.ndarray, g: np.ndarray, f_t: np.ndarray, g_t: np.ndarray,
     if null is None:
         nan = float("nan")
         return {"d_rep": observed, "d_rep_tau": nan, "d_rep_p": nan, "d_rep_calibrated": nan}
-    orders, _, _ = permutations(len(f), null.permutations, null.seed)
-    draws = np.array([d_rep(f[order], g, f_t, g_t, subsets).value for order in orders])
+    drawn, count, _ = permutations(len(f), null.permutations, null.seed)
+    orders = np.array(list(drawn), dtype=np.intp).reshape(count, len(f))
+    draws = d_rep_null(f, g, f_t, g_t, orders, subsets)
     tau, p, calibrated = null_stats(observed, draws, null.alpha, distance=True)
     return {"d_rep": observed, "d_rep_tau": tau, "d_rep_p": p, "d_rep_calibrated": calibrated}
 
@@ -75,12 +76,25 @@ def final_table(members: Sequence[Mapping[str, Any]],
                 teachers: Mapping[int, tuple[np.ndarray, np.ndarray]],
                 students: Sequence[tuple[np.ndarray, np.ndarray]],
                 null: NullSettings | None, subsets: int) -> pd.DataFrame:
-    """Every student's final row: `members` (teacher_seed, loss, seed) beside its (f, g) on the
-    test inputs, `teachers` the teachers' by seed."""
+    """Every student's final row: `members` (teacher_seed, loss, seed, and whatever else a
+    member carries: SUB's probe scores) beside its (f, g) on the test inputs, `teachers` the
+    teachers' by seed."""
     rows = [{**dict(member), **student_row(teachers[int(member["teacher_seed"])], reps, null,
                                            subsets)}
             for member, reps in zip(members, students, strict=True)]
     return pd.DataFrame(rows)
+
+
+PROBE = "concept_probe_accuracy"  # experiments.logit_distance.concept_probe's score
+
+
+def probe_columns(student_metrics: Mapping[str, Any],
+                  teacher_metrics: Mapping[str, Any]) -> dict[str, float]:
+    """A student's concept probe beside its teacher's (empty where the data has no concept)."""
+    if PROBE not in student_metrics:
+        return {}
+    return {PROBE: student_metrics[PROBE], f"teacher_{PROBE}": teacher_metrics[PROBE],
+            "concept_probe_gap": teacher_metrics[PROBE] - student_metrics[PROBE]}
 
 
 def inverse_variance_summary(snapshots: pd.DataFrame,
@@ -121,6 +135,30 @@ def _paired(final: pd.DataFrame, loss: str, metric: str) -> pd.DataFrame:
     ours = final[final["loss"] == loss][["teacher_seed", "seed", metric]]
     kl = final[final["loss"] == "kl"][["teacher_seed", "seed", metric]]
     return ours.merge(kl, on=["teacher_seed", "seed"], suffixes=("", "_kl"))
+
+
+def probe_checks(final: pd.DataFrame, data: str, standin: bool) -> list[Check]:
+    """The follow-up's concept claim: L1 and L2 students keep the teacher's linearly recoverable
+    concept better than KL students of the same teacher and seed (a smaller drop of the probe's
+    accuracy below the teacher's), beyond two standard errors; informational on a stand-in."""
+    if "concept_probe_gap" not in final:
+        return []
+    checks = []
+    for loss in ("l1", "l2"):
+        both = _paired(final, loss, "concept_probe_gap")
+        if len(both) < 2:
+            continue
+        diff = (both["concept_probe_gap_kl"] - both["concept_probe_gap"]).to_numpy(dtype=float)
+        se = diff.std(ddof=1) / np.sqrt(len(diff))
+        where = " (stand-in features: informational)" if standin else ""
+        checks.append(Check(
+            f"Follow-up ({data}): {loss.upper()} students keep the teacher's concept probe "
+            f"better than KL students (accuracy drop {both['concept_probe_gap'].mean():.4f} vs "
+            f"{both['concept_probe_gap_kl'].mean():.4f}, paired difference {diff.mean():.4g} +- "
+            f"{se:.2g} SE){where}", FOLLOW_UP, float(diff.mean()),
+            "logit distance preserves linearly recoverable concepts", "> 2 SE",
+            None if standin else bool(diff.mean() > 2 * se)))
+    return checks
 
 
 def follow_up_checks(final: pd.DataFrame, data: str) -> list[Check]:

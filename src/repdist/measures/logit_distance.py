@@ -95,27 +95,52 @@ def subsets(num_labels: int, rep_dim: int, max_subsets: int = MAX_SUBSETS,
     return pivots, np.sort(np.argsort(keys, axis=1)[:, :rep_dim], axis=1), True
 
 
-def d_rep(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
-          max_subsets: int = MAX_SUBSETS, seed: int = 0) -> DRep:
-    """d_rep of model 1 (f1, g1) against model 2 (module docstring), both of one width M. From
-    second moments: E||f1 - A f2||^2 = tr E[f1 f1^T] - 2 tr(A E[f2 f1^T]) + tr(A E[f2 f2^T] A^T),
-    O(N M^2) once and O(M^3) a pair."""
-    f1, f2 = np.asarray(f1, dtype=np.float64), np.asarray(f2, dtype=np.float64)
+def _d_rep_terms(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
+                 max_subsets: int, seed: int) -> tuple[np.ndarray, DRep]:
+    """The maps A of every (pivot, subset) pair (singular L_1 left out), as a DRep without its
+    value yet."""
     g1, g2 = np.asarray(g1, dtype=np.float64), np.asarray(g2, dtype=np.float64)
-    if f1.shape != f2.shape or g1.shape != g2.shape or f1.shape[1] != g1.shape[1]:
-        raise ValueError(f"d_rep compares models of one width: f {f1.shape} {f2.shape}, "
-                         f"g {g1.shape} {g2.shape}")
-    n, m = f1.shape
-    pivots, rows, sampled = subsets(g1.shape[0], m, max_subsets, seed)
-    s11, s21, s22 = f1.T @ f1 / n, f2.T @ f1 / n, f2.T @ f2 / n
+    if np.shape(f1) != np.shape(f2) or g1.shape != g2.shape or np.shape(f1)[1] != g1.shape[1]:
+        raise ValueError(f"d_rep compares models of one width: f {np.shape(f1)} "
+                         f"{np.shape(f2)}, g {g1.shape} {g2.shape}")
+    pivots, rows, sampled = subsets(g1.shape[0], g1.shape[1], max_subsets, seed)
     l1 = g1[rows] - g1[pivots][:, None, :]  # (P, M, M): row j is g(S_j) - g(p)
     l2 = g2[rows] - g2[pivots][:, None, :]
     ok = np.linalg.cond(l1) < 1.0 / np.finfo(np.float64).eps
     a = np.linalg.solve(l1[ok], l2[ok])  # A = L1^{-1} L2, (P, M, M)
-    value = np.clip(np.trace(s11) - 2.0 * np.einsum("pij,ji->p", a, s21)
-                    + np.einsum("pij,jk,pik->p", a, s22, a), 0.0, None)  # a mean of squares
-    return DRep(float(np.mean(value)) if len(value) else float("nan"), int(ok.sum()),
-                int((~ok).sum()), sampled)
+    return a, DRep(float("nan"), int(ok.sum()), int((~ok).sum()), sampled)
+
+
+def d_rep(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
+          max_subsets: int = MAX_SUBSETS, seed: int = 0) -> DRep:
+    """d_rep of model 1 (f1, g1) against model 2 (module docstring), both of one width M. From
+    second moments: E||f1 - A f2||^2 = tr E[f1 f1^T] - 2 tr(A E[f2 f1^T]) + tr(A E[f2 f2^T] A^T),
+    O(N M^2) once and O(M^3) a pair; the mean over pairs is a mean of squares (at least 0)."""
+    f1, f2 = np.asarray(f1, dtype=np.float64), np.asarray(f2, dtype=np.float64)
+    a, found = _d_rep_terms(f1, g1, f2, g2, max_subsets, seed)
+    if not len(a):
+        return found
+    n = len(f1)
+    s11, s21, s22 = f1.T @ f1 / n, f2.T @ f1 / n, f2.T @ f2 / n
+    value = (np.trace(s11) - 2.0 * np.einsum("pij,ji->p", a, s21).mean()
+             + np.einsum("pij,jk,pik->p", a, s22, a).mean())
+    return DRep(max(float(value), 0.0), found.pairs, found.singular, found.sampled)
+
+
+def d_rep_null(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
+               orders: np.ndarray, max_subsets: int = MAX_SUBSETS, seed: int = 0) -> np.ndarray:
+    """d_rep with model 1's inputs reordered by each row of `orders` (K, N): its permutation
+    null. The maps A and both models' own second moments do not see the order; only the cross
+    moment E[f2 f1^T] does, so every draw costs O(N M^2) (the maps' mean taken once)."""
+    f1, f2 = np.asarray(f1, dtype=np.float64), np.asarray(f2, dtype=np.float64)
+    a, _ = _d_rep_terms(f1, g1, f2, g2, max_subsets, seed)
+    if not len(a):
+        return np.full(len(orders), np.nan)
+    n = len(f1)
+    fixed = np.trace(f1.T @ f1 / n) + np.einsum("pij,jk,pik->p", a, f2.T @ f2 / n, a).mean()
+    mapped = f2 @ a.mean(axis=0).T  # (N, M): tr(mean A . E[f2 f1^T]) = E[mapped . f1]
+    cross = np.array([np.einsum("ni,ni->", mapped, f1[order]) for order in orders]) / n
+    return np.clip(fixed - 2.0 * cross, 0.0, None)
 
 
 @dataclass(frozen=True)

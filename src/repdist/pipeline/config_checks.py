@@ -258,6 +258,19 @@ def check_logit_distance(config: Config) -> None:
     points = k * spirals["data"]["n_spirals"] * spirals["data"]["n_per_arm"]
     need(points // 4 > m + 1 and points // 4 >= k, "logit_distance.spirals.data.n_per_arm",
          f"{points} points leave {points // 4} in a test quarter: too few for {k} labels")
+    sub = ld["sub"]
+    if not sub["enabled"]:
+        return
+    need(not (sub["standin"] and sub["features"]), "logit_distance.sub.standin",
+         "give SUB's features file or the stand-in, not both")
+    need(sub["standin"] or Path(sub["features"]).is_file(), "logit_distance.sub.features",
+         f"no file at {sub['features']!r}: SUB's DINOv2-base features as their "
+         "dsets/preprocess_sub.py writes them (data/SUB_dinov2_embeddings.pt, from the hub "
+         "dataset Jessica-bader/SUB and facebook/dinov2-base), or logit_distance.sub.standin: "
+         "true for a stand-in")
+    need(sub["birds"] - 1 >= sub["model"]["rep_dim"], "logit_distance.sub.model.rep_dim",
+         f"d_rep needs K - 1 >= M labels besides a pivot, got K = {sub['birds']}, "
+         f"M = {sub['model']['rep_dim']}")
 
 
 def check_lm(config: Config) -> None:

@@ -112,3 +112,21 @@ def follow_up_objective(kinds: list[str], teacher_logits: torch.Tensor | None) -
         return loss
 
     return objective
+
+
+def cbm_objective(concepts: torch.Tensor) -> Objective:
+    """Their concept-bottleneck teacher's loss (utils/losses.py::BiClassification_Loss): the
+    cross entropy of the labels from the head plus that of the concepts from the probe, per
+    model; `concepts` (N,) the training inputs' concepts, moved to the batch's device once."""
+    held: dict[torch.device, torch.Tensor] = {}
+
+    def objective(model: torch.nn.Module, x: torch.Tensor, codes: torch.Tensor,
+                  labels: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        del codes
+        if x.device not in held:
+            held[x.device] = concepts.to(x.device)
+        labels_loss = follow_up_loss("labels", model.logits(x), labels=labels)
+        return labels_loss + follow_up_loss("labels", model.concept_logits(x),
+                                            labels=held[x.device][idx])
+
+    return objective

@@ -66,7 +66,7 @@ help:
 	@echo "               the quick size: the first call cut at 20 s, a second finishing the run"
 	@echo "make timings - the README's timings in a fresh clone, one command at a time: a dated"
 	@echo "               record in benchmarks/records/, the README's table rendered from it"
-	@echo "               (TIMINGS_ARGS=\"--with run-synthetic,test-slurm\" adds those)"
+	@echo "               (TIMINGS_ARGS=\"--with run-synthetic,test-slurm,test-kernels\" adds those)"
 
 venv: $(VENV)/.installed
 

@@ -23,7 +23,8 @@ def a_record(**changes) -> dict:
              "cpu_s": 263.2, "branches": {"lm": [22, 57.4], "synthetic": [17, 39.9]},
              "quick_dag_s": None}
     return {"schema": timings.SCHEMA, "commit": "a" * 40, "date": "2026-11-27",
-            "started_utc": "2026-11-27T23:00:00+00:00", "cpu": "AMD EPYC", "cores": 2,
+            "started_utc": "2026-11-27T23:00:00+00:00", "cpu": "AMD EPYC",
+            "vector_extensions": ["AVX2", "FMA"], "cores": 2,
             "memory_gib": 23.4, "python": "3.11.7", "torch": "2.13.0+cpu", "startup_cpu_s": 2.04,
             "commands": [entry, quick], **changes}
 
@@ -41,6 +42,18 @@ def test_a_record_is_checked_field_by_field():
             timings.check(record)
     assert timings.record_path(a_record(), Path("/r")) == Path(
         "/r/timings-amd-epyc-2026-11-27.json")
+    old = {k: v for k, v in a_record(schema="repdist-timings/1").items()
+           if k != "vector_extensions"}
+    assert timings.check(old)["vector_extensions"] == []  # an older record is still read
+
+
+def test_the_cpus_vector_extensions_are_read_from_its_flags(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx fma avx2 bmi2\n")
+    assert timings.vector_extensions(info) == ["AVX2", "FMA"]
+    info.write_text("flags\t: fpu avx2 fma avx512f avx512bw\n")
+    assert timings.vector_extensions(info) == ["AVX2", "FMA", "AVX-512"]
+    assert timings.vector_extensions(tmp_path / "none") == []
 
 
 def test_what_a_command_printed_is_read():
@@ -62,7 +75,7 @@ def test_the_table_says_what_ran_where():
     assert "| `make test` | 4 min 46 s | 698 passed, 26 deselected; the quick DAG beside them " \
            "4 min 23 s |" in block
     assert "| `make quick` | 2 min 57 s | 109 jobs, 4 min 23 s of CPU in its jobs |" in block
-    assert "at commit aaaaaaa, AMD EPYC, 2 cores, 23 GiB" in block
+    assert "at commit aaaaaaa, AMD EPYC (AVX2, FMA), 2 cores, 23 GiB" in block
     assert "lm 57 s (22), synthetic 40 s (17)" in block
     assert "one torch job's start-up took 2.04 s of CPU there" in block
     assert "start-up" not in timings.render(ROOT / "x.json", a_record(startup_cpu_s=None))

@@ -13,7 +13,7 @@ CPU seconds of one torch job's start-up (repdist_dev.quick_budget), the machine'
 after a run) rewrites the tables between the timing markers of README.md and docs/speed.md from
 the newest record; tests/test_timings.py fails when a table and that record disagree.
 
-    python -m repdist_dev.timings [--with run-synthetic,test-slurm] [--render-only]
+    python -m repdist_dev.timings [--with run-synthetic,test-slurm,test-kernels] [--render-only]
 """
 
 from __future__ import annotations
@@ -36,13 +36,15 @@ from repdist_dev.checkout import ROOT
 from repdist_dev.quick_budget import startup_cpu
 from repdist_dev.records import RECORDS, slug
 
-SCHEMA = "repdist-timings/1"
+SCHEMA = "repdist-timings/2"  # 2: the CPU's vector extensions (records of 1 still read)
+OLD_SCHEMAS = ("repdist-timings/1",)
 PREFIX = "timings-"
 DEFAULT = ("venv", "test", "quick", "test-slow")
-ON_REQUEST = ("run-synthetic", "test-slurm")
+ON_REQUEST = ("run-synthetic", "test-slurm", "test-kernels")
 # the results folder each DAG command fills (outdir of its config), for its job logs
 RESULTS = {"quick": "results/quick", "run-synthetic": "results"}
 FIELDS = {"schema": str, "commit": str, "date": str, "started_utc": str, "cpu": str,
+          "vector_extensions": list,
           "cores": int, "memory_gib": float, "python": str, "torch": str,
           "startup_cpu_s": (float, type(None)), "commands": list}
 COMMAND_FIELDS = {"command": str, "wall_s": float, "exit": int, "tests": (dict, type(None)),
@@ -59,10 +61,13 @@ class RecordError(ValueError):
 
 
 def check(record: dict[str, Any]) -> dict[str, Any]:
-    """`record` if it has the format, else RecordError naming what is wrong."""
+    """`record` if it has the format, else RecordError naming what is wrong (a record of an
+    older schema, without the vector extensions, is read with an empty list of them)."""
+    if record.get("schema") in OLD_SCHEMAS and "vector_extensions" not in record:
+        record = {**record, "vector_extensions": []}
+    elif record.get("schema") != SCHEMA:
+        raise RecordError(f"schema {record.get('schema')!r}, not {SCHEMA!r}")
     _fields(record, FIELDS, "record")
-    if record["schema"] != SCHEMA:
-        raise RecordError(f"schema {record['schema']!r}, not {SCHEMA!r}")
     for entry in record["commands"]:
         _fields(entry, COMMAND_FIELDS, f"command {entry.get('command')!r}")
     return record
@@ -114,6 +119,27 @@ def _what(entry: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def _extensions(record: dict[str, Any]) -> str:
+    """` (AVX2, AVX-512)`: the vector extensions a record names, or nothing."""
+    found = record.get("vector_extensions") or []
+    return f" ({', '.join(found)})" if found else ""
+
+
+VECTOR_FLAGS = (("avx2", "AVX2"), ("fma", "FMA"), ("avx512f", "AVX-512"))
+
+
+def vector_extensions(cpuinfo: Path = Path("/proc/cpuinfo")) -> list[str]:
+    """The x86 vector extensions that change a float kernel's choice, from /proc/cpuinfo's
+    flags (empty where there is no such file)."""
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return []
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    flags = set(line.split(":", 1)[-1].split())
+    return [name for flag, name in VECTOR_FLAGS if flag in flags]
+
+
 def render(path: Path, record: dict[str, Any]) -> str:
     """The block between the timing markers: the commands' table and the quick DAG's branches."""
     rows = "\n".join(f"| `{e['command']}` | {duration(e['wall_s'])} | {_what(e)} |"
@@ -121,7 +147,8 @@ def render(path: Path, record: dict[str, Any]) -> str:
     lines = [f"{BEGIN} (python -m repdist_dev.timings --render-only; do not edit) -->",
              "| command | wall time | what it ran |", "|---|---|---|", rows, "",
              f"Measured by `make timings` on {record['date']} at commit {record['commit'][:7]}, "
-             f"{record['cpu']}, {record['cores']} cores, {record['memory_gib']:.0f} GiB, one "
+             f"{record['cpu']}{_extensions(record)}, {record['cores']} cores, "
+             f"{record['memory_gib']:.0f} GiB, one "
              f"command at a time on a fresh clone (`{path.relative_to(ROOT)}`)"
              + (f"; one torch job's start-up took {record['startup_cpu_s']:.2f} s of CPU there "
                 "(the same VM runs a third slower on some days: compare within a record)."
@@ -219,8 +246,8 @@ def machine() -> dict[str, Any]:
     from repdist.pipeline.machine import cpu_model, usable_cpus
 
     memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")  # MemTotal, in bytes
-    return {"cpu": cpu_model(), "cores": usable_cpus(), "memory_gib": round(memory / 2**30, 1),
-            "python": platform.python_version()}
+    return {"cpu": cpu_model(), "vector_extensions": vector_extensions(), "cores": usable_cpus(),
+            "memory_gib": round(memory / 2**30, 1), "python": platform.python_version()}
 
 
 def measure(targets: list[str], work: Path) -> dict[str, Any]:

@@ -61,8 +61,9 @@ def check_prh(config: Mapping[str, Any]) -> None:
     """The study's keys: both sides named (or neither), paths that are folders and no revision
     of a folder (lm_model_sources.check_sources), stand-ins whose heads split the width and
     whose patches tile the image, a
-    folder of pairs that is there, and k below the number of pairs of a stand-in set."""
-    prh = config["prh"]
+    folder of pairs that is there, and k below the number of pairs of a stand-in set. No `prh`
+    section is the study left out, as naming neither side."""
+    prh = config.get("prh") or {}
     empty = [m for m in MODALITIES if not prh.get(m)]
     if len(empty) == 1:
         need(False, f"prh.{empty[0]}", "the study compares language models with vision "

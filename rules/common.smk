@@ -73,6 +73,13 @@ def training_settings(section, **overrides):
     return training_settings_of(config, section, **overrides)
 
 
+def job_mem_mb(estimate):
+    """The memory (MB) a job asks its scheduler for: its rule's estimate at the paper's sizes,
+    at most config `max_job_mem_mb` where that is set (toy configs' jobs need far less)."""
+    cap = config.get("max_job_mem_mb")
+    return estimate if cap is None else min(estimate, cap)
+
+
 def training_runtime(wildcards, attempt=1, n_configs=1):
     """Minutes for a synthetic training job (pipeline.training_jobs), times the attempt."""
     minutes = training_jobs.synthetic_training_minutes

@@ -20,7 +20,7 @@ rule distillation_train:
         "../envs/torch.yaml"
     threads: SYNTHETIC["threads"]
     resources:
-        mem_mb=3000,
+        mem_mb=job_mem_mb(3000),
         runtime=distillation_runtime,
         gpu=int(SYNTHETIC_GPU),
     params:
@@ -59,7 +59,7 @@ rule distillation_table:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
+        mem_mb=job_mem_mb(2000),
         runtime=10,
     params:
         configurations=distillation_configs(),

@@ -20,7 +20,7 @@ rule roeder_cpc_train:
         "../envs/torch.yaml"
     threads: CPC["threads"]
     resources:
-        mem_mb=cpc_mem_mb(),
+        mem_mb=job_mem_mb(cpc_mem_mb()),
         runtime=cpc_runtime,
         gpu=int(CPC_GPU),
     params:
@@ -49,7 +49,7 @@ rule roeder_cpc_pairs:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
+        mem_mb=job_mem_mb(2000),
         runtime=30,
     params:
         configurations=[asdict(c) for c in CPC_CONFIGS.values()],

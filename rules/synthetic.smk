@@ -14,7 +14,7 @@ rule synthetic_train:
         "../envs/torch.yaml"
     threads: SYNTHETIC["threads"]
     resources:
-        mem_mb=3000,
+        mem_mb=job_mem_mb(3000),
         runtime=training_runtime,
         gpu=int(SYNTHETIC_GPU),
     params:
@@ -45,7 +45,7 @@ use rule synthetic_train as synthetic_train_variants with:
         W="|".join(map(str, synthetic_stacked_widths())) or r"(?!)",
     priority: lambda wc: training_priority(wc.W, len(SYNTHETIC_VARIANTS))
     resources:
-        mem_mb=3000,
+        mem_mb=job_mem_mb(3000),
         runtime=lambda wc, attempt: training_runtime(
             wc, attempt, len(SYNTHETIC_VARIANTS)
         ),
@@ -69,7 +69,7 @@ rule synthetic_pairs:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
+        mem_mb=job_mem_mb(1000),
         runtime=10,
     params:
         seeds=SYNTHETIC_SEEDS,
@@ -144,7 +144,7 @@ rule synthetic_width_baseline:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=2000,
+        mem_mb=job_mem_mb(2000),
         runtime=30,
     params:
         model_cfgs=width_baseline_settings,

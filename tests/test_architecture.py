@@ -163,6 +163,24 @@ def test_the_dag_is_the_recorded_one(name):
     assert now == recorded, diff[:5000]
 
 
+def test_a_toy_runs_jobs_ask_for_little_memory_and_the_papers_for_their_estimates():
+    """config.quick.yaml caps every job's mem_mb at its max_job_mem_mb (2000: through SLURM its
+    jobs share a node instead of queueing behind 16 GB requests); config.yaml leaves each
+    rule's paper-scale estimate (the recorded DAGs)."""
+    import re
+
+    import yaml
+
+    from repdist_dev import dag_snapshot
+
+    def asked(name: str) -> list[int]:
+        return [int(m) for m in re.findall(r"mem_mb=(\d+)", dag_snapshot.read_recorded(name))]
+
+    cap = yaml.safe_load((ROOT / "config.quick.yaml").read_text())["max_job_mem_mb"]
+    assert max(asked("quick")) == cap == 2000
+    assert max(asked("config")) > cap and min(asked("config")) < cap
+
+
 def last_statement_is_the_job_log(text: str) -> bool:
     """The module's last statement (its docstring aside) is `with job_log(...)`."""
     body = ast.parse(text).body

@@ -485,7 +485,7 @@ def test_quick_dag_logit_distance_on_a_sub_standin(quick_run):
     comparison's concept rows informational (stand-in)."""
     base = quick_run / "logit_distance" / "sub"
     teacher = torch.load(base / "teachers" / "seed400" / "model.pt", weights_only=True)
-    assert teacher["probe.weight"].shape == (33, 10)
+    assert teacher["probe.weight"].shape == (33, 4)
     final = read_csv(quick_run / "tables" / "logit_distance_sub_final.csv")
     assert len(final) == 8 and final["f1_holds"].all()
     assert final[["concept_probe_accuracy", "teacher_concept_probe_accuracy"]].notna().all().all()

@@ -74,8 +74,8 @@ def training_settings(section, **overrides):
 
 
 def job_mem_mb(estimate):
-    """The memory (MB) a job asks its scheduler for: its rule's estimate at the paper's sizes,
-    at most config `max_job_mem_mb` where that is set (toy configs' jobs need far less)."""
+    """The memory (MB) a job asks its scheduler for: its rule's paper-scale estimate, at most
+    config `max_job_mem_mb` where set (a toy config's jobs need far less)."""
     cap = config.get("max_job_mem_mb")
     return estimate if cap is None else min(estimate, cap)
 

@@ -4,7 +4,7 @@
 the DAG's cost is most of the suite's: every job starts a Python that imports its libraries
 (about 2 s of CPU for one that imports torch, 1.4 s more for one that builds an optimiser) before
 a few seconds of work at toy scale. Two figures, set from the measurement of 2026-11-27 (2-core
-AMD EPYC, tests/test_quick_budget.py holds them):
+AMD EPYC; the CPU figure again on 2026-11-28; tests/test_quick_budget.py holds them):
 
 - jobs: the quick DAG's dry run plans at most QUICK_JOBS (the recorded DAG, tests/data/dag);
 - CPU: the jobs' CPU seconds, each job's own from its log (`repdist job-times`), in units of
@@ -28,7 +28,8 @@ from pathlib import Path
 from repdist_dev.checkout import ROOT
 
 QUICK_JOBS = 130  # 128 jobs measured (the all rule included; PRH's study 10, the follow-up 10)
-QUICK_CPU_UNITS = 190.0  # ~145 measured beside the tests and alone: about 30% to spare
+QUICK_CPU_UNITS = 230.0  # 184 measured alone, 191 beside the tests (2026-11-28, after the
+# follow-up's 10 jobs, 20 units): about 20% to spare (~145 before the follow-up)
 # one torch job's start-up: what every job that trains or extracts pays before its work
 STARTUP = "import os, torch, pandas, matplotlib.pyplot; os._exit(0)"  # as a job ends (joblog)
 RULE_LINE = re.compile(r"^(?:rule (\w+):|use rule \w+ as (\w+) with:)", re.M)

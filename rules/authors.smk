@@ -11,7 +11,7 @@ rule authors_download:
     conda:
         "../envs/torch.yaml"
     resources:
-        mem_mb=job_mem_mb(1000),
+        mem_mb=training_jobs.job_mem_mb(config, 1000),
         runtime=20,
     params:
         url=AUTHORS["url"],
@@ -59,7 +59,7 @@ rule authors_extract:
     conda:
         "../envs/torch.yaml"
     resources:
-        mem_mb=job_mem_mb(1000),
+        mem_mb=training_jobs.job_mem_mb(config, 1000),
         runtime=10,
     params:
         n_test=SYNTHETIC["n_test"],

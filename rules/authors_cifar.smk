@@ -11,7 +11,7 @@ rule authors_cifar_download:
     conda:
         "../envs/torch.yaml"
     resources:
-        mem_mb=job_mem_mb(1000),
+        mem_mb=training_jobs.job_mem_mb(config, 1000),
         runtime=60,
     params:
         record=AUTHORS["cifar_record"],
@@ -47,7 +47,7 @@ rule authors_cifar_extract:
     threads: 2
     resources:
         gpu=int(CIFAR_GPU),
-        mem_mb=job_mem_mb(8000),
+        mem_mb=training_jobs.job_mem_mb(config, 8000),
         runtime=cifar_extract_runtime,
     params:
         folder=lambda wc, input: str(Path(input.data[0]).parent),

@@ -113,7 +113,7 @@ rule training_dynamics:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(3000),
+        mem_mb=training_jobs.job_mem_mb(config, 3000),
         runtime=30,
     params:
         model_cfg={

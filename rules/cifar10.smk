@@ -10,7 +10,7 @@ rule cifar10_download:
     conda:
         "../envs/measures.yaml"
     resources:
-        mem_mb=job_mem_mb(2000),
+        mem_mb=training_jobs.job_mem_mb(config, 2000),
         runtime=30,
     params:
         resources=lambda wc, output: str(Path(output[0]).parent.parent),
@@ -51,7 +51,7 @@ rule cifar10_train:
     threads: 2
     resources:
         gpu=int(CIFAR_GPU),
-        mem_mb=job_mem_mb(12000),
+        mem_mb=training_jobs.job_mem_mb(config, 12000),
         runtime=cifar_train_runtime,
     params:
         model_cfg=cifar_model_settings(lambda wc: [int(wc.S)]),
@@ -80,7 +80,7 @@ use rule cifar10_train as cifar10_train_seeds with:
         M=cifar_train_m("seeds"),
     resources:
         gpu=int(CIFAR_GPU),
-        mem_mb=job_mem_mb(16000),
+        mem_mb=training_jobs.job_mem_mb(config, 16000),
         runtime=lambda wc, attempt: cifar_train_runtime(wc, attempt, len(CIFAR_SEEDS)),
     params:
         model_cfg=cifar_model_settings(lambda wc: CIFAR_SEEDS),
@@ -96,7 +96,7 @@ use rule cifar10_train as cifar10_train_all with:
         out("benchmarks/cifar10_train/all_m.tsv")
     resources:
         gpu=int(CIFAR_GPU),
-        mem_mb=job_mem_mb(24000),
+        mem_mb=training_jobs.job_mem_mb(config, 24000),
         runtime=lambda wc, attempt: cifar_train_runtime(
             wc, attempt, len(cifar_all_files(""))
         ),
@@ -119,7 +119,7 @@ rule cifar10_pairs:
     conda:
         "../envs/measures.yaml"
     resources:
-        mem_mb=job_mem_mb(4000),
+        mem_mb=training_jobs.job_mem_mb(config, 4000),
         runtime=10,
     params:
         seeds=CIFAR_SEEDS,

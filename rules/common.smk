@@ -5,7 +5,6 @@ from repdist.pipeline import availability, training_jobs
 from repdist.pipeline import measure_settings as measures_of
 from repdist.pipeline.gpu_plan import apply_gpu_plan
 from repdist.pipeline.training_jobs import CIFAR_MODEL_TABLES, MODEL_TABLES
-from repdist.pipeline.training_jobs import training_priority
 from repdist.training.settings import training_settings as training_settings_of
 
 
@@ -71,13 +70,6 @@ def pair_measures(snapshots=False):
 def training_settings(section, **overrides):
     """config[section]['training'] with the run's protocol: the fields of TrainConfig."""
     return training_settings_of(config, section, **overrides)
-
-
-def job_mem_mb(estimate):
-    """The memory (MB) a job asks its scheduler for: its rule's paper-scale estimate, at most
-    config `max_job_mem_mb` where set (a toy config's jobs need far less)."""
-    cap = config.get("max_job_mem_mb")
-    return estimate if cap is None else min(estimate, cap)
 
 
 def training_runtime(wildcards, attempt=1, n_configs=1):

@@ -25,7 +25,7 @@ rule kl_table:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(1000),
+        mem_mb=training_jobs.job_mem_mb(config, 1000),
         runtime=10,
     params:
         cfg={**config["kl_table"], **measure_settings(), "seed": config["seed"]},
@@ -44,7 +44,7 @@ rule constructed_bound_sweep:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(1000),
+        mem_mb=training_jobs.job_mem_mb(config, 1000),
         runtime=15,
     params:
         cfg=lambda wc: {

@@ -15,12 +15,12 @@ rule distillation_train:
         out("benchmarks/distillation_train/K{K}_w{W}_{loss}.tsv")
     wildcard_constraints:
         loss="|".join(DISTILLATION["losses"]),
-    priority: lambda wc: training_priority(wc.W, 2)
+    priority: lambda wc: training_jobs.training_priority(wc.W, 2)
     conda:
         "../envs/torch.yaml"
     threads: SYNTHETIC["threads"]
     resources:
-        mem_mb=job_mem_mb(3000),
+        mem_mb=training_jobs.job_mem_mb(config, 3000),
         runtime=distillation_runtime,
         gpu=int(SYNTHETIC_GPU),
     params:
@@ -59,7 +59,7 @@ rule distillation_table:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(2000),
+        mem_mb=training_jobs.job_mem_mb(config, 2000),
         runtime=10,
     params:
         configurations=distillation_configs(),

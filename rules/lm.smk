@@ -18,7 +18,7 @@ rule lm_tokens:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(4000),
+        mem_mb=training_jobs.job_mem_mb(config, 4000),
         runtime=20,
     params:
         data=LM["data"],
@@ -45,7 +45,7 @@ rule lm_train:
         "../envs/torch.yaml"
     threads: LM["threads"]
     resources:
-        mem_mb=job_mem_mb(4000),
+        mem_mb=training_jobs.job_mem_mb(config, 4000),
         runtime=lm_runtime,
         gpu=int(LM_GPU),
     params:
@@ -72,7 +72,7 @@ rule lm_pairs:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(8000),
+        mem_mb=training_jobs.job_mem_mb(config, 8000),
         runtime=60,
     params:
         seeds=LM_SEEDS,
@@ -120,7 +120,7 @@ rule lm_seed_layers:
         "../envs/torch.yaml"
     threads: LM["threads"]
     resources:
-        mem_mb=job_mem_mb(4000),
+        mem_mb=training_jobs.job_mem_mb(config, 4000),
         runtime=20,
     params:
         model_cfg=lm_model_settings(),
@@ -164,7 +164,7 @@ rule lm_models_tokens:
     conda:
         "../envs/lm.yaml"
     resources:
-        mem_mb=job_mem_mb(4000),
+        mem_mb=training_jobs.job_mem_mb(config, 4000),
         runtime=20,
     params:
         source=lm_model_source(LM_MODEL_NAMES[0]) if LM_MODELS_ON else None,
@@ -195,7 +195,7 @@ rule lm_models_extract:
     threads: LM["threads"]
     resources:
         gpu=int(LM_EXTRACT_GPU),
-        mem_mb=job_mem_mb(16000),
+        mem_mb=training_jobs.job_mem_mb(config, 16000),
         runtime=60,
     params:
         source=lambda wc: lm_model_source(wc.name),
@@ -220,7 +220,7 @@ rule lm_models_pairs:
     conda:
         "../envs/measures.yaml"
     resources:
-        mem_mb=job_mem_mb(16000),
+        mem_mb=training_jobs.job_mem_mb(config, 16000),
         runtime=60,
     params:
         names=LM_MODEL_NAMES,
@@ -269,7 +269,7 @@ rule lm_layers:
     conda:
         "../envs/measures.yaml"
     resources:
-        mem_mb=job_mem_mb(8000),
+        mem_mb=training_jobs.job_mem_mb(config, 8000),
         runtime=60,
     params:
         names=lm_layer_names,

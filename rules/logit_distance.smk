@@ -34,7 +34,7 @@ rule logit_distance_spirals_teachers:
     threads: LOGIT["threads"]
     resources:
         gpu=int(LOGIT_GPU),
-        mem_mb=job_mem_mb(4000),
+        mem_mb=training_jobs.job_mem_mb(config, 4000),
         runtime=logit_runtime("spirals", "teachers"),
     params:
         dataset="spirals",
@@ -65,7 +65,7 @@ rule logit_distance_spirals_students:
     threads: LOGIT["threads"]
     resources:
         gpu=int(LOGIT_GPU),
-        mem_mb=job_mem_mb(6000),
+        mem_mb=training_jobs.job_mem_mb(config, 6000),
         runtime=logit_runtime("spirals", "students"),
     params:
         dataset="spirals",
@@ -173,7 +173,7 @@ use rule logit_distance_spirals_teachers as logit_distance_sub_teachers with:
         out("benchmarks/logit_distance_train/sub_teachers.tsv")
     resources:
         gpu=int(LOGIT_GPU),
-        mem_mb=job_mem_mb(8000),
+        mem_mb=training_jobs.job_mem_mb(config, 8000),
         runtime=logit_runtime("sub", "teachers"),
     params:
         dataset="sub",
@@ -199,7 +199,7 @@ use rule logit_distance_spirals_students as logit_distance_sub_students with:
         out("benchmarks/logit_distance_train/sub_students.tsv")
     resources:
         gpu=int(LOGIT_GPU),
-        mem_mb=job_mem_mb(12000),
+        mem_mb=training_jobs.job_mem_mb(config, 12000),
         runtime=logit_runtime("sub", "students"),
     params:
         dataset="sub",

@@ -16,7 +16,7 @@ rule models_pairs:
     conda:
         "../envs/measures.yaml"
     resources:
-        mem_mb=job_mem_mb(8000),
+        mem_mb=training_jobs.job_mem_mb(config, 8000),
         runtime=60,
     params:
         paths=lambda wc: model_group_paths(wc.group),

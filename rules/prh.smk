@@ -16,7 +16,7 @@ rule prh_standins:
         "../envs/lm.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(4000),
+        mem_mb=training_jobs.job_mem_mb(config, 4000),
         runtime=20,
     params:
         pairs=PRH["pairs"],
@@ -44,7 +44,7 @@ rule prh_extract:
     threads: 1
     resources:
         gpu=int(PRH_EXTRACT_GPU),
-        mem_mb=job_mem_mb(16000),
+        mem_mb=training_jobs.job_mem_mb(config, 16000),
         runtime=60,
     params:
         source=lambda wc: prh_source(wc.modality, wc.name),
@@ -68,7 +68,7 @@ rule prh_alignment:
     conda:
         "../envs/measures.yaml"
     resources:
-        mem_mb=job_mem_mb(16000),
+        mem_mb=training_jobs.job_mem_mb(config, 16000),
         runtime=120,
     params:
         names=[n for _, n in prh_model_keys()],

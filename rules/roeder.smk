@@ -14,7 +14,7 @@ rule roeder_train:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(3000),
+        mem_mb=training_jobs.job_mem_mb(config, 3000),
         runtime=roeder_runtime,
     params:
         model_cfg=roeder_model_settings,

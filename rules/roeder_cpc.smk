@@ -15,12 +15,12 @@ rule roeder_cpc_train:
         out("benchmarks/roeder_cpc_train/{C}.tsv")
     wildcard_constraints:
         C=cpc_configuration_pattern(),
-    priority: lambda wc: training_priority(CPC_CONFIGS[wc.C].width)
+    priority: lambda wc: training_jobs.training_priority(CPC_CONFIGS[wc.C].width)
     conda:
         "../envs/torch.yaml"
     threads: CPC["threads"]
     resources:
-        mem_mb=job_mem_mb(cpc_mem_mb()),
+        mem_mb=training_jobs.job_mem_mb(config, cpc_mem_mb()),
         runtime=cpc_runtime,
         gpu=int(CPC_GPU),
     params:
@@ -49,7 +49,7 @@ rule roeder_cpc_pairs:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(2000),
+        mem_mb=training_jobs.job_mem_mb(config, 2000),
         runtime=30,
     params:
         configurations=[asdict(c) for c in CPC_CONFIGS.values()],

@@ -17,7 +17,7 @@ rule roeder_words_train:
         "../envs/torch.yaml"
     threads: WORDS["threads"]
     resources:
-        mem_mb=job_mem_mb(3000),
+        mem_mb=training_jobs.job_mem_mb(config, 3000),
         runtime=roeder_words_runtime,
         gpu=int(WORDS_GPU),
     params:
@@ -48,7 +48,7 @@ rule roeder_words_pairs:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(2000),
+        mem_mb=training_jobs.job_mem_mb(config, 2000),
         runtime=10,
     params:
         seeds=WORDS_SEEDS,
@@ -79,7 +79,7 @@ rule roeder_words_figure:
         "../envs/figures.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(1000),
+        mem_mb=training_jobs.job_mem_mb(config, 1000),
         runtime=10,
     params:
         seeds=WORDS["fit_seeds"],

@@ -9,12 +9,12 @@ rule synthetic_train:
         training_log("synthetic_train", "K{K}_w{W}_g{G}_f{F}"),
     benchmark:
         out("benchmarks/synthetic_train/K{K}_w{W}_g{G}_f{F}.tsv")
-    priority: lambda wc: training_priority(wc.W)
+    priority: lambda wc: training_jobs.training_priority(wc.W)
     conda:
         "../envs/torch.yaml"
     threads: SYNTHETIC["threads"]
     resources:
-        mem_mb=job_mem_mb(3000),
+        mem_mb=training_jobs.job_mem_mb(config, 3000),
         runtime=training_runtime,
         gpu=int(SYNTHETIC_GPU),
     params:
@@ -43,9 +43,9 @@ use rule synthetic_train as synthetic_train_variants with:
         out("benchmarks/synthetic_train/K{K}_w{W}_variants.tsv")
     wildcard_constraints:
         W="|".join(map(str, synthetic_stacked_widths())) or r"(?!)",
-    priority: lambda wc: training_priority(wc.W, len(SYNTHETIC_VARIANTS))
+    priority: lambda wc: training_jobs.training_priority(wc.W, len(SYNTHETIC_VARIANTS))
     resources:
-        mem_mb=job_mem_mb(3000),
+        mem_mb=training_jobs.job_mem_mb(config, 3000),
         runtime=lambda wc, attempt: training_runtime(
             wc, attempt, len(SYNTHETIC_VARIANTS)
         ),
@@ -69,7 +69,7 @@ rule synthetic_pairs:
         "../envs/measures.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(1000),
+        mem_mb=training_jobs.job_mem_mb(config, 1000),
         runtime=10,
     params:
         seeds=SYNTHETIC_SEEDS,
@@ -144,7 +144,7 @@ rule synthetic_width_baseline:
         "../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=job_mem_mb(2000),
+        mem_mb=training_jobs.job_mem_mb(config, 2000),
         runtime=30,
     params:
         model_cfgs=width_baseline_settings,

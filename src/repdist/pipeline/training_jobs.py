@@ -108,3 +108,10 @@ def synthetic_model_settings(synthetic: Mapping[str, Any], num_classes: int | st
         "rep_dim": synthetic["rep_dim"] if rep_dim is None else int(rep_dim),
         **{k: synthetic[k] for k in keys},
     }
+
+
+def job_mem_mb(config: Mapping[str, Any], estimate: int) -> int:
+    """The memory (MB) a job asks its scheduler for: its rule's paper-scale estimate, at most
+    config `max_job_mem_mb` where set (a toy config's jobs need far less)."""
+    cap = config.get("max_job_mem_mb")
+    return estimate if cap is None else min(estimate, cap)

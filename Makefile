@@ -26,7 +26,7 @@ PROFILE ?= profiles/workstation
 # is set: every job of a run, every test process, would compile them anew (~0.4 s of CPU each).
 BYTECODE = $(BIN)/python -m compileall -q src
 
-.PHONY: help venv lock test test-slow test-kernels test-gpu test-slurm test-slurm-faults quick run run-synthetic run-logit-distance authors authors-cifar bound-beyond-m2 report report-quick lint bench bench-gpu gpu-check gpu-bundle gpu-check-rehearsal gpu-run-rehearsal timings clean-quick
+.PHONY: help venv lock test test-slow test-kernels test-gpu test-slurm test-slurm-faults quick run run-synthetic run-logit-distance authors authors-cifar bound-beyond-m2 report report-quick lint bench floors bench-gpu gpu-check gpu-bundle gpu-check-rehearsal gpu-run-rehearsal timings clean-quick
 
 help:
 	@echo "make venv    - create $(VENV): exactly $(LOCK), torch ($(TORCH)) and repdist (editable)"
@@ -53,6 +53,7 @@ help:
 	@echo "make report-quick - results/quick/report.html of the toy-scale run"
 	@echo "make lint    - snakemake --lint"
 	@echo "make bench   - measures benchmark (benchmarks/measures.py)"
+	@echo "make floors  - each benchmark beside its floor: the machine's peaks, work, fraction"
 	@echo "make bench-gpu - paper-scale GPU timings into results/benchmarks/gpu_paper.json (needs a GPU)"
 	@echo "make gpu-check - OUT=DIR: GPU tests, the speed candidates, the measures at GPT-2's size and"
 	@echo "               the CIFAR step's profile in 8 min;"
@@ -163,6 +164,10 @@ lint: venv
 
 bench: venv
 	$(BIN)/python benchmarks/measures.py
+
+# FLOORS_ARGS: --original DIR (the authors' code, timed on the bar workload), --json FILE
+floors: venv
+	$(BIN)/python benchmarks/floors.py $(FLOORS_ARGS)
 
 bench-gpu: venv
 	$(BIN)/python benchmarks/gpu_paper.py --json results/benchmarks/gpu_paper.json $(BENCH_ARGS)

@@ -33,7 +33,7 @@ MAX_PARAMETERS = 7
 TOP_LEVELS = {"repdist": 0, "repdist_dev": 1, "repdist_gpucheck": 2, "repdist_retrace": 2}
 # Where code may be put on sys.path: only to load code from a folder a person names (a user's
 # model file for `repdist extract`, the original code's checkout given on the command line).
-PATH_INSERTIONS = {"src/repdist/cli/extract.py", "src/repdist_retrace/cifar.py",
+PATH_INSERTIONS = {"src/repdist/cli/extract.py", "src/repdist_retrace/original.py",
                    "src/repdist_retrace/logit_distance.py", "src/repdist_retrace/prh.py"}
 
 

@@ -26,7 +26,19 @@ def a_record(**changes) -> dict:
             "started_utc": "2026-11-27T23:00:00+00:00", "cpu": "AMD EPYC",
             "vector_extensions": ["AVX2", "FMA"], "cores": 2,
             "memory_gib": 23.4, "python": "3.11.7", "torch": "2.13.0+cpu", "startup_cpu_s": 2.04,
-            "commands": [entry, quick], **changes}
+            "commands": [entry, quick], "floors": None, **changes}
+
+
+def some_floors() -> dict:
+    row = {"benchmark": "bar workload", "flops": 1.21e9, "bytes": 1.4e8, "floor_s": 0.0126,
+           "measured_s": 0.6025, "fraction_of_floor": 0.0209, "original_s": 64.9, "speedup": 108}
+    gpt2 = {"benchmark": "GPT-2 shapes", "flops": 2.2e12, "bytes": 7.4e8, "floor_s": 21.9,
+            "measured_s": 68.1, "fraction_of_floor": 0.32, "label_sets": 18,
+            "peak_rss_gib": 3.27}
+    return {"machine": "x86_64", "rows": [row, gpt2],
+            "peaks": {"gemm_f64_gflops": 96.3, "gemm_f64_1thread_gflops": 51.4,
+                      "gemm_f32_gflops": 196.4, "gemm_f32_1thread_gflops": 101.1,
+                      "bandwidth_gbs": 25.7}}
 
 
 def test_a_record_is_checked_field_by_field():
@@ -43,8 +55,10 @@ def test_a_record_is_checked_field_by_field():
     assert timings.record_path(a_record(), Path("/r")) == Path(
         "/r/timings-amd-epyc-2026-11-27.json")
     old = {k: v for k, v in a_record(schema="repdist-timings/1").items()
-           if k != "vector_extensions"}
+           if k not in ("vector_extensions", "floors")}
     assert timings.check(old)["vector_extensions"] == []  # an older record is still read
+    two = {k: v for k, v in a_record(schema="repdist-timings/2").items() if k != "floors"}
+    assert timings.check(two)["floors"] is None
 
 
 def test_the_cpus_vector_extensions_are_read_from_its_flags(tmp_path):
@@ -86,6 +100,17 @@ def test_the_table_says_what_ran_where():
         timings.replace_block("no markers here", block, "X.md")
 
 
+def test_the_floors_table_says_each_benchmark_beside_its_floor():
+    block = timings.render_floors(ROOT / "benchmarks/records/x.json",
+                                  a_record(floors=some_floors()))
+    assert block.startswith(timings.FLOORS_BEGIN) and block.endswith(timings.FLOORS_END)
+    assert "| bar workload | 1.21 GFLOP, 140 MB | 12.6 ms | 602 ms | 2.1 % |" in block
+    assert "| GPT-2 shapes | 2.2e+03 GFLOP, 740 MB | 21.9 s | 68.1 s | 32 % |" in block
+    assert "float64 GEMM 96 GFLOP/s on every core (51 on one)" in block
+    assert "the original's code 64.9 s on the same pairs in the same run, 108x" in block
+    assert "m_SVD_f over 18 label sets, peak RSS 3.27 GiB" in block
+
+
 def test_the_readme_and_speed_tables_are_the_newest_record():
     """Every committed record has the format and its name; the README's and docs/speed.md's
     tables are the newest rendered (after a new record: --render-only)."""
@@ -102,4 +127,12 @@ def test_the_readme_and_speed_tables_are_the_newest_record():
         assert 0 <= start < end, f"{target.name}: no timings block"
         assert text[start:end + len(timings.END)] == block, (
             f"{target.name}'s timings are not {path.name}'s: python -m repdist_dev.timings "
+            "--render-only")
+    found = timings.newest_with_floors()
+    if found is not None:
+        text = timings.floors_file().read_text()
+        start, end = text.find(timings.FLOORS_BEGIN), text.find(timings.FLOORS_END)
+        assert 0 <= start < end, "docs/speed.md: no floors block"
+        assert text[start:end + len(timings.FLOORS_END)] == timings.render_floors(*found), (
+            f"docs/speed.md's floors are not {found[0].name}'s: python -m repdist_dev.timings "
             "--render-only")

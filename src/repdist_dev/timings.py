@@ -9,11 +9,14 @@ for the DAGs their jobs and CPU seconds by branch (the job logs, `repdist job-ti
 `benchmarks/records/timings-<cpu>-<date>.json` with the commit, CPU model, cores and date; `make
 test`'s entry also says how long the quick DAG it ran beside the tests took, and the record the
 CPU seconds of one torch job's start-up (repdist_dev.quick_budget), the machine's speed that day.
-`--render` (also
-after a run) rewrites the tables between the timing markers of README.md and docs/speed.md from
-the newest record; tests/test_timings.py fails when a table and that record disagree.
+`--with floors` runs `make floors` (benchmarks/floors.py: each benchmark beside its floor, the
+authors' code on the bar workload where `--original` names it) and keeps its rows in the record.
+`--render-only` (also after a run) rewrites the tables between the timing markers of README.md
+and docs/speed.md from the newest record, and docs/speed.md's floors from the newest record that
+has them; tests/test_timings.py fails when a table and its record disagree.
 
-    python -m repdist_dev.timings [--with run-synthetic,test-slurm,test-kernels] [--render-only]
+    python -m repdist_dev.timings [--with run-synthetic,test-slurm,test-kernels,floors]
+                                  [--original DIR] [--render-only]
 """
 
 from __future__ import annotations
@@ -36,22 +39,24 @@ from repdist_dev.checkout import ROOT
 from repdist_dev.quick_budget import startup_cpu
 from repdist_dev.records import RECORDS, slug
 
-SCHEMA = "repdist-timings/2"  # 2: the CPU's vector extensions (records of 1 still read)
-OLD_SCHEMAS = ("repdist-timings/1",)
+SCHEMA = "repdist-timings/3"  # 3: floors; 2: the CPU's vector extensions (1 and 2 still read)
+OLD_SCHEMAS = ("repdist-timings/1", "repdist-timings/2")
 PREFIX = "timings-"
 DEFAULT = ("venv", "test", "quick", "test-slow")
-ON_REQUEST = ("run-synthetic", "test-slurm", "test-kernels")
+ON_REQUEST = ("run-synthetic", "test-slurm", "test-kernels", "floors")
 # the results folder each DAG command fills (outdir of its config), for its job logs
 RESULTS = {"quick": "results/quick", "run-synthetic": "results"}
 FIELDS = {"schema": str, "commit": str, "date": str, "started_utc": str, "cpu": str,
           "vector_extensions": list,
           "cores": int, "memory_gib": float, "python": str, "torch": str,
-          "startup_cpu_s": (float, type(None)), "commands": list}
+          "startup_cpu_s": (float, type(None)), "commands": list, "floors": (dict, type(None))}
 COMMAND_FIELDS = {"command": str, "wall_s": float, "exit": int, "tests": (dict, type(None)),
                   "jobs": (int, type(None)), "cpu_s": (float, type(None)),
                   "branches": (dict, type(None)), "quick_dag_s": (float, type(None)),
                   "note": str}
 BEGIN, END = "<!-- timings: begin", "<!-- timings: end -->"
+FLOORS_BEGIN, FLOORS_END = "<!-- floors: begin", "<!-- floors: end -->"
+FLOORS_JSON = "floors.json"  # what `make floors` writes in the timings' work folder
 TEST_COUNTS = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed)")
 STEPS = re.compile(r"(\d+) of (\d+) steps \(100%\) done")
 
@@ -63,8 +68,8 @@ class RecordError(ValueError):
 def check(record: dict[str, Any]) -> dict[str, Any]:
     """`record` if it has the format, else RecordError naming what is wrong (a record of an
     older schema, without the vector extensions, is read with an empty list of them)."""
-    if record.get("schema") in OLD_SCHEMAS and "vector_extensions" not in record:
-        record = {**record, "vector_extensions": []}
+    if record.get("schema") in OLD_SCHEMAS:
+        record = {"vector_extensions": [], **record, "floors": None}
     elif record.get("schema") != SCHEMA:
         raise RecordError(f"schema {record.get('schema')!r}, not {SCHEMA!r}")
     _fields(record, FIELDS, "record")
@@ -162,25 +167,75 @@ def render(path: Path, record: dict[str, Any]) -> str:
     return "\n".join(lines + [END])
 
 
-def replace_block(text: str, block: str, name: str) -> str:
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise SystemExit(f"timings: {name} has no '{BEGIN} ... {END}' block to fill")
-    return text[:start] + block + text[end + len(END):]
+def _time(seconds: float) -> str:
+    """`12.6 ms`, `0.132 ms`, `68.1 s`: three figures."""
+    return f"{seconds:.3g} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
+
+
+def render_floors(path: Path, record: dict[str, Any]) -> str:
+    """The block between the floors markers: each benchmark beside its floor."""
+    floors = record["floors"]
+    peaks = floors["peaks"]
+    rows = "\n".join(
+        f"| {r['benchmark']} | {r['flops'] / 1e9:.3g} GFLOP, {r['bytes'] / 1e6:.3g} MB | "
+        f"{_time(r['floor_s'])} | {_time(r['measured_s'])} | "
+        f"{100 * r['fraction_of_floor']:.2g} % |" for r in floors["rows"])
+    notes = []
+    for r in floors["rows"]:
+        if "original_s" in r:
+            notes.append(f"{r['benchmark']}: the original's code {_time(r['original_s'])} on the "
+                         f"same pairs in the same run, {r['speedup']:.0f}x")
+        if "label_sets" in r:
+            notes.append(f"{r['benchmark']}: m_SVD_f over {r['label_sets']} label sets, peak "
+                         f"RSS {r['peak_rss_gib']:.2f} GiB")
+    lines = [f"{FLOORS_BEGIN} (python -m repdist_dev.timings --render-only; do not edit) -->",
+             "| benchmark | work | floor | measured | measured at the floor's rate |",
+             "|---|---|---|---|---|", rows, "",
+             f"Peaks measured in the same run: float64 GEMM {peaks['gemm_f64_gflops']:.0f} "
+             f"GFLOP/s on every core ({peaks['gemm_f64_1thread_gflops']:.0f} on one), float32 "
+             f"{peaks['gemm_f32_gflops']:.0f} ({peaks['gemm_f32_1thread_gflops']:.0f}), memory "
+             f"{peaks['bandwidth_gbs']:.1f} GB/s; {record['cpu']}{_extensions(record)}, "
+             f"{record['date']}, commit {record['commit'][:7]} (`{path.relative_to(ROOT)}`)."]
+    if notes:
+        lines += ["", "; ".join(notes) + "."]
+    return "\n".join(lines + [FLOORS_END])
+
+
+def replace_block(text: str, block: str, name: str, begin: str = BEGIN, end: str = END) -> str:
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        raise SystemExit(f"timings: {name} has no '{begin} ... {end}' block to fill")
+    return text[:start] + block + text[stop + len(end):]
 
 
 def rendered_files() -> list[Path]:
     return [ROOT / "README.md", ROOT / "docs" / "speed.md"]
 
 
+def floors_file() -> Path:
+    return ROOT / "docs" / "speed.md"
+
+
+def newest_with_floors(folder: Path = RECORDS) -> tuple[Path, dict[str, Any]] | None:
+    found = [(p, check(json.loads(p.read_text()))) for p in folder.glob(f"{PREFIX}*.json")]
+    found = [item for item in found if item[1]["floors"]]
+    return max(found, key=lambda item: item[1]["started_utc"]) if found else None
+
+
 def render_files(folder: Path = RECORDS) -> Path:
-    """README.md's and docs/speed.md's blocks from the newest record; that record's path."""
+    """README.md's and docs/speed.md's blocks from the newest record, and docs/speed.md's
+    floors from the newest record that has them; the newest record's path."""
     found = newest(folder)
     if found is None:
         raise SystemExit(f"timings: no {PREFIX}*.json in {folder}: run make timings first")
     path, record = found
     for target in rendered_files():
         target.write_text(replace_block(target.read_text(), render(path, record), target.name))
+    with_floors = newest_with_floors(folder)
+    if with_floors is not None:
+        target = floors_file()
+        target.write_text(replace_block(target.read_text(), render_floors(*with_floors),
+                                        target.name, FLOORS_BEGIN, FLOORS_END))
     return path
 
 
@@ -213,13 +268,18 @@ def _slurm_note(output: str) -> str:
     return "; ".join(f"{what} {duration(float(s))}" for what, s in found)
 
 
-def run_target(checkout: Path, target: str, logs: Path) -> dict[str, Any]:
-    """`make <target>` in `checkout`, its output in logs/<target>.log: the record's entry."""
+def run_target(checkout: Path, target: str, logs: Path, original: Path | None = None
+               ) -> dict[str, Any]:
+    """`make <target>` in `checkout`, its output in logs/<target>.log: the record's entry
+    (`make floors` times the authors' code at `original` too, when given)."""
     env = {k: v for k, v in os.environ.items() if k not in ("REPDIST_QUICK_RUNS", "MAKEFLAGS",
                                                             "MFLAGS", "MAKELEVEL")}
     basetemp = logs / f"pytest-{target}"
     if target == "test":  # to find the quick DAG's run beside the tests
         env["PYTEST_ADDOPTS"] = f"--basetemp={basetemp}"
+    if target == "floors":  # its rows go into the record
+        theirs = f" --original {original.resolve()}" if original else ""
+        env["FLOORS_ARGS"] = f"--json {logs / FLOORS_JSON}{theirs}"
     log = logs / f"{target}.log"
     print(f"timings: make {target} ...", flush=True)
     start = time.monotonic()
@@ -250,7 +310,7 @@ def machine() -> dict[str, Any]:
             "memory_gib": round(memory / 2**30, 1), "python": platform.python_version()}
 
 
-def measure(targets: list[str], work: Path) -> dict[str, Any]:
+def measure(targets: list[str], work: Path, original: Path | None = None) -> dict[str, Any]:
     """Every target in a fresh clone of HEAD under `work`: the record (not yet written)."""
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True, check=True).stdout.strip()
@@ -258,14 +318,16 @@ def measure(targets: list[str], work: Path) -> dict[str, Any]:
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(checkout)], check=True)
     subprocess.run(["git", "checkout", "--quiet", commit], cwd=checkout, check=True)
     started = datetime.now(timezone.utc)
-    commands = [run_target(checkout, target, work) for target in targets]
+    commands = [run_target(checkout, target, work, original) for target in targets]
     speed = startup_cpu(repeats=3)  # the machine's speed, after the commands (venv made)
+    floors = work / FLOORS_JSON
     python = checkout / ".venv" / "bin" / "python"
     torch = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
                            capture_output=True, text=True).stdout.strip() if python.exists() else ""
     return check({"schema": SCHEMA, "commit": commit, "date": started.date().isoformat(),
                   "started_utc": started.isoformat(timespec="seconds"), **machine(),
-                  "torch": torch, "startup_cpu_s": round(speed, 2), "commands": commands})
+                  "torch": torch, "startup_cpu_s": round(speed, 2), "commands": commands,
+                  "floors": json.loads(floors.read_text()) if floors.is_file() else None})
 
 
 def write(record: dict[str, Any], folder: Path = RECORDS) -> Path:
@@ -286,7 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--render-only", action="store_true",
                         help="render README.md and docs/speed.md from the newest record")
     parser.add_argument("--keep", type=Path, help="keep the clone and the logs in this folder")
+    parser.add_argument("--original", type=Path,
+                        help="with floors: the authors' code, timed beside the bar workload")
     args = parser.parse_args(argv)
+
     if not args.render_only:
         more = [t for t in args.more.split(",") if t]
         targets = [t for t in args.only.split(",") if t] or [*DEFAULT, *more]
@@ -296,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         work = args.keep or Path(tempfile.mkdtemp(prefix="repdist-timings-"))
         work.mkdir(parents=True, exist_ok=True)
         try:
-            path = write(measure(targets, work))
+            path = write(measure(targets, work, args.original))
         finally:
             if args.keep is None:
                 shutil.rmtree(work, ignore_errors=True)

@@ -32,12 +32,9 @@ Images: a generated stand-in (--n-train/--n-test images, repdist.data.cifar10.wr
 from __future__ import annotations
 
 import argparse
-import importlib.machinery
 import json
-import sys
 import tempfile
 import time
-import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,12 +61,13 @@ from repdist.training.loop import RunOptions, TrainData, batch_nll, train
 
 from repdist_dev.checkout import paper_config, train_config
 
+from .original import SHIMS_USED, put_on_path
+
 PAPER_CONFIG = paper_config()
 G_WIDTH = PAPER_CONFIG["cifar10"]["g_width"]  # the original's ..._resnetcifar10_128_fd*.json
 BASE_WIDTH = PAPER_CONFIG["cifar10"]["base_width"]
 SHIMS = ("torchvision.datasets.CIFAR10 + ToTensor + Normalize(0.5, 0.5) -> TensorDataset of the "
          "same uint8 images, /255, -0.5, /0.5 in torch; DataLoader num_workers 2 -> 0")
-SHIMS_USED: list[str] = []
 SHIM_FLOAT64 = "float64: a forward pre-hook on g_net casts the one-hot input to float64"
 DEVICE = torch.device("cpu")  # --device: where both codes train
 
@@ -116,15 +114,7 @@ def _snapshot(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 def import_original(folder: Path):
     """The authors' modules, imported from their source tree (no torchvision needed for these)."""
-    sys.path.insert(0, str(folder.resolve()))
-    try:
-        import tqdm  # noqa: F401  (their loop's progress bar)
-    except ImportError:
-        shim = types.ModuleType("tqdm")
-        shim.__spec__ = importlib.machinery.ModuleSpec("tqdm", None)  # torch probes specs
-        shim.tqdm = lambda iterable, **_: iterable
-        sys.modules["tqdm"] = shim
-        SHIMS_USED.append("tqdm (not installed) -> its iterable unchanged")
+    put_on_path(folder)
     from src.config.model_config import ModelConfig
     from src.config.train_config import TrainConfig
     from src.file_handling.save_load_model import initialize_model

@@ -128,7 +128,7 @@ def test_the_readme_and_speed_tables_are_the_newest_record():
         assert text[start:end + len(timings.END)] == block, (
             f"{target.name}'s timings are not {path.name}'s: python -m repdist_dev.timings "
             "--render-only")
-    found = timings.newest_with_floors()
+    found = timings.newest(with_floors=True)
     if found is not None:
         text = timings.floors_file().read_text()
         start, end = text.find(timings.FLOORS_BEGIN), text.find(timings.FLOORS_END)

@@ -94,9 +94,12 @@ def record_path(record: dict[str, Any], folder: Path = RECORDS) -> Path:
     return folder / f"{PREFIX}{slug(record['cpu'])}-{record['date']}.json"
 
 
-def newest(folder: Path = RECORDS) -> tuple[Path, dict[str, Any]] | None:
-    """The newest timings record in `folder` (by its start), checked; None if there is none."""
+def newest(folder: Path = RECORDS, with_floors: bool = False
+           ) -> tuple[Path, dict[str, Any]] | None:
+    """The newest timings record in `folder` (by its start), checked, or the newest that has
+    floors; None if there is none."""
     found = [(p, check(json.loads(p.read_text()))) for p in folder.glob(f"{PREFIX}*.json")]
+    found = [item for item in found if item[1]["floors"] or not with_floors]
     return max(found, key=lambda item: item[1]["started_utc"]) if found else None
 
 
@@ -216,12 +219,6 @@ def floors_file() -> Path:
     return ROOT / "docs" / "speed.md"
 
 
-def newest_with_floors(folder: Path = RECORDS) -> tuple[Path, dict[str, Any]] | None:
-    found = [(p, check(json.loads(p.read_text()))) for p in folder.glob(f"{PREFIX}*.json")]
-    found = [item for item in found if item[1]["floors"]]
-    return max(found, key=lambda item: item[1]["started_utc"]) if found else None
-
-
 def render_files(folder: Path = RECORDS) -> Path:
     """README.md's and docs/speed.md's blocks from the newest record, and docs/speed.md's
     floors from the newest record that has them; the newest record's path."""
@@ -231,7 +228,7 @@ def render_files(folder: Path = RECORDS) -> Path:
     path, record = found
     for target in rendered_files():
         target.write_text(replace_block(target.read_text(), render(path, record), target.name))
-    with_floors = newest_with_floors(folder)
+    with_floors = newest(folder, with_floors=True)
     if with_floors is not None:
         target = floors_file()
         target.write_text(replace_block(target.read_text(), render_floors(*with_floors),

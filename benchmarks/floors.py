@@ -43,12 +43,12 @@ import torch
 from repdist.measures import (
     CompareSettings,
     compare,
-    compare_prepared,
     compare_with_settings,
     prepare,
     prepared_cache,
 )
 from repdist.measures.null import DEFAULT_NULL_MEASURES
+from repdist.measures.pairs import compare_pairs
 
 from repdist_dev.checkout import paper_config
 from repdist_dev.family import model_family
@@ -77,13 +77,13 @@ def bar(original: Path | None, repeats: int) -> dict:
     """repdist's bar workload, prepare() timed in; the original's on the same pairs."""
     models = model_family(BAR["models"], BAR["n"], BAR["k"], BAR["m"])
     pairs = list(itertools.combinations(range(len(models)), 2))
-    settings = {"num_samples": BAR["num_samples"], "seed": 0, **MEASURE_SETTINGS}
+    settings = CompareSettings(measures=PAPER_MEASURES, num_samples=BAR["num_samples"], seed=0,
+                               **MEASURE_SETTINGS)
 
-    def ours() -> None:
+    def ours() -> None:  # as a pairs job: each model prepared, then the one loop over pairs
         prepared_cache.clear()
-        ready = [prepare(f, g, measures=PAPER_MEASURES) for f, g in models]
-        for i, j in pairs:
-            compare_prepared(ready[i], ready[j], measures=PAPER_MEASURES, **settings)
+        compare_pairs([prepare(f, g, measures=PAPER_MEASURES) for f, g in models], settings,
+                      pairs, quiet=True)
 
     ours()  # imports and the BLAS's threads
     times = [best_of(ours, 1) for _ in range(repeats)]

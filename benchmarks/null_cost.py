@@ -20,13 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import time
 from pathlib import Path
 
 import numpy as np
 
 from repdist.measures import CompareSettings, compare_with_settings, prepare
 from repdist.measures.null import DEFAULT_NULL_MEASURES
+
+from repdist_dev.floors import best_of
 
 BY_NAME = ("d_llv", "cknna_f")  # drawn one comparison at a time: not on by default
 SIZES = ("synthetic:2000:6:2", "roeder_words:2000:18:2", "roeder_digits:500:500:16",
@@ -42,12 +43,7 @@ def pair(n: int, k: int, m: int, seed: int = 0):
 
 
 def timed(m1, m2, settings: CompareSettings, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        compare_with_settings(m1, m2, settings)
-        best = min(best, time.perf_counter() - start)
-    return best
+    return best_of(lambda: compare_with_settings(m1, m2, settings), repeat)
 
 
 def measure_row(size: str, measures: list[str], permutations: int) -> dict:

@@ -111,6 +111,37 @@ def test_streamed_kl_and_lse_equal_the_direct_ones_across_blocks(monkeypatch, ba
     np.testing.assert_allclose(lr.streamed_lse(f1, g1), lse1, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("backend", ["torch", "numpy"])
+def test_logits_far_below_their_maximum_stream_to_the_direct_kl(monkeypatch, backend):
+    """Logits spread over thousands (most weights exp(z - max) underflow, where the stream
+    floors exp's argument at EXP_FLOOR): the same KL and lse as the direct computation."""
+    if backend == "numpy":
+        monkeypatch.setattr(lr, "_array_ops", lr._NumpyOps)
+    monkeypatch.setattr(lr, "STREAM_LABELS", 16)
+    f1, g1, f2, g2 = pair(8)
+    f1, f2 = 300 * f1, 300 * f2 + 1.0
+    z1 = f1 @ g1.T
+    assert np.mean(z1 - z1.max(axis=1, keepdims=True) < lr.EXP_FLOOR) > 0.5
+    kl, lse1, lse2 = lr.streamed_kl(f1, g1, f2, g2)
+    np.testing.assert_allclose(lse1, logsumexp_rows(z1)[:, 0], rtol=1e-13)
+    np.testing.assert_allclose(lse2, logsumexp_rows(f2 @ g2.T)[:, 0], rtol=1e-13)
+    assert kl == pytest.approx(mean_kl(log_likelihoods(f1, g1), log_likelihoods(f2, g2)),
+                               rel=1e-11)
+
+
+def test_the_covariance_over_labels_summed_by_blocks_is_the_covariance(monkeypatch):
+    """label_covariance over blocks of labels (the last one short) equals numpy's covariance,
+    a model's own exactly symmetric; far from zero means do not leak into it."""
+    monkeypatch.setattr(lr, "COV_LABELS", 7)
+    rng = np.random.default_rng(9)
+    g1, g2 = rng.normal(size=(120, 5)) + 40.0, rng.normal(size=(120, 4)) - 3.0
+    own = lr.label_covariance(g1, g1)
+    np.testing.assert_allclose(own, np.cov(g1.T), rtol=1e-12, atol=1e-13)
+    np.testing.assert_array_equal(own, own.T)
+    np.testing.assert_allclose(lr.label_covariance(g1, g2), np.cov(g1.T, g2.T)[:5, 5:],
+                               rtol=1e-12, atol=1e-13)
+
+
 def test_covariance_cca_equals_the_svd_one_and_names_a_lost_rank():
     rng = np.random.default_rng(7)
     x = rng.normal(size=(500, 6))

@@ -9,12 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repdist.measures import compare, prepare
+from repdist.measures import compare, extra, prepare
 from repdist.measures import low_rank as lr
 from repdist.measures.cca import constant_columns
 from repdist.measures.extra import (
     components_for_variance,
     ip_knn_indices,
+    knn_edge_keys,
     knn_indices,
     knn_indices_blockwise,
     linear_cka,
@@ -22,6 +23,7 @@ from repdist.measures.extra import (
 )
 from repdist.measures.llv import NEAR_ZERO_FACTOR, ZERO_VARIANCE_RTOL, near_tied_labels
 from repdist.measures.null import null_stats
+from repdist.measures.prepared import AlignmentView
 
 from test_measures_low_rank import pair
 
@@ -161,6 +163,29 @@ def test_neighbours_tied_to_rounding_are_taken_by_index_on_every_search():
     assert all(c == sorted(c) for c in copies) and max(map(len, copies)) >= 3
 
 
+@pytest.mark.parametrize("top_set", ["torch.topk", "numpy.argpartition"])
+def test_one_scan_for_both_searches_gives_each_searchs_neighbours(monkeypatch, top_set):
+    """knn_both_blockwise (one pass over x x^T for the cosine and the inner-product neighbours,
+    as a prepared model searches beyond the k-d trees' dimension) equals knn_indices and
+    ip_knn_indices row for row: with copies of a row exact or to 1e-14, a row scaled (a tie by
+    cosine only) and a zero row, whichever way a block's top set is taken."""
+    if top_set == "numpy.argpartition":
+        monkeypatch.setattr(extra, "_torch_worth_importing", lambda elements: None)
+    else:
+        monkeypatch.setattr(extra, "TOPK_TORCH_ELEMENTS", 0)
+    x = np.random.default_rng(5).normal(size=(400, 24))
+    x[[50, 51, 52]] = x[10] * (1.0 + np.array([[0.0], [1e-14], [-3e-15]]))
+    x[60] = 3.0 * x[11]
+    x[70] = 0.0
+    by_cosine, by_product = extra.knn_both_blockwise(x, 10, block=64)
+    assert by_cosine[10, :3].tolist() == [50, 51, 52] and by_cosine[11, 0] == 60
+    np.testing.assert_array_equal(by_cosine, knn_indices(x, 10))
+    np.testing.assert_array_equal(by_product, ip_knn_indices(x, 10))
+    view = AlignmentView(x)  # what compare() reads: the two lists from the one scan
+    np.testing.assert_array_equal(view.knn_idx, by_cosine)
+    np.testing.assert_array_equal(view.ip_knn, knn_edge_keys(by_product))
+
+
 def test_a_constant_representation_up_to_rounding_is_constant():
     """Centring a constant leaves rounding (0.1's mean is not 0.1 exactly): CKA is NaN for it
     as for an exact zero, and a coordinate constant to rounding is a constant coordinate."""
@@ -179,7 +204,8 @@ def test_a_constant_representation_up_to_rounding_is_constant():
 def test_a_share_of_variance_at_the_threshold_reaches_it(excess):
     """Singular values sqrt(99) and sqrt(1 + excess) in random orientations: the first
     component explains 0.99, exactly or but for 4e-16 (rounding), and one SVCCA component
-    is kept every time."""
+    is kept every time, by the function and by a prepared view (from the singular values of
+    the SVD it keeps for m_CCA)."""
     counts = []
     for seed in range(20):
         rng = np.random.default_rng(seed)
@@ -187,8 +213,9 @@ def test_a_share_of_variance_at_the_threshold_reaches_it(excess):
         u, _ = np.linalg.qr(u - u.mean(axis=0))
         rotation = np.linalg.qr(rng.normal(size=(2, 2)))[0]
         values = np.diag(np.sqrt([99.0, 1.0 + excess]))
-        counts.append(components_for_variance(u @ values @ rotation))
-    assert counts == [1] * 20
+        x = u @ values @ rotation
+        counts += [components_for_variance(x), AlignmentView(x).svcca_kept]
+    assert counts == [1] * 40
 
 
 def test_a_null_draw_equal_to_the_observed_to_rounding_counts_as_extreme():

@@ -11,8 +11,11 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
+from ..io.host import to_host
 from .cca import canonical_correlations, is_constant, orthonormal_basis
 
 KNN_BLOCK_ROWS = 1024  # rows of the similarity matrix held at once: 1024 x N float64
@@ -46,7 +49,11 @@ SHARE_TIE = 1e-12  # a cumulative share this close below SVCCA_VARIANCE counts a
 def components_for_variance(x: np.ndarray, share: float = SVCCA_VARIANCE) -> int:
     """The principal components whose cumulative share of the variance reaches `share` (within
     SHARE_TIE: a share of exactly 0.99 in exact arithmetic reaches it on every CPU)."""
-    s = np.linalg.svd(centred(x), compute_uv=False)
+    return components_explaining(np.linalg.svd(centred(x), compute_uv=False), share)
+
+
+def components_explaining(s: np.ndarray, share: float = SVCCA_VARIANCE) -> int:
+    """The same from the centred x's singular values, descending (a Spectrum's `s`)."""
     explained = np.cumsum(s**2) / np.sum(s**2) if s[0] > 0 else np.ones(1)
     return int(np.searchsorted(explained, share - SHARE_TIE) + 1)
 
@@ -186,22 +193,86 @@ def knn_indices_blockwise(unit: np.ndarray, k: int, block: int = KNN_BLOCK_ROWS,
     within `tol` of 2 x similarity (a squared distance on the unit sphere) by index."""
     n = len(unit)
     out = np.empty((n, k), dtype=np.int64)
-    want = min(k + 2, n)
     for start in range(0, n, block):
-        sim = unit[start : start + block] @ unit.T
-        rows = np.arange(sim.shape[0])
-        sim[rows, start + rows] = -np.inf  # never your own neighbour
-        part = np.argpartition(-sim, want - 1, axis=1)[:, :want]
-        top = np.take_along_axis(sim, part, axis=1)
-        order = np.argsort(-top, axis=1, kind="stable")
-        idx, group = tie_ordered(np.take_along_axis(-2.0 * top, order, axis=1),
-                                 np.take_along_axis(part, order, axis=1), tol)
-        out[start : start + block] = idx[:, :k]
-        for row in np.flatnonzero(group[:, k - 1] == group[:, -1]):  # a tie past the candidates
-            full = np.argsort(-sim[row], kind="stable")
-            idx_row, _ = tie_ordered(-2.0 * sim[row, full][None], full[None], tol)
-            out[start + row] = idx_row[0, :k]
+        out[start : start + block] = _block_neighbours(unit[start : start + block] @ unit.T,
+                                                       start, k, tol)
     return out
+
+
+def knn_both_blockwise(x: np.ndarray, k: int,
+                       block: int = KNN_BLOCK_ROWS) -> tuple[np.ndarray, np.ndarray]:
+    """knn_indices(x, k) and ip_knn_indices(x, k) in any dimension from one pass over the inner
+    products x x^T (their N x N x M product once, not twice): each block of inner products,
+    divided by both rows' norms, is the block of cosines (zero rows: cosine 0, as unit_rows
+    leaves them). The cosines differ from the unit rows' product by rounding only (~1e-16),
+    which the ties (KNN_TIE) absorb."""
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    if not 0 < k < n:
+        raise ValueError(f"k must be in [1, N-1] = [1, {n - 1}], got {k}")
+    sq = np.einsum("ij,ij->i", x, x)
+    norms = np.sqrt(sq)
+    inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    ip_tol = KNN_TIE * max(float(sq.max()), 1e-300)
+    block = max(1, min(block, IP_BLOCK_ELEMENTS // n))
+    by_cosine, by_product = np.empty((n, k), dtype=np.int64), np.empty((n, k), dtype=np.int64)
+    for start in range(0, n, block):
+        products = x[start : start + block] @ x.T
+        cosines = products * inverse[start : start + block, None]
+        cosines *= inverse[None, :]
+        by_cosine[start : start + block] = _block_neighbours(cosines, start, k, KNN_TIE)
+        by_product[start : start + block] = _block_neighbours(products, start, k, ip_tol)
+    return by_cosine, by_product
+
+
+def _block_neighbours(sim: np.ndarray, start: int, k: int, tol: float) -> np.ndarray:
+    """Each row's k nearest by similarity in a block of rows start, start + 1, ... of the
+    similarity matrix (overwritten: its own entries set to -inf), ties within `tol` of 2 x
+    similarity by index."""
+    want = min(k + 2, sim.shape[1])
+    rows = np.arange(sim.shape[0])
+    sim[rows, start + rows] = -np.inf  # never your own neighbour
+    part = largest_in_rows(sim, want, total=sim.shape[1] ** 2)
+    top = np.take_along_axis(sim, part, axis=1)
+    order = np.argsort(-top, axis=1, kind="stable")
+    idx, group = tie_ordered(np.take_along_axis(-2.0 * top, order, axis=1),
+                             np.take_along_axis(part, order, axis=1), tol)
+    out = idx[:, :k]
+    for row in np.flatnonzero(group[:, k - 1] == group[:, -1]):  # a tie past the candidates
+        full = np.argsort(-sim[row], kind="stable")
+        idx_row, _ = tie_ordered(-2.0 * sim[row, full][None], full[None], tol)
+        out[row] = idx_row[0, :k]
+    return out
+
+
+# From this many similarities in a search on, torch.topk (parallel over rows, ~20x numpy's
+# argpartition on a 1,024 x 10,000 float64 block on 2 cores) pays for importing torch (~1.3 s)
+# in a process that has not; below it numpy's argpartition, as in the measures' conda env.
+TOPK_TORCH_ELEMENTS = 1 << 25
+
+
+def largest_in_rows(sim: np.ndarray, want: int, total: int | None = None) -> np.ndarray:
+    """Column indices of each row's `want` largest entries (finite rows; in no set order).
+    Either way a true top set: which of several equal entries at its edge is taken is left to
+    the callers' ties (tie_ordered), whose answer does not depend on it. `total` is the whole
+    search's size, of which `sim` is one block."""
+    torch = _torch_worth_importing(sim.size if total is None else total)
+    if torch is None:
+        return np.argpartition(-sim, want - 1, axis=1)[:, :want]
+    return to_host(torch.topk(torch.from_numpy(sim), want, dim=1, sorted=False).indices)
+
+
+def _torch_worth_importing(elements: int):  # noqa: ANN202 - the module or None
+    """torch where a process has it already, or where the work pays its import; else None."""
+    if "torch" in sys.modules:
+        return sys.modules["torch"]
+    if elements < TOPK_TORCH_ELEMENTS:
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
 
 
 def inverse_order(order: np.ndarray) -> np.ndarray:

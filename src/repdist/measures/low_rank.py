@@ -58,7 +58,14 @@ LOW_RANK_TIE = NEAR_TIE  # T values from moments this close (tie_band) are tied 
 MAX_PIVOTS = 512  # pivots d_LLV's label search tries at vocabulary scale (seeded sample)
 PIVOT_STREAM = 0x9170  # seeds the pivot sample apart from the input candidates and label sets
 STREAM_LABELS = 2048  # labels per block of streamed logits
+# exp of arguments below about -708 is subnormal or zero, and takes torch's and numpy's exp 5 to
+# 10x longer than above (a slow path, ~10 ns an element here): the stream floors its arguments
+# there (exp(-708) = 3.3e-308, and below it 0 to 3.3e-308). Its sums cannot see the difference: a
+# row's running total is at least 1 (exp(0) at its running maximum), and its KL numerator ends
+# beside the lse, so terms this small vanish in either.
+EXP_FLOOR = -708.0
 STREAM_ROWS = 256  # inputs per block (256 x 2,048 float64: 4 MiB, the passes stay in cache: 3.6x)
+COV_LABELS = 8192  # labels at once in a product over labels (8,192 x M float64, not K x M)
 PIVOT_BLOCK = 64  # pivot rows (x K) computed at once
 PROBE_PIVOTS = 64  # pivots whose rows pick the labels the bound is taken over
 BOUND_LABELS = 256  # labels the lower bound of every pivot's row is taken over
@@ -158,18 +165,22 @@ def _stream(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray | None = None,
     tg2 = ops.wrap(g2) if pair else None
     n = f1.shape[0]
     lse1, lse2, kl_terms = np.empty(n), np.empty(n), np.empty(n)
+    # three blocks of logits, reused: each pass writes into one (no allocation in the loop)
+    scratch = [ops.zeros(min(n, row_step) * min(g1.shape[0], label_step)) for _ in range(3)]
     for rows in _blocks(n, row_step):  # blocks that stay in cache between the passes
         run1, run2 = _Running(rows.stop - rows.start, ops), _Running(rows.stop - rows.start, ops)
         acc = ops.zeros(rows.stop - rows.start)
         for block in _blocks(g1.shape[0], label_step):
-            z1 = tf1[rows] @ tg1[block].T
+            z1, z2, diff = (b[: (rows.stop - rows.start) * (block.stop - block.start)]
+                            .reshape(rows.stop - rows.start, -1) for b in scratch)
+            ops.matmul(tf1[rows], tg1[block].T, out=z1)
             if pair:
-                z2 = tf2[rows] @ tg2[block].T
-                diff = z1 - z2
+                ops.matmul(tf2[rows], tg2[block].T, out=z2)
+                ops.subtract(z1, z2, out=diff)
                 run2.add(z2)
             scale, weights = run1.add(z1)
             if pair:
-                acc = acc * scale + ops.row_sum(weights * diff)
+                acc = acc * scale + ops.row_dot(weights, diff)
         lse1[rows] = to_host(run1.lse(), np.float64)
         if pair:
             lse2[rows] = to_host(run2.lse(), np.float64)
@@ -183,6 +194,7 @@ class _NumpyOps:
     """The few array operations the stream needs, on numpy arrays."""
 
     exp, log, maximum = staticmethod(np.exp), staticmethod(np.log), staticmethod(np.maximum)
+    matmul, subtract = staticmethod(np.matmul), staticmethod(np.subtract)
 
     @staticmethod
     def wrap(a: np.ndarray) -> np.ndarray:
@@ -204,6 +216,16 @@ class _NumpyOps:
     def row_sum(z: np.ndarray) -> np.ndarray:
         return z.sum(axis=1)
 
+    @staticmethod
+    def row_dot(weights: np.ndarray, diff: np.ndarray) -> np.ndarray:
+        """Each row's weights . diff (diff overwritten: a temporary of the stream's)."""
+        return np.multiply(weights, diff, out=diff).sum(axis=1)
+
+    @staticmethod
+    def floored_exp(x: np.ndarray) -> np.ndarray:
+        """exp(max(x, EXP_FLOOR)) in place (x is a temporary of the stream's)."""
+        return np.exp(np.maximum(x, EXP_FLOOR, out=x), out=x)
+
 
 class _TorchOps:
     """The same on torch tensors: on the CPU sharing the arrays' memory (torch's float64 matmul
@@ -214,6 +236,7 @@ class _TorchOps:
         self.torch = torch
         self.device = None if device is None else torch.device(device)
         self.exp, self.log, self.maximum = torch.exp, torch.log, torch.maximum
+        self.matmul, self.subtract = torch.matmul, torch.subtract
 
     def wrap(self, a: np.ndarray):  # noqa: ANN201
         with warnings.catch_warnings():  # prepared arrays are read-only; nothing writes them
@@ -234,6 +257,14 @@ class _TorchOps:
     @staticmethod
     def row_sum(z):  # noqa: ANN001, ANN205
         return z.sum(dim=1)
+
+    @staticmethod
+    def row_dot(weights, diff):  # noqa: ANN001, ANN205
+        return diff.mul_(weights).sum(dim=1)
+
+    @staticmethod
+    def floored_exp(x):  # noqa: ANN001, ANN205
+        return x.clamp_min_(EXP_FLOOR).exp_()
 
 
 def _torch():  # noqa: ANN202 - the module
@@ -265,11 +296,11 @@ class _Running:
         self.total = ops.zeros(n)
 
     def add(self, z):  # noqa: ANN001, ANN201 - arrays or tensors
-        """Take a block; returns the factor earlier sums shrink by and the block's weights
-        exp(z - new maximum)."""
+        """Take a block (overwritten); returns the factor earlier sums shrink by and the
+        block's weights exp(z - new maximum), in z's memory."""
         top = self.ops.maximum(self.top, self.ops.row_max(z))
         scale = self.ops.exp(self.top - top)
-        weights = self.ops.exp(z - top[:, None])
+        weights = self.ops.floored_exp(self.ops.subtract(z, top[:, None], out=z))
         self.total = self.total * scale + self.ops.row_sum(weights)
         self.top = top
         return scale, weights
@@ -305,8 +336,17 @@ def loglik_factors(f: np.ndarray, g: np.ndarray, lse: np.ndarray) -> LogLikFacto
 
 
 def label_covariance(g_1: np.ndarray, g_2: np.ndarray) -> np.ndarray:
-    """Cov over labels (ddof 1) of g_1's and g_2's coordinates: M x M."""
-    return (g_1 - g_1.mean(axis=0)).T @ (g_2 - g_2.mean(axis=0)) / (g_1.shape[0] - 1)
+    """Cov over labels (ddof 1) of g_1's and g_2's coordinates: M x M, summed over blocks of
+    COV_LABELS centred labels (no centred K x M copy). A model's own (g_2 is g_1) is c^T c of
+    each block, which numpy computes as a symmetric product: half the products, exactly
+    symmetric."""
+    mean_1 = g_1.mean(axis=0)
+    mean_2 = mean_1 if g_2 is g_1 else g_2.mean(axis=0)
+    total = np.zeros((g_1.shape[1], g_2.shape[1]))
+    for block in _blocks(g_1.shape[0], COV_LABELS):
+        c_1 = g_1[block] - mean_1
+        total += c_1.T @ (c_1 if g_2 is g_1 else g_2[block] - mean_2)
+    return total / (g_1.shape[0] - 1)
 
 
 # ----- d_LLV, label side -----------------------------------------------------------------------
@@ -381,7 +421,9 @@ class PivotRows:
     def __init__(self, a: LogLikFactors, b: LogLikFactors) -> None:
         self.a, self.b = a, b
         self.cross = a.inputs.T @ b.inputs / (a.inputs.shape[0] - 1)
-        self.x12 = np.einsum("ij,ij->i", a.labels @ self.cross, b.labels)
+        self.x12 = np.empty(a.labels.shape[0])  # Cov(ell1(y), ell2(y)), COV_LABELS at a time
+        for block in _blocks(len(self.x12), COV_LABELS):
+            self.x12[block] = np.einsum("ij,ij->i", a.labels[block] @ self.cross, b.labels[block])
 
     def __call__(self, rows: np.ndarray,
                  cols: np.ndarray | None = None) -> tuple[np.ndarray, ...]:

@@ -21,11 +21,13 @@ from ..io.host import to_host
 from .cca import Spectrum, detect_precision, spectrum, varying_coordinates
 from .conventions import AlignmentConventions
 from .extra import (
+    KDTREE_MAX_DIM,
     centred_log_probs,
-    components_for_variance,
+    components_explaining,
     gram_norm,
     inverse_order,
     ip_knn_indices,
+    knn_both_blockwise,
     knn_edge_keys,
     knn_indices,
     relabelled_neighbours,
@@ -65,7 +67,19 @@ class AlignmentView:
         too small for k neighbours)."""
         if len(self.x) <= MUTUAL_KNN_K:
             return None
+        if self._searched_together:
+            return self._both_searches[0]
         return knn_indices(self.x, MUTUAL_KNN_K)
+
+    @property
+    def _searched_together(self) -> bool:
+        """Both neighbour searches scan x x^T block by block (beyond the k-d trees' dimension,
+        rows not unit): one scan serves both (extra.knn_both_blockwise)."""
+        return not self.unit and self.x.shape[1] > KDTREE_MAX_DIM
+
+    @cached_property
+    def _both_searches(self) -> tuple[np.ndarray, np.ndarray]:
+        return knn_both_blockwise(self.x, MUTUAL_KNN_K)
 
     @cached_property
     def knn(self) -> np.ndarray | None:
@@ -78,7 +92,11 @@ class AlignmentView:
         sorted edge keys; on unit rows, the cosine graph itself."""
         if len(self.x) <= MUTUAL_KNN_K:
             return None
-        return self.knn if self.unit else knn_edge_keys(ip_knn_indices(self.x, MUTUAL_KNN_K))
+        if self.unit:
+            return self.knn
+        if self._searched_together:
+            return knn_edge_keys(self._both_searches[1])
+        return knn_edge_keys(ip_knn_indices(self.x, MUTUAL_KNN_K))
 
     @cached_property
     def cknna_self(self) -> float:
@@ -111,7 +129,7 @@ class AlignmentView:
     @cached_property
     def svcca_kept(self) -> int:
         """Principal components explaining 99% of x's variance."""
-        return components_for_variance(self.x)
+        return components_explaining(self.spectrum.s)
 
     @cached_property
     def zscored_basis(self) -> np.ndarray:
@@ -397,6 +415,11 @@ def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None,
     return model.warm(selected, conventions, method)
 
 
+def _largest_square(x: np.ndarray) -> float:
+    """The largest squared norm of x's rows (no N x M temporary)."""
+    return float(np.einsum("ij,ij->i", x, x).max())
+
+
 def _logits_finite(model: PreparedModel, low_rank: bool) -> bool:
     """Whether log p(y|x) is finite everywhere: checked on the N x K log-likelihoods (kept, the
     exact path needs them) or, at vocabulary scale, by Cauchy-Schwarz on the largest norms
@@ -404,5 +427,5 @@ def _logits_finite(model: PreparedModel, low_rank: bool) -> bool:
     with np.errstate(over="ignore", invalid="ignore"):
         if not low_rank:
             return bool(np.isfinite(model.loglik).all())
-        largest = (np.linalg.norm(model.f, axis=1).max() * np.linalg.norm(model.g, axis=1).max())
+        largest = np.sqrt(_largest_square(model.f) * _largest_square(model.g))
         return bool(largest < 1e300 or np.isfinite(model.lse).all())

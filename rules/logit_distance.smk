@@ -146,20 +146,50 @@ rule logit_distance_spirals_figures:
 
 
 # SUB: DINOv2-base features of its images (their dsets/preprocess_sub.py's file, `sub.features`),
-# or a stand-in in that format (`sub.standin`); a concept-bottleneck teacher (birds and attributes)
+# made here from the hub dataset or a folder (`sub.images`, `sub.encoder`), or from a stand-in's
+# images and encoder (`sub.standin`); a concept-bottleneck teacher (birds and attributes)
 rule logit_distance_sub_standin:
     output:
-        logit_file("sub", "data/sub_standin.pt"),
+        images=directory(logit_file("sub", "standin/images")),
+        encoder=directory(logit_file("sub", "standin/encoder")),
     log:
         out("logs/logit_distance/sub_standin.log"),
     priority: AT_ONCE
     conda:
-        "../envs/torch.yaml"
+        "../envs/lm.yaml"
     params:
         per_bird=SUB["standin_per_bird"],
+        birds=SUB["birds"],
+        attributes=SUB["attributes"],
+        features_dim=SUB["features_dim"],
         seed=config["seed"],
     script:
-        "../workflow/scripts/logit_distance_data.py"
+        "../workflow/scripts/logit_distance_sub_standin.py"
+
+
+rule logit_distance_sub_features:
+    input:
+        **sub_standin_inputs(),
+    output:
+        logit_file("sub", "data/sub_features.pt"),
+    log:
+        out("logs/logit_distance/sub_features.log"),
+    benchmark:
+        out("benchmarks/logit_distance_sub_features.tsv")
+    conda:
+        "../envs/lm.yaml"
+    threads: LOGIT["threads"]
+    resources:
+        gpu=int(LOGIT_GPU),
+        mem_mb=training_jobs.job_mem_mb(config, 8000),
+        runtime=120,
+    params:
+        **sub_sources(),
+        image_size=SUB["image_size"],
+        batch_size=SUB["extract_batch_size"],
+        device=LOGIT["device"],
+    script:
+        "../workflow/scripts/logit_distance_sub_features.py"
 
 
 use rule logit_distance_spirals_teachers as logit_distance_sub_teachers with:

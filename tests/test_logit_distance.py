@@ -4,6 +4,7 @@ Similarity"): its spirals, models, losses, schedule and measures, held to their 
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
@@ -13,7 +14,16 @@ import torch
 import torch.nn.functional as F
 
 from repdist.data.spirals import load_spirals, make_spirals, save_spirals, spiral_points
-from repdist.data.sub import SubFeaturesError, load_sub_features, split_sub, write_sub_standin
+from repdist.data.sub import (
+    SubFeaturesError,
+    SubImagesError,
+    load_sub_features,
+    split_sub,
+    sub_batches,
+    sub_images,
+    write_sub_image_standin,
+    write_sub_standin,
+)
 from repdist.experiments.logit_distance import (
     FollowUpTraining,
     Student,
@@ -24,6 +34,7 @@ from repdist.experiments.logit_distance import (
     job_data,
     train_students,
     train_teachers,
+    write_sub_features,
 )
 from repdist.experiments.logit_distance_tables import (
     _iv_average,
@@ -32,6 +43,7 @@ from repdist.experiments.logit_distance_tables import (
     inverse_variance_summary,
 )
 from repdist.experiments.outputs import SeedFiles
+from repdist.extract.image_text import final_cls
 from repdist.measures.logit_distance import (
     d_logit_squared,
     d_rep,
@@ -43,6 +55,7 @@ from repdist.measures.logit_distance import (
 )
 from repdist.measures.null import NullSettings
 from repdist.models.follow_up import FollowUpArch, StackedFollowUp, build_follow_up
+from repdist.models.prh_standins import VisionStandinSpec, build_vision_standin
 from repdist.training.distillation import cbm_objective, follow_up_loss, follow_up_objective
 from repdist.training.loop import RunOptions, TrainConfig, TrainData, train
 from repdist.training.settings import EpochSchedule
@@ -341,6 +354,59 @@ def test_sub_features_are_read_in_their_format_and_split_as_theirs(tmp_path):
     torch.save({"embeddings": torch.zeros(3, 4)}, tmp_path / "bad.pt")
     with pytest.raises(SubFeaturesError, match="labels"):
         load_sub_features(tmp_path / "bad.pt")
+
+
+def test_subs_images_become_their_features_file_as_their_preprocessing_makes_it(tmp_path):
+    """Stand-in images in the hub's layout, read in batches of 5, resized to 64 first, through
+    a tiny DINOv2's processor and its final CLS token, written in their format: the features of
+    their recipe (every image at once, RGB, resized bilinear, processor, last_hidden_state[:,
+    0]), each image's bird and attribute, and their file's keys."""
+    import pyarrow.parquet as pq
+    from PIL import Image
+
+    write_sub_image_standin(tmp_path / "sub", per_bird=3, seed=0, birds=4, attributes=3)
+    model, processor = build_vision_standin(VisionStandinSpec("dinov2", width=16, seed=1))
+    images = sub_images(str(tmp_path / "sub"))
+    assert images.rows == 12 and images.files[0].name == "test-00000-of-00001.parquet"
+    batches = [(final_cls(model, processor, pictures), birds, attributes)
+               for pictures, birds, attributes in sub_batches(images, 5, 64)]
+    assert [len(b[1]) for b in batches] == [5, 5, 2]
+    path = tmp_path / "features.pt"
+    info = {"model": "stand-in", "image_size": 64, "dataset": images.source, "split": "test"}
+    assert write_sub_features(path, batches, info) == 12
+    x, birds, attributes = load_sub_features(path)
+    table = pq.read_table(images.files[0]).to_pydict()
+    theirs = [Image.open(io.BytesIO(cell["bytes"])).convert("RGB").resize((64, 64),
+                                                                         Image.BILINEAR)
+              for cell in table["image"]]
+    with torch.no_grad():
+        want = model(**processor(images=theirs, return_tensors="pt")).last_hidden_state[:, 0]
+    np.testing.assert_allclose(x, want.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(birds, np.repeat(np.arange(4), 3))
+    np.testing.assert_array_equal(attributes, table["attr_label"])
+    saved = torch.load(path, weights_only=True)
+    assert {k: saved[k] for k in info} == info
+
+
+def test_subs_images_that_cannot_be_read_are_named(tmp_path, monkeypatch):
+    """A parquet file without SUB's columns, a folder without parquet files, and the hub's
+    dataset while offline and not cached: each error names the file, or how to fetch it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SubImagesError, match="no parquet files"):
+        sub_images(str(tmp_path / "empty"))
+    (tmp_path / "odd" / "data").mkdir(parents=True)
+    pq.write_table(pa.table({"image": [{"bytes": b"x", "path": None}], "bird_label": [0]}),
+                   tmp_path / "odd" / "data" / "test-00000-of-00001.parquet")
+    with pytest.raises(SubImagesError, match="test-00000-of-00001.parquet: no column attr_label"):
+        sub_images(str(tmp_path / "odd"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "cache"))
+    with pytest.raises(SubImagesError, match="hf download Jessica-bader/SUB --repo-type "
+                                             "dataset.*logit_distance.sub.images"):
+        sub_images("Jessica-bader/SUB")
 
 
 def test_the_concept_bottleneck_teacher_learns_birds_and_attributes(tmp_path):

@@ -480,10 +480,16 @@ def test_quick_dag_logit_distance(quick_run):
 
 
 def test_quick_dag_logit_distance_on_a_sub_standin(quick_run):
-    """SUB at toy size on its stand-in features: a concept-bottleneck teacher (its probe in its
-    weights), 8 students, every model's attribute probe beside its teacher's, and the paper
-    comparison's concept rows informational (stand-in)."""
+    """SUB at toy size: its stand-in images through a DINOv2 built from a config into their
+    features file, a concept-bottleneck teacher (its probe in its weights), 8 students, every
+    model's attribute probe beside its teacher's, and the paper comparison's concept rows
+    informational (stand-in)."""
+    from repdist.data.sub import load_sub_features
+
     base = quick_run / "logit_distance" / "sub"
+    x, birds, _ = load_sub_features(base / "data" / "sub_features.pt")
+    assert x.shape == (33 * 12, 64) and (np.bincount(birds) == 12).all()
+    assert np.linalg.matrix_rank(x) > 32  # features, not a constant: the encoder saw the images
     teacher = torch.load(base / "teachers" / "seed400" / "model.pt", weights_only=True)
     assert teacher["probe.weight"].shape == (33, 4)
     final = read_csv(quick_run / "tables" / "logit_distance_sub_final.csv")

@@ -57,10 +57,31 @@ def logit_model_settings(dataset):
 
 
 def logit_data_file(dataset):
-    """The data set's data: the spirals' npz, or SUB's features (a file, or the stand-in)."""
+    """The data set's data: the spirals' npz, or SUB's features (the file given, else the one
+    logit_distance_sub_features makes)."""
     if dataset == "spirals":
         return logit_file("spirals", "data/spirals.npz")
-    return SUB["features"] or logit_file("sub", "data/sub_standin.pt")
+    return SUB["features"] or logit_file("sub", "data/sub_features.pt")
+
+
+def sub_standin_inputs():
+    """The stand-in's images and encoder where SUB's features come from them."""
+    if not SUB["standin"]:
+        return {}
+    return {
+        "images": logit_file("sub", "standin/images"),
+        "encoder": logit_file("sub", "standin/encoder"),
+    }
+
+
+def sub_sources():
+    """Where SUB's features are made from: the stand-in's folders, or the configured hub
+    dataset (or folder) and encoder, at their revisions."""
+    if SUB["standin"]:
+        made = sub_standin_inputs()
+        return {**made, "revision": None, "encoder_revision": None}
+    keys = ("images", "revision", "encoder", "encoder_revision")
+    return {key: SUB[key] for key in keys}
 
 
 def logit_runtime(dataset, kind):

@@ -56,15 +56,17 @@ def _caption(text: Any, caption: int, where: str) -> str:
                             f"caption {caption}, got {text!r:.80}")
 
 
-def _image(data: bytes | Path, where: str) -> Any:
+def open_image(data: bytes | Path, where: str,
+               error: type[ValueError] = ImageCaptionError) -> Any:
+    """An image from its bytes or file, opened now and converted to RGB (PIL); `error` naming
+    `where` when it does not open."""
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(io.BytesIO(data) if isinstance(data, bytes) else data) as img:
             return img.convert("RGB")
     except (OSError, UnidentifiedImageError, ValueError) as err:
-        raise ImageCaptionError(f"{where}: the image does not open ({type(err).__name__}: "
-                                f"{err})") from err
+        raise error(f"{where}: the image does not open ({type(err).__name__}: {err})") from err
 
 
 def _from_metadata(folder: Path, caption: int) -> ImageCaptions:
@@ -85,7 +87,7 @@ def _from_metadata(folder: Path, caption: int) -> ImageCaptions:
         if not path.is_file():
             raise ImageCaptionError(f"{where}: no image {path}")
         captions.append(_caption(row["text"], caption, where))
-        images.append(_image(path, str(path)))
+        images.append(open_image(path, str(path)))
     return ImageCaptions(images, captions, str(folder))
 
 
@@ -106,7 +108,7 @@ def _from_parquet(files: Sequence[Path], caption: int, source: str) -> ImageCapt
             if not data:
                 raise ImageCaptionError(f"{where}: the image holds no bytes")
             captions.append(_caption(text, caption, where))
-            images.append(_image(data, where))
+            images.append(open_image(data, where))
     return ImageCaptions(images, captions, source)
 
 
@@ -128,21 +130,23 @@ def read_folder(folder: str | Path, caption: int = 0) -> ImageCaptions:
     return pairs
 
 
-def hub_dataset_folder(repo: str, revision: str | None = None) -> Path:
+def hub_dataset_folder(repo: str, revision: str | None = None,
+                       instead: str = "prh.pairs.folder",
+                       error: type[ValueError] = ImageCaptionError) -> Path:
     """A hub dataset's files in the local Hugging Face cache (downloaded when the hub can be
-    reached and HF_HUB_OFFLINE is not set); an ImageCaptionError saying how to fetch it when
-    they are not here."""
+    reached and HF_HUB_OFFLINE is not set); `error` saying how to fetch it when they are not
+    here, or which config key (`instead`) takes a folder of the same files."""
     try:
         from huggingface_hub import snapshot_download
         return Path(snapshot_download(repo, repo_type="dataset", revision=revision,
                                       local_files_only=hub_offline()))
     except Exception as err:  # not cached while offline, unreachable, no such repository
         at = f" --revision {revision}" if revision else ""
-        raise ImageCaptionError(
+        raise error(
             f"the dataset {repo!r}{f' at revision {revision!r}' if revision else ''} is not in "
             f"the Hugging Face cache and could not be downloaded ({type(err).__name__}). Where "
             f"the hub is reachable: hf download {repo} --repo-type dataset{at} (then set HF_HOME "
-            "here to that cache), or give prh.pairs.folder a folder of the same files") from err
+            f"here to that cache), or give {instead} a folder of the same files") from err
 
 
 def read_pairs(dataset: str | Path, revision: str | None = None, caption: int = 0
@@ -163,8 +167,9 @@ PLACES = {"top left": (0.28, 0.28), "top right": (0.72, 0.28), "bottom left": (0
 SIZES = {"small": 0.14, "large": 0.24}
 
 
-def _draw(shape: str, colour: tuple[int, int, int], centre: tuple[float, float], radius: float,
-          size: int, background: int) -> Any:
+def draw_shape(shape: str, colour: tuple[int, int, int], centre: tuple[float, float],
+               radius: float, size: int, background: int) -> Any:
+    """One shape drawn on a square grey image of `size` pixels (a stand-in's picture)."""
     from PIL import Image, ImageDraw
 
     img = Image.new("RGB", (size, size), (background,) * 3)
@@ -196,7 +201,7 @@ def standin_pairs(n: int, seed: int = 0, size: int = 32) -> tuple[list[Any], lis
         place, big = str(rng.choice(list(PLACES))), str(rng.choice(list(SIZES)))
         jitter = rng.uniform(-0.05, 0.05, size=2)
         centre = (PLACES[place][0] + jitter[0], PLACES[place][1] + jitter[1])
-        images.append(_draw(str(shape), COLOURS[colour], centre, SIZES[big], size,
+        images.append(draw_shape(str(shape), COLOURS[colour], centre, SIZES[big], size,
                             int(rng.integers(90, 200))))
         where = "in the centre" if place == "centre" else f"at the {place}"
         captions.append(f"picture {i}: a {big} {colour} {shape} {where}")

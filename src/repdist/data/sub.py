@@ -6,24 +6,107 @@ preprocessing as a torch file (`data/SUB_dinov2_embeddings.pt`: `embeddings` (N,
 `split`). Split as theirs: train_test_split(test_size=0.3, random_state=42, stratify=birds), then
 the rest 80/20 (train, validation) the same way.
 
-A stand-in in the same format, made here (offline, for the quick DAG and the tests): each bird a
-random centre in 768 dimensions, each attribute a random direction added to it, Gaussian noise.
+Their preprocessing makes that file from the hub dataset `Jessica-bader/SUB` (its `test` split:
+parquet files with columns `image` {bytes, path}, `bird_label` and `attr_label`), each image
+converted to RGB and resized to 512 x 512 (bilinear) before DINOv2-base's own processor;
+`sub_batches` reads those files (from a folder or the hub's cache) a batch at a time, so that
+the ~40,000 images are never held at once.
+
+Stand-ins made here (offline, for the quick DAG and the tests): the images in the hub's layout
+(`write_sub_image_standin`: each bird a shape and colour, each attribute a place and lightness),
+or the features file itself (`write_sub_standin`: each bird a random centre in 768 dimensions,
+each attribute a random direction added to it, Gaussian noise).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from ..io.hub import path_shaped
+from .image_captions import hub_dataset_folder, open_image
 
 SPLITS = ("train", "val", "test")
 SPLIT_SEED = 42  # their random_state
 KEYS = ("embeddings", "labels", "attributes")
+SUB_DATASET = "Jessica-bader/SUB"  # the hub dataset their preprocessing reads
+SUB_SPLIT = "test"  # the split it reads (SUB's only one)
+COLUMNS = ("image", "bird_label", "attr_label")
+SUB_ENCODER = "facebook/dinov2-base"  # the encoder of their preprocessing
+IMAGE_SIZE = 512  # their preprocessing's resize, before the encoder's processor
 
 
 class SubFeaturesError(ValueError):
     """A features file that is not SUB's in their format."""
+
+
+class SubImagesError(ValueError):
+    """SUB's images cannot be read: the message names the file, row or download."""
+
+
+@dataclass(frozen=True)
+class SubImages:
+    """SUB's image files (parquet) and how many rows they hold; `source` says where from."""
+
+    files: tuple[Path, ...]
+    rows: int
+    source: str
+
+
+def sub_images(source: str, revision: str | None = None) -> SubImages:
+    """SUB's test split from a folder of its parquet files, or from the hub dataset `source`
+    (by id, at `revision`; the local Hugging Face cache when offline)."""
+    import pyarrow.parquet as pq
+
+    folder = Path(source).expanduser()
+    if not (folder.is_dir() or path_shaped(source)):
+        folder = hub_dataset_folder(source, revision, "logit_distance.sub.images",
+                                    SubImagesError)
+    if not folder.is_dir():
+        raise SubImagesError(f"{folder}: no such folder of SUB's parquet files")
+    every = sorted(folder.rglob("*.parquet"))
+    files = tuple(f for f in every if f.name.startswith(f"{SUB_SPLIT}-")) or tuple(every)
+    if not files:
+        raise SubImagesError(f"{folder}: no parquet files (SUB's hub layout: "
+                             f"data/{SUB_SPLIT}-*.parquet with columns {', '.join(COLUMNS)})")
+    for path in files:
+        missing = set(COLUMNS) - set(pq.read_schema(path).names)
+        if missing:
+            raise SubImagesError(f"{path}: no column {', '.join(sorted(missing))} (SUB's "
+                                 f"files have {', '.join(COLUMNS)})")
+    rows = sum(pq.ParquetFile(path).metadata.num_rows for path in files)
+    at = f"@{revision or 'main'}" if folder != Path(source).expanduser() else ""
+    return SubImages(files, rows, f"{source}{at}")
+
+
+def sub_batches(images: SubImages, batch_size: int, size: int | None = IMAGE_SIZE
+                ) -> Iterator[tuple[list[Any], np.ndarray, np.ndarray]]:
+    """(RGB images, birds, attributes) `batch_size` rows at a time, in the files' order (each
+    image opened as its batch is read), each resized to `size` x `size` (bilinear) as their
+    preprocessing does before the encoder's own processor (None: as stored)."""
+    import pyarrow.parquet as pq
+    from PIL import Image
+
+    for path in images.files:
+        row = 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size, columns=list(COLUMNS)):
+            cells = batch.to_pydict()
+            pictures = []
+            for image in cells["image"]:
+                where = f"{path} row {row}"
+                data = image.get("bytes") if isinstance(image, dict) else None
+                if not data:
+                    raise SubImagesError(f"{where}: the image holds no bytes")
+                picture = open_image(data, where, SubImagesError)
+                pictures.append(picture if size is None
+                                else picture.resize((size, size), Image.BILINEAR))
+                row += 1
+            yield (pictures, np.asarray(cells["bird_label"], dtype=np.int64),
+                   np.asarray(cells["attr_label"], dtype=np.int64))
 
 
 @dataclass(frozen=True)
@@ -94,3 +177,37 @@ def write_sub_standin(path: str | Path, per_bird: int, seed: int, birds: int = 3
             "split": "test"}
     with atomic_path(path) as tmp:
         torch.save(data, tmp)
+
+
+def write_sub_image_standin(folder: str | Path, per_bird: int, seed: int, birds: int = 33,
+                            attributes: int = 33, size: int = 32) -> None:
+    """SUB's test split as the hub holds it (data/test-00000-of-00001.parquet: PNG bytes,
+    bird_label, attr_label), made here: each bird drawn as one shape and colour, each image's
+    attribute (drawn at random) setting where it sits and how light the background is. The
+    folder appears whole."""
+    import io as bytes_io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ..io import atomic_folder
+    from .image_captions import COLOURS, PLACES, SHAPES, draw_shape
+
+    rng = np.random.default_rng(seed)
+    colours, places = list(COLOURS.values()), list(PLACES.values())
+    labels = np.repeat(np.arange(birds), per_bird)
+    attrs = rng.integers(attributes, size=len(labels))
+    cells = []
+    for bird, attr in zip(labels, attrs, strict=True):
+        jitter = rng.uniform(-0.04, 0.04, size=2)
+        place = places[attr % len(places)]
+        img = draw_shape(SHAPES[bird % len(SHAPES)], colours[bird // len(SHAPES) % len(colours)],
+                         (place[0] + jitter[0], place[1] + jitter[1]), 0.12 + 0.02 * (bird % 3),
+                         size, 60 + int(150 * attr / max(attributes - 1, 1)))
+        buffer = bytes_io.BytesIO()
+        img.save(buffer, format="PNG")
+        cells.append({"bytes": buffer.getvalue(), "path": None})
+    table = pa.table({"image": cells, "bird_label": labels, "attr_label": attrs})
+    with atomic_folder(folder) as tmp:
+        (tmp / "data").mkdir()
+        pq.write_table(table, tmp / "data" / f"{SUB_SPLIT}-00000-of-00001.parquet")

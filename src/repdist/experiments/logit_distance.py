@@ -19,7 +19,7 @@ student (teacher t, loss, seed s) starts from their initialisation for seed s.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -111,6 +111,27 @@ def job_data(dataset: str, path: str | Path, num_classes: int, probe_seed: int =
     sub = split_sub(*load_sub_features(path))
     probe = partial(concept_probe, concepts=sub.concepts["test"], seed=probe_seed)
     return JobData(follow_up_train_data(sub), probe, sub.concepts["train"])
+
+
+def write_sub_features(path: str | Path,
+                       batches: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                       info: Mapping[str, Any]) -> int:
+    """SUB's features file as their dsets/preprocess_sub.py writes it, from batches of
+    (CLS features, birds, attributes): `embeddings` (N, D) float32, `labels`, `attributes`, and
+    `info`'s `model`, `image_size`, `dataset`, `split` (with whatever else it holds), written
+    atomically; returns N."""
+    from ..io import atomic_path
+
+    parts = list(batches)
+    if not parts:
+        raise ValueError(f"{path}: no images to extract features from")
+    x, birds, attributes = (np.concatenate(column) for column in zip(*parts, strict=True))
+    data = {"embeddings": torch.as_tensor(x, dtype=torch.float32),
+            "labels": torch.as_tensor(birds), "attributes": torch.as_tensor(attributes),
+            **info}
+    with atomic_path(path) as tmp:
+        torch.save(data, tmp)
+    return len(x)
 
 
 def concept_probe(f: np.ndarray, concepts: np.ndarray, seed: int = 42) -> dict[str, float]:

@@ -155,6 +155,20 @@ def vision_features(model: Any, processor: Any, images: Sequence[Any],
             progress(rows.stop, len(images))
 
 
+def final_cls(model: Any, processor: Any, images: Sequence[Any], device: Any = None
+              ) -> np.ndarray:
+    """The encoder's output at the CLS token after its final norm (`last_hidden_state[:, 0]`,
+    as the follow-up's dsets/preprocess_sub.py reads DINOv2), B x D float32, for one batch of
+    images prepared by the model's own processor."""
+    import torch
+
+    pixels = processor(images=list(images), return_tensors="pt")["pixel_values"]
+    with torch.no_grad():
+        out = model(pixel_values=pixels.to(device),
+                    **_patch_order(model, len(pixels), device))
+    return to_host(out.last_hidden_state[:, 0].float(), np.float32)
+
+
 def _patch_order(model: Any, batch: int, device: Any) -> dict[str, Any]:
     """ViT-MAE draws a random order of its patches even at mask ratio 0 (the CLS token's
     output then moves by float rounding from call to call); an increasing `noise` keeps them in

@@ -263,11 +263,11 @@ def check_logit_distance(config: Config) -> None:
         return
     need(not (sub["standin"] and sub["features"]), "logit_distance.sub.standin",
          "give SUB's features file or the stand-in, not both")
-    need(sub["standin"] or Path(sub["features"]).is_file(), "logit_distance.sub.features",
+    need(not sub["features"] or Path(sub["features"]).is_file(), "logit_distance.sub.features",
          f"no file at {sub['features']!r}: SUB's DINOv2-base features as their "
-         "dsets/preprocess_sub.py writes them (data/SUB_dinov2_embeddings.pt, from the hub "
-         "dataset Jessica-bader/SUB and facebook/dinov2-base), or logit_distance.sub.standin: "
-         "true for a stand-in")
+         "dsets/preprocess_sub.py writes them (data/SUB_dinov2_embeddings.pt), or leave it "
+         "empty to make them here from logit_distance.sub.images (the hub dataset "
+         "Jessica-bader/SUB or a folder of its parquet files) by logit_distance.sub.encoder")
     need(sub["birds"] - 1 >= sub["model"]["rep_dim"], "logit_distance.sub.model.rep_dim",
          f"d_rep needs K - 1 >= M labels besides a pivot, got K = {sub['birds']}, "
          f"M = {sub['model']['rep_dim']}")

@@ -61,6 +61,17 @@ def test_a_record_is_checked_field_by_field():
     assert timings.check(two)["floors"] is None
 
 
+def test_a_second_run_the_same_day_keeps_the_first_runs_record(tmp_path):
+    """The day's first record keeps its name; a later run's (another start) adds its commit."""
+    first = a_record()
+    assert timings.record_path(first, tmp_path).name == "timings-amd-epyc-2026-11-27.json"
+    timings.record_path(first, tmp_path).write_text(json.dumps(first))
+    assert timings.record_path(first, tmp_path).name == "timings-amd-epyc-2026-11-27.json"
+    later = {**first, "started_utc": "2026-11-27T23:50:00+00:00", "commit": "b" * 40}
+    assert timings.record_path(later, tmp_path).name == (
+        "timings-amd-epyc-2026-11-27-bbbbbbb.json")
+
+
 def test_the_cpus_vector_extensions_are_read_from_its_flags(tmp_path):
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx fma avx2 bmi2\n")

@@ -91,7 +91,14 @@ def _fields(data: dict[str, Any], spec: dict[str, Any], what: str) -> None:
 
 
 def record_path(record: dict[str, Any], folder: Path = RECORDS) -> Path:
-    return folder / f"{PREFIX}{slug(record['cpu'])}-{record['date']}.json"
+    """timings-<cpu>-<date>.json; a later run on the same CPU the same day adds its commit
+    (-<7 hex digits>), so that no run's record replaces another's."""
+    base = folder / f"{PREFIX}{slug(record['cpu'])}-{record['date']}"
+    first = base.with_name(base.name + ".json")
+    if first.is_file() and json.loads(first.read_text()).get("started_utc") != record[
+            "started_utc"]:
+        return base.with_name(f"{base.name}-{record['commit'][:7]}.json")
+    return first
 
 
 def newest(folder: Path = RECORDS, with_floors: bool = False

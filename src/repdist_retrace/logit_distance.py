@@ -17,12 +17,17 @@ same batches beside ours, with the differences:
   their MLP), their Adam and loss, against our stack's step, from the same saved weights, batch
   and dropout masks (the same torch seed before each forward);
 - their learning-rate schedule (SequentialLR of ConstantLR and ExponentialLR, built as their
-  utils/train.py builds it) against ours.
+  utils/train.py builds it) against ours;
+- where the run made SUB's features from images (logit_distance/sub/standin: the quick DAG's),
+  their preprocessing (`dsets/preprocess_sub.py::get_and_save_SUB_dino_embs`, in a scratch
+  folder) on the same images and encoder, its hub dataset and model read from the run's
+  stand-in folders, against the features file the run made.
 
 Their modules import torchvision (CIFAR-100 and the ResNets), datasets (SUB's images) and
 setproctitle at import time; where one does not import (torchvision from PyPI does not load
 beside the pinned torch; the others are not installed), an empty stand-in module takes its
-place: nothing here calls it.
+place: nothing here calls it (their SUB preprocessing's `load_dataset` is replaced by a reader
+of the run's stand-in images).
 
 Usage: python -m repdist_retrace.logit_distance --original path/to/logit-distance-code
            [--results results/quick] [--seed 400]
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -91,7 +97,7 @@ def import_theirs(folder: Path) -> tuple[dict[str, Any], str]:
             sys.modules[name] = _Anything(name)
         stubbed.append("torchvision (CIFAR-100 data and the ResNets: not run here)")
     for name, what in (("setproctitle", "setproctitle (a process title)"),
-                       ("datasets", "datasets (SUB's images from the hub: not run here)")):
+                       ("datasets", "datasets (SUB's images: the run's stand-in read in its place)")):
         try:
             __import__(name)
         except ImportError:
@@ -348,7 +354,62 @@ def run(original: Path, results: Path, seed: int) -> list[tuple[str, float, floa
         rows += step_check(theirs, loss, arch, state, x, y, teacher_logits)
     for note in defect_notes(original, theirs, teacher, students):
         print(f"defect: {note}")
+    if (results / "logit_distance" / "sub" / "standin").is_dir():
+        rows += sub_check(original, results / "logit_distance" / "sub")
     return rows
+
+
+class _Split:
+    """A `datasets` split as their preprocessing reads it: its length, and a slice of rows as
+    columns (images decoded by PIL, as `datasets` decodes them)."""
+
+    def __init__(self, images: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        files = sorted(images.rglob("*.parquet"))
+        self.table = pa.concat_tables([pq.read_table(f) for f in files]).to_pydict()
+
+    def __len__(self) -> int:
+        return len(self.table["bird_label"])
+
+    def __getitem__(self, rows: slice) -> dict[str, list[Any]]:
+        from PIL import Image
+
+        out = {key: values[rows] for key, values in self.table.items()}
+        out["image"] = [Image.open(io.BytesIO(cell["bytes"])) for cell in out["image"]]
+        return out
+
+
+def sub_check(folder: Path, sub: Path) -> list[tuple[str, float, float]]:
+    """Their SUB preprocessing on the run's stand-in images and encoder, against our file."""
+    import transformers
+
+    from repdist.data.sub import load_sub_features
+
+    standin = sub / "standin"
+    with inside(folder):
+        import dsets.preprocess_sub as theirs
+    encoder = str(standin / "encoder")
+    theirs.load_dataset = lambda name, *a, **k: {"test": _Split(standin / "images")}
+    theirs.AutoModel = types.SimpleNamespace(
+        from_pretrained=lambda name, **k: transformers.AutoModel.from_pretrained(encoder))
+    theirs.AutoImageProcessor = types.SimpleNamespace(
+        from_pretrained=lambda name, **k: transformers.AutoImageProcessor.from_pretrained(
+            encoder))
+    with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch), \
+            contextlib.redirect_stdout(io.StringIO()):  # a line for every image
+        os.makedirs("data")
+        theirs.get_and_save_SUB_dino_embs()
+        made = load_sub_features(Path(scratch) / "data" / "SUB_dinov2_embeddings.pt")
+    ours = load_sub_features(sub / "data" / "sub_features.pt")
+    scale = float(np.abs(ours[0]).max())
+    return [("SUB features: their preprocessing on the stand-in images and encoder against "
+             "ours (max |difference| / max |feature|)",
+             float(np.abs(made[0] - ours[0]).max()) / scale, 1e-6),
+            ("SUB features: their birds and attributes against ours (entries that differ)",
+             float(sum(int((a != b).sum()) for a, b in zip(made[1:], ours[1:], strict=True))),
+             0.0)]
 
 
 def _arch(state: dict[str, torch.Tensor]) -> FollowUpArch:

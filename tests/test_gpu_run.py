@@ -318,6 +318,7 @@ def test_the_rehearsal_narrows_run_synthetic_to_the_quick_size(tmp_path):
     quick = yaml.safe_load((ROOT / "config.quick.yaml").read_text())
     assert overlay["outdir"] == "results/quick" and overlay["synthetic"] == quick["synthetic"]
     assert "lm" not in overlay and "prh" not in overlay  # Hugging Face stand-ins: not the image's
+    assert not overlay["logit_distance"]["sub"]["enabled"]  # SUB's stand-in encoder is one too
     assert overlay["roeder"]["cpc"]["patch"] == [4, 8]  # half of a digit
 
 

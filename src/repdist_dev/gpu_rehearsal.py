@@ -154,16 +154,17 @@ def skipped(out: Path) -> list[str]:
 
 def quick_overlay(path: Path) -> Path:
     """`make run-synthetic` at the quick size, as one overlay after config.synthetic.yaml:
-    config.quick.yaml's scale and outdir (results/quick), less its language models and PRH's
-    study (their stand-ins are Hugging Face models, whose package a GPU image need not hold, and
-    run-synthetic at paper scale runs neither), with the contrastive patch fitted to the digits
-    (config.synthetic.yaml's)."""
+    config.quick.yaml's scale and outdir (results/quick), less its language models, PRH's study
+    and the follow-up's SUB (their stand-ins are Hugging Face models, whose package a GPU image
+    need not hold, and run-synthetic at paper scale runs none of them), with the contrastive
+    patch fitted to the digits (config.synthetic.yaml's)."""
     import yaml
 
     quick = yaml.safe_load((ROOT / "config.quick.yaml").read_text())
     synthetic = yaml.safe_load((ROOT / "config.synthetic.yaml").read_text())
     for section in ("lm", "prh"):
         quick.pop(section)
+    quick["logit_distance"]["sub"]["enabled"] = False
     quick["roeder"]["cpc"]["patch"] = synthetic["roeder"]["cpc"]["patch"]
     path.write_text("# run-synthetic at the quick size (repdist_dev.gpu_rehearsal)\n"
                     + yaml.safe_dump(quick, sort_keys=False))

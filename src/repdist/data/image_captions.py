@@ -69,6 +69,14 @@ def open_image(data: bytes | Path, where: str,
         raise error(f"{where}: the image does not open ({type(err).__name__}: {err})") from err
 
 
+def cell_bytes(image: Any, where: str, error: type[ValueError] = ImageCaptionError) -> bytes:
+    """The bytes of a hub parquet file's `image` cell ({bytes, path}); `error` where none."""
+    data = image.get("bytes") if isinstance(image, dict) else None
+    if not data:
+        raise error(f"{where}: the image holds no bytes")
+    return data
+
+
 def _from_metadata(folder: Path, caption: int) -> ImageCaptions:
     images, captions = [], []
     lines = (folder / METADATA).read_text(encoding="utf-8").splitlines()
@@ -104,9 +112,7 @@ def _from_parquet(files: Sequence[Path], caption: int, source: str) -> ImageCapt
         for row, (image, text) in enumerate(zip(table.column("image").to_pylist(),
                                                 table.column("text").to_pylist(), strict=True)):
             where = f"{path} row {row}"
-            data = image.get("bytes") if isinstance(image, dict) else None
-            if not data:
-                raise ImageCaptionError(f"{where}: the image holds no bytes")
+            data = cell_bytes(image, where)
             captions.append(_caption(text, caption, where))
             images.append(open_image(data, where))
     return ImageCaptions(images, captions, source)

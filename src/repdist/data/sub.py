@@ -28,15 +28,13 @@ from typing import Any
 import numpy as np
 
 from ..io.hub import path_shaped
-from .image_captions import hub_dataset_folder, open_image
+from .image_captions import cell_bytes, hub_dataset_folder, open_image
 
 SPLITS = ("train", "val", "test")
 SPLIT_SEED = 42  # their random_state
 KEYS = ("embeddings", "labels", "attributes")
-SUB_DATASET = "Jessica-bader/SUB"  # the hub dataset their preprocessing reads
 SUB_SPLIT = "test"  # the split it reads (SUB's only one)
 COLUMNS = ("image", "bird_label", "attr_label")
-SUB_ENCODER = "facebook/dinov2-base"  # the encoder of their preprocessing
 IMAGE_SIZE = 512  # their preprocessing's resize, before the encoder's processor
 
 
@@ -98,10 +96,8 @@ def sub_batches(images: SubImages, batch_size: int, size: int | None = IMAGE_SIZ
             pictures = []
             for image in cells["image"]:
                 where = f"{path} row {row}"
-                data = image.get("bytes") if isinstance(image, dict) else None
-                if not data:
-                    raise SubImagesError(f"{where}: the image holds no bytes")
-                picture = open_image(data, where, SubImagesError)
+                picture = open_image(cell_bytes(image, where, SubImagesError), where,
+                                     SubImagesError)
                 pictures.append(picture if size is None
                                 else picture.resize((size, size), Image.BILINEAR))
                 row += 1

@@ -28,6 +28,7 @@ from repdist.pipeline.overlays import adapt_to_overlays  # noqa: E402
 from repdist.pipeline.run_lock import lock_results_folder  # noqa: E402
 from repdist.pipeline.stopping import stop_on_signals  # noqa: E402
 from repdist.pipeline.environment import prepend_pythonpath  # noqa: E402
+from repdist.pipeline.warm import start_for_local_jobs  # noqa: E402
 
 prepend_pythonpath(SRC)
 
@@ -113,6 +114,12 @@ onstart:
     check_prh_downloads(workflow.dag.needrun_jobs())
     lock_results_folder(OUT)
     stop_on_signals(workflow.persistence.unlock, log=logger.warning)
+    start_for_local_jobs(
+        config["warm_starts"],
+        workflow.local_exec,
+        GPUS,
+        workflow.dag.needrun_jobs(),
+    )
 
 
 rule all:

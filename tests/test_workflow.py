@@ -420,7 +420,7 @@ def test_repdist_progress_on_the_finished_quick_run(quick_run):
 
 def test_repdist_job_times_on_the_finished_quick_run(quick_run):
     """Real Snakemake benchmark files and job logs: every file counted, every job's machine."""
-    from repdist.cli.job_times import benchmarks, machines, report
+    from repdist.cli.job_times import benchmarks, job_cpu, machines, report
     from repdist.pipeline.machine import describe
 
     files = sorted((quick_run / "benchmarks").rglob("*.tsv"))
@@ -432,6 +432,8 @@ def test_repdist_job_times_on_the_finished_quick_run(quick_run):
     assert float(total.split()[2]) == pytest.approx(sum(j.seconds for j in jobs), abs=0.1)
     logs = list((quick_run / "logs").rglob("*.log"))
     assert machines(quick_run) == {describe(): len(logs)}
+    warm = sum(job.warm for job in job_cpu(quick_run))  # forked warm (pipeline/warm.py)
+    assert warm >= 0.8 * len(logs) and f"({warm} of {len(logs)} jobs started warm" in text
 
 
 def test_quick_dag_distillation(quick_run):

@@ -1,10 +1,11 @@
 """The quick DAG's budget: what `make test` can afford to run, kept as branches land.
 
 `make test` runs the quick DAG (config.quick.yaml) beside the other tests (tests/conftest.py), so
-the DAG's cost is most of the suite's: every job starts a Python that imports its libraries
-(about 2 s of CPU for one that imports torch, 1.4 s more for one that builds an optimiser) before
-a few seconds of work at toy scale. Two figures, set from the measurement of 2026-11-27 (2-core
-AMD EPYC; the CPU figure again on 2026-11-28; tests/test_quick_budget.py holds them):
+the DAG's cost is much of the suite's: a job started cold imports its libraries (about 2 s of
+CPU for one that imports torch, 1.4 s more for one that builds an optimiser) before a few seconds
+of work at toy scale, and a local run's jobs start warm, forked from one interpreter that has
+imported them (repdist.pipeline.warm). Two figures, set from the measurements of 2026-11-27 and
+2026-11-29 (2-core AMD EPYC; tests/test_quick_budget.py holds them):
 
 - jobs: the quick DAG's dry run plans at most QUICK_JOBS (the recorded DAG, tests/data/dag);
 - CPU: the jobs' CPU seconds, each job's own from its log (`repdist job-times`), in units of
@@ -28,8 +29,9 @@ from pathlib import Path
 from repdist_dev.checkout import ROOT
 
 QUICK_JOBS = 130  # 128 jobs measured (the all rule included; PRH's study 10, the follow-up 10)
-QUICK_CPU_UNITS = 230.0  # 184 measured alone, 191 beside the tests (2026-11-28, after the
-# follow-up's 10 jobs, 20 units): about 20% to spare (~145 before the follow-up)
+QUICK_CPU_UNITS = 110.0  # 72 measured with warm starts (2026-11-29, pipeline/warm.py); 184
+# alone and 191 beside the tests when every job started cold (2026-11-28): a quick run whose
+# jobs stopped starting warm is over it
 # one torch job's start-up: what every job that trains or extracts pays before its work
 STARTUP = "import os, torch, pandas, matplotlib.pyplot; os._exit(0)"  # as a job ends (joblog)
 RULE_LINE = re.compile(r"^(?:rule (\w+):|use rule \w+ as (\w+) with:)", re.M)

@@ -21,6 +21,7 @@ import time
 import warnings
 from pathlib import Path
 
+from repdist.pipeline.warm import alive
 from repdist_dev.checkout import ROOT
 
 RUNS_ENV = "REPDIST_QUICK_RUNS"
@@ -85,16 +86,6 @@ def local_command(work: Path, cores: int = 2, max_threads: int | None = None,
     if max_threads is not None:
         cmd += ["--max-threads", str(max_threads)]
     return [*cmd, "--configfile", *map(str, configs)]  # one flag: a second would replace the first
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def stop_group(proc: subprocess.Popen, grace: float = 60.0) -> None:

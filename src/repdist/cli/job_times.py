@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..pipeline.joblog import CPU_NOTE, NULL_NOTE, RULE_PREFIX
+from ..pipeline.joblog import CPU_NOTE, NULL_NOTE, RULE_PREFIX, WARM_NOTE
 from ..pipeline.machine import MACHINE_PREFIX
 from .common import add_results_argument, report_runner
 from .progress import jobs_done, newest_snakemake_log
@@ -30,6 +30,7 @@ PER_CLASS_COUNT = re.compile(r"_K\d+$")  # flat benchmark files named per K (one
 ELAPSED = re.compile(r"Elapsed time: (\S+)")
 FINISHED = re.compile(rf"INFO finished in ([\d.]+) s{re.escape(CPU_NOTE)}([\d.]+) s$", re.M)
 RULE = re.compile(rf"INFO {re.escape(RULE_PREFIX)}(\S+)(.*)$", re.M)
+WARM = re.compile(rf"INFO {re.escape(WARM_NOTE)}", re.M)
 NULL = re.compile(rf"INFO {re.escape(NULL_NOTE)}(\d+) pairs, ([\d.]+) s$", re.M)
 
 
@@ -99,6 +100,7 @@ class JobCpu:
     wildcards: str
     seconds: float
     cpu: float
+    warm: bool = False  # forked from the run's warm interpreter: its imports not counted
 
 
 def job_cpu(results: Path) -> list[JobCpu]:
@@ -110,7 +112,8 @@ def job_cpu(results: Path) -> list[JobCpu]:
         rule, finished = RULE.search(text), FINISHED.findall(text)
         if rule and finished:
             seconds, cpu = finished[-1]
-            jobs.append(JobCpu(rule.group(1), rule.group(2).strip(), float(seconds), float(cpu)))
+            jobs.append(JobCpu(rule.group(1), rule.group(2).strip(), float(seconds), float(cpu),
+                               WARM.search(text) is not None))
     return jobs
 
 
@@ -130,6 +133,10 @@ def cpu_lines(results: Path) -> list[str]:
         return ["CPU by rule: no job log ends with its CPU (runs before this version)"]
     lines = ["CPU by rule, from the job logs (each job's process, start-up included):",
              f"{'':34} {'jobs':>5} {'CPU s':>12} {'wall s':>10}"]
+    if warm := sum(job.warm for job in jobs):
+        lines.insert(1, f"({warm} of {len(jobs)} jobs started warm, forked with their libraries "
+                        "imported: their CPU leaves the imports out, and their benchmark files' "
+                        "memory is the waiting client's)")
     lines += [f"{rule:34} {n:5d} {cpu:12.1f} {wall:10.1f}"
               for rule, (n, cpu, wall) in cpu_by_rule(jobs).items()]
     lines.append(f"{'total':34} {len(jobs):5d} {sum(j.cpu for j in jobs):12.1f} "

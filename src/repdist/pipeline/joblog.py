@@ -23,10 +23,13 @@ from .gpu_pool import gpu_slot
 from .machine import MACHINE_PREFIX, describe
 from .subnormals import flush_subnormals
 from .training_jobs import memory_settings
+from .warm import STARTED_ENV
 
 
 RULE_PREFIX = "rule: "  # a Snakemake job's second log line: its rule and wildcards
 CPU_NOTE = ", CPU "  # the last line: "finished in W s, CPU C s" (C: the process's, start-up included)
+# a job forked warm (pipeline/warm.py): its CPU leaves out the imports it did not repeat
+WARM_NOTE = "started warm: forked from the run's interpreter, its libraries already imported"
 
 
 class GpuMemoryError(RuntimeError):
@@ -58,6 +61,8 @@ def job_log(path: str | os.PathLike[str], gpus: int = 0,
         if (job := snakemake_job_name()) is not None:
             logger.info("%s%s", RULE_PREFIX, job)
         logger.info("subnormal floats flushed to zero: %s", flushed or "no (unsupported here)")
+        if os.environ.get(STARTED_ENV):
+            logger.info("%s (pipeline/warm.py)", WARM_NOTE)
         start = time.time()
         try:
             with contextlib.redirect_stdout(fh), contextlib.redirect_stderr(fh), _guard(logger), \

@@ -1,0 +1,378 @@
+"""Warm starts for a local run's script jobs: each job forked from an interpreter that has
+already imported the libraries every job imports, instead of a fresh Python importing them again.
+
+A job of the quick DAG does seconds of work at most, and a fresh interpreter pays about 2 s of CPU
+to import torch, pandas and matplotlib first (1 s more where it builds an optimiser, which imports
+torch._dynamo): most of a toy run's CPU. So the head process of a local run (Snakefile `onstart`;
+never on a cluster, whose jobs must run inside their own allocation) starts one server
+(`python -m repdist.pipeline.warm SOCKET --watch PID`) that imports `PRELOAD` once and waits.
+Every job still starts as Snakemake starts it (`python .snakemake/scripts/tmp….py`), but its
+interpreter first runs the hook on PYTHONPATH (`warm_hook/sitecustomize.py`): a Snakemake
+script, run by the server's own interpreter, is handed over (`delegate`). The client sends its
+arguments, working directory, environment and standard streams (the descriptors themselves) and
+the server forks a child that becomes the job: same script, same streams, same environment, its
+threads set from it as Snakemake sets them. The client forwards SIGTERM, SIGINT and SIGHUP to
+the child and exits with its status; a child whose client disappears is stopped.
+
+What differs from a cold start, and where it shows:
+- Snakemake's `benchmark:` files measure the client's process tree: their wall seconds stay
+  right, their CPU and memory columns are the client's. The job log's last line holds the
+  job's own CPU and peak memory, and says that it started warm.
+- Environment variables a preloaded library reads when it is imported are the head's, not the
+  job's (threads excepted, set from the job's environment as Snakemake sets them).
+Where anything is missing (no server yet, another interpreter, a conda env), the job starts
+cold as before: a warm start is only ever a faster way to the same process. A run that plans
+GPU jobs, runs on a cluster or runs fewer than MIN_JOBS jobs starts none warm; `warm_starts:
+false` in the config turns it off everywhere."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+
+SOCKET_ENV = "REPDIST_WARM_SOCKET"  # where the server listens (set by the head for its jobs)
+PYTHON_ENV = "REPDIST_WARM_PYTHON"  # the server's interpreter: only its own jobs are handed over
+STARTED_ENV = "REPDIST_WARM_STARTED"  # set in a job that was forked warm (the job log says so)
+HOOK_DIR = Path(__file__).with_name("warm_hook")  # holds the sitecustomize that delegates
+SCRIPTS_DIR = f"{os.sep}.snakemake{os.sep}scripts{os.sep}"  # where Snakemake writes script jobs
+# the jobs' libraries, those of the quick DAG's jobs that more than one imports; one that is
+# not installed (an env without transformers) or fails to import is skipped
+PRELOAD = ("numpy", "pandas", "pyarrow.parquet", "pyarrow.dataset", "scipy.linalg",
+           "scipy.optimize", "matplotlib.pyplot", "matplotlib.backends.backend_pdf",
+           "fontTools.subset", "torch", "torch._dynamo", "sklearn.linear_model",
+           "sklearn.cross_decomposition", "transformers.modeling_utils", "snakemake.script",
+           "threadpoolctl", "tabulate")
+MIN_JOBS = 6  # fewer jobs than this start cold (start_for_local_jobs)
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+HEADER = struct.Struct("!I")  # a message's length, before its JSON
+SERVER_LOG = "warm-starts.log"  # the server's output
+
+
+def _send(conn: socket.socket, message: dict, fds: list[int] | None = None) -> None:
+    data = json.dumps(message).encode()
+    if fds:
+        socket.send_fds(conn, [HEADER.pack(len(data)) + data], fds)
+    else:
+        conn.sendall(HEADER.pack(len(data)) + data)
+
+
+def _receive(conn: socket.socket, fds: int = 0) -> tuple[dict | None, list[int]]:
+    """One message (None where the peer has gone) and the descriptors that came with it."""
+    if fds:
+        chunk, got, _, _ = socket.recv_fds(conn, 1 << 16, fds)
+    else:
+        chunk, got = conn.recv(1 << 16), []
+    while len(chunk) >= HEADER.size and len(chunk) < HEADER.size + HEADER.unpack_from(chunk)[0]:
+        more = conn.recv(1 << 16)
+        if not more:
+            break
+        chunk += more
+    if len(chunk) < HEADER.size:
+        return None, got
+    (size,) = HEADER.unpack_from(chunk)
+    return json.loads(chunk[HEADER.size:HEADER.size + size]), got
+
+
+# -- the client: a job's interpreter, from the hook ------------------------------------------
+
+def handed_over(argv: list[str], environ: os._Environ | dict) -> bool:
+    """This interpreter runs a Snakemake script job that the run's server can start warm."""
+    return bool(environ.get(SOCKET_ENV)) and environ.get(PYTHON_ENV) == sys.executable and \
+        bool(argv) and SCRIPTS_DIR in os.path.abspath(argv[0]) and argv[0].endswith(".py")
+
+
+def delegate() -> None:
+    """Hand this job to the server and exit with the job's status; return (to start cold)
+    where the server cannot be reached or cannot start it."""
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(os.environ[SOCKET_ENV])
+        _send(conn, {"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ)}, [0, 1, 2])
+        started, _ = _receive(conn)
+    except OSError:
+        return
+    if not started or "pid" not in started:
+        return
+    child = int(started["pid"])
+    for signum in FORWARDED:
+        signal.signal(signum, lambda n, _f: _forward(child, n))
+    ended, _ = _receive(conn)  # a forwarded signal's handler returns: the call resumes
+    code = 1 if ended is None else int(ended["exit"])
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def _forward(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signum)
+
+
+# -- the server: the head's warm interpreter ---------------------------------------------------
+
+def preload(names: tuple[str, ...] = PRELOAD) -> list[str]:
+    """Import `names` (those installed); the ones imported."""
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    done = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 (a library that cannot load here is left to the jobs)
+            continue
+        done.append(name)
+    if "matplotlib.pyplot" in done:
+        _draw_once(sys.modules["matplotlib.pyplot"])
+    return done
+
+
+def _draw_once(plt) -> None:
+    """One small figure saved as PDF and PNG, in memory: the fonts and the writers' own
+    imports that every figure job's first save would load."""
+    import io
+
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.plot([0, 1], [0, 1], label="x")
+    ax.set_title("x")
+    ax.legend()
+    for kind in ("pdf", "png"):
+        fig.savefig(io.BytesIO(), format=kind)
+    plt.close(fig)
+
+
+def serve(path: Path, watch: int, names: tuple[str, ...] = PRELOAD, log=print) -> None:
+    """Accept jobs on the Unix socket `path` until the process `watch` (the head) ends, with
+    `names` preloaded: each is forked, and its client is told the child's pid and then its exit
+    status."""
+    loaded = preload(names)
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():  # a forked child could not use CUDA
+        log("warm starts: CUDA was initialised while preloading: every job starts cold")
+        return
+    gc.collect()
+    gc.freeze()  # the collector leaves the preloaded objects' pages shared with every child
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path) + ".new")
+    listener.listen(64)
+    os.replace(str(path) + ".new", path)  # clients see the socket only once it accepts
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    running: dict[int, socket.socket] = {}
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.signal(signal.SIGTERM, lambda *_: _stop_all(running, listener, path))
+    log(f"warm starts: listening on {path}, preloaded {', '.join(loaded)}")
+    while alive(watch):
+        ready, _, _ = select.select([listener, wake_read, *running.values()], [], [], 1.0)
+        if wake_read in ready:
+            os.read(wake_read, 512)
+        for pid, status in _reaped():
+            conn = running.pop(pid, None)
+            if conn is not None:
+                with contextlib.suppress(OSError):
+                    _send(conn, {"exit": os.waitstatus_to_exitcode(status)})
+                conn.close()
+        for pid, conn in list(running.items()):
+            if conn in ready:  # a client that went away: its job goes too
+                _forward(pid, signal.SIGTERM)
+        if listener in ready:
+            _accept(listener, running, log)
+    _stop_all(running, listener, path)
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reaped() -> list[tuple[int, int]]:
+    done = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return done
+        if pid == 0:
+            return done
+        done.append((pid, status))
+
+
+def _accept(listener: socket.socket, running: dict[int, socket.socket], log) -> None:
+    conn, _ = listener.accept()
+    try:
+        request, fds = _receive(conn, fds=3)
+    except OSError:
+        conn.close()
+        return
+    if request is None or len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        return
+    pid = os.fork()
+    if pid == 0:
+        listener.close()
+        for other in running.values():
+            other.close()
+        _become_the_job(request, fds, conn)
+    for fd in fds:
+        os.close(fd)
+    _send(conn, {"pid": pid})
+    running[pid] = conn
+    log(f"warm starts: {Path(request['argv'][0]).name} as pid {pid}")
+
+
+def _become_the_job(request: dict, fds: list[int], conn: socket.socket) -> None:
+    """In the forked child: take the client's streams, directory, environment and arguments,
+    run its script as `__main__`, and exit with its status (never returns)."""
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        conn.close()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.environ[STARTED_ENV] = "1"
+        tempfile.tempdir = None  # read again from the job's TMPDIR
+        sys.argv = list(request["argv"])
+        sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+        _threads_from_environment()
+        code = _run_main(sys.argv[0])
+    except BaseException:  # noqa: BLE001 (the job's own failure, reported as a cold start would)
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def _threads_from_environment() -> None:
+    """The job's thread counts, as a fresh interpreter would read them from its environment
+    (Snakemake sets OMP_NUM_THREADS and the BLAS variables to the job's `threads`)."""
+    threads = os.environ.get("OMP_NUM_THREADS")
+    if not threads or not threads.isdigit() or int(threads) < 1:
+        return
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(threads))
+    if "threadpoolctl" in sys.modules:
+        sys.modules["threadpoolctl"].threadpool_limits(int(threads))
+
+
+def _run_main(script: str) -> int:
+    """Run `script` as the interpreter runs a script: its exit status (SystemExit's code, 1 and
+    a traceback on an exception), atexit's functions run at the end."""
+    import atexit
+    import runpy
+
+    code = 0
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        if stop.code is not None and not isinstance(stop.code, int):
+            print(stop.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        code = 1
+    atexit._run_exitfuncs()
+    return code
+
+
+def _stop_all(running: dict[int, socket.socket], listener: socket.socket, path: Path) -> None:
+    for pid in running:
+        _forward(pid, signal.SIGTERM)
+    with contextlib.suppress(OSError):
+        listener.close()
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+        path.parent.rmdir()  # start_server's private folder
+    os._exit(0)
+
+
+# -- the head: start the server, point the jobs at it -----------------------------------------
+
+def start_server(folder: Path, watch: int | None = None,
+                 names: tuple[str, ...] = PRELOAD) -> Path:
+    """Start the server in the background for the process `watch` (default: this one) and set
+    this process's environment so that the jobs it starts find it; its socket's path. The
+    socket lives in a short private folder (a Unix socket's path holds at most 107 bytes);
+    the server's output goes to `folder`/SERVER_LOG; it preloads `names`."""
+    watch = os.getpid() if watch is None else watch
+    path = Path(tempfile.mkdtemp(prefix="repdist-warm-")) / "socket"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / SERVER_LOG, "a") as log:
+        subprocess.Popen([sys.executable, "-m", __name__, str(path), "--watch", str(watch),
+                          "--preload", ",".join(names)],
+                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                         start_new_session=True, env={**os.environ, "MPLBACKEND": "Agg"})
+    os.environ[SOCKET_ENV] = str(path)
+    os.environ[PYTHON_ENV] = sys.executable
+    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if str(HOOK_DIR) not in parts:
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(HOOK_DIR), *parts])
+    return path
+
+
+def start_for_local_jobs(enabled: bool, local: bool, gpus: int, jobs: Iterable[object]) -> Path | None:
+    """The Snakefile's `onstart`: the server, its output beside Snakemake's own logs
+    (.snakemake/log), and its socket; None, every job starting cold, unless the config's
+    `warm_starts` is on, the run executes its jobs on this machine, plans no GPU (a GPU job is
+    long, so its start-up hardly counts, and a process must not be forked once a library in it
+    may have touched the CUDA driver) and runs at least MIN_JOBS jobs (the server's own
+    imports cost what about two cold starts do)."""
+    if not (enabled and local and not gpus) or sum(1 for _ in jobs) < MIN_JOBS:
+        return None
+    return start_server(Path(".snakemake", "log"))
+
+
+def wait_for_server(path: Path, timeout: float = 60.0) -> bool:
+    """Whether the server at `path` accepts jobs within `timeout` seconds (tests, tools)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m repdist.pipeline.warm",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("socket", type=Path)
+    parser.add_argument("--watch", type=int, required=True, help="serve while this pid lives")
+    parser.add_argument("--preload", default=",".join(PRELOAD),
+                        help="the modules to import first, comma-separated")
+    args = parser.parse_args(argv)
+    serve(args.socket, args.watch, tuple(filter(None, args.preload.split(","))),
+          log=lambda line: print(line, flush=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

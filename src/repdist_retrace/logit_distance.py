@@ -18,6 +18,9 @@ same batches beside ours, with the differences:
   and dropout masks (the same torch seed before each forward);
 - their learning-rate schedule (SequentialLR of ConstantLR and ExponentialLR, built as their
   utils/train.py builds it) against ours;
+- their CIFAR-100 models (`backbones/resnet.py` over their copy of torchvision's ResNet: the
+  ResNet-50 classifier, a ResNet-18 student), built as main.py builds them after the seed,
+  against ours: every initial weight, and one batch's embedding and logits;
 - where the run made SUB's features from images (logit_distance/sub/standin: the quick DAG's),
   their preprocessing (`dsets/preprocess_sub.py::get_and_save_SUB_dino_embs`, in a scratch
   folder) on the same images and encoder, its hub dataset and model read from the run's
@@ -95,7 +98,8 @@ def import_theirs(folder: Path) -> tuple[dict[str, Any], str]:
         for name in ("torchvision", "torchvision.transforms", "torchvision.datasets",
                      "torchvision.transforms.functional"):
             sys.modules[name] = _Anything(name)
-        stubbed.append("torchvision (CIFAR-100 data and the ResNets: not run here)")
+        stubbed.append("torchvision (CIFAR-100's data set class; the ResNets are their own "
+                       "copy of torchvision's, run here)")
     for name, what in (("setproctitle", "setproctitle (a process title)"),
                        ("datasets", "datasets (SUB's images: the run's stand-in read in its place)")):
         try:
@@ -109,12 +113,14 @@ def import_theirs(folder: Path) -> tuple[dict[str, Any], str]:
         import dissimilarities.representation_dissimilarity as rd
         import utils.losses as losses
         import utils.metrics as metrics
+        from backbones import resnet
         from backbones.nn import MLP
         from models.classifier import Classifier
         from models.kldistill import KLDistill
         from models.logitdistill import LogitDistill
     return ({"dm": dm, "mc": mc, "rd": rd, "losses": losses, "metrics": metrics, "MLP": MLP,
-             "Classifier": Classifier, "KLDistill": KLDistill, "LogitDistill": LogitDistill},
+             "Classifier": Classifier, "KLDistill": KLDistill, "LogitDistill": LogitDistill,
+             "resnet": resnet},
             "; ".join(stubbed) or "none")
 
 
@@ -306,6 +312,36 @@ def step_check(theirs: dict[str, Any], loss: str, arch: FollowUpArch, state: dic
             (f"one step, {loss}: weights after it, max |theirs - ours|", worst, 1e-6)]
 
 
+def resnet_check(theirs: dict[str, Any], seed: int = 10) -> list[tuple[str, float, float]]:
+    """Their CIFAR-100 models as main.py builds them after set_random_seed(seed) (the
+    ResNet-50 classifier from scratch, a ResNet-18 L2 student with its Xavier head) against
+    build_follow_up_resnet: every initial weight, and the embedding and logits of one batch."""
+    from repdist.models.follow_up_resnet import ResNetArch, build_follow_up_resnet
+
+    rows = []
+    args = types.SimpleNamespace(dataset="cifar100", loss_type="l2", lr=1e-3)
+    x = torch.rand(4, 3, 32, 32, generator=torch.Generator().manual_seed(seed))
+    for depth, kind in ((50, "Classifier"), (18, "LogitDistill")):
+        torch.manual_seed(seed)  # their set_random_seed, for torch
+        encoder = getattr(theirs["resnet"], f"ResNet{depth}")(final_dim=50)
+        model = theirs[kind](encoder, args, n_classes=100).cpu()
+        if kind != "Classifier":
+            model.initialize_weights()
+        ours = build_follow_up_resnet(ResNetArch(depth, 50, 100, kind != "Classifier"), seed)
+        theirs_state, our_state = model.state_dict(), ours.state_dict()
+        same_keys = list(theirs_state) == list(our_state)
+        worst = max(float((theirs_state[k].double() - our_state[k].double()).abs().max())
+                    for k in theirs_state) if same_keys else float("inf")
+        rows.append((f"ResNet-{depth} {kind}, seed {seed}: state-dict keys and order equal "
+                     "(0 = yes), initial weights max |theirs - ours|", worst, 0.0))
+        with torch.no_grad():
+            out, f, z = model.eval()(x), ours.eval().embed(x), ours(x)
+        rows.append((f"ResNet-{depth} {kind}: embedding and logits of one batch, max |theirs "
+                     "- ours|", max(float((out["EMBS"] - f).abs().max()),
+                                    float((out["LOGITS"] - z).abs().max())), 0.0))
+    return rows
+
+
 def schedule_check(epochs: int = 500) -> list[tuple[str, float, float]]:
     """Their scheduler (utils/train.py's construction) against EpochSchedule."""
     opt = torch.optim.Adam(torch.nn.Linear(1, 1).parameters(), lr=1e-3)
@@ -330,6 +366,7 @@ def run(original: Path, results: Path, seed: int) -> list[tuple[str, float, floa
     n_per_arm = (sum(len(v) for v in data.x.values())) // (4 * 7)
     rows = spirals_check(original, seed, n_per_arm)
     rows += schedule_check()
+    rows += resnet_check(theirs)
     teacher_dir = sorted((base / "teachers").glob("seed*"))[0]
     teacher = load_representations(teacher_dir / "embeddings_test.parquet",
                                    teacher_dir / "unembeddings.parquet")

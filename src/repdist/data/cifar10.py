@@ -58,35 +58,54 @@ def missing_files(folder: str | os.PathLike[str]) -> list[str]:
 def fetch_cifar10(
     resources: str | os.PathLike[str], url: str = URL, md5: str = MD5, timeout: float = 30.0
 ) -> Path:
-    """Make `resources/cifar-10-batches-py/` exist and be complete; return it.
+    """Make `resources/cifar-10-batches-py/` exist and be complete; return it (`fetch_folder`)."""
+    return fetch_folder(Archive(url, md5, ARCHIVE, FOLDER, FILES), resources, CIFAR10Error,
+                        "or set `cifar10.root` in config.yaml to an existing cifar-10-batches-py "
+                        "folder; the synthetic experiments run without it: `snakemake "
+                        "synthetic_all`", timeout)
+
+
+@dataclass(frozen=True)
+class Archive:
+    """A data set shipped as one .tar.gz holding one folder (CIFAR-10's, CIFAR-100's)."""
+
+    url: str
+    md5: str
+    name: str  # the archive's file name
+    folder: str  # the folder inside it
+    files: tuple[str, ...]  # what a complete folder holds
+
+
+def fetch_folder(archive: Archive, resources: str | os.PathLike[str],
+                 error: type[Exception], instead: str, timeout: float = 30.0) -> Path:
+    """Make `resources`/`archive.folder` exist and be complete; return it.
 
     Downloads the archive if absent, verifies its MD5, extracts into a temporary folder and
-    renames it into place, so an interrupted run never leaves a half-extracted data set.
+    renames it into place, so an interrupted run never leaves a half-extracted data set. Where
+    the download fails, `error` says what to download and where, then `instead`.
     """
     resources = Path(resources)
-    folder = resources / FOLDER
-    if not missing_files(folder):
+    folder = resources / archive.folder
+    if not [n for n in archive.files if not (folder / n).is_file()]:
         return folder
-    archive = resources / ARCHIVE
-    if not archive.exists():
+    path = resources / archive.name
+    if not path.exists():
         try:
-            download(url, archive, timeout=timeout)
+            download(archive.url, path, timeout=timeout)
         except (urllib.error.URLError, OSError, TimeoutError) as err:
-            raise CIFAR10Error(
-                f"CIFAR-10 is not in {folder} and could not be downloaded from {url} ({err}). "
-                f"Either download {ARCHIVE} (MD5 {md5}) into {resources}/ yourself, or set "
-                "`cifar10.root` in config.yaml to an existing cifar-10-batches-py folder; "
-                "the synthetic experiments run without it: `snakemake synthetic_all`"
-            ) from err
-    verify_checksum(archive, f"md5:{md5}")  # an archive put there by hand is checked too
+            raise error(
+                f"{archive.folder} is not in {resources} and could not be downloaded from "
+                f"{archive.url} ({err}). Either download {archive.name} (MD5 {archive.md5}) "
+                f"into {resources}/ yourself, {instead}") from err
+    verify_checksum(path, f"md5:{archive.md5}")  # an archive put there by hand is checked too
     with atomic_folder(folder) as tmp:
-        with tarfile.open(archive, "r:gz") as tar:
+        with tarfile.open(path, "r:gz") as tar:
             tar.extractall(tmp, filter="data")
-        if missing_files(tmp / FOLDER):
-            raise CIFAR10Error(f"{archive} does not contain a complete {FOLDER}/ folder")
-        for extracted in (tmp / FOLDER).iterdir():  # the archive's one folder, as the folder
+        if [n for n in archive.files if not (tmp / archive.folder / n).is_file()]:
+            raise error(f"{path} does not contain a complete {archive.folder}/ folder")
+        for extracted in (tmp / archive.folder).iterdir():  # the archive's one folder
             os.replace(extracted, tmp / extracted.name)
-        (tmp / FOLDER).rmdir()
+        (tmp / archive.folder).rmdir()
     return folder
 
 
@@ -165,7 +184,8 @@ def _py2(obj):
     return obj
 
 
-def _write_pickle(path: Path, obj: dict) -> None:
+def write_py2_pickle(path: Path, obj: dict) -> None:
+    """`obj` pickled as the CIFAR files are (protocol 2, Python 2 strings), atomically."""
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         _Py2Pickler(fh, protocol=2).dump(_py2(obj))
 
@@ -200,14 +220,14 @@ def write_standin(
     per_batch = np.array_split(np.arange(n_train), len(TRAIN_BATCHES))
     for i, (name, idx) in enumerate(zip(TRAIN_BATCHES, per_batch, strict=True)):
         data, labels = images(len(idx))
-        _write_pickle(folder / name, {"batch_label": f"stand-in training batch {i + 1} of 5",
+        write_py2_pickle(folder / name, {"batch_label": f"stand-in training batch {i + 1} of 5",
                                       "labels": labels, "data": data,
                                       "filenames": [f"standin_{i}_{j}.png" for j in range(len(idx))]})
     data, labels = images(n_test)
-    _write_pickle(folder / TEST_BATCH, {"batch_label": "stand-in testing batch 1 of 1",
+    write_py2_pickle(folder / TEST_BATCH, {"batch_label": "stand-in testing batch 1 of 1",
                                         "labels": labels, "data": data,
                                         "filenames": [f"standin_test_{j}.png" for j in range(n_test)]})
-    _write_pickle(folder / META, {"label_names": list(CLASS_NAMES),
+    write_py2_pickle(folder / META, {"label_names": list(CLASS_NAMES),
                                   "num_cases_per_batch": len(per_batch[0]), "num_vis": 3072})
     (folder / STANDIN_MARKER).write_text("synthetic stand-in for CIFAR-10, made by repdist\n")
     return folder
@@ -215,8 +235,14 @@ def write_standin(
 
 def write_standin_archive(path: str | os.PathLike[str], **kwargs) -> str:
     """The stand-in packed as cifar-10-python.tar.gz; returns its MD5 (for download tests)."""
+    return pack_standin(path, FOLDER, write_standin, **kwargs)
+
+
+def pack_standin(path: str | os.PathLike[str], folder: str, write, **kwargs) -> str:
+    """`write(<tmp>/folder, **kwargs)` packed as the .tar.gz `path` (the folder its one entry,
+    as the real archives are); returns its MD5."""
     with tempfile.TemporaryDirectory() as tmp:
-        write_standin(Path(tmp) / FOLDER, **kwargs)
+        write(Path(tmp) / folder, **kwargs)
         with atomic_path(path) as out, tarfile.open(out, "w:gz") as tar:
-            tar.add(Path(tmp) / FOLDER, arcname=FOLDER)
+            tar.add(Path(tmp) / folder, arcname=folder)
     return file_digest(path, "md5")

@@ -1,0 +1,192 @@
+"""The follow-up's CIFAR-100 networks (their `backbones/resnet.py` over a copy of torchvision's
+ResNet, `models/classifier.py`, `kldistill.py`, `logitdistill.py`): a torchvision ResNet-18 or
+ResNet-50 as it is for ImageNet (7 x 7 stem of stride 2, max-pool, torchvision's `fc` built but
+never used), its pooled features mapped to the M-dimensional embedding by `linear`, then the
+bias-free head whose rows are the unembeddings g.
+
+State-dict keys are theirs: `encoder.tv_layers.*` (torchvision's own names, so an ImageNet file
+of torchvision's loads into it as it is), `encoder.conv1.weight` (a 3 x 3 stem their wrapper
+builds and never calls), `encoder.linear.*`, `linear.weight`. Built in their order after
+`torch.manual_seed(seed)`: torchvision's layers and its initialisation (Kaiming-normal
+convolutions, BatchNorm at 1 and 0), the ImageNet weights where given, the wrapper's stem and
+map, the head, and Xavier-uniform on the head for every model but the plain classifier (their
+students): the same initial weights as theirs.
+
+Their teacher is `pretrain_resnet50v2`: torchvision's IMAGENET1K_V2 weights, which their code
+downloads; here they are read from a file the user has (`resnet50-11ad3fa6.pth`), and a teacher
+without it trains from scratch, which its files then say (`imagenet` in the metadata).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+IMAGENET_V2_FILE = "resnet50-11ad3fa6.pth"  # torchvision's ResNet50_Weights.IMAGENET1K_V2
+IMAGENET_V2_URL = f"https://download.pytorch.org/models/{IMAGENET_V2_FILE}"
+DEPTHS = {18: ("basic", (2, 2, 2, 2)), 50: ("bottleneck", (3, 4, 6, 3))}
+
+
+class ImageNetWeightsError(RuntimeError):
+    """The ImageNet weights file is missing or is not torchvision's ResNet-50."""
+
+
+def _conv(cin: int, cout: int, kernel: int, stride: int = 1) -> nn.Conv2d:
+    return nn.Conv2d(cin, cout, kernel_size=kernel, stride=stride, padding=kernel // 2,
+                     bias=False)
+
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, cin: int, planes: int, stride: int, downsample: nn.Module | None) -> None:
+        super().__init__()
+        self.conv1 = _conv(cin, planes, 3, stride)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = _conv(planes, planes, 3)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = downsample
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x)))))
+        return self.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, cin: int, planes: int, stride: int, downsample: nn.Module | None) -> None:
+        super().__init__()
+        self.conv1 = _conv(cin, planes, 1)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = _conv(planes, planes, 3, stride)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.conv3 = _conv(planes, planes * 4, 1)
+        self.bn3 = nn.BatchNorm2d(planes * 4)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample = downsample
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn3(self.conv3(self.relu(self.bn2(self.conv2(out)))))
+        return self.relu(out + (x if self.downsample is None else self.downsample(x)))
+
+
+class TorchvisionResNet(nn.Module):
+    """torchvision's ResNet (v1.5: the stride in the bottleneck's 3 x 3), its names, its
+    construction order and its initialisation, `fc` over 1,000 ImageNet classes included."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__()
+        kind, layers = DEPTHS[depth]
+        block = BasicBlock if kind == "basic" else Bottleneck
+        self.inplanes = 64
+        self.conv1 = nn.Conv2d(3, 64, kernel_size=7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
+        for i, (planes, blocks) in enumerate(zip((64, 128, 256, 512), layers, strict=True)):
+            setattr(self, f"layer{i + 1}", self._make_layer(block, planes, blocks, 1 if i == 0 else 2))
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(512 * block.expansion, 1000)
+        for module in self.modules():
+            if isinstance(module, nn.Conv2d):
+                nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
+            elif isinstance(module, nn.BatchNorm2d):
+                nn.init.constant_(module.weight, 1)
+                nn.init.constant_(module.bias, 0)
+
+    def _make_layer(self, block: type, planes: int, blocks: int, stride: int) -> nn.Sequential:
+        downsample = None
+        if stride != 1 or self.inplanes != planes * block.expansion:
+            downsample = nn.Sequential(_conv(self.inplanes, planes * block.expansion, 1, stride),
+                                       nn.BatchNorm2d(planes * block.expansion))
+        layers = [block(self.inplanes, planes, stride, downsample)]
+        self.inplanes = planes * block.expansion
+        layers += [block(self.inplanes, planes, 1, None) for _ in range(1, blocks)]
+        return nn.Sequential(*layers)
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """The pooled features their wrapper maps to the embedding (fc is never used)."""
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return torch.flatten(self.avgpool(x), 1)
+
+
+@dataclass(frozen=True)
+class ResNetArch:
+    """One CIFAR-100 model of the follow-up: the torchvision depth (18: students, 50: the
+    teacher), the embedding's dimension M, the labels, and whether the head is
+    Xavier-initialised (every model but the plain classifier)."""
+
+    depth: int = 18
+    rep_dim: int = 50
+    num_classes: int = 100
+    xavier_head: bool = False
+
+
+class FollowUpEncoder(nn.Module):
+    """Their `backbones.resnet.ResNet`: torchvision's layers, an unused 3 x 3 stem, `linear`."""
+
+    def __init__(self, depth: int, rep_dim: int, imagenet: dict | None = None) -> None:
+        super().__init__()
+        self.tv_layers = TorchvisionResNet(depth)
+        if imagenet is not None:
+            self.tv_layers.load_state_dict(imagenet)
+        self.conv1 = nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1, bias=False)
+        expansion = 1 if DEPTHS[depth][0] == "basic" else 4
+        self.linear = nn.Linear(512 * expansion, rep_dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear(self.tv_layers.features(x))
+
+
+class FollowUpResNet(nn.Module):
+    """A classifier or student: `encoder` (f), `linear` (the head, g = its weight rows)."""
+
+    def __init__(self, arch: ResNetArch, imagenet: dict | None = None) -> None:
+        super().__init__()
+        self.arch = arch
+        self.encoder = FollowUpEncoder(arch.depth, arch.rep_dim, imagenet)
+        self.linear = nn.Linear(arch.rep_dim, arch.num_classes, bias=False)
+        if arch.xavier_head:
+            nn.init.xavier_uniform_(self.linear.weight)
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        return self.encoder(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The logits f(x)^T g(y) (their LOGITS)."""
+        return self.linear(self.embed(x))
+
+
+def read_imagenet_weights(path: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
+    """torchvision's ResNet-50 ImageNet state dict from `path`; ImageNetWeightsError naming
+    the file to download where it is missing or holds something else."""
+    path = Path(path)
+    if not path.is_file():
+        raise ImageNetWeightsError(
+            f"no ImageNet weights at {path}: download {IMAGENET_V2_URL} (torchvision's "
+            f"ResNet50_Weights.IMAGENET1K_V2, the follow-up's teacher) there, or set "
+            "logit_distance.cifar100.imagenet_weights to null to train the teacher from scratch")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    expected = TorchvisionResNet(50).state_dict()
+    if not isinstance(state, dict) or set(state) != set(expected) or any(
+            tuple(state[k].shape) != tuple(v.shape) for k, v in expected.items()):
+        raise ImageNetWeightsError(f"{path} is not torchvision's ResNet-50 state dict "
+                                   f"(expected {IMAGENET_V2_FILE} from {IMAGENET_V2_URL})")
+    return state
+
+
+def build_follow_up_resnet(arch: ResNetArch, seed: int, imagenet: dict | None = None
+                           ) -> FollowUpResNet:
+    """The model their code builds after set_random_seed(seed) (see the module docstring)."""
+    if imagenet is not None and arch.depth != 50:
+        raise ValueError("ImageNet weights are for the ResNet-50 teacher")
+    torch.manual_seed(seed)
+    return FollowUpResNet(arch, imagenet)

@@ -18,21 +18,28 @@ from repdist.pipeline import warm
 HOOK = warm.HOOK_DIR / "sitecustomize.py"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """A server for a stand-in head (a sleeping process this module ends), its socket and the
-    environment its jobs get."""
+def start(folder: Path, names: tuple[str, ...], **env: str) -> tuple[Path, dict, subprocess.Popen]:
+    """A server preloading `names` for a stand-in head (a sleeping process the caller ends),
+    started with `env` added to this process's environment: its socket, the environment its
+    jobs get (this process's own is left as it was) and the head."""
     head = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     saved = dict(os.environ)
-    os.environ.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})  # as beside tests
+    os.environ.update(env)
     try:
-        path = warm.start_server(tmp_path_factory.mktemp("logs"), watch=head.pid,
-                                 names=("torch", "threadpoolctl"))  # what REPORT imports
-        env = dict(os.environ)
+        path = warm.start_server(folder, watch=head.pid, names=names)
+        jobs = dict(os.environ)
     finally:
         os.environ.clear()
         os.environ.update(saved)
     assert warm.wait_for_server(path, timeout=120), "the server never listened"
+    return path, jobs, head
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A server preloading what REPORT imports, started as beside the tests (one thread)."""
+    path, env, head = start(tmp_path_factory.mktemp("logs"), ("torch", "threadpoolctl"),
+                            OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     yield path, env, head
     head.kill()
     head.wait()
@@ -134,14 +141,7 @@ def test_the_hook_names_the_socket_variable_and_runs_the_next_sitecustomize(tmp_
 
 
 def test_the_server_ends_with_its_head_and_removes_its_socket(tmp_path):
-    head = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    saved = dict(os.environ)
-    try:
-        path = warm.start_server(tmp_path, watch=head.pid, names=("json",))
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    assert warm.wait_for_server(path, timeout=120)
+    path, _, head = start(tmp_path, ("json",))
     assert "listening on" in (tmp_path / warm.SERVER_LOG).read_text()
     assert "preloaded json" in (tmp_path / warm.SERVER_LOG).read_text()
     head.kill()
@@ -151,3 +151,35 @@ def test_the_server_ends_with_its_head_and_removes_its_socket(tmp_path):
         assert time.monotonic() < deadline
         time.sleep(0.1)
     assert not path.exists() and not path.parent.exists()
+
+
+def test_a_job_whose_server_dies_fails_and_goes_with_it(tmp_path):
+    """The server killed under a running job: the client exits 1, and the job it started
+    does not run on unseen."""
+    _, env, head = start(tmp_path, ())
+    pidfile = tmp_path / "pid"
+    job = script(tmp_path, f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))"
+                           "\ntime.sleep(60)\n")
+    client = subprocess.Popen([sys.executable, str(job)], env=env, cwd=tmp_path,
+                              stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not pidfile.is_file() or not pidfile.read_text():
+        assert time.monotonic() < deadline and client.poll() is None
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    os.kill(_stat(child)[1], signal.SIGKILL)  # its parent: the server
+    _, err = client.communicate(timeout=30)
+    assert client.returncode == 1 and "ended before job" in err
+    deadline = time.monotonic() + 10
+    while warm.alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not warm.alive(child) or _stat(child)[0] == "Z"  # gone, or dead and not yet reaped
+    head.kill()
+    head.wait()
+
+
+def _stat(pid: int) -> tuple[str, int]:
+    """A process's state letter and parent, from /proc."""
+    with open(f"/proc/{pid}/stat") as fh:
+        state, parent = fh.read().rsplit(")", 1)[1].split()[:2]
+    return state, int(parent)

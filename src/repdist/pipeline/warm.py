@@ -111,6 +111,10 @@ def delegate() -> None:
     for signum in FORWARDED:
         signal.signal(signum, lambda n, _f: _forward(child, n))
     ended, _ = _receive(conn)  # a forwarded signal's handler returns: the call resumes
+    if ended is None:  # the server went first: the job goes too, and fails as a job
+        _forward(child, signal.SIGKILL)
+        print(f"repdist warm start: the server of this run ended before job {child}",
+              file=sys.stderr)
     code = 1 if ended is None else int(ended["exit"])
     os._exit(code if code >= 0 else 128 - code)
 

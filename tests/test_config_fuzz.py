@@ -100,3 +100,18 @@ def test_mutated_configs_that_pass_build_their_dag(tmp_path):
                              timeout=300)
         out = res.stdout + res.stderr
         assert res.returncode == 0 and "Traceback" not in out, out[-3000:]
+
+
+def test_a_seed_count_of_a_billion_stops_at_the_checks():
+    """Found by the dry-run sample: roeder.words.n_seeds = 10**9 passed the checks, and
+    Snakemake then filled 24 GB of memory listing the seeds. Every n_seeds is bounded."""
+    paths = [p for p in key_paths(BASE) if p[-1] == "n_seeds"]
+    assert len(paths) >= 6
+    for path in paths:
+        cfg = copy.deepcopy(BASE)
+        parent = cfg
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = 10**9
+        with pytest.raises((WorkflowError, ConfigError), match="1000000000"):
+            the_snakefiles_checks(cfg)

@@ -183,3 +183,22 @@ def _stat(pid: int) -> tuple[str, int]:
     with open(f"/proc/{pid}/stat") as fh:
         state, parent = fh.read().rsplit(")", 1)[1].split()[:2]
     return state, int(parent)
+
+
+def test_messages_are_read_whole_however_they_arrive():
+    """A job that ends before its client has read its pid: the pid and the status arrive in
+    one read and are still two messages; a message cut in two is read whole; then the end."""
+    import json
+    import socket
+
+    ours, theirs = socket.socketpair()
+    ours.settimeout(10)  # a message lost in the buffer: a timeout, not a hang
+    first, second = (json.dumps(m).encode() for m in ({"pid": 7}, {"exit": 3}))
+    theirs.sendall(warm.HEADER.pack(len(first)) + first + warm.HEADER.pack(len(second)) + second)
+    channel = warm._Channel(ours)
+    assert channel.receive() == ({"pid": 7}, []) and channel.receive() == ({"exit": 3}, [])
+    theirs.sendall(warm.HEADER.pack(len(first)) + first[:3])
+    theirs.sendall(first[3:])
+    assert channel.receive() == ({"pid": 7}, [])
+    theirs.close()
+    assert channel.receive() == (None, [])

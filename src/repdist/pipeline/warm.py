@@ -70,21 +70,32 @@ def _send(conn: socket.socket, message: dict, fds: list[int] | None = None) -> N
         conn.sendall(HEADER.pack(len(data)) + data)
 
 
-def _receive(conn: socket.socket, fds: int = 0) -> tuple[dict | None, list[int]]:
-    """One message (None where the peer has gone) and the descriptors that came with it."""
-    if fds:
-        chunk, got, _, _ = socket.recv_fds(conn, 1 << 16, fds)
-    else:
-        chunk, got = conn.recv(1 << 16), []
-    while len(chunk) >= HEADER.size and len(chunk) < HEADER.size + HEADER.unpack_from(chunk)[0]:
-        more = conn.recv(1 << 16)
-        if not more:
-            break
-        chunk += more
-    if len(chunk) < HEADER.size:
-        return None, got
-    (size,) = HEADER.unpack_from(chunk)
-    return json.loads(chunk[HEADER.size:HEADER.size + size]), got
+class _Channel:
+    """Length-prefixed JSON messages over a Unix socket, read whole: two messages that arrive
+    in one read (a job that ends before its client has read its pid) are two messages."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.buffer = b""
+
+    def receive(self, fds: int = 0) -> tuple[dict | None, list[int]]:
+        """The next message (None where the peer has gone) and the descriptors that came with
+        it (up to `fds`)."""
+        got: list[int] = []
+        while True:
+            if len(self.buffer) >= HEADER.size:
+                end = HEADER.size + HEADER.unpack_from(self.buffer)[0]
+                if len(self.buffer) >= end:
+                    message = json.loads(self.buffer[HEADER.size:end])
+                    self.buffer = self.buffer[end:]
+                    return message, got
+            if fds and not got:
+                chunk, got, _, _ = socket.recv_fds(self.conn, 1 << 16, fds)
+            else:
+                chunk = self.conn.recv(1 << 16)
+            if not chunk:
+                return None, got
+            self.buffer += chunk
 
 
 # -- the client: a job's interpreter, from the hook ------------------------------------------
@@ -102,7 +113,8 @@ def delegate() -> None:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(os.environ[SOCKET_ENV])
         _send(conn, {"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ)}, [0, 1, 2])
-        started, _ = _receive(conn)
+        channel = _Channel(conn)
+        started, _ = channel.receive()
     except OSError:
         return
     if not started or "pid" not in started:
@@ -110,7 +122,7 @@ def delegate() -> None:
     child = int(started["pid"])
     for signum in FORWARDED:
         signal.signal(signum, lambda n, _f: _forward(child, n))
-    ended, _ = _receive(conn)  # a forwarded signal's handler returns: the call resumes
+    ended, _ = channel.receive()  # a forwarded signal's handler returns: the call resumes
     if ended is None:  # the server went first: the job goes too, and fails as a job
         _forward(child, signal.SIGKILL)
         print(f"repdist warm start: the server of this run ended before job {child}",
@@ -221,7 +233,7 @@ def _reaped() -> list[tuple[int, int]]:
 def _accept(listener: socket.socket, running: dict[int, socket.socket], log) -> None:
     conn, _ = listener.accept()
     try:
-        request, fds = _receive(conn, fds=3)
+        request, fds = _Channel(conn).receive(fds=3)
     except OSError:
         conn.close()
         return

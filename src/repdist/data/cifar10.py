@@ -75,6 +75,10 @@ class Archive:
     folder: str  # the folder inside it
     files: tuple[str, ...]  # what a complete folder holds
 
+    def missing(self, folder: str | os.PathLike[str]) -> list[str]:
+        """The files a complete folder holds that `folder` lacks."""
+        return [n for n in self.files if not (Path(folder) / n).is_file()]
+
 
 def fetch_folder(archive: Archive, resources: str | os.PathLike[str],
                  error: type[Exception], instead: str, timeout: float = 30.0) -> Path:
@@ -86,7 +90,7 @@ def fetch_folder(archive: Archive, resources: str | os.PathLike[str],
     """
     resources = Path(resources)
     folder = resources / archive.folder
-    if not [n for n in archive.files if not (folder / n).is_file()]:
+    if not archive.missing(folder):
         return folder
     path = resources / archive.name
     if not path.exists():
@@ -101,7 +105,7 @@ def fetch_folder(archive: Archive, resources: str | os.PathLike[str],
     with atomic_folder(folder) as tmp:
         with tarfile.open(path, "r:gz") as tar:
             tar.extractall(tmp, filter="data")
-        if [n for n in archive.files if not (tmp / archive.folder / n).is_file()]:
+        if archive.missing(tmp / archive.folder):
             raise error(f"{path} does not contain a complete {archive.folder}/ folder")
         for extracted in (tmp / archive.folder).iterdir():  # the archive's one folder
             os.replace(extracted, tmp / extracted.name)

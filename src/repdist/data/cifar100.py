@@ -64,7 +64,7 @@ def _read_part(path: Path) -> tuple[np.ndarray, np.ndarray]:
 def load_cifar100(folder: str | os.PathLike[str]) -> CIFAR100:
     """Read a cifar-100-python folder (CIFAR100Error naming what is missing)."""
     folder = Path(folder)
-    missing = [n for n in ARCHIVE.files if not (folder / n).is_file()]
+    missing = ARCHIVE.missing(folder)
     if missing:
         raise CIFAR100Error(
             f"{folder} is not a complete CIFAR-100 copy: missing {', '.join(missing)}. Point "

@@ -95,7 +95,7 @@ rule paper_comparison:
         standin=CIFAR["standin"],
         authors_standin=AUTHORS["standin"],
         prh_standins=lambda wc: PRH_NEEDS_STANDINS,
-        logit_sets=LOGIT_SETS,
+        logit_sets=logit_set_names(),
         sub_standin=SUB["standin"],
     script:
         "../workflow/scripts/paper_comparison.py"

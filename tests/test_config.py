@@ -152,6 +152,26 @@ def test_roeder_cpc_on_cifar_needs_its_copy_even_with_the_cifar_experiments_off(
         check_cifar_available(cfg, probe=lambda url: "offline")
 
 
+def test_cifar100_and_imagenet_weights_missing_offline_name_their_keys(tmp_path):
+    """The follow-up's CIFAR-100 at start-up: no copy and no way to download it names
+    logit_distance.cifar100.root and the archive's MD5; ImageNet's weights named but absent
+    name their URL and key; a file there, or null, passes."""
+    from repdist.pipeline.availability import check_downloads
+
+    cfg = load()
+    c100 = cfg["logit_distance"]["cifar100"]
+    c100.update(resources=str(tmp_path), imagenet_weights=str(tmp_path / "w.pth"))
+    with pytest.raises(ConfigError, match=r"cifar100\.root.*offline.*eb9058c3"):
+        check_downloads(cfg, {"logit_distance_cifar100_download"}, probe=lambda url: "offline")
+    check_downloads(cfg, {"logit_distance_cifar100_download"}, probe=lambda url: None)
+    with pytest.raises(ConfigError, match=r"imagenet_weights.*resnet50-11ad3fa6\.pth"):
+        check_downloads(cfg, {"logit_distance_cifar100_teachers"})
+    (tmp_path / "w.pth").write_bytes(b"")
+    check_downloads(cfg, {"logit_distance_cifar100_teachers"})
+    c100["imagenet_weights"] = None
+    check_downloads(cfg, {"logit_distance_cifar100_teachers"})
+
+
 def closed_port_url() -> str:
     """An http URL on localhost where nothing listens (the port was just freed)."""
     import socket

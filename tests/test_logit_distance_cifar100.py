@@ -139,3 +139,125 @@ def test_the_teacher_reads_imagenet_weights_from_a_file_or_says_what_to_download
         read_imagenet_weights(tmp_path / "resnet18.pth")
     with pytest.raises(ValueError, match="ResNet-50 teacher"):
         build_follow_up_resnet(ResNetArch(depth=18), seed=0, imagenet=imagenet)
+
+
+def _resnets(depth, seeds, rep_dim=4, k=100):
+    return [build_follow_up_resnet(ResNetArch(depth, rep_dim, k, xavier_head=True), s)
+            for s in seeds]
+
+
+def test_a_stack_of_resnets_trains_each_as_it_would_alone():
+    """Two ResNet-18s as one stack, two Adam steps on the summed losses: each model's weights
+    and BatchNorm statistics equal its own training alone; state_dict_of is its own state in
+    their keys."""
+    from repdist.experiments.logit_distance import stack_models
+    from repdist.training.distillation import follow_up_loss
+    from repdist.training.loop import make_adam
+
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.rand(6, 3, 32, 32, generator=g), torch.randint(0, 100, (6,), generator=g)
+    stack = stack_models(_resnets(18, (0, 1)))
+    assert stack.num_models == 2 and stack.head.shape == (2, 100, 4)
+    opt = make_adam(stack, 1e-3)
+    for _ in range(2):
+        opt.zero_grad()
+        follow_up_loss("labels", stack.logits(x), labels=y).sum().backward()
+        opt.step()
+    for i, alone in enumerate(_resnets(18, (0, 1))):
+        alone_opt = make_adam(alone, 1e-3)
+        for _ in range(2):
+            alone_opt.zero_grad()
+            follow_up_loss("labels", alone(x)[None], labels=y).sum().backward()
+            alone_opt.step()
+        ours, theirs = stack.state_dict_of(i), alone.state_dict()
+        assert list(ours) == list(theirs)
+        for key, value in theirs.items():
+            torch.testing.assert_close(ours[key], value, rtol=0, atol=1e-6, msg=key)
+        with torch.no_grad():
+            torch.testing.assert_close(stack.eval().embed(x)[i], alone.eval().embed(x),
+                                       rtol=0, atol=1e-5)
+            torch.testing.assert_close(stack.unembed()[i], alone.linear.weight)
+    with pytest.raises(ValueError, match="differ in architecture"):
+        stack_models(_resnets(18, (0,)) + [build_follow_up_resnet(ResNetArch(18, 5, 100), 0)])
+
+
+def test_the_teachers_batches_come_in_the_datas_order_when_asked():
+    """Their CIFAR-100 teacher's loader has no shuffle: with in_order every epoch takes the
+    examples in their order (the last batch short); without it each epoch is a permutation."""
+    from repdist.experiments.logit_distance import stack_models
+    from repdist.models.follow_up import FollowUpArch, build_follow_up
+    from repdist.training.loop import RunOptions, TrainData, batch_nll, train
+    from repdist.training.settings import TrainConfig
+
+    seen = []
+
+    def objective(model, x, codes, labels, idx):
+        seen.append(idx.tolist())
+        return batch_nll(model, x, codes, labels)
+
+    rng = np.random.default_rng(0)
+    data = TrainData(rng.normal(size=(10, 2)).astype(np.float32), rng.integers(0, 3, 10),
+                     rng.normal(size=(4, 2)).astype(np.float32), rng.integers(0, 3, 4),
+                     np.zeros((3, 1), np.float32))
+    cfg = TrainConfig(steps=6, batch_size=4, lr=1e-3, data_seed=0, log_every=3, eval_every=3,
+                      checkpoint_every=0, protocol="clean")
+    arch = FollowUpArch(hidden=4, depth=1, num_classes=3)
+    for in_order in (True, False):
+        seen.clear()
+        train(stack_models([build_follow_up(arch, 0)]), data, cfg,
+              RunOptions(objective=objective, in_order=in_order))
+        epochs = [sum(seen[i:i + 3], []) for i in (0, 3)]
+        assert all(sorted(e) == list(range(10)) for e in epochs)
+        assert (epochs == [list(range(10))] * 2) == in_order
+
+
+def test_resnet_students_learn_from_a_resnet50_teacher(tmp_path):
+    """The CIFAR-100 jobs at toy size: a ResNet-50 teacher (ImageNet weights given: its
+    layers start from them) trained in the data's order, then ResNet-18 students by each
+    loss on its logits, measured after every epoch; every model written, loadable as theirs."""
+    from repdist.experiments.logit_distance import (
+        Student,
+        StudentRun,
+        TeacherRun,
+        cifar100_train_data,
+        train_students,
+        train_teachers,
+    )
+    from repdist.experiments.outputs import SeedFiles
+    from repdist.training.loop import RunOptions
+    from repdist.training.settings import EpochSchedule
+    from repdist.experiments.logit_distance import FollowUpTraining
+
+    folder = write_standin(tmp_path / ARCHIVE.folder, n_train=40, n_test=16, seed=1)
+    data = cifar100_train_data(folder / "train")
+    assert data.train_x.shape == (40, 3, 32, 32) and data.train_x.max() <= 1.0
+    training = FollowUpTraining(1, 1e-3, 32, EpochSchedule(1, 1e-3, 0.995), 1)
+    imagenet = TorchvisionResNet(50).state_dict()
+
+    def files(name, n):
+        def one(i):
+            base = tmp_path / name / str(i)
+            return SeedFiles({split: base / f"embeddings_{split}.parquet"
+                              for split in ("train", "test")}, base / "unembeddings.parquet",
+                             base / "metrics.json", base / "model.pt")
+        return [one(i) for i in range(n)]
+
+    teacher_arch = ResNetArch(50, 3, 100)
+    teacher_files = files("teachers", 1)
+    train_teachers(TeacherRun(teacher_arch, [10], training, imagenet=imagenet, in_order=True),
+                   data, teacher_files, {}, RunOptions(eval_batch_size=16))
+    trained = torch.load(teacher_files[0].model, weights_only=True)
+    start = imagenet["conv1.weight"]
+    assert float((trained["encoder.tv_layers.conv1.weight"] - start).abs().max()) < 1e-4
+    students = [Student(0, 10, loss, 0) for loss in ("kl", "l1", "l2", "labels")]
+    run = StudentRun(ResNetArch(18, 3, 100), students, training, 1, 50,
+                     teacher_arch=teacher_arch)
+    student_files = files("students", 4)
+    table = train_students(run, [teacher_files[0].model], data, student_files, {},
+                           RunOptions(eval_batch_size=16))
+    assert len(table) == 4 * 2 and set(table["loss"]) == {"kl", "l1", "l2", "labels"}
+    assert np.isfinite(table[["kl", "d_logit2", "mcca", "d_rep"]].to_numpy()).all()
+    for out, loss in zip(student_files, ("kl", "l1", "l2", "labels")):
+        model = build_follow_up_resnet(ResNetArch(18, 3, 100), 0)
+        model.load_state_dict(torch.load(out.model, weights_only=True))
+    assert (table.query("split == 'train' and loss == 'labels'")["kl"] > 0).all()

@@ -170,8 +170,8 @@ def test_train_cpc_on_the_digits_writes_seeds_snapshots_and_examples(tmp_path, m
     from repdist.data.digits import load_digit_images
 
     orders = []  # every batch whole: S, the candidate set, the same size at every step
-    monkeypatch.setattr(loop, "batch_order", lambda cfg, n, full=False: orders.append(
-        order := numpy_order(n, cfg.batch_size, cfg.steps, cfg.data_seed, full)) or order)
+    monkeypatch.setattr(loop, "batch_order", lambda cfg, n, full=False, ordered=False: orders.append(
+        order := numpy_order(n, cfg.batch_size, cfg.steps, cfg.data_seed, full, ordered)) or order)
 
     cfg = cpc_cfg()
     data = cpc_data(cfg, load_digit_images(), None, "scikit-learn digits")

@@ -498,9 +498,38 @@ def test_quick_dag_logit_distance_on_a_sub_standin(quick_run):
     assert len(final) == 8 and final["f1_holds"].all()
     assert final[["concept_probe_accuracy", "teacher_concept_probe_accuracy"]].notna().all().all()
     comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
-    rows = comparison[comparison["claim"].str.startswith("Follow-up (SUB)")]
+    rows = comparison[comparison["claim"].str.startswith("Follow-up (SUB stand-in)")]
     concept = rows[rows["claim"].str.contains("concept probe")]
     assert len(rows) == 7 and len(concept) == 2 and (concept["verdict"] == "informational").all()
+
+
+def test_quick_dag_logit_distance_on_a_cifar100_standin(quick_run):
+    """CIFAR-100 at toy size: the stand-in in cifar-100-python's format, their ResNet-50
+    teacher (from scratch: said so), a ResNet-18 student by each loss, snapshots after each of
+    2 epochs on both splits, the final table (F.1 on every student), figures and the paper
+    comparison's F.1 row."""
+    from repdist.data.cifar100 import load_cifar100
+
+    base = quick_run / "logit_distance" / "cifar100"
+    data = load_cifar100(base / "standin" / "cifar-100-python")
+    assert data.standin and data.train_images.shape == (128, 3, 32, 32)
+    teacher = torch.load(base / "teachers" / "seed10" / "model.pt", weights_only=True)
+    assert "encoder.tv_layers.layer4.2.conv3.weight" in teacher  # a ResNet-50's last block
+    assert json.loads((base / "teachers" / "seed10" / "metrics.json").read_text())[
+        "imagenet"] is False
+    student = torch.load(base / "students" / "l2" / "teacher10_seed0" / "model.pt",
+                         weights_only=True)
+    assert "encoder.tv_layers.layer4.1.conv2.weight" in student and not any(
+        "layer4.2" in key for key in student)  # a ResNet-18
+    snapshots = read_csv(quick_run / "tables" / "logit_distance_cifar100_snapshots.csv")
+    assert len(snapshots) == 4 * 2 * 2 and sorted(set(snapshots["epoch"])) == [1, 2]
+    final = read_csv(quick_run / "tables" / "logit_distance_cifar100_final.csv")
+    assert len(final) == 4 and final["f1_holds"].all()
+    comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
+    rows = comparison[comparison["claim"].str.startswith("Follow-up (CIFAR-100 stand-in)")]
+    assert len(rows) == 1 and rows["claim"].str.contains("Theorem F.1").all()
+    for name in ("logit_distance_cifar100_metrics", "logit_distance_cifar100_bound"):
+        assert_image(quick_run / "figures" / f"{name}.png")
 
 
 def test_quick_dag_lm_seed_pairs(quick_run):

@@ -1,9 +1,23 @@
-# Helpers of rules/logit_distance.smk: each helper takes the data set's name (`spirals`, `sub`).
+# Helpers of rules/logit_distance.smk: each helper takes the data set's name (`spirals`, `sub`,
+# `cifar100`).
 LOGIT = config["logit_distance"]
 LOGIT_GPU = GPU_PLAN.uses_gpu(LOGIT["device"])
 SUB = LOGIT["sub"]
-# the data sets this run holds: the spirals always, SUB when on (features, or the stand-in)
-LOGIT_SETS = ["spirals"] + (["sub"] if SUB["enabled"] else [])
+CIFAR100 = LOGIT["cifar100"]
+CIFAR100_FILES = ("train", "test", "meta")  # cifar-100-python's (data.cifar100.ARCHIVE)
+# the data sets this run holds: the spirals always, SUB and CIFAR-100 when on
+LOGIT_SETS = (
+    ["spirals"]
+    + (["sub"] if SUB["enabled"] else [])
+    + (["cifar100"] if CIFAR100["enabled"] else [])
+)
+
+
+def logit_set_names():
+    """Each data set's name in the paper comparison's rows (a stand-in said so)."""
+    names = {"spirals": "spirals", "sub": "SUB", "cifar100": "CIFAR-100"}
+    standin = {"spirals": False, "sub": SUB["standin"], "cifar100": CIFAR100["standin"]}
+    return {d: names[d] + (" stand-in" if standin[d] else "") for d in LOGIT_SETS}
 
 
 def logit_file(dataset, name):
@@ -39,7 +53,10 @@ def logit_student_files(dataset):
 
 
 def logit_model_settings(dataset):
-    """The data set's FollowUpArch fields (the teacher's: SUB's has its concept probe)."""
+    """The data set's FollowUpArch fields (the teacher's: SUB's has its concept probe), or
+    CIFAR-100's teacher's ResNetArch fields."""
+    if dataset == "cifar100":
+        return {**CIFAR100["teacher"], "num_classes": 100}
     model = LOGIT[dataset]["model"]
     if dataset == "spirals":
         return {
@@ -56,11 +73,38 @@ def logit_model_settings(dataset):
     }
 
 
+def logit_resnet_settings(dataset):
+    """CIFAR-100's settings beyond the teacher's architecture (None for the MLP data sets)."""
+    if dataset != "cifar100":
+        return None
+    keys = ("imagenet_weights", "eval_batch_size", "teacher_in_order")
+    return {
+        **{key: CIFAR100[key] for key in keys},
+        "student_depth": CIFAR100["student"]["depth"],
+    }
+
+
+def logit_eval_every(dataset):
+    """Epochs between a data set's snapshots (CIFAR-100's own key; else the shared one)."""
+    return LOGIT[dataset].get("eval_every_epochs", LOGIT["eval_every_epochs"])
+
+
+def cifar100_folder():
+    """The cifar-100-python folder the CIFAR-100 rules read: the stand-in, `root`, or the
+    download's."""
+    if CIFAR100["standin"]:
+        return logit_file("cifar100", "standin/cifar-100-python")
+    return CIFAR100["root"] or f"{CIFAR100['resources']}/cifar-100-python"
+
+
 def logit_data_file(dataset):
-    """The data set's data: the spirals' npz, or SUB's features (the file given, else the one
-    logit_distance_sub_features makes)."""
+    """The data set's data: the spirals' npz, SUB's features (the file given, else the one
+    logit_distance_sub_features makes), or CIFAR-100's training file (its folder read whole).
+    """
     if dataset == "spirals":
         return logit_file("spirals", "data/spirals.npz")
+    if dataset == "cifar100":
+        return f"{cifar100_folder()}/train"
     return SUB["features"] or logit_file("sub", "data/sub_features.pt")
 
 
@@ -86,10 +130,29 @@ def sub_sources():
 
 def logit_runtime(dataset, kind):
     """Minutes for a training job of the follow-up on a CPU (~25 ms a 512-wide model-step on 2
-    cores, scaled by the width squared), twice; on a GPU far less."""
+    cores, scaled by the width squared; CIFAR-100's ResNet-50 ~0.3 s and ResNet-18 ~0.1 s a
+    step of 32 images), twice; on a GPU far less (a twentieth assumed for the ResNets).
+    """
     settings = LOGIT[dataset]
 
     def minutes(wildcards, attempt=1):
+        if dataset == "cifar100":
+            points = CIFAR100["standin_train"] if CIFAR100["standin"] else 50000
+            per_epoch = -(-points // settings["training"]["batch_size"])
+            if kind == "teachers":
+                models, epochs, cost = (
+                    len(settings["teacher_seeds"]),
+                    settings["teacher_epochs"],
+                    0.3,
+                )
+            else:
+                models, epochs, cost = (
+                    len(logit_members(dataset)),
+                    settings["student_epochs"],
+                    0.1,
+                )
+            cost = cost / 20 if LOGIT_GPU else cost
+            return int(10 + 2 * models * epochs * per_epoch * cost / 60) * attempt
         if dataset == "spirals":
             data = settings["data"]
             points = data["n_labels"] * data["n_spirals"] * data["n_per_arm"] // 2

@@ -283,6 +283,17 @@ def step_check(theirs: dict[str, Any], loss: str, arch: FollowUpArch, state: dic
     """One step of their training loop against ours, from the same weights, batch and masks."""
     theirs_model = their_model(theirs, loss, arch)
     theirs_model.load_state_dict(state)
+    model = FollowUpMLP(arch)
+    model.load_state_dict(state)
+    return compare_step(theirs, loss, theirs_model, StackedFollowUp([model]), x, y,
+                        teacher_logits, loss)
+
+
+def compare_step(theirs: dict[str, Any], loss: str, theirs_model: torch.nn.Module,
+                 ours: torch.nn.Module, x: torch.Tensor, y: torch.Tensor,
+                 teacher_logits: torch.Tensor, label: str) -> list[tuple[str, float, float]]:
+    """One step of their loop (their model, Adam and loss) against our stack of one holding
+    the same weights: the loss, and every weight and buffer after it."""
     theirs_model.train()
     opt = torch.optim.Adam(theirs_model.parameters(), lr=1e-3)  # their start_optim
     torch.manual_seed(7)
@@ -295,9 +306,7 @@ def step_check(theirs: dict[str, Any], loss: str, arch: FollowUpArch, state: dic
     opt.zero_grad()
     value.backward()
     opt.step()
-    model = FollowUpMLP(arch)
-    model.load_state_dict(state)
-    ours = StackedFollowUp([model]).train()
+    ours.train()
     ours_opt = make_adam(ours, 1e-3)
     torch.manual_seed(7)
     mine = follow_up_loss(loss, ours.logits(x), teacher_logits[None], y)
@@ -305,11 +314,65 @@ def step_check(theirs: dict[str, Any], loss: str, arch: FollowUpArch, state: dic
     mine.sum().backward()
     ours_opt.step()
     after = ours.state_dict_of(0)
-    worst = max(float((after[k] - v).abs().max()) for k, v in theirs_model.state_dict().items())
-    return [(f"one step, {loss}: loss theirs vs ours (relative)",
+    worst = max(float((after[k].double() - v.double()).abs().max())
+                for k, v in theirs_model.state_dict().items())
+    return [(f"one step, {label}: loss theirs vs ours (relative)",
              _rel(float(mine.detach()), float(value.detach())),
              1e-5),
-            (f"one step, {loss}: weights after it, max |theirs - ours|", worst, 1e-6)]
+            (f"one step, {label}: weights after it, max |theirs - ours|", worst, 1e-6)]
+
+
+def their_resnet(theirs: dict[str, Any], loss: str, depth: int, state: dict) -> torch.nn.Module:
+    """Their CIFAR-100 model of `loss`'s class over their ResNet, holding `state`."""
+    args = types.SimpleNamespace(dataset="cifar100", loss_type=loss, lr=1e-3)
+    encoder = getattr(theirs["resnet"], f"ResNet{depth}")(final_dim=state["linear.weight"].shape[1])
+    kind = {"labels": "Classifier", "kl": "KLDistill"}.get(loss, "LogitDistill")
+    model = theirs[kind](encoder, args, n_classes=state["linear.weight"].shape[0]).cpu()
+    model.load_state_dict(state)
+    return model
+
+
+def cifar100_checks(theirs: dict[str, Any], base: Path) -> list[tuple[str, float, float]]:
+    """On a run's CIFAR-100 models (logit_distance/cifar100): its teacher loaded into their
+    ResNet-50 classifier (its logits in eval mode), and one training step of a ResNet-18 student
+    of each loss, their model and loop against ours, on the stand-in's first 8 training images
+    (the run's stand-in; else 8 random images and labels)."""
+    from repdist.experiments.logit_distance import cifar100_train_data
+    from repdist.models.follow_up_resnet import (
+        ResNetArch,
+        StackedFollowUpResNet,
+        build_follow_up_resnet,
+    )
+
+    standin = base / "standin" / "cifar-100-python"
+    if standin.is_dir():
+        data = cifar100_train_data(standin)
+        x, y = torch.as_tensor(data.train_x[:8]), torch.as_tensor(data.train_labels[:8])
+    else:
+        rng = torch.Generator().manual_seed(0)
+        x, y = torch.rand(8, 3, 32, 32, generator=rng), torch.randint(0, 100, (8,), generator=rng)
+    teacher_dir = sorted((base / "teachers").glob("seed*"))[0]
+    state = torch.load(teacher_dir / "model.pt", weights_only=True)
+    teacher = their_resnet(theirs, "labels", 50, state).eval()
+    rep_dim, k = state["linear.weight"].shape[1], state["linear.weight"].shape[0]
+    ours = build_follow_up_resnet(ResNetArch(50, rep_dim, k), 0)
+    ours.load_state_dict(state)
+    with torch.no_grad():
+        teacher_logits = teacher(x)["LOGITS"]
+        worst = float((teacher_logits - ours.eval()(x)).abs().max())
+    rows = [("CIFAR-100 teacher: our model.pt in their ResNet-50 classifier, logits max |theirs "
+             "- ours|", worst, 0.0)]
+    for loss in ("kl", "l1", "l2", "labels"):
+        found = sorted((base / "students" / loss).glob(f"teacher{teacher_dir.name[4:]}_seed*"))
+        if not found:
+            continue
+        state = torch.load(found[0] / "model.pt", weights_only=True)
+        model = build_follow_up_resnet(ResNetArch(18, rep_dim, k), 0)
+        model.load_state_dict(state)
+        rows += compare_step(theirs, loss, their_resnet(theirs, loss, 18, state),
+                             StackedFollowUpResNet([model]), x, y, teacher_logits,
+                             f"CIFAR-100 ResNet-18 {loss}")
+    return rows
 
 
 def resnet_check(theirs: dict[str, Any], seed: int = 10) -> list[tuple[str, float, float]]:
@@ -342,19 +405,22 @@ def resnet_check(theirs: dict[str, Any], seed: int = 10) -> list[tuple[str, floa
     return rows
 
 
-def schedule_check(epochs: int = 500) -> list[tuple[str, float, float]]:
-    """Their scheduler (utils/train.py's construction) against EpochSchedule."""
+def schedule_check(epochs: int = 500, milestone: int = 20) -> list[tuple[str, float, float]]:
+    """Their scheduler (utils/train.py's construction: ConstantLR over 20 epochs, handed over
+    to the decay at `milestone`, 20 on the spirals and SUB, 3 on CIFAR-100) against
+    EpochSchedule."""
     opt = torch.optim.Adam(torch.nn.Linear(1, 1).parameters(), lr=1e-3)
     first = torch.optim.lr_scheduler.ConstantLR(opt, factor=0.001, total_iters=20)
     second = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.995)
     scheduler = torch.optim.lr_scheduler.SequentialLR(opt, schedulers=[first, second],
-                                                      milestones=[20])
-    ours, worst = EpochSchedule(), 0.0
+                                                      milestones=[milestone])
+    ours, worst = EpochSchedule(warmup_epochs=milestone), 0.0
     for epoch in range(epochs):
         worst = max(worst, _rel(1e-3 * ours.factor(epoch), opt.param_groups[0]["lr"]))
         opt.step()
         scheduler.step()
-    return [(f"learning rate, epochs 0-{epochs - 1}: theirs vs ours (relative)", worst, 1e-12)]
+    return [(f"learning rate, epochs 0-{epochs - 1}, milestone {milestone}: theirs vs ours "
+             "(relative)", worst, 1e-12)]
 
 
 def run(original: Path, results: Path, seed: int) -> list[tuple[str, float, float]]:
@@ -366,6 +432,7 @@ def run(original: Path, results: Path, seed: int) -> list[tuple[str, float, floa
     n_per_arm = (sum(len(v) for v in data.x.values())) // (4 * 7)
     rows = spirals_check(original, seed, n_per_arm)
     rows += schedule_check()
+    rows += schedule_check(50, milestone=3)
     rows += resnet_check(theirs)
     teacher_dir = sorted((base / "teachers").glob("seed*"))[0]
     teacher = load_representations(teacher_dir / "embeddings_test.parquet",
@@ -393,6 +460,8 @@ def run(original: Path, results: Path, seed: int) -> list[tuple[str, float, floa
         print(f"defect: {note}")
     if (results / "logit_distance" / "sub" / "standin").is_dir():
         rows += sub_check(original, results / "logit_distance" / "sub")
+    if (results / "logit_distance" / "cifar100" / "students").is_dir():
+        rows += cifar100_checks(theirs, results / "logit_distance" / "cifar100")
     return rows
 
 

@@ -50,9 +50,8 @@ with job_log(sm.log[0]) as log:
         checks += retrace_checks(read_csv(sm.input.authors[0]), standin=sm.params.authors_standin)
     if sm.input.distillation:
         checks += distillation_checks(read_csv(sm.input.distillation[0]))
-    for data, final_csv in zip(sm.params.logit_sets, sm.input.logit_distance):
+    for name, final_csv in zip(sm.params.logit_sets.values(), sm.input.logit_distance):
         final = read_csv(final_csv)
-        name = "SUB" if data == "sub" else data
         checks += follow_up_checks(final, name)
         checks += probe_checks(final, name, sm.params.sub_standin)
     if sm.input.roeder:

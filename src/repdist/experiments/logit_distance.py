@@ -11,9 +11,12 @@ evaluate_train_test): KL(teacher || student), d_logit^2, m_CCA (exact, and their
 learn's CCA fitted in-sample), d_rep (measures.logit_distance), the smallest probability tau of
 each, the student's accuracy and its agreement with the teacher.
 
-A job trains every model of its kind at once, as one stack (models.follow_up): the teachers of
-a data set, or all its students (every teacher x loss x seed), sharing one batch order a run;
-student (teacher t, loss, seed s) starts from their initialisation for seed s.
+A job trains every model of its kind at once, as one stack (models.follow_up; CIFAR-100's
+ResNets: models.follow_up_resnet): the teachers of a data set, or all its students (every
+teacher x loss x seed), sharing one batch order a run; student (teacher t, loss, seed s) starts
+from their initialisation for seed s. On CIFAR-100 the teacher is a ResNet-50 (from ImageNet's
+weights where given) and the students ResNet-18s, and the teacher's batches come in the data's
+order every epoch (their loader has no shuffle).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..data.cifar100 import load_cifar100, to_unit
 from ..data.spirals import SpiralsData, load_spirals
 from ..data.sub import SubData, load_sub_features, split_sub
 from ..io import provenance
@@ -42,7 +46,13 @@ from ..measures.logit_distance import (
     min_probability,
 )
 from ..models.extract import extract
-from ..models.follow_up import FollowUpArch, StackedFollowUp, build_follow_up
+from ..models.follow_up import FollowUpArch, FollowUpMLP, StackedFollowUp, build_follow_up
+from ..models.follow_up_resnet import (
+    FollowUpResNet,
+    ResNetArch,
+    StackedFollowUpResNet,
+    build_follow_up_resnet,
+)
 from ..training.distillation import FOLLOW_UP_LOSSES, follow_up_objective
 from ..training.loop import RunOptions, TrainConfig, TrainData, train
 from ..training.settings import EpochSchedule
@@ -50,6 +60,27 @@ from .logit_distance_tables import SNAPSHOT_COLUMNS
 from .outputs import SeedFiles, SeedRepresentations, write_seed
 
 SPLITS = ("train", "test")
+DATASETS = ("spirals", "sub", "cifar100")
+Arch = FollowUpArch | ResNetArch
+Stack = StackedFollowUp | StackedFollowUpResNet
+
+
+def build_model(arch: Arch, seed: int, imagenet: dict | None = None
+                ) -> FollowUpMLP | FollowUpResNet:
+    """One model as their code builds it after the seed: an MLP, or a ResNet (from ImageNet's
+    weights where given)."""
+    if isinstance(arch, ResNetArch):
+        return build_follow_up_resnet(arch, seed, imagenet)
+    if imagenet is not None:
+        raise ValueError("ImageNet weights are for the CIFAR-100 ResNets")
+    return build_follow_up(arch, seed)
+
+
+def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet]) -> Stack:
+    """Models of one architecture as one stack."""
+    if all(isinstance(m, FollowUpResNet) for m in models):
+        return StackedFollowUpResNet(models)
+    return StackedFollowUp(models)
 
 
 @dataclass(frozen=True)
@@ -92,6 +123,15 @@ def follow_up_train_data(data: SpiralsData | SubData) -> TrainData:
                      np.zeros((k, 1), dtype=np.float32))
 
 
+def cifar100_train_data(path: str | Path) -> TrainData:
+    """CIFAR-100's train and test sets (a cifar-100-python folder, or a file in it): pixels in
+    [0, 1] as their ToTensor() leaves them, the fine labels."""
+    folder = Path(path)
+    data = load_cifar100(folder if folder.is_dir() else folder.parent)
+    return TrainData(to_unit(data.train_images), data.train_labels, to_unit(data.test_images),
+                     data.test_labels, np.zeros((len(data.class_names), 1), dtype=np.float32))
+
+
 @dataclass(frozen=True)
 class JobData:
     """A training job's data: the loop's, each model's concept probe (SUB's attributes; None on
@@ -103,11 +143,14 @@ class JobData:
 
 
 def job_data(dataset: str, path: str | Path, num_classes: int, probe_seed: int = 42) -> JobData:
-    """The data set `dataset` ("spirals": their npz; "sub": their features file) for a job."""
+    """The data set `dataset` ("spirals": their npz; "sub": their features file; "cifar100":
+    a cifar-100-python folder) for a job."""
     if dataset == "spirals":
         return JobData(follow_up_train_data(load_spirals(path, num_classes)))
+    if dataset == "cifar100":
+        return JobData(cifar100_train_data(path))
     if dataset != "sub":
-        raise ValueError(f"unknown data set {dataset!r}: spirals or sub")
+        raise ValueError(f"unknown data set {dataset!r}: one of {DATASETS}")
     sub = split_sub(*load_sub_features(path))
     probe = partial(concept_probe, concepts=sub.concepts["test"], seed=probe_seed)
     return JobData(follow_up_train_data(sub), probe, sub.concepts["train"])
@@ -162,7 +205,7 @@ def concept_probe(f: np.ndarray, concepts: np.ndarray, seed: int = 42) -> dict[s
             "concept_probe_nll": float(-np.mean(np.log(true)))}
 
 
-def _run(stack: StackedFollowUp, data: TrainData, training: FollowUpTraining, data_seed: int,
+def _run(stack: Stack, data: TrainData, training: FollowUpTraining, data_seed: int,
          eval_every_epochs: int, options: RunOptions) -> dict[str, Any]:
     cfg = training.config(len(data.train_x), data_seed, eval_every_epochs)
     per_epoch = training.steps_per_epoch(len(data.train_x))
@@ -178,12 +221,16 @@ Probe = Callable[[np.ndarray], dict[str, float]]  # a model's test f -> its conc
 @dataclass(frozen=True)
 class TeacherRun:
     """What one teachers job trains: their architecture (with a concept probe for SUB's
-    concept-bottleneck teachers), seeds and schedule; `probe` scores each model's test f."""
+    concept-bottleneck teachers), seeds and schedule; `probe` scores each model's test f;
+    `imagenet` the ResNet-50's ImageNet weights (CIFAR-100; None: from scratch); `in_order`:
+    batches in the data's order every epoch (CIFAR-100's teacher loader)."""
 
-    arch: FollowUpArch
+    arch: Arch
     seeds: Sequence[int]
     training: FollowUpTraining
     probe: Probe | None = None
+    imagenet: dict | None = None
+    in_order: bool = False
 
 
 def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
@@ -191,21 +238,26 @@ def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
     """The teachers (their classifiers: cross entropy of the labels; options.objective for
     another, cbm_objective for SUB's), one stack, each written with its f on the train and test
     inputs, g, metrics and weights (their state-dict keys)."""
-    stack = StackedFollowUp([build_follow_up(run.arch, s) for s in run.seeds])
+    stack = stack_models([build_model(run.arch, s, run.imagenet) for s in run.seeds])
+    identity = {"arch": asdict(run.arch), "seeds": list(run.seeds),
+                **({"imagenet": True} if run.imagenet is not None else {})}
     finals = _run(stack, data, run.training, int(run.seeds[0]), run.training.epochs,
-                  replace(options, identity={"arch": asdict(run.arch),
-                                             "seeds": list(run.seeds)}))
-    _write_models(stack, data, [{"role": "teacher", "seed": int(s)} for s in run.seeds], files,
-                  finals, meta, run.probe)
+                  replace(options, identity=identity, in_order=run.in_order))
+    members = [{"role": "teacher", "seed": int(s)} for s in run.seeds]
+    _write_models(stack, data, list(zip(members, files, strict=True)), finals, meta, run.probe,
+                  options.eval_batch_size)
 
 
-def _write_models(stack: StackedFollowUp, data: TrainData, members: Sequence[dict[str, Any]],
-                  files: Sequence[SeedFiles], finals: Mapping[str, Any],
-                  meta: Mapping[str, Any], probe: Probe | None = None) -> None:
-    f_train, g = extract(stack, data.train_x, data.codes)
-    f_test, _ = extract(stack, data.test_x, data.codes)
+def _write_models(stack: Stack, data: TrainData, outputs: Sequence[tuple[dict, SeedFiles]],
+                  finals: Mapping[str, Any], meta: Mapping[str, Any],
+                  probe: Probe | None = None, batch_size: int | None = None) -> None:
+    """Each model of the stack (`outputs`: its metadata and files, in the stack's order)
+    written with its f on both splits (`batch_size` inputs a forward pass), g, metrics and
+    weights."""
+    f_train, g = extract(stack, data.train_x, data.codes, batch_size)
+    f_test, _ = extract(stack, data.test_x, data.codes, batch_size)
     stack.cpu()
-    for i, (member, out) in enumerate(zip(members, files, strict=True)):
+    for i, (member, out) in enumerate(outputs):
         reps = SeedRepresentations(g[i], {"train": f_train[i], "test": f_test[i]},
                                    {"train": data.train_labels, "test": data.test_labels})
         metrics = {"final_test_loss_eval": finals["test_loss_eval"][i],
@@ -234,9 +286,12 @@ def students_of(teacher_seeds: Sequence[int], losses: Sequence[str],
             for loss in losses for s in seeds]
 
 
-def student_arch(arch: FollowUpArch, loss: str) -> FollowUpArch:
-    """A student's architecture: the teacher's, Xavier-initialised head for a distilled one
-    (their KLDistill, LogitDistill), the plain classifier's for the labels baseline."""
+def student_arch(arch: Arch, loss: str) -> Arch:
+    """A student's architecture: `arch`, with an Xavier-initialised head for a distilled one
+    (their KLDistill, LogitDistill), the plain classifier's for the labels baseline (and an
+    MLP student without a concept probe)."""
+    if isinstance(arch, ResNetArch):
+        return replace(arch, xavier_head=loss != "labels")
     return replace(arch, xavier_head=loss != "labels", concepts=0)
 
 
@@ -249,9 +304,9 @@ class Teachers:
     z: dict[str, np.ndarray]  # split -> (T, N, K)
 
 
-def teachers_from(stack: StackedFollowUp, data: TrainData) -> Teachers:
-    f = {"train": extract(stack, data.train_x, data.codes)[0],
-         "test": extract(stack, data.test_x, data.codes)[0]}
+def teachers_from(stack: Stack, data: TrainData, batch_size: int | None = None) -> Teachers:
+    f = {"train": extract(stack, data.train_x, data.codes, batch_size)[0],
+         "test": extract(stack, data.test_x, data.codes, batch_size)[0]}
     g = to_host(stack.head.detach(), np.float64)
     z = {split: np.einsum("tnm,tkm->tnk", f[split], g) for split in SPLITS}
     return Teachers(f, g, z)
@@ -276,11 +331,11 @@ class StudentSnapshots:
     teacher on the train and test inputs (pair_metrics). Resumable: the rows so far travel
     with the run's checkpoint."""
 
-    def __init__(self, stack: StackedFollowUp, data: TrainData, teachers: Teachers,
-                 students: Sequence[Student], per_epoch: int, every: int,
-                 d_rep_subsets: int) -> None:
-        self.stack, self.data, self.teachers, self.students = stack, data, teachers, students
-        self.per_epoch, self.every, self.d_rep_subsets = per_epoch, every, d_rep_subsets
+    def __init__(self, stack: Stack, data: TrainData, teachers: Teachers, run: StudentRun,
+                 per_epoch: int, batch_size: int | None = None) -> None:
+        self.stack, self.data, self.teachers, self.students = stack, data, teachers, run.students
+        self.per_epoch, self.every = per_epoch, run.eval_every_epochs
+        self.d_rep_subsets, self.batch_size = run.d_rep_subsets, batch_size
         self.rows: list[dict[str, Any]] = []
 
     def __call__(self, done: int) -> None:
@@ -289,7 +344,7 @@ class StudentSnapshots:
         epoch = done // self.per_epoch
         for split, x, labels in (("train", self.data.train_x, self.data.train_labels),
                                  ("test", self.data.test_x, self.data.test_labels)):
-            f_all, g_all = extract(self.stack, x, self.data.codes)
+            f_all, g_all = extract(self.stack, x, self.data.codes, self.batch_size)
             for i, st in enumerate(self.students):
                 metrics = pair_metrics(self.teachers.f[split][st.teacher],
                                        self.teachers.g[st.teacher], f_all[i], g_all[i], labels,
@@ -307,27 +362,40 @@ class StudentSnapshots:
         self.rows = list(state["rows"])
 
 
-def load_teachers(arch: FollowUpArch, paths: Sequence[str | Path]) -> StackedFollowUp:
+def load_teachers(arch: Arch, paths: Sequence[str | Path]) -> Stack:
     """The teachers from their model.pt files (their keys), as one stack in eval mode."""
     models = []
     for path in paths:
-        model = build_follow_up(arch, 0)
+        model = build_model(arch, 0)
         model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
         models.append(model)
-    return StackedFollowUp(models).eval()
+    return stack_models(models).eval()
+
+
+@torch.no_grad()
+def teacher_targets(teachers: Stack, x: np.ndarray, rows: Sequence[int],
+                    batch_size: int | None, device: str | torch.device) -> torch.Tensor:
+    """(len(rows), N, K): teacher rows[s]'s logits over x on `device`, taken in eval mode
+    `batch_size` inputs at a time (as their distill_knowledge_to_dataset)."""
+    step = batch_size or len(x)
+    parts = [teachers.logits(torch.as_tensor(x[i:i + step]).to(device))
+             for i in range(0, len(x), step)]
+    return torch.cat(parts, dim=1)[list(rows)].contiguous()
 
 
 @dataclass(frozen=True)
 class StudentRun:
     """What one students job trains and measures: every student (teacher-major), their
-    architecture (the teachers'), schedule, how often they are measured and d_rep's cap."""
+    architecture, schedule, how often they are measured and d_rep's cap; `teacher_arch` the
+    teachers' (None: the students'; CIFAR-100's ResNet-50 beside ResNet-18 students)."""
 
-    arch: FollowUpArch
+    arch: Arch
     students: Sequence[Student]
     training: FollowUpTraining
     eval_every_epochs: int
     d_rep_subsets: int
     probe: Probe | None = None
+    teacher_arch: Arch | None = None
 
 
 def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: TrainData,
@@ -336,29 +404,30 @@ def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: T
     """Every student in one stack, each matching its teacher's logits on the training inputs
     (taken once, in eval mode, as their distill_knowledge_to_dataset), measured every
     eval_every_epochs epochs; each written as a model; returns the snapshots table."""
-    students, training = run.students, run.training
-    teachers_stack = load_teachers(run.arch, teacher_paths).to(options.device)
-    teachers = teachers_from(teachers_stack, data)
-    with torch.no_grad():
-        x = torch.as_tensor(data.train_x).to(options.device)
-        targets = teachers_stack.logits(x)[[s.teacher for s in students]].contiguous()
-    stack = StackedFollowUp([build_follow_up(student_arch(run.arch, s.loss), s.seed)
-                             for s in students])
+    students, training, batch = run.students, run.training, options.eval_batch_size
+    teachers_stack = load_teachers(run.teacher_arch or run.arch, teacher_paths).to(options.device)
+    teachers = teachers_from(teachers_stack, data, batch)
+    targets = teacher_targets(teachers_stack, data.train_x, [s.teacher for s in students],
+                              batch, options.device)
+    del teachers_stack
+    stack = stack_models([build_model(student_arch(run.arch, s.loss), s.seed)
+                          for s in students])
     per_epoch = training.steps_per_epoch(len(data.train_x))
-    snapshots = StudentSnapshots(stack, data, teachers, students, per_epoch,
-                                 run.eval_every_epochs, run.d_rep_subsets)
-    identity = {"arch": asdict(run.arch), "students": [asdict(s) for s in students]}
+    snapshots = StudentSnapshots(stack, data, teachers, run, per_epoch, batch)
+    identity = {"arch": asdict(run.arch), "students": [asdict(s) for s in students],
+                **({"teacher_arch": asdict(run.teacher_arch)} if run.teacher_arch else {})}
     finals = _run(stack, data, training, students[0].seed, run.eval_every_epochs, replace(
         options, identity=identity, on_step=snapshots,
         resumables={**options.resumables, "snapshots": snapshots},
         objective=follow_up_objective([s.loss for s in students], targets)))
-    _write_models(stack, data, [{"role": "student", "teacher_seed": s.teacher_seed,
-                                 "loss": s.loss, "seed": s.seed} for s in students], files,
-                  finals, meta, run.probe)
+    members = [{"role": "student", "teacher_seed": s.teacher_seed, "loss": s.loss,
+                "seed": s.seed} for s in students]
+    _write_models(stack, data, list(zip(members, files, strict=True)), finals, meta, run.probe,
+                  batch)
     return snapshots.table()
 
 
-def snapshots_metadata(arch: FollowUpArch, training: FollowUpTraining,
+def snapshots_metadata(arch: Arch, training: FollowUpTraining,
                        run_config: Mapping[str, Any]) -> dict[str, Any]:
     return {"experiment": "logit_distance", "arch": asdict(arch),
             "training": {**asdict(training), "schedule": asdict(training.schedule)},

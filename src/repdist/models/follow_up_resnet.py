@@ -20,7 +20,8 @@ without it trains from scratch, which its files then say (`imagenet` in the meta
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -190,3 +191,49 @@ def build_follow_up_resnet(arch: ResNetArch, seed: int, imagenet: dict | None = 
         raise ValueError("ImageNet weights are for the ResNet-50 teacher")
     torch.manual_seed(seed)
     return FollowUpResNet(arch, imagenet)
+
+
+class StackedFollowUpResNet(nn.Module):
+    """S follow-up ResNets of one architecture behind the interface of the follow-up's MLP
+    stack (models.follow_up.StackedFollowUp): `embed` (S, B, M), `logits` (S, B, K),
+    `log_probs` (S, B, K) float64, `head`/`unembed` the heads (S, K, M), `state_dict_of(i)`
+    model i in their keys (BatchNorm's running statistics included). The models run one after
+    another on the shared batch, each with its own BatchNorm statistics: each follows the
+    trajectory it would follow alone."""
+
+    def __init__(self, models: Sequence[FollowUpResNet]) -> None:
+        super().__init__()
+        archs = {replace(m.arch, xavier_head=False) for m in models}  # init aside, one shape
+        if len(archs) != 1:
+            raise ValueError(f"the models of one stack differ in architecture: {archs}")
+        self.arch = archs.pop()
+        self.members = nn.ModuleList(models)
+
+    @property
+    def num_models(self) -> int:
+        return len(self.members)
+
+    @property
+    def head(self) -> torch.Tensor:
+        return torch.stack([m.linear.weight for m in self.members])
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        """x: (B, 3, H, W) shared by every model. Returns (S, B, M)."""
+        return torch.stack([m.embed(x) for m in self.members])
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.stack([m(x) for m in self.members])
+
+    def unembed(self, codes: torch.Tensor | None = None) -> torch.Tensor:
+        """The heads (S, K, M): g (codes are not read; the training loop passes some)."""
+        del codes
+        return self.head
+
+    def log_probs(self, x: torch.Tensor, codes: torch.Tensor | None = None) -> torch.Tensor:
+        """(S, B, K) float64 log-softmax of the logits (the training loop's NLL reads it)."""
+        del codes
+        return torch.log_softmax(self.logits(x).double(), dim=-1)
+
+    def state_dict_of(self, index: int) -> dict[str, torch.Tensor]:
+        """Model `index` in their keys (encoder.tv_layers.*, encoder.linear.*, linear.weight)."""
+        return {k: v.detach().clone() for k, v in self.members[index].state_dict().items()}

@@ -40,6 +40,35 @@ def check_cifar_available(
     )
 
 
+def check_cifar100_available(config: Mapping[str, Any], probe: Probe | None = None) -> None:
+    """Raise ConfigError when the follow-up's CIFAR-100 would need a download that cannot
+    happen (called where the DAG holds its download job)."""
+    from ..data.cifar100 import ARCHIVE
+
+    c100 = config["logit_distance"]["cifar100"]
+    resources = Path(c100["resources"])
+    if not ARCHIVE.missing(resources / ARCHIVE.folder) or (resources / ARCHIVE.name).exists():
+        return
+    why = (probe or unreachable)(c100["url"])
+    need(why is None, "logit_distance.cifar100.root",
+         f"no CIFAR-100 copy in {resources / ARCHIVE.folder} and it cannot be downloaded: "
+         f"{why}. Set logit_distance.cifar100.root to a cifar-100-python folder, put "
+         f"{ARCHIVE.name} (MD5 {ARCHIVE.md5}) into {resources}/, or leave CIFAR-100 out "
+         "(logit_distance.cifar100.enabled: false)")
+
+
+def check_imagenet_weights(config: Mapping[str, Any]) -> None:
+    """Raise ConfigError when the CIFAR-100 teachers are to start from ImageNet's weights and
+    the file is not there (called where the DAG holds the teachers' job)."""
+    from ..models.follow_up_resnet import IMAGENET_V2_FILE, IMAGENET_V2_URL
+
+    weights = config["logit_distance"]["cifar100"]["imagenet_weights"]
+    need(not weights or Path(weights).is_file(), "logit_distance.cifar100.imagenet_weights",
+         f"the CIFAR-100 teachers start from ImageNet's weights, and {weights} is not there: "
+         f"download {IMAGENET_V2_URL} (torchvision's {IMAGENET_V2_FILE}) to it, or set the key "
+         "to null to train the teachers from scratch")
+
+
 def cpc_reads_cifar(config: Mapping[str, Any]) -> bool:
     """Whether Roeder et al.'s Fig. 3 (roeder.cpc) runs, on CIFAR-10 (whatever
     cifar10.enabled says: its copy is the pipeline's)."""
@@ -103,6 +132,10 @@ def check_downloads(config: Mapping[str, Any], needed_rules: Collection[str],
         check_authors_available(config, probe)
     if "authors_cifar_download" in needed_rules:
         check_authors_cifar_available(config, probe)
+    if "logit_distance_cifar100_download" in needed_rules:
+        check_cifar100_available(config, probe)
+    if "logit_distance_cifar100_teachers" in needed_rules:
+        check_imagenet_weights(config)
     aut = config["authors_models"]
     if aut["enabled"] == "auto" and not authors_on(config):
         return (f"The authors' models are left out: no copy in {aut['resources']} and "

@@ -100,10 +100,11 @@ def dataloader_order(
 
 
 def numpy_order(n: int, batch_size: int, steps: int, seed: int,
-                full_batches: bool = False) -> BatchOrder:
+                full_batches: bool = False, in_order: bool = False) -> BatchOrder:
     """Exactly `steps` batches: epochs of a fresh numpy permutation each, the last batch of an
     epoch short (the clean protocol), or with `full_batches` left out (each epoch drops its
-    last n mod batch_size examples, different ones each epoch)."""
+    last n mod batch_size examples, different ones each epoch); `in_order`: every epoch the
+    examples in their order (a DataLoader without shuffle; the seed is not read)."""
     if full_batches and 0 < n < batch_size:
         raise ValueError(f"full batches of {batch_size} from {n} examples: none")
     rng = np.random.default_rng(seed)
@@ -111,7 +112,7 @@ def numpy_order(n: int, batch_size: int, steps: int, seed: int,
     epochs = math.ceil(steps / per_epoch) if n else 0
     orders = np.empty((epochs, n), dtype=np.int64)
     for epoch in range(epochs):
-        orders[epoch] = rng.permutation(n)
+        orders[epoch] = np.arange(n) if in_order else rng.permutation(n)
     return BatchOrder(orders, batch_size, steps, full_batches)
 
 

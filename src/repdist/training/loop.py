@@ -51,18 +51,20 @@ class TrainLog:
     test_loss: list[list[float]] = field(default_factory=list)
 
 
-def batch_order(cfg: TrainConfig, n: int, full_batches: bool = False) -> BatchOrder:
+def batch_order(cfg: TrainConfig, n: int, full_batches: bool = False,
+                in_order: bool = False) -> BatchOrder:
     """The index batches of a run, by its protocol, drawn before it starts (`full_batches`:
-    every batch whole, each epoch's remainder left out; the clean protocol's order only)."""
+    every batch whole, each epoch's remainder left out; `in_order`: every epoch the examples
+    in their order; the clean protocol's order only)."""
     rules = cfg.rules
-    if rules.dataloader_order and full_batches:
-        raise ValueError("full batches: only the clean protocol's batch order drops an "
-                         "epoch's remainder (the paper protocol replays the original's loader)")
+    if rules.dataloader_order and (full_batches or in_order):
+        raise ValueError("full batches and batches in order: only the clean protocol's batch "
+                         "order has them (the paper protocol replays the original's loader)")
     if rules.dataloader_order:
         epochs = cfg.steps_for(n) // batches_per_epoch(n, cfg.batch_size)
         return dataloader_order(n, cfg.batch_size, epochs, cfg.data_seed,
                                 lambda step: step % cfg.eval_every == 0)
-    return numpy_order(n, cfg.batch_size, cfg.steps, cfg.data_seed, full_batches)
+    return numpy_order(n, cfg.batch_size, cfg.steps, cfg.data_seed, full_batches, in_order)
 
 
 # (model, x, codes, labels, idx) -> the batch's loss per model, (S,) or ()
@@ -179,6 +181,8 @@ class RunOptions:
     the run when all have; `resumables`: state beside the run (by name) saved in its checkpoint
     and loaded back on resume; `full_batches`: every batch whole (batches.numpy_order: each
     epoch's remainder left out), for a contrastive model whose candidate set is its batch;
+    `in_order`: every epoch the training examples in their order, never shuffled (the
+    follow-up's CIFAR-100 teacher: its DataLoader has no shuffle);
     `lr_factor`: the learning rate of step i is lr x lr_factor(i) (the follow-up's per-epoch
     warm-up and decay, settings.EpochSchedule), set between steps: such a run steps eagerly,
     never from a CUDA graph (a captured step keeps the rate it was captured with);
@@ -200,6 +204,7 @@ class RunOptions:
     early_stopping: EarlyStopping | None = None
     resumables: Mapping[str, Resumable] = field(default_factory=dict)
     full_batches: bool = False
+    in_order: bool = False
     loss_scaling: bool = False
     lr_factor: Callable[[int], float] | None = None
 
@@ -272,8 +277,9 @@ def _setup(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
     identity = {**(options.identity or {}), "training": cfg.identity(),
                 **_layout_identity(options), **_stopping_identity(cfg, options),
                 **({"full_batches": True} if options.full_batches else {}),
+                **({"in_order": True} if options.in_order else {}),
                 **({"loss_scaling": True} if options.loss_scaling else {})}
-    batches = batch_order(cfg, len(x), options.full_batches)
+    batches = batch_order(cfg, len(x), options.full_batches, options.in_order)
     order = batches.on_device(device)  # the run's one copy of its batch order
     optimizer = make_adam(model, cfg.lr, capturable=_graphed(options, device))
     if options.early_stopping is not None:

@@ -261,3 +261,33 @@ def test_resnet_students_learn_from_a_resnet50_teacher(tmp_path):
         model = build_follow_up_resnet(ResNetArch(18, 3, 100), 0)
         model.load_state_dict(torch.load(out.model, weights_only=True))
     assert (table.query("split == 'train' and loss == 'labels'")["kl"] > 0).all()
+
+
+def test_the_vmapped_stack_computes_what_the_loop_computes():
+    """stack: vmap (one batched network) against loop (each model alone): the same logits,
+    BatchNorm statistics after a training-mode pass, every gradient of the summed loss, and
+    state dicts in their keys; its rounding differs (grouped convolutions)."""
+    from repdist.models.follow_up_resnet import stack_resnets
+    from repdist.training.distillation import follow_up_loss
+
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.rand(6, 3, 32, 32, generator=g), torch.randint(0, 100, (6,), generator=g)
+    stacks = {mode: stack_resnets(_resnets(18, (0, 1)), mode) for mode in ("loop", "vmap")}
+    for stack in stacks.values():
+        follow_up_loss("labels", stack.train().logits(x), labels=y).sum().backward()
+    loop, vmap = stacks["loop"], stacks["vmap"]
+    assert vmap.num_models == 2 and vmap.head.shape == (2, 100, 4)
+    for i in range(2):
+        ours, alone = vmap.state_dict_of(i), loop.state_dict_of(i)
+        assert list(ours) == list(alone)
+        for key, value in alone.items():  # weights, and BatchNorm's statistics after the pass
+            torch.testing.assert_close(ours[key], value, rtol=1e-5, atol=1e-6, msg=key)
+        for name, param in loop.members[i].named_parameters():
+            if param.grad is not None:  # torchvision's fc and their 3 x 3 stem are never used
+                grad = getattr(vmap, name.replace(".", "__")).grad[i]
+                torch.testing.assert_close(grad, param.grad, rtol=1e-3, atol=1e-5, msg=name)
+    with torch.no_grad():
+        torch.testing.assert_close(vmap.eval().logits(x), loop.eval().logits(x), rtol=1e-5,
+                                   atol=1e-5)
+    with pytest.raises(ValueError, match="unknown stack mode"):
+        stack_resnets(_resnets(18, (0,)), "grouped")

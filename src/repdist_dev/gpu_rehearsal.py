@@ -156,8 +156,9 @@ def quick_overlay(path: Path) -> Path:
     """`make run-synthetic` at the quick size, as one overlay after config.synthetic.yaml:
     config.quick.yaml's scale and outdir (results/quick), less its language models, PRH's study
     and the follow-up's SUB (their stand-ins are Hugging Face models, whose package a GPU image
-    need not hold, and run-synthetic at paper scale runs none of them), with the contrastive
-    patch fitted to the digits (config.synthetic.yaml's)."""
+    need not hold, and run-synthetic at paper scale runs none of them) and CIFAR-100 (off in
+    run-synthetic too), with the contrastive patch fitted to the digits
+    (config.synthetic.yaml's)."""
     import yaml
 
     quick = yaml.safe_load((ROOT / "config.quick.yaml").read_text())
@@ -165,6 +166,7 @@ def quick_overlay(path: Path) -> Path:
     for section in ("lm", "prh"):
         quick.pop(section)
     quick["logit_distance"]["sub"]["enabled"] = False
+    quick["logit_distance"]["cifar100"]["enabled"] = False
     quick["roeder"]["cpc"]["patch"] = synthetic["roeder"]["cpc"]["patch"]
     path.write_text("# run-synthetic at the quick size (repdist_dev.gpu_rehearsal)\n"
                     + yaml.safe_dump(quick, sort_keys=False))

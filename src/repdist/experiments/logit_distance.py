@@ -51,7 +51,9 @@ from ..models.follow_up_resnet import (
     FollowUpResNet,
     ResNetArch,
     StackedFollowUpResNet,
+    VmappedFollowUpResNet,
     build_follow_up_resnet,
+    stack_resnets,
 )
 from ..training.distillation import FOLLOW_UP_LOSSES, follow_up_objective
 from ..training.loop import RunOptions, TrainConfig, TrainData, train
@@ -62,7 +64,7 @@ from .outputs import SeedFiles, SeedRepresentations, write_seed
 SPLITS = ("train", "test")
 DATASETS = ("spirals", "sub", "cifar100")
 Arch = FollowUpArch | ResNetArch
-Stack = StackedFollowUp | StackedFollowUpResNet
+Stack = StackedFollowUp | StackedFollowUpResNet | VmappedFollowUpResNet
 
 
 def build_model(arch: Arch, seed: int, imagenet: dict | None = None
@@ -76,10 +78,11 @@ def build_model(arch: Arch, seed: int, imagenet: dict | None = None
     return build_follow_up(arch, seed)
 
 
-def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet]) -> Stack:
-    """Models of one architecture as one stack."""
+def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet], mode: str = "loop") -> Stack:
+    """Models of one architecture as one stack (ResNets: run one after another, `loop`, or as
+    one batched network, `vmap`: models.follow_up_resnet.stack_resnets)."""
     if all(isinstance(m, FollowUpResNet) for m in models):
-        return StackedFollowUpResNet(models)
+        return stack_resnets(models, mode)
     return StackedFollowUp(models)
 
 
@@ -223,7 +226,8 @@ class TeacherRun:
     """What one teachers job trains: their architecture (with a concept probe for SUB's
     concept-bottleneck teachers), seeds and schedule; `probe` scores each model's test f;
     `imagenet` the ResNet-50's ImageNet weights (CIFAR-100; None: from scratch); `in_order`:
-    batches in the data's order every epoch (CIFAR-100's teacher loader)."""
+    batches in the data's order every epoch (CIFAR-100's teacher loader); `stack` how ResNets
+    run together (stack_resnets)."""
 
     arch: Arch
     seeds: Sequence[int]
@@ -231,6 +235,7 @@ class TeacherRun:
     probe: Probe | None = None
     imagenet: dict | None = None
     in_order: bool = False
+    stack: str = "loop"
 
 
 def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
@@ -238,9 +243,10 @@ def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
     """The teachers (their classifiers: cross entropy of the labels; options.objective for
     another, cbm_objective for SUB's), one stack, each written with its f on the train and test
     inputs, g, metrics and weights (their state-dict keys)."""
-    stack = stack_models([build_model(run.arch, s, run.imagenet) for s in run.seeds])
+    stack = stack_models([build_model(run.arch, s, run.imagenet) for s in run.seeds], run.stack)
     identity = {"arch": asdict(run.arch), "seeds": list(run.seeds),
-                **({"imagenet": True} if run.imagenet is not None else {})}
+                **({"imagenet": True} if run.imagenet is not None else {}),
+                **({"stack": run.stack} if run.stack != "loop" else {})}
     finals = _run(stack, data, run.training, int(run.seeds[0]), run.training.epochs,
                   replace(options, identity=identity, in_order=run.in_order))
     members = [{"role": "teacher", "seed": int(s)} for s in run.seeds]
@@ -387,7 +393,8 @@ def teacher_targets(teachers: Stack, x: np.ndarray, rows: Sequence[int],
 class StudentRun:
     """What one students job trains and measures: every student (teacher-major), their
     architecture, schedule, how often they are measured and d_rep's cap; `teacher_arch` the
-    teachers' (None: the students'; CIFAR-100's ResNet-50 beside ResNet-18 students)."""
+    teachers' (None: the students'; CIFAR-100's ResNet-50 beside ResNet-18 students);
+    `stack` how ResNets run together (stack_resnets)."""
 
     arch: Arch
     students: Sequence[Student]
@@ -396,6 +403,7 @@ class StudentRun:
     d_rep_subsets: int
     probe: Probe | None = None
     teacher_arch: Arch | None = None
+    stack: str = "loop"
 
 
 def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: TrainData,
@@ -411,11 +419,12 @@ def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: T
                               batch, options.device)
     del teachers_stack
     stack = stack_models([build_model(student_arch(run.arch, s.loss), s.seed)
-                          for s in students])
+                          for s in students], run.stack)
     per_epoch = training.steps_per_epoch(len(data.train_x))
     snapshots = StudentSnapshots(stack, data, teachers, run, per_epoch, batch)
     identity = {"arch": asdict(run.arch), "students": [asdict(s) for s in students],
-                **({"teacher_arch": asdict(run.teacher_arch)} if run.teacher_arch else {})}
+                **({"teacher_arch": asdict(run.teacher_arch)} if run.teacher_arch else {}),
+                **({"stack": run.stack} if run.stack != "loop" else {})}
     finals = _run(stack, data, training, students[0].seed, run.eval_every_epochs, replace(
         options, identity=identity, on_step=snapshots,
         resumables={**options.resumables, "snapshots": snapshots},

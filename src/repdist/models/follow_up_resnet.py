@@ -20,6 +20,7 @@ without it trains from scratch, which its files then say (`imagenet` in the meta
 from __future__ import annotations
 
 import os
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -237,3 +238,83 @@ class StackedFollowUpResNet(nn.Module):
     def state_dict_of(self, index: int) -> dict[str, torch.Tensor]:
         """Model `index` in their keys (encoder.tv_layers.*, encoder.linear.*, linear.weight)."""
         return {k: v.detach().clone() for k, v in self.members[index].state_dict().items()}
+
+
+STACK_MODES = ("loop", "vmap")  # config logit_distance.cifar100.stack
+
+
+class VmappedFollowUpResNet(nn.Module):
+    """The same S ResNets as StackedFollowUpResNet, run as one batched network: their weights
+    and BatchNorm buffers stacked (torch.func.stack_module_state), the encoder mapped over
+    them by torch.func.vmap (its convolutions become grouped ones), the heads a batched
+    matmul. Each model keeps its own weights and statistics; its arithmetic is grouped, so it
+    rounds differently from a model alone (tests/test_logit_distance_cifar100.py: within
+    1e-5 after two steps), and on a GPU one launch serves every model."""
+
+    def __init__(self, models: Sequence[FollowUpResNet]) -> None:
+        super().__init__()
+        archs = {replace(m.arch, xavier_head=False) for m in models}
+        if len(archs) != 1:
+            raise ValueError(f"the models of one stack differ in architecture: {archs}")
+        self.arch = archs.pop()
+        params, buffers = torch.func.stack_module_state(list(models))
+        self.keys = list(models[0].state_dict())  # their order: parameters and buffers
+        self.param_keys = list(params)
+        for key, value in params.items():
+            self.register_parameter(_flat(key), nn.Parameter(value.detach().clone()))
+        for key, value in buffers.items():
+            self.register_buffer(_flat(key), value.clone())
+        self.__dict__["_encoder"] = copy.deepcopy(models[0].encoder).to("meta")  # shape only
+
+    @property
+    def num_models(self) -> int:
+        return self.head.shape[0]
+
+    @property
+    def head(self) -> torch.Tensor:
+        return getattr(self, _flat("linear.weight"))
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        """x: (B, 3, H, W) shared by every model. Returns (S, B, M)."""
+        encoder = self.__dict__["_encoder"]
+        encoder.train(self.training)  # BatchNorm: batch statistics in training, running in eval
+        params, buffers = {}, {}
+        for key in self.keys:
+            if key.startswith("encoder."):
+                (params if key in self.param_keys else buffers)[key[8:]] = getattr(self, _flat(key))
+
+        def one(p: dict, b: dict, inputs: torch.Tensor) -> torch.Tensor:
+            return torch.func.functional_call(encoder, (p, b), (inputs,))
+
+        return torch.func.vmap(one, in_dims=(0, 0, None))(params, buffers, x)
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(self.embed(x), self.head.transpose(1, 2))
+
+    def unembed(self, codes: torch.Tensor | None = None) -> torch.Tensor:
+        """The heads (S, K, M): g (codes are not read; the training loop passes some)."""
+        del codes
+        return self.head
+
+    def log_probs(self, x: torch.Tensor, codes: torch.Tensor | None = None) -> torch.Tensor:
+        """(S, B, K) float64 log-softmax of the logits (the training loop's NLL reads it)."""
+        del codes
+        return torch.log_softmax(self.logits(x).double(), dim=-1)
+
+    def state_dict_of(self, index: int) -> dict[str, torch.Tensor]:
+        """Model `index` in their keys and order."""
+        return {key: getattr(self, _flat(key))[index].detach().clone() for key in self.keys}
+
+
+def _flat(key: str) -> str:
+    """A state-dict key as one attribute name (module names hold no double underscore)."""
+    return key.replace(".", "__")
+
+
+def stack_resnets(models: Sequence[FollowUpResNet], mode: str = "loop"
+                  ) -> StackedFollowUpResNet | VmappedFollowUpResNet:
+    """The ResNets as one stack: run one after another (`loop`, each model's arithmetic its
+    own) or as one batched network (`vmap`)."""
+    if mode not in STACK_MODES:
+        raise ValueError(f"unknown stack mode {mode!r}: one of {STACK_MODES}")
+    return StackedFollowUpResNet(models) if mode == "loop" else VmappedFollowUpResNet(models)

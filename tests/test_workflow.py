@@ -512,7 +512,7 @@ def test_quick_dag_logit_distance_on_a_cifar100_standin(quick_run):
 
     base = quick_run / "logit_distance" / "cifar100"
     data = load_cifar100(base / "standin" / "cifar-100-python")
-    assert data.standin and data.train_images.shape == (128, 3, 32, 32)
+    assert data.standin and data.train_images.shape == (64, 3, 32, 32)
     teacher = torch.load(base / "teachers" / "seed10" / "model.pt", weights_only=True)
     assert "encoder.tv_layers.layer4.2.conv3.weight" in teacher  # a ResNet-50's last block
     assert json.loads((base / "teachers" / "seed10" / "metrics.json").read_text())[

@@ -46,12 +46,16 @@ from ..measures.logit_distance import (
     min_probability,
 )
 from ..models.extract import extract
-from ..models.follow_up import FollowUpArch, FollowUpMLP, StackedFollowUp, build_follow_up
+from ..models.follow_up import (
+    FollowUpArch,
+    FollowUpMLP,
+    FollowUpStack,
+    StackedFollowUp,
+    build_follow_up,
+)
 from ..models.follow_up_resnet import (
     FollowUpResNet,
     ResNetArch,
-    StackedFollowUpResNet,
-    VmappedFollowUpResNet,
     build_follow_up_resnet,
     stack_resnets,
 )
@@ -64,7 +68,6 @@ from .outputs import SeedFiles, SeedRepresentations, write_seed
 SPLITS = ("train", "test")
 DATASETS = ("spirals", "sub", "cifar100")
 Arch = FollowUpArch | ResNetArch
-Stack = StackedFollowUp | StackedFollowUpResNet | VmappedFollowUpResNet
 
 
 def build_model(arch: Arch, seed: int, imagenet: dict | None = None
@@ -78,7 +81,8 @@ def build_model(arch: Arch, seed: int, imagenet: dict | None = None
     return build_follow_up(arch, seed)
 
 
-def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet], mode: str = "loop") -> Stack:
+def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet], mode: str = "loop"
+                 ) -> FollowUpStack:
     """Models of one architecture as one stack (ResNets: run one after another, `loop`, or as
     one batched network, `vmap`: models.follow_up_resnet.stack_resnets)."""
     if all(isinstance(m, FollowUpResNet) for m in models):
@@ -208,8 +212,8 @@ def concept_probe(f: np.ndarray, concepts: np.ndarray, seed: int = 42) -> dict[s
             "concept_probe_nll": float(-np.mean(np.log(true)))}
 
 
-def _run(stack: Stack, data: TrainData, training: FollowUpTraining, data_seed: int,
-         eval_every_epochs: int, options: RunOptions) -> dict[str, Any]:
+def _run(stack: FollowUpStack, data: TrainData, training: FollowUpTraining,
+         data_seed: int, eval_every_epochs: int, options: RunOptions) -> dict[str, Any]:
     cfg = training.config(len(data.train_x), data_seed, eval_every_epochs)
     per_epoch = training.steps_per_epoch(len(data.train_x))
     identity = {**(options.identity or {}), "schedule": asdict(training.schedule)}
@@ -254,9 +258,10 @@ def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
                   options.eval_batch_size)
 
 
-def _write_models(stack: Stack, data: TrainData, outputs: Sequence[tuple[dict, SeedFiles]],
-                  finals: Mapping[str, Any], meta: Mapping[str, Any],
-                  probe: Probe | None = None, batch_size: int | None = None) -> None:
+def _write_models(stack: FollowUpStack, data: TrainData,
+                  outputs: Sequence[tuple[dict, SeedFiles]], finals: Mapping[str, Any],
+                  meta: Mapping[str, Any], probe: Probe | None = None,
+                  batch_size: int | None = None) -> None:
     """Each model of the stack (`outputs`: its metadata and files, in the stack's order)
     written with its f on both splits (`batch_size` inputs a forward pass), g, metrics and
     weights."""
@@ -310,7 +315,8 @@ class Teachers:
     z: dict[str, np.ndarray]  # split -> (T, N, K)
 
 
-def teachers_from(stack: Stack, data: TrainData, batch_size: int | None = None) -> Teachers:
+def teachers_from(stack: FollowUpStack, data: TrainData,
+                  batch_size: int | None = None) -> Teachers:
     f = {"train": extract(stack, data.train_x, data.codes, batch_size)[0],
          "test": extract(stack, data.test_x, data.codes, batch_size)[0]}
     g = to_host(stack.head.detach(), np.float64)
@@ -337,8 +343,8 @@ class StudentSnapshots:
     teacher on the train and test inputs (pair_metrics). Resumable: the rows so far travel
     with the run's checkpoint."""
 
-    def __init__(self, stack: Stack, data: TrainData, teachers: Teachers, run: StudentRun,
-                 per_epoch: int, batch_size: int | None = None) -> None:
+    def __init__(self, stack: FollowUpStack, data: TrainData, teachers: Teachers,
+                 run: StudentRun, per_epoch: int, batch_size: int | None = None) -> None:
         self.stack, self.data, self.teachers, self.students = stack, data, teachers, run.students
         self.per_epoch, self.every = per_epoch, run.eval_every_epochs
         self.d_rep_subsets, self.batch_size = run.d_rep_subsets, batch_size
@@ -368,7 +374,7 @@ class StudentSnapshots:
         self.rows = list(state["rows"])
 
 
-def load_teachers(arch: Arch, paths: Sequence[str | Path]) -> Stack:
+def load_teachers(arch: Arch, paths: Sequence[str | Path]) -> FollowUpStack:
     """The teachers from their model.pt files (their keys), as one stack in eval mode."""
     models = []
     for path in paths:
@@ -379,7 +385,7 @@ def load_teachers(arch: Arch, paths: Sequence[str | Path]) -> Stack:
 
 
 @torch.no_grad()
-def teacher_targets(teachers: Stack, x: np.ndarray, rows: Sequence[int],
+def teacher_targets(teachers: FollowUpStack, x: np.ndarray, rows: Sequence[int],
                     batch_size: int | None, device: str | torch.device) -> torch.Tensor:
     """(len(rows), N, K): teacher rows[s]'s logits over x on `device`, taken in eval mode
     `batch_size` inputs at a time (as their distill_knowledge_to_dataset)."""

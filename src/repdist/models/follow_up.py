@@ -18,7 +18,7 @@ given the same batches and masks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import torch
@@ -78,17 +78,49 @@ def build_follow_up(arch: FollowUpArch, seed: int) -> FollowUpMLP:
     return FollowUpMLP(arch)
 
 
-class StackedFollowUp(nn.Module):
-    """S follow-up models of one architecture: block weights (S, in, out), biases (S, 1, out),
-    head (S, K, M) (nn.Linear's layout: g), probe (S, C, M). `embed` (S, B, M), `logits`
-    (S, B, K), `log_probs` (S, B, K) float64; `unembed` the heads, as extract() reads models."""
+class FollowUpStack(nn.Module):
+    """What every stack of S follow-up models shares (the MLPs' here, the ResNets' in
+    models.follow_up_resnet): one architecture (the head's initialisation aside), `head` the
+    heads (S, K, M) (nn.Linear's layout: g), `logits` (S, B, K) through them from `embed`
+    (S, B, M), `log_probs` (S, B, K) float64 (the training loop's NLL reads it), `unembed` the
+    heads, as extract() reads models."""
+
+    head: torch.Tensor
+
+    def __init__(self, archs: Iterable) -> None:
+        super().__init__()
+        shapes = {replace(a, xavier_head=False) for a in archs}  # init aside, one shape
+        if len(shapes) != 1:
+            raise ValueError(f"the models of one stack differ in architecture: {shapes}")
+        self.arch = shapes.pop()
+
+    @property
+    def num_models(self) -> int:
+        return self.head.shape[0]
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def logits(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(self.embed(x), self.head.transpose(1, 2))
+
+    def unembed(self, codes: torch.Tensor | None = None) -> torch.Tensor:
+        """The heads (S, K, M): g (codes are not read; the training loop passes some)."""
+        del codes
+        return self.head
+
+    def log_probs(self, x: torch.Tensor, codes: torch.Tensor | None = None) -> torch.Tensor:
+        """(S, B, K) float64 log-softmax of the logits (the training loop's NLL reads it)."""
+        del codes
+        return torch.log_softmax(self.logits(x).double(), dim=-1)
+
+
+class StackedFollowUp(FollowUpStack):
+    """S follow-up MLPs of one architecture: block weights (S, in, out), biases (S, 1, out),
+    head (S, K, M), probe (S, C, M), each model with its own dropout masks."""
 
     def __init__(self, models: Sequence[FollowUpMLP]) -> None:
-        super().__init__()
-        archs = {replace(m.arch, xavier_head=False) for m in models}  # init aside, one shape
-        if len(archs) != 1:
-            raise ValueError(f"the models of one stack differ in architecture: {archs}")
-        self.arch = archs.pop()
+        super().__init__(m.arch for m in models)
         names = [f"enc_block_{i + 1}" for i in range(self.arch.depth)] + ["enc_final"]
         self.block_names = names
         for name in names:
@@ -101,10 +133,6 @@ class StackedFollowUp(nn.Module):
         if self.arch.concepts:
             self.probe = nn.Parameter(torch.stack([m.probe.weight.detach() for m in models]))
 
-    @property
-    def num_models(self) -> int:
-        return self.head.shape[0]
-
     def embed(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, in) shared by every model, or (S, B, in). Returns (S, B, M)."""
         h = x if x.dim() == 3 else x.expand(self.num_models, *x.shape)
@@ -116,21 +144,8 @@ class StackedFollowUp(nn.Module):
         last = self.block_names[-1]
         return torch.baddbmm(getattr(self, f"{last}_bias"), h, getattr(self, f"{last}_weight"))
 
-    def logits(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.bmm(self.embed(x), self.head.transpose(1, 2))
-
     def concept_logits(self, x: torch.Tensor) -> torch.Tensor:
         return torch.bmm(self.embed(x), self.probe.transpose(1, 2))
-
-    def unembed(self, codes: torch.Tensor | None = None) -> torch.Tensor:
-        """The heads (S, K, M): g (codes are not read; the training loop passes some)."""
-        del codes
-        return self.head
-
-    def log_probs(self, x: torch.Tensor, codes: torch.Tensor | None = None) -> torch.Tensor:
-        """(S, B, K) float64 log-softmax of the logits (the training loop's NLL reads it)."""
-        del codes
-        return torch.log_softmax(self.logits(x).double(), dim=-1)
 
     def state_dict_of(self, index: int) -> dict[str, torch.Tensor]:
         """Model `index` in their keys (encoder.enc_block_1.weight, ..., linear.weight)."""

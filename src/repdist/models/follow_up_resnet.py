@@ -19,14 +19,16 @@ without it trains from scratch, which its files then say (`imagenet` in the meta
 
 from __future__ import annotations
 
-import os
 import copy
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
+
+from .follow_up import FollowUpStack
 
 IMAGENET_V2_FILE = "resnet50-11ad3fa6.pth"  # torchvision's ResNet50_Weights.IMAGENET1K_V2
 IMAGENET_V2_URL = f"https://download.pytorch.org/models/{IMAGENET_V2_FILE}"
@@ -194,25 +196,15 @@ def build_follow_up_resnet(arch: ResNetArch, seed: int, imagenet: dict | None = 
     return FollowUpResNet(arch, imagenet)
 
 
-class StackedFollowUpResNet(nn.Module):
-    """S follow-up ResNets of one architecture behind the interface of the follow-up's MLP
-    stack (models.follow_up.StackedFollowUp): `embed` (S, B, M), `logits` (S, B, K),
-    `log_probs` (S, B, K) float64, `head`/`unembed` the heads (S, K, M), `state_dict_of(i)`
-    model i in their keys (BatchNorm's running statistics included). The models run one after
-    another on the shared batch, each with its own BatchNorm statistics: each follows the
-    trajectory it would follow alone."""
+class StackedFollowUpResNet(FollowUpStack):
+    """S follow-up ResNets of one architecture as a stack (models.follow_up.FollowUpStack),
+    `state_dict_of(i)` model i in their keys (BatchNorm's running statistics included). The
+    models run one after another on the shared batch, each with its own BatchNorm statistics:
+    each follows the trajectory it would follow alone."""
 
     def __init__(self, models: Sequence[FollowUpResNet]) -> None:
-        super().__init__()
-        archs = {replace(m.arch, xavier_head=False) for m in models}  # init aside, one shape
-        if len(archs) != 1:
-            raise ValueError(f"the models of one stack differ in architecture: {archs}")
-        self.arch = archs.pop()
+        super().__init__(m.arch for m in models)
         self.members = nn.ModuleList(models)
-
-    @property
-    def num_models(self) -> int:
-        return len(self.members)
 
     @property
     def head(self) -> torch.Tensor:
@@ -223,17 +215,8 @@ class StackedFollowUpResNet(nn.Module):
         return torch.stack([m.embed(x) for m in self.members])
 
     def logits(self, x: torch.Tensor) -> torch.Tensor:
+        """Each model's own forward (its head as nn.Linear: the arithmetic of a model alone)."""
         return torch.stack([m(x) for m in self.members])
-
-    def unembed(self, codes: torch.Tensor | None = None) -> torch.Tensor:
-        """The heads (S, K, M): g (codes are not read; the training loop passes some)."""
-        del codes
-        return self.head
-
-    def log_probs(self, x: torch.Tensor, codes: torch.Tensor | None = None) -> torch.Tensor:
-        """(S, B, K) float64 log-softmax of the logits (the training loop's NLL reads it)."""
-        del codes
-        return torch.log_softmax(self.logits(x).double(), dim=-1)
 
     def state_dict_of(self, index: int) -> dict[str, torch.Tensor]:
         """Model `index` in their keys (encoder.tv_layers.*, encoder.linear.*, linear.weight)."""
@@ -243,7 +226,7 @@ class StackedFollowUpResNet(nn.Module):
 STACK_MODES = ("loop", "vmap")  # config logit_distance.cifar100.stack
 
 
-class VmappedFollowUpResNet(nn.Module):
+class VmappedFollowUpResNet(FollowUpStack):
     """The same S ResNets as StackedFollowUpResNet, run as one batched network: their weights
     and BatchNorm buffers stacked (torch.func.stack_module_state), the encoder mapped over
     them by torch.func.vmap (its convolutions become grouped ones), the heads a batched
@@ -252,23 +235,17 @@ class VmappedFollowUpResNet(nn.Module):
     1e-5 after two steps), and on a GPU one launch serves every model."""
 
     def __init__(self, models: Sequence[FollowUpResNet]) -> None:
-        super().__init__()
-        archs = {replace(m.arch, xavier_head=False) for m in models}
-        if len(archs) != 1:
-            raise ValueError(f"the models of one stack differ in architecture: {archs}")
-        self.arch = archs.pop()
+        super().__init__(m.arch for m in models)
         params, buffers = torch.func.stack_module_state(list(models))
         self.keys = list(models[0].state_dict())  # their order: parameters and buffers
-        self.param_keys = list(params)
+        encoder = [key for key in self.keys if key.startswith("encoder.")]  # (its name, ours)
+        self.encoder_params = [(key[8:], _flat(key)) for key in encoder if key in params]
+        self.encoder_buffers = [(key[8:], _flat(key)) for key in encoder if key in buffers]
         for key, value in params.items():
             self.register_parameter(_flat(key), nn.Parameter(value.detach().clone()))
         for key, value in buffers.items():
             self.register_buffer(_flat(key), value.clone())
         self.__dict__["_encoder"] = copy.deepcopy(models[0].encoder).to("meta")  # shape only
-
-    @property
-    def num_models(self) -> int:
-        return self.head.shape[0]
 
     @property
     def head(self) -> torch.Tensor:
@@ -278,28 +255,13 @@ class VmappedFollowUpResNet(nn.Module):
         """x: (B, 3, H, W) shared by every model. Returns (S, B, M)."""
         encoder = self.__dict__["_encoder"]
         encoder.train(self.training)  # BatchNorm: batch statistics in training, running in eval
-        params, buffers = {}, {}
-        for key in self.keys:
-            if key.startswith("encoder."):
-                (params if key in self.param_keys else buffers)[key[8:]] = getattr(self, _flat(key))
+        params = {name: getattr(self, attr) for name, attr in self.encoder_params}
+        buffers = {name: getattr(self, attr) for name, attr in self.encoder_buffers}
 
         def one(p: dict, b: dict, inputs: torch.Tensor) -> torch.Tensor:
             return torch.func.functional_call(encoder, (p, b), (inputs,))
 
         return torch.func.vmap(one, in_dims=(0, 0, None))(params, buffers, x)
-
-    def logits(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.bmm(self.embed(x), self.head.transpose(1, 2))
-
-    def unembed(self, codes: torch.Tensor | None = None) -> torch.Tensor:
-        """The heads (S, K, M): g (codes are not read; the training loop passes some)."""
-        del codes
-        return self.head
-
-    def log_probs(self, x: torch.Tensor, codes: torch.Tensor | None = None) -> torch.Tensor:
-        """(S, B, K) float64 log-softmax of the logits (the training loop's NLL reads it)."""
-        del codes
-        return torch.log_softmax(self.logits(x).double(), dim=-1)
 
     def state_dict_of(self, index: int) -> dict[str, torch.Tensor]:
         """Model `index` in their keys and order."""

@@ -27,9 +27,8 @@ def check_cifar_available(
     if not (cif["enabled"] or cpc_reads_cifar(config)) or cif["standin"] or cif["root"]:
         return
     resources = Path(cif["resources"])
-    if not missing_files(resources / FOLDER) or (resources / ARCHIVE).exists():
-        return
-    why = (probe or unreachable)(cif["url"])
+    why = _copy_unreachable(missing_files(resources / FOLDER), resources / ARCHIVE, cif["url"],
+                            probe)
     need(
         why is None,
         "cifar10.root",
@@ -40,6 +39,15 @@ def check_cifar_available(
     )
 
 
+def _copy_unreachable(missing: list[str], archive: Path, url: str,
+                      probe: Probe | None) -> str | None:
+    """Why a data set whose folder lacks `missing` can be neither extracted from `archive` nor
+    downloaded from `url`; None where it can (or lacks nothing)."""
+    if not missing or archive.exists():
+        return None
+    return (probe or unreachable)(url)
+
+
 def check_cifar100_available(config: Mapping[str, Any], probe: Probe | None = None) -> None:
     """Raise ConfigError when the follow-up's CIFAR-100 would need a download that cannot
     happen (called where the DAG holds its download job)."""
@@ -47,9 +55,8 @@ def check_cifar100_available(config: Mapping[str, Any], probe: Probe | None = No
 
     c100 = config["logit_distance"]["cifar100"]
     resources = Path(c100["resources"])
-    if not ARCHIVE.missing(resources / ARCHIVE.folder) or (resources / ARCHIVE.name).exists():
-        return
-    why = (probe or unreachable)(c100["url"])
+    why = _copy_unreachable(ARCHIVE.missing(resources / ARCHIVE.folder),
+                            resources / ARCHIVE.name, c100["url"], probe)
     need(why is None, "logit_distance.cifar100.root",
          f"no CIFAR-100 copy in {resources / ARCHIVE.folder} and it cannot be downloaded: "
          f"{why}. Set logit_distance.cifar100.root to a cifar-100-python folder, put "

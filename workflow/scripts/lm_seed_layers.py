@@ -2,7 +2,6 @@
 head's input) on its eval contexts, at f's positions; on the CPU (a small model: no GPU held)."""
 
 import numpy as np
-import pandas as pd
 import torch
 
 from repdist.experiments.lm import build_lm, window_labels
@@ -10,7 +9,7 @@ from repdist.experiments.lm_layers import write_layers
 from repdist.experiments.lm_tokens import read_tokens
 from repdist.extract.layers import LayerReading, causal_lm_layers
 from repdist.io import provenance, read_parquet_metadata
-from repdist.io.representations import columns_of
+from repdist.io.representations import columns_of, read_embeddings
 from repdist.models.gpt import GPTConfig
 from repdist.pipeline.joblog import job_log
 
@@ -23,7 +22,7 @@ with job_log(sm.log[0]) as log:
     windows = read_tokens(sm.input.eval)
     layers = causal_lm_layers(model, windows[:, :-1], sm.params.layers,
                               LayerReading(sm.params.positions, "head", "cpu"))
-    f = columns_of(pd.read_parquet(sm.input.embeddings), "f_")
+    f = columns_of(read_embeddings(sm.input.embeddings), "f_")
     head = layers.states.get(layers.head_input)
     if head is not None and not np.allclose(head, f, rtol=0, atol=1e-5 * np.abs(f).max()):
         raise RuntimeError(f"seed {seed}: the head's input is not the seed's f")

@@ -4,6 +4,8 @@ NAME, HELP, `add_arguments(parser)` and `run(args) -> exit status`."""
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Sequence
 
 from .. import __version__
@@ -26,5 +28,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; its exit status. A reader that closes stdout early (`| head`) ends
+    the command quietly: what it wrote to files is whole, only its printout was cut."""
     args = parser().parse_args(argv)
-    return args.run(args)
+    try:
+        status = args.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # nothing more can reach that reader; keep the interpreter's last flush from failing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return status

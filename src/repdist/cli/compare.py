@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..experiments.models import ALIASES, compare_models
+from ..experiments.models import ALIASES, MATCHES, compare_models, nan_report, plural
 from ..io import write_table
 from ..io.representations import ModelInputError
 from ..measures import CompareSettings
@@ -34,6 +35,8 @@ HELP = "every measure for every pair of models given as folders, .npz or .pt fil
 FORMATS = (".parquet", ".csv")
 SUMMARY = ("d_llv", "d_fg", "mcca_f", "kl")
 EXIT_BAD_INPUT = 2
+EXIT_NAN = 3  # --strict: the table is written, but some measure is NaN
+SHOWN_WARNINGS = 5
 # Unless told otherwise, compare()'s own defaults (the DAG passes config.yaml's `measures`).
 DEFAULTS = CompareSettings()
 # The alignment options: flag -> CompareSettings field (None: not given on the command line).
@@ -80,6 +83,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"comma-separated subset of: {', '.join(MEASURES)} (default: all)")
     add_convention_arguments(p)
     add_null_arguments(p)
+    p.add_argument("--match", choices=MATCHES, default="exact",
+                   help="exact (default): every model must have the same inputs and labels, "
+                        "matched by their index and label; intersect: compare the inputs and "
+                        "labels all models share, saying how many each lost")
+    p.add_argument("--strict", action="store_true",
+                   help=f"exit with status {EXIT_NAN} when any measure is NaN (the table is "
+                        "still written; stderr says why each NaN is there)")
     p.add_argument("--jobs", type=int, default=1,
                    help="pairs computed in this many processes, with the same results as one "
                         "(default 1); each uses the BLAS's threads, so with many jobs set "
@@ -131,13 +141,43 @@ def run(args: argparse.Namespace) -> int:
     try:
         output, settings = _check_arguments(args)
         start = time.perf_counter()
-        frame, meta = compare_models(args.models, settings, args.jobs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            frame, meta = compare_models(args.models, settings, args.jobs, args.match)
         write_table(output, frame, meta)
     except (ModelInputError, ValueError, MemoryError, OSError) as err:
         print(f"repdist compare: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     _summary(frame, len(meta["models"]), output, time.perf_counter() - start, settings)
+    nan = _explain(frame, meta["notes"], [str(w.message) for w in caught])
+    if args.strict and nan:
+        print(f"repdist compare: --strict: {nan} NaN value(s) in the table (written to "
+              f"{output})", file=sys.stderr)
+        return EXIT_NAN
     return 0
+
+
+def _explain(frame: Any, notes: list[str], caught: list[str]) -> int:
+    """Everything the table's numbers need said, on stderr in words: the notes (rows matched,
+    too few inputs), each NaN column with its reason, the other warnings once each. Returns
+    how many measure values are NaN."""
+    lines = [f"note: {note}" for note in notes] + nan_report(frame)
+    told = " ".join(lines)
+    parts: dict[str, int] = {}
+    for warning in frame["warning"].fillna("").astype(str):
+        for part in filter(None, warning.split("; ")):
+            parts[part] = parts.get(part, 0) + 1
+    rest = [(text, count) for text, count in parts.items() if text not in told]
+    lines += [f"warning: {text} ({count} {plural(count, 'pair')})"
+              for text, count in rest[:SHOWN_WARNINGS]]
+    if len(rest) > SHOWN_WARNINGS:
+        lines.append(f"warning: {len(rest) - SHOWN_WARNINGS} more in the warning column")
+    known = " ".join(parts)
+    lines += [f"warning: {text}" for text in dict.fromkeys(caught) if text not in known]
+    for line in lines:
+        print(f"repdist compare: {line}", file=sys.stderr)
+    numeric = frame.select_dtypes("float")
+    return int(numeric.isna().to_numpy().sum())
 
 
 def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
@@ -166,7 +206,8 @@ def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
 
 def _summary(frame: Any, n_models: int, output: Path, seconds: float,
              settings: CompareSettings) -> None:
-    print(f"repdist compare: {n_models} models, {len(frame)} pairs -> {output} ({seconds:.1f} s)")
+    print(f"repdist compare: {n_models} models, {len(frame)} {plural(len(frame), 'pair')} -> "
+          f"{output} ({seconds:.1f} s)")
     for column in SUMMARY:
         if column in frame:
             print(_summary_line(column, frame[column].to_numpy(dtype=np.float64)))
@@ -176,7 +217,8 @@ def _summary(frame: Any, n_models: int, output: Path, seconds: float,
         print(_estimate_line(frame))
     flagged = int((frame["warning"] != "").sum())
     if flagged:
-        print(f"  {flagged} pair(s) with a warning (see the warning column)")
+        print(f"  {flagged} {plural(flagged, 'pair')} with a warning (the warning column; "
+              "stderr says why)")
 
 
 def _estimate_line(frame: Any) -> str:

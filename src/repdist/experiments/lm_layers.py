@@ -39,7 +39,7 @@ import pandas as pd
 
 from ..io import atomic_folder, read_parquet_metadata, write_json, write_parquet
 from ..io.provenance import models_provenance
-from ..io.representations import columns_of, embeddings_frame
+from ..io.representations import columns_of, embeddings_frame, read_embeddings
 from ..measures.alignment import alignment_measures
 from ..measures.cca import mean_cca_over_rank
 from ..measures.extra import svcca_from_bases
@@ -102,7 +102,7 @@ class LayerSet:
         return [int(i) for i in self.index["layers"]]
 
     def states(self, layer: int) -> np.ndarray:
-        return columns_of(pd.read_parquet(self.folder / layer_file(layer)), "f_")
+        return columns_of(read_embeddings(self.folder / layer_file(layer)), "f_")
 
 
 def read_layer_set(name: str, folder: str | Path) -> LayerSet:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..io import read_parquet_metadata
 from ..io.provenance import models_provenance
-from ..io.representations import columns_of, load_representations
+from ..io.representations import columns_of, load_representations, read_embeddings
 from ..measures import CompareSettings, mean_cca, prepare
 from ..measures.cca import mean_cca_from_bases, orthonormal_basis
 from ..measures.null import SUFFIXES, null_keys, null_measures
@@ -153,7 +153,7 @@ def compare_cifar_seeds(
     used); test_loss_eval_*: eval mode on the whole test set after training."""
     prepared = [prepare(*load_representations(e, u))
                 for e, u in zip(embeddings_test, unembeddings, strict=True)]
-    train_bases = [orthonormal_basis(columns_of(pd.read_parquet(e), "f_"))
+    train_bases = [orthonormal_basis(columns_of(read_embeddings(e), "f_"))
                    for e in embeddings_train]
     pairs = all_pairs(len(seeds))
     settings = CompareSettings(**measure_kwargs)

@@ -1,19 +1,20 @@
 """A model's representations on disk: f (N x M) over evaluation inputs, g (K x M) over labels.
 
-The tables this pipeline writes, once per model so that pairwise steps never rerun a network:
-embeddings (index, label, pred, f_0..f_{M-1}), unembeddings (label, g_0..g_{M-1}). And what
-`repdist compare` reads, so that it works on our outputs and on anyone's arrays:
-- a folder holding our `embeddings.parquet` (for CIFAR folders `embeddings_test.parquet` when
-  there is no `embeddings.parquet`) and `unembeddings.parquet`;
+The tables this pipeline writes: embeddings (index, label, pred, f_0..f_{M-1}) and
+unembeddings (label, g_0..g_{M-1}). `repdist compare` reads them and anyone's arrays:
+- a folder with `embeddings.parquet` (or `embeddings_test.parquet`) and `unembeddings.parquet`;
 - an `.npz` with arrays `f` and `g`;
-- a `.pt` / `.pth` dict of tensors `f` and `g` (torch.save), read with weights_only=True; torch
-  is imported only for these, so the other formats work without it.
-Problems are ModelInputError (a ValueError) naming the file and the numbers involved, raised
-before any measure is computed.
+- a `.pt` / `.pth` dict of tensors `f` and `g`, read with weights_only=True.
+Rows are matched by identity, never by position: an embeddings table's rows are ordered by
+`index`, an unembeddings table's by `label` (an .npz or .pt may hold `index` and `g_label`
+arrays). Duplicates, gaps and foreign columns are refused. Problems are ModelInputError (a
+ValueError) naming the file, the column and the first offending value.
 """
 
 from __future__ import annotations
 
+import functools
+import pickle
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,13 @@ import numpy as np
 import pandas as pd
 
 from .host import is_tensor, to_host
+from .validation import (
+    InputError,
+    check_finite,
+    check_magnitude,
+    check_widths,
+    representation_matrix,
+)
 
 
 def embeddings_frame(f: np.ndarray, labels: np.ndarray, preds: np.ndarray) -> pd.DataFrame:
@@ -44,32 +52,134 @@ def unembeddings_frame(g: np.ndarray) -> pd.DataFrame:
 
 
 def columns_of(frame: pd.DataFrame, prefix: str) -> np.ndarray:
-    """The representation matrix f_0..f_{M-1} (or g_...) of a frame, in column order."""
-    cols = sorted((c for c in frame.columns if c.startswith(prefix)), key=lambda c: int(c[2:]))
+    """The representation matrix f_0..f_{M-1} (or g_...) of a frame, in column order (rows as
+    they are: read tables through read_embeddings / read_unembeddings to order them)."""
+    cols = sorted((c for c in frame.columns if _matrix_column(str(c), prefix) is not None),
+                  key=lambda c: int(str(c)[len(prefix):]))
     if not cols:
         raise ValueError(f"no '{prefix}*' columns in table with columns {list(frame.columns)}")
     return frame[cols].to_numpy(dtype=np.float64)
-
-
-def load_representations(embeddings: str | Path, unembeddings: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """(f, g) as float64 from a model's two parquet tables."""
-    return (columns_of(pd.read_parquet(embeddings), "f_"),
-            columns_of(pd.read_parquet(unembeddings), "g_"))
 
 
 EMBEDDINGS = ("embeddings.parquet", "embeddings_test.parquet")  # first one present is used
 UNEMBEDDINGS = "unembeddings.parquet"
 
 
-class ModelInputError(ValueError):
+class ModelInputError(InputError):
     """A model file or folder that cannot be compared (unreadable, incomplete, mismatched)."""
 
 
 @dataclass(frozen=True)
+class Table:
+    """One kind of representation table: the column naming each row, the matrix columns'
+    prefix and the other columns it may hold."""
+
+    name: str
+    identity: str
+    prefix: str
+    others: tuple[str, ...]
+
+    def describe(self) -> str:
+        return ", ".join((self.identity, *self.others, f"{self.prefix}0..{self.prefix}<M-1>"))
+
+
+EMBEDDINGS_TABLE = Table("embeddings", "index", "f_", ("label", "pred"))
+UNEMBEDDINGS_TABLE = Table("unembeddings", "label", "g_", ())
+
+
+def _matrix_column(name: str, prefix: str) -> int | None:
+    """j for a column named `prefix`j (j written without leading zeros), else None."""
+    digits = name[len(prefix):]
+    if not name.startswith(prefix) or not (digits.isascii() and digits.isdigit()):
+        return None
+    return int(digits) if digits == str(int(digits)) else None
+
+
+def _check_columns(frame: pd.DataFrame, table: Table, source: object) -> None:
+    """Only the table's own columns, and its matrix columns numbered 0..M-1 once each."""
+    numbers = []
+    for column in map(str, frame.columns):
+        if column == table.identity or column in table.others:
+            continue
+        j = _matrix_column(column, table.prefix)
+        if j is None:
+            raise ModelInputError(f"{source}: column {column!r} does not belong in an "
+                                  f"{table.name} table (its columns: {table.describe()})")
+        numbers.append(j)
+    if not numbers:
+        raise ModelInputError(f"{source}: no '{table.prefix}*' columns (columns: "
+                              f"{list(map(str, frame.columns))})")
+    if len(set(map(str, frame.columns))) < len(frame.columns):
+        raise ModelInputError(f"{source}: a column name appears twice")
+    missing = sorted(set(range(len(numbers))) - set(numbers))
+    if missing:
+        raise ModelInputError(f"{source}: {len(numbers)} columns {table.prefix}* should be "
+                              f"{table.prefix}0..{table.prefix}{len(numbers) - 1}, but "
+                              f"{table.prefix}{missing[0]} is missing")
+
+
+def identities(values: Any, what: str, source: object, gaps: bool = False) -> np.ndarray:
+    """Row identities (`what`: the column or array) as int64, each once and none negative; and,
+    unless `gaps`, exactly 0..n-1 in some order."""
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ModelInputError(f"{source}: {what} must be a column of integers, got "
+                              f"{arr.dtype} of shape {arr.shape}")
+    ids = arr.astype(np.int64)
+    seen = pd.Series(ids)
+    twice = seen[seen.duplicated()]
+    if len(twice):
+        first = int(twice.iloc[0])
+        raise ModelInputError(f"{source}: {what} {first} appears {int((ids == first).sum())} "
+                              "times; each row's identity must appear once")
+    if len(ids) and ids.min() < 0:
+        raise ModelInputError(f"{source}: {what} {int(ids.min())} is negative")
+    if not gaps and len(ids) and ids.max() >= len(ids):
+        absent = np.setdiff1d(np.arange(len(ids)), ids)
+        raise ModelInputError(
+            f"{source}: {what} should run 0..{len(ids) - 1}, but {int(absent[0])} is missing "
+            f"({len(absent)} missing; the largest present is {int(ids.max())}); to compare "
+            "only the rows every model has, match them with --match intersect")
+    return ids
+
+
+def ordered(frame: pd.DataFrame, table: Table, source: object,
+            gaps: bool = False) -> pd.DataFrame:
+    """A representation table checked and its rows in the order of its identity column (in file
+    order where it has none): any row order of a table reads the same."""
+    _check_columns(frame, table, source)
+    if table.identity not in frame.columns:
+        return frame.reset_index(drop=True)
+    ids = identities(frame[table.identity].to_numpy(), table.identity, source, gaps)
+    return frame.iloc[np.argsort(ids, kind="stable")].reset_index(drop=True)
+
+
+def read_embeddings(path: str | Path, gaps: bool = False) -> pd.DataFrame:
+    """An embeddings table (index, label, pred, f_0..), checked, its rows ordered by index."""
+    return ordered(pd.read_parquet(path), EMBEDDINGS_TABLE, path, gaps)
+
+
+def read_unembeddings(path: str | Path, gaps: bool = False) -> pd.DataFrame:
+    """An unembeddings table (label, g_0..), checked, its rows ordered by label."""
+    return ordered(pd.read_parquet(path), UNEMBEDDINGS_TABLE, path, gaps)
+
+
+def load_representations(embeddings: str | Path, unembeddings: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """(f, g) as float64 from a model's two parquet tables, rows ordered by index and label."""
+    return (columns_of(read_embeddings(embeddings), "f_"),
+            columns_of(read_unembeddings(unembeddings), "g_"))
+
+
+@dataclass(frozen=True)
 class LoadedModel:
+    """One model as read: f and g, and the identity of each row (an `index` column or array,
+    else the row's position; likewise `label` for g), both ascending."""
+
     path: Path
     f: np.ndarray
     g: np.ndarray
+    inputs: np.ndarray
+    labels: np.ndarray
 
     @property
     def shape_text(self) -> str:
@@ -77,31 +187,58 @@ class LoadedModel:
         return f"N={n} inputs, K={k} labels, M={m}"
 
 
-def load_model(path: str | Path) -> LoadedModel:
-    """f and g of one model, as float64 arrays, from a folder, .npz or .pt file."""
+@dataclass(frozen=True)
+class _Read:
+    f: Any
+    g: Any
+    inputs: Any = None
+    labels: Any = None
+
+
+def load_model(path: str | Path, gaps: bool = False) -> LoadedModel:
+    """f and g of one model, as float64 arrays, from a folder, .npz or .pt file, rows ordered
+    by their identities; `gaps` lets those identities skip values (for --match intersect)."""
     path = Path(path)
     if not path.exists():
         raise ModelInputError(f"{path}: no such file or folder")
     try:
         if path.is_dir():
-            f, g = _read_folder(path)
+            read = _read_folder(path, gaps)
         elif path.suffix == ".npz":
-            f, g = _read_npz(path)
+            read = _read_npz(path)
         elif path.suffix in (".pt", ".pth"):
-            f, g = _read_torch(path)
+            read = _read_torch(path)
         else:
             raise ModelInputError(
                 f"{path}: unknown model format {path.suffix!r}; give a folder with "
                 f"{EMBEDDINGS[0]} and {UNEMBEDDINGS}, an .npz or a .pt file"
             )
-    except ModelInputError:
+        return _model(path, read, gaps)
+    except InputError:
         raise
     except Exception as err:  # any reader failure is the file's problem
         raise ModelInputError(f"{path}: cannot read it ({type(err).__name__}: {err})") from err
-    return LoadedModel(path, _matrix(path, "f", f), _matrix(path, "g", g))
 
 
-def _read_folder(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+def _model(path: Path, read: _Read, gaps: bool) -> LoadedModel:
+    """The model with its rows in the order of their identities (given, or positions)."""
+    f = _matrix(path, "f", read.f)
+    g = _matrix(path, "g", read.g)
+    rows = []
+    for name, matrix, given in (("index", f, read.inputs), (NPZ_LABELS, g, read.labels)):
+        if given is None:
+            rows.append(np.arange(len(matrix), dtype=np.int64))
+            continue
+        ids = identities(given, name, path, gaps)
+        if len(ids) != len(matrix):
+            raise ModelInputError(f"{path}: {name} holds {len(ids)} identities for "
+                                  f"{len(matrix)} rows")
+        rows.append(ids)
+    order_f, order_g = (np.argsort(ids, kind="stable") for ids in rows)
+    return LoadedModel(path, f[order_f], g[order_g], rows[0][order_f], rows[1][order_g])
+
+
+def _read_folder(folder: Path, gaps: bool) -> _Read:
     embeddings = next((folder / name for name in EMBEDDINGS if (folder / name).is_file()), None)
     missing = [name for name, there in ((EMBEDDINGS[0], embeddings),
                                         (UNEMBEDDINGS, (folder / UNEMBEDDINGS).is_file()))
@@ -112,86 +249,130 @@ def _read_folder(folder: Path) -> tuple[np.ndarray, np.ndarray]:
             f"{EMBEDDINGS[0]} and {UNEMBEDDINGS})"
         )
     assert embeddings is not None
-    return (columns_of(pd.read_parquet(embeddings), "f_"),
-            columns_of(pd.read_parquet(folder / UNEMBEDDINGS), "g_"))
+    emb = read_embeddings(embeddings, gaps)
+    unemb = read_unembeddings(folder / UNEMBEDDINGS, gaps)
+    return _Read(columns_of(emb, "f_"), columns_of(unemb, "g_"),
+                 emb["index"].to_numpy() if "index" in emb else None,
+                 unemb["label"].to_numpy() if "label" in unemb else None)
 
 
-def _read_npz(path: Path) -> tuple[np.ndarray, np.ndarray]:
+# The optional arrays of an .npz or .pt that name f's rows (inputs) and g's rows (labels).
+NPZ_INDEX, NPZ_LABELS = "index", "g_label"
+
+
+def _read_npz(path: Path) -> _Read:
     with np.load(path, allow_pickle=False) as data:
         return _pick(path, {name: data[name] for name in data.files})
 
 
-def _read_torch(path: Path) -> tuple[Any, Any]:
+def _read_torch(path: Path) -> _Read:
     try:
         import torch
     except ImportError as err:
         raise ModelInputError(f"{path}: reading .pt files needs torch (pip install torch); "
                               "without it, save f and g in an .npz") from err
-    data = torch.load(path, weights_only=True, map_location="cpu")
+    try:
+        data = torch.load(path, weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError as err:
+        raise ModelInputError(
+            f"{path}: it holds objects other than tensors (numpy arrays, say), which are not "
+            "read from .pt files; save tensors, torch.save({'f': torch.as_tensor(f), 'g': "
+            "torch.as_tensor(g)}), or the arrays in an .npz") from err
     if not isinstance(data, Mapping):
         raise ModelInputError(
             f"{path}: expected a dict with tensors 'f' and 'g' (torch.save({{'f': f, 'g': g}})), "
             f"got {type(data).__name__}"
         )
-    f, g = _pick(path, data)
-    return _from_tensor(f), _from_tensor(g)
+    read = _pick(path, data)
+    ids = [to_host(v) if is_tensor(v) else v for v in (read.inputs, read.labels)]
+    return _Read(read.f, read.g, *ids)
 
 
-def _from_tensor(value: Any) -> Any:
-    """A tensor of any dtype (bfloat16 too) as float64 on the host."""
-    return to_host(value, np.float64) if is_tensor(value) else value
-
-
-def _pick(path: Path, arrays: Mapping[str, Any]) -> tuple[Any, Any]:
+def _pick(path: Path, arrays: Mapping[str, Any]) -> _Read:
     missing = [name for name in ("f", "g") if name not in arrays]
     if missing:
         found = ", ".join(sorted(map(str, arrays))) or "nothing"
         raise ModelInputError(f"{path}: no array {' or '.join(map(repr, missing))} "
                               f"(found: {found}); it needs f (N x M) and g (K x M)")
-    return arrays["f"], arrays["g"]
+    return _Read(arrays["f"], arrays["g"], arrays.get(NPZ_INDEX), arrays.get(NPZ_LABELS))
 
 
 def _matrix(path: Path, name: str, value: Any) -> np.ndarray:
+    rows = "N x M" if name == "f" else "K x M"
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        return representation_matrix(value, f"{path}: {name}", rows)
+    except InputError as err:
+        raise ModelInputError(str(err)) from err
     except (TypeError, ValueError) as err:
         raise ModelInputError(f"{path}: {name} is not a numeric array ({err})") from err
-    rows = "N x M" if name == "f" else "K x M"
-    if arr.ndim != 2 or 0 in arr.shape:
-        raise ModelInputError(f"{path}: {name} must be a non-empty 2-D array ({rows}), "
-                              f"got shape {arr.shape}")
-    return arr
 
 
 def check_models(models: Sequence[LoadedModel]) -> None:
     """Every model well-formed and comparable with every other: the same N inputs, the same K
-    labels, K >= M + 2 (m_SVD), finite values. Widths M may differ (then a pair's m_SVD and
-    d_fg are NaN, with the reason). Raises ModelInputError otherwise."""
+    labels, K >= M + 2 (m_SVD), finite values of a size float64 can square. Widths M may differ
+    (then a pair's m_SVD and d_fg are NaN, with the reason). Raises ModelInputError otherwise."""
     if len(models) < 2:
         raise ModelInputError(f"need at least two models to compare, got {len(models)}")
     for model in models:
         _check_one(model)
     first = models[0]
     for model in models[1:]:
-        if model.f.shape[0] != first.f.shape[0]:
+        if model.f.shape[0] != first.f.shape[0] or not np.array_equal(model.inputs,
+                                                                       first.inputs):
             raise ModelInputError(
                 f"{model.path}: f is {model.f.shape[0]} x {model.f.shape[1]} (N x M), but "
-                f"{first.path} has f {first.f.shape[0]} x {first.f.shape[1]}: every model must "
-                "embed the same N inputs, in the same order (widths M may differ)"
+                f"{first.path} has f {first.f.shape[0]} x {first.f.shape[1]}"
+                f"{_first_difference(model.inputs, first.inputs, 'index')}: every model must "
+                "embed the same N inputs (widths M may differ; --match intersect compares the "
+                "inputs they share)"
             )
-        if model.g.shape[0] != first.g.shape[0]:
+        if model.g.shape[0] != first.g.shape[0] or not np.array_equal(model.labels,
+                                                                       first.labels):
             raise ModelInputError(
                 f"{model.path}: g has K={model.g.shape[0]} labels, but {first.path} has "
-                f"K={first.g.shape[0]}: every model must have the same labels"
+                f"K={first.g.shape[0]}{_first_difference(model.labels, first.labels, 'label')}"
+                ": every model must have the same labels (--match intersect compares the "
+                "labels they share)"
             )
+
+
+def _first_difference(ids: np.ndarray, reference: np.ndarray, what: str) -> str:
+    """", and <what> 17 is in one only" where the two sets of identities differ."""
+    only = np.setxor1d(ids, reference)
+    return f", and {what} {int(only[0])} is in one only" if len(only) else ""
+
+
+def match_models(models: Sequence[LoadedModel]) -> tuple[list[LoadedModel], list[str]]:
+    """Each model cut to the inputs and labels every model has (matched by identity), and what
+    was dropped, in words. Fewer than 2 shared inputs or labels is an error."""
+    kept: dict[str, np.ndarray] = {}
+    notes = []
+    for side, noun in (("inputs", "inputs"), ("labels", "labels")):
+        ids = [getattr(m, side) for m in models]
+        common = functools.reduce(np.intersect1d, ids)
+        if len(common) < 2:
+            raise ModelInputError(f"--match intersect: the models share {len(common)} "
+                                  f"{noun}; at least 2 are needed")
+        kept[side] = common
+        dropped = [len(i) - len(common) for i in ids]
+        if any(dropped):
+            each = ", ".join(f"{m.path.name} {d}" for m, d in zip(models, dropped, strict=True))
+            extra = (" (p(y|x) is then the softmax over the shared labels)"
+                     if side == "labels" else "")
+            notes.append(f"matched by identity: {len(common)} {noun} every model has; dropped "
+                         f"{each}{extra}")
+    out = []
+    for m in models:
+        rows = np.isin(m.inputs, kept["inputs"])
+        labels = np.isin(m.labels, kept["labels"])
+        out.append(LoadedModel(m.path, m.f[rows], m.g[labels], m.inputs[rows],
+                               m.labels[labels]))
+    return out, notes
 
 
 def _check_one(model: LoadedModel) -> None:
-    (n, m), (k, m_g) = model.f.shape, model.g.shape
-    if m != m_g:
-        raise ModelInputError(
-            f"{model.path}: f has M={m} columns but g has {m_g}: f is N x M, g is K x M"
-        )
+    (n, m), k = model.f.shape, model.g.shape[0]
+    check_widths(model.f, model.g, str(model.path))
     if k < m + 2:
         raise ModelInputError(
             f"{model.path}: K={k} labels is below M + 2 = {m + 2}: m_SVD needs K - 2 >= M "
@@ -200,13 +381,8 @@ def _check_one(model: LoadedModel) -> None:
     if n < 2:
         raise ModelInputError(f"{model.path}: need at least 2 inputs, got N={n}")
     for name, arr in (("f", model.f), ("g", model.g)):
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            row, col = np.argwhere(bad)[0]
-            raise ModelInputError(
-                f"{model.path}: {name} has {int(bad.sum())} NaN or infinite values "
-                f"(the first at row {row}, column {col})"
-            )
+        check_finite(arr, f"{model.path}: {name}")
+    check_magnitude(model.f, model.g, str(model.path))
 
 
 def model_names(paths: Sequence[Path]) -> list[str]:

@@ -54,7 +54,25 @@ def alignment_measures(v1: AlignmentView, v2: AlignmentView, want: frozenset[str
             NAN if v1.ip_knn is None or v2.ip_knn is None
             else cknna_from_keys(v1.x, v2.x, v1.ip_knn, v2.ip_knn, v1.cknna_self, v2.cknna_self)
         )
+    reasons += _nan_reasons(out, len(v1.x), " ".join(reasons))
     return out
+
+
+def _nan_reasons(out: dict[str, float], n: int, said: str) -> list[str]:
+    """Words for the NaN measures no reason names yet: too few inputs for k neighbours or for
+    unbiased CKA, else an f that does not vary over the inputs."""
+    unexplained = [key for key, value in out.items() if np.isnan(value) and key not in said]
+    few = {key for key in unexplained if (key in KNN_KEYS and n <= MUTUAL_KNN_K)
+           or (key == "unbiased_cka_f" and n < 4)}
+    reasons = []
+    if few:
+        reasons.append(f"{', '.join(sorted(few))} undefined: N = {n} inputs is too few (k-NN "
+                       f"needs more than k = {MUTUAL_KNN_K}, unbiased CKA at least 4)")
+    rest = sorted(set(unexplained) - few)
+    if rest:
+        reasons.append(f"{', '.join(rest)} undefined: a model's f, as these measures read it, "
+                       "does not vary over the inputs (a constant or collapsed embedding)")
+    return reasons
 
 
 def svcca(v1: AlignmentView, v2: AlignmentView, conventions: AlignmentConventions,
@@ -68,6 +86,9 @@ def svcca(v1: AlignmentView, v2: AlignmentView, conventions: AlignmentConvention
         most = min(v1.zscored_basis.shape[1], v2.zscored_basis.shape[1])
         reasons.append(f"svcca_f undefined: svcca_components = {k} exceeds min(N, M) = {most}")
     return value
+
+
+KNN_KEYS = frozenset({"mutual_knn_f", "cknna_f", *FROM_INDICES})
 
 
 def knn_measures(v1: AlignmentView, v2: AlignmentView, want: frozenset[str]) -> dict[str, float]:

@@ -43,7 +43,8 @@ def content_key(*arrays: Any) -> tuple[Any, ...] | None:
         arr = _as_numpy(a)
         if arr.dtype.hasobject:
             return None
-        digest = hashlib.sha256(memoryview(arr).cast("B")).digest()[:16]
+        data = memoryview(arr).cast("B") if arr.size else b""  # an empty array is refused later
+        digest = hashlib.sha256(data).digest()[:16]
         key.append((arr.dtype.str, arr.shape, digest))
     return tuple(key)
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..io.validation import InputError
 from .alignment import alignment_measures
 from .cache import prepared_cache
 from .cca import (
@@ -64,6 +65,7 @@ from .memory import low_rank_pair_bytes, pair_bytes, require
 from .null import NullSettings, null_settings, pair_null
 from .null_batch import batched_null
 from .prepared import MUTUAL_KNN_K, PreparedModel, prepare
+from .sample_rules import sample_notes
 from .selection import (
     INPUT_SIDE,
     KNN_MEASURES,
@@ -84,6 +86,7 @@ __all__ = [
     "CompareSettings",
     "DegenerateRepresentationWarning",
     "PivotSampleWarning",
+    "SampleSizeWarning",
     "compare",
     "compare_prepared",
     "compare_with_settings",
@@ -92,6 +95,10 @@ __all__ = [
 
 class DegenerateRepresentationWarning(UserWarning):
     """A measure is undefined for this pair (collapsed embedding, tied unembeddings, NaN/inf)."""
+
+
+class SampleSizeWarning(UserWarning):
+    """Too few inputs or labels for a measure's estimate to be trusted (sample_rules)."""
 
 
 class PivotSampleWarning(UserWarning):
@@ -156,6 +163,13 @@ class CompareSettings:
                 continue
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(self.lam, bool) or not isinstance(self.lam, int | float | np.number) \
+                or not 0 <= self.lam < np.inf:
+            raise ValueError(f"lam, the weight of d_LLV's scale terms, must be a finite number "
+                             f">= 0, got {self.lam!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer) \
+                or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
         check_method(self.method)
         compute_device(self.device)  # rejects an unknown device, or CUDA where there is none
         object.__setattr__(self, "measures", select_measures(self.measures))
@@ -405,6 +419,8 @@ def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSetti
         values["kl"] = mean_kl(m1.loglik, m2.loglik)
     if want & LABEL_SIDE:
         values.update((_low_rank_label_side if low_rank else _label_side)(m1, m2, s))
+        if "_side" in values and not values["_side"].proven:
+            reasons.append(pivot_note(s.max_pivots, m1.num_labels))
     if want & INPUT_SIDE:
         values.update(_input_side(m1, m2, s, g_cross))
     reasons += knife_edge_notes(values.pop("_near_tied", ()), values.pop("_near_inputs", 0))
@@ -501,12 +517,16 @@ def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
                                None if s.y_pivot is None else (s.y_pivot, s.y_leave_out),
                                compute_device(s.device))
     if not side.proven:
-        warnings.warn(
-            f"d_LLV's pivot search stopped at max_pivots={s.max_pivots} of K={m1.num_labels} "
-            "labels before proving its minimum: t1 and d_LLV are estimates, at or above the "
-            "exact values (raise max_pivots for more)", PivotSampleWarning, stacklevel=4)
+        warnings.warn(pivot_note(s.max_pivots, m1.num_labels), PivotSampleWarning, stacklevel=4)
     return {"y_pivot": side.y_pivot, "y_leave_out": side.y_leave_out, "t1": side.terms.t1,
             "t3": side.terms.t3, "_side": side, "_near_tied": side.near_tied}
+
+
+def pivot_note(max_pivots: int, num_labels: int) -> str:
+    """The words for a pivot search that stopped before proving its minimum."""
+    return (f"d_LLV's pivot search stopped at max_pivots={max_pivots} of K={num_labels} "
+            "labels before proving its minimum: t1 and d_LLV are estimates, at or above the "
+            "exact values (raise max_pivots for more)")
 
 
 def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
@@ -553,6 +573,20 @@ def extra_measures(
     return out
 
 
+def _apply_sample_rules(arrays: tuple[Any, Any, Any], selected: frozenset[str]) -> None:
+    """The sample rules for f1's N, g1's K and the larger width: a refusal raises, a warning
+    is a SampleSizeWarning in words. Arrays of the wrong rank pass to prepare, which says so."""
+    shapes = [tuple(getattr(a, "shape", None) or np.shape(a)) for a in arrays]
+    if any(len(shape) != 2 for shape in shapes):
+        return
+    m = max(shapes[0][1], shapes[2][1])
+    refusals, notes = sample_notes(int(shapes[0][0]), int(shapes[1][0]), int(m), selected)
+    if refusals:
+        raise InputError("; ".join(refusals))
+    for note in notes:
+        warnings.warn(note, SampleSizeWarning, stacklevel=4)
+
+
 @_takes_settings
 def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, Any]:
     """Compare models (f1, g1) and (f2, g2): KL, d_LLV and its terms, m_SVD, d_{f,g}, m_CCA.
@@ -579,6 +613,7 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
     `compare` over pairs costs what `prepare` once per model plus `compare_prepared` does.
     """
     options = CompareSettings(**settings)
+    _apply_sample_rules((f1, g1, f2), options.selected)
     return compare_with_settings(
         prepared_cache.get(f1, g1, options.selected, options.conventions, options.method),
         prepared_cache.get(f2, g2, options.selected, options.conventions, options.method),

@@ -11,17 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from ..io.host import to_host
+from ..io.validation import representation_matrix
 
 
 def as_float64_matrix(a: Any, name: str) -> np.ndarray:
     """Return `a` (numpy array or torch tensor) as a C-contiguous 2-D float64 array."""
-    arr = np.ascontiguousarray(to_host(a, np.float64))
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (rows x M), got shape {arr.shape}")
-    if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
-    return arr
+    return representation_matrix(a, name, "rows x M")
 
 
 def logsumexp_rows(logits: np.ndarray) -> np.ndarray:

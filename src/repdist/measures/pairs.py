@@ -19,7 +19,12 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from typing import Any
 
-from .compare import CompareSettings, DegenerateRepresentationWarning, compare_with_settings
+from .compare import (
+    CompareSettings,
+    DegenerateRepresentationWarning,
+    PivotSampleWarning,
+    compare_with_settings,
+)
 from .prepared import PreparedModel
 
 PROGRESS_EVERY_S = 2.0
@@ -34,9 +39,11 @@ def all_pairs(n: int) -> list[Pair]:
 
 def compare_quietly(m1: PreparedModel, m2: PreparedModel,
                     settings: CompareSettings) -> dict[str, Any]:
-    """One pair; a degenerate pair's reason goes to the `warning` key, not to stderr."""
+    """One pair; a degenerate pair's reason, and an unproven pivot search, go to the `warning`
+    key, not to stderr."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateRepresentationWarning)
+        warnings.simplefilter("ignore", PivotSampleWarning)
         return compare_with_settings(m1, m2, settings)
 
 

@@ -32,7 +32,8 @@ from .extra import (
     knn_indices,
     relabelled_neighbours,
 )
-from .loglik import as_float64_matrix, log_likelihoods
+from ..io.validation import representations
+from .loglik import log_likelihoods
 from .low_rank import (
     STREAM_LABELS,
     STREAM_ROWS,
@@ -386,15 +387,8 @@ def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None,
     in compare); anything else is computed on first use. The model keeps its own read-only
     copy of f and g.
     """
-    f64 = _own_read_only(as_float64_matrix(f, "f"), f)
-    g64 = _own_read_only(as_float64_matrix(g, "g"), g)
-    if f64.shape[1] != g64.shape[1]:
-        raise ValueError(
-            "f and g must share the representation dimension M, "
-            f"got f {f64.shape} and g {g64.shape}"
-        )
-    if f64.shape[0] < 2:
-        raise ValueError(f"need at least 2 inputs, got f of shape {f64.shape}")
+    f_checked, g_checked = representations(f, g)
+    f64, g64 = _own_read_only(f_checked, f), _own_read_only(g_checked, g)
     (n, m), k = f64.shape, g64.shape[0]
     selected = select_measures(measures)
     low_rank = use_low_rank(method, k)

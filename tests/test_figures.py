@@ -181,3 +181,40 @@ def test_measures_figure_draws_each_null_measures_chance_band():
     assert len(bands[r"$m_{\mathrm{CCA}}$"]) == 2 and len(bands["linear CKA"]) == 1
     top = bands[r"$m_{\mathrm{CCA}}$"][1].get_paths()[0].vertices[:, 1].max()
     assert top == pytest.approx(0.1 + 32 / 1000)
+
+
+def colour_bars(fig) -> tuple[list[str], list[str]]:
+    """(each heatmap's colour map, each colour bar's label), in the figure's order."""
+    maps = [ax.get_images()[0].get_cmap().name for ax in fig.axes if ax.get_images()]
+    labels = [ax.get_ylabel() for ax in fig.axes if ax.get_label() == "<colorbar>"]
+    return maps, labels
+
+
+def test_heatmaps_colour_a_distance_and_a_similarity_apart_and_say_so():
+    """Each measure's heatmap takes its direction from the glossary (measures/glossary.py):
+    a distance and a similarity get different colour maps, and each colour bar's label says
+    which value means the same model."""
+    from repdist.figures.models import measures_figure
+    from repdist.figures.style import COLOUR_MAPS
+
+    pairs = pd.DataFrame({"model_a": ["a", "a", "b"], "model_b": ["b", "c", "c"],
+                          "d_llv": [0.1, 0.2, 0.3], "mcca_f": [0.9, 0.8, 0.7]})
+    maps, labels = colour_bars(measures_figure(pairs, ["a", "b", "c"], "t"))
+    assert maps == [COLOUR_MAPS["distance"], COLOUR_MAPS["similarity"]] and maps[0] != maps[1]
+    assert labels == ["d_llv (distance: 0 = the same)", "mcca_f (similarity: 1 = the same)"]
+
+
+@pytest.mark.parametrize(("metric", "top"), [("lcs_knn", "10"), ("mutual_knn", "1"),
+                                             ("not_in_the_glossary", "1")])
+def test_prhs_matrix_says_its_metrics_direction(metric, top):
+    """The raw score's colour bar reads the metric's own entry (LCS k-NN's top is 10), or
+    `score`'s for a metric it has none of; the calibrated one is 1 at a perfect score."""
+    from repdist.figures.prh_study import matrix_figure
+
+    table = pd.DataFrame({"language": ["l0", "l1"], "vision": "v", "family": "vit",
+                          "vision_parameters": 10, "performance": [0.1, 0.2], "metric": metric,
+                          "score": [0.3, np.nan], "calibrated": [0.1, 0.2],
+                          "significant": [True, False]})
+    _, labels = colour_bars(matrix_figure(table, ["vit"]))
+    assert labels == [f"score (similarity: {top} = the same)",
+                      "calibrated (similarity: 1 = the same)"]

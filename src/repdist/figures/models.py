@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .bound import bound_figure
-from .style import PAPER_BLUE, plt
+from .style import PAPER_BLUE, colour_bar, colour_map, plt
 from .synthetic import MEASURE_PANELS
 
 
@@ -24,7 +24,8 @@ def pair_matrix(pairs: pd.DataFrame, column: str, names: list[str]) -> np.ndarra
 
 
 def measures_figure(pairs: pd.DataFrame, names: list[str], title: str) -> plt.Figure:
-    """One heatmap per measure, models in the order given, each pair's value in its cell."""
+    """One heatmap per measure, models in the order given, each pair's value in its cell; its
+    colour map and colour bar's label by the measure's direction (style.colour_bar)."""
     panels = [(c, label) for c, label in MEASURE_PANELS if c in pairs.columns]
     cols = 4
     rows = -(-len(panels) // cols)
@@ -32,11 +33,11 @@ def measures_figure(pairs: pd.DataFrame, names: list[str], title: str) -> plt.Fi
     fig, axes = plt.subplots(rows, cols, figsize=(cols * size, rows * size), squeeze=False)
     for ax, (column, label) in zip(axes.ravel(), panels, strict=False):
         matrix = pair_matrix(pairs, column, names)
-        image = ax.imshow(matrix, cmap="viridis")
+        image = ax.imshow(matrix, cmap=colour_map(column))
         ax.set_title(label)
         ax.set_xticks(range(len(names)), names, rotation=90, fontsize=8)
         ax.set_yticks(range(len(names)), names, fontsize=8)
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+        colour_bar(image, ax, column, fraction=0.046, pad=0.04)
     for ax in axes.ravel()[len(panels):]:
         ax.axis("off")
     fig.suptitle(title, fontsize=12, color=PAPER_BLUE)

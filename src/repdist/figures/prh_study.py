@@ -10,7 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .style import plt
+from ..measures.glossary import missing
+from .style import colour_bar, colour_map, plt
 
 METRIC_NAMES = {"mutual_knn": "mutual k-NN", "cycle_knn": "cycle k-NN", "lcs_knn": "LCS k-NN",
                 "edit_distance_knn": "edit-distance k-NN", "cka": "CKA",
@@ -48,9 +49,17 @@ def alignment_figure(table: pd.DataFrame, families: Sequence[str]) -> plt.Figure
     return fig
 
 
+def metric_column(table: pd.DataFrame, column: str) -> str:
+    """The glossary's column a matrix of `column` is read by: the metric's own for `score`
+    (mutual_knn: mutual_knn_f, whose top is its "the same"), else `column` itself."""
+    own = f"{table['metric'].iloc[0]}_f"
+    return own if column == "score" and not missing([own]) else column
+
+
 def matrix_figure(table: pd.DataFrame, families: Sequence[str]) -> plt.Figure:
     """The language x vision matrix, raw and calibrated; '*' where q <= alpha (Benjamini-
-    Hochberg over the matrix), the vision models by family then size."""
+    Hochberg over the matrix), the vision models by family then size; colour maps and colour
+    bars' labels by the direction of each (style.colour_bar)."""
     vision = (table.sort_values(["vision_parameters"])
               .assign(rank=lambda t: t["family"].map({f: i for i, f in enumerate(families)}))
               .sort_values(["rank", "vision_parameters"], kind="stable")["vision"].unique())
@@ -63,18 +72,20 @@ def matrix_figure(table: pd.DataFrame, families: Sequence[str]) -> plt.Figure:
         star = table.pivot(index="language", columns="vision", values="significant")
         star = star.loc[language, vision].fillna(False).astype(bool)
         values = grid.to_numpy(dtype=float)
-        image = ax.imshow(values, cmap="magma", aspect="auto")
-        low, high = np.nanmin(values), np.nanmax(values)
+        glossary_column = metric_column(table, column)
+        image = ax.imshow(values, cmap=colour_map(glossary_column), aspect="auto")
         for i in range(len(language)):
             for j in range(len(vision)):
                 value = values[i, j]
                 mark = "*" if star.iloc[i, j] else ""
-                dark = (value - low) < 0.5 * (high - low) if high > low else True
+                red, green, blue, _ = image.cmap(image.norm(value))
+                luminance = 0.299 * red + 0.587 * green + 0.114 * blue
+                dark = bool(np.isfinite(value)) and luminance < 0.5
                 ax.text(j, i, f"{value:.2f}{mark}", ha="center", va="center", fontsize=8,
                         color="white" if dark else "black")
         ax.set_xticks(range(len(vision)), vision, rotation=60, ha="right", fontsize=9)
         ax.set_yticks(range(len(language)), language, fontsize=9)
         ax.set_title(label, fontsize=12)
-        fig.colorbar(image, ax=ax, shrink=0.8)
+        colour_bar(image, ax, glossary_column, shown=column, shrink=0.8)
     fig.tight_layout()
     return fig

@@ -6,8 +6,8 @@ settings (and its permutation null's, `NullSettings`), `prepare` and `compare_pr
 pairs, the prepared models' cache, the
 warnings a comparison raises, and the paper's named measures (KL from log-likelihoods, m_SVD,
 d_{f,g}, m_CCA). Everything else (d_LLV's pivot search, label sets, bases, the low-rank path,
-the PRH metrics) is importable from its own module: `repdist.measures.llv`, `.svd`, `.cca`,
-`.low_rank`, `.prh`, `.extra`.
+the PRH metrics, what each output column means) is importable from its own module:
+`repdist.measures.llv`, `.svd`, `.cca`, `.low_rank`, `.prh`, `.extra`, `.glossary`.
 """
 
 from .cache import prepared_cache

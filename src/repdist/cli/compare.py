@@ -24,6 +24,7 @@ from ..io import write_table
 from ..io.representations import ModelInputError
 from ..measures import CompareSettings
 from ..measures.cca import PRECISIONS
+from ..measures.glossary import render_text
 from ..measures.conventions import PRH_CONVENTIONS, SVCCA_MODES, with_prh_conventions
 from ..measures.low_rank import LOW_RANK_ABOVE_LABELS, METHODS
 from ..measures.null import DISTANCES, NULL_MEASURES, NullSettings
@@ -44,11 +45,14 @@ CONVENTION_FLAGS = ("outlier_quantile", "unit_rows", "svcca", "svcca_components"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("models", nargs="+", type=Path, metavar="MODEL",
+    p.add_argument("models", nargs="*", type=Path, metavar="MODEL",
                    help="a folder with embeddings.parquet and unembeddings.parquet, an .npz "
                         "with arrays f and g, or a .pt dict of tensors f and g")
-    p.add_argument("-o", "--output", type=Path, required=True,
-                   help="the pairs table: .parquet or .csv")
+    p.add_argument("-o", "--output", type=Path, default=None,
+                   help="the pairs table: .parquet or .csv (required unless --columns)")
+    p.add_argument("--columns", action="store_true",
+                   help="print what every column of the table means (distance or "
+                        "similarity, which value means the same, range, source) and exit")
     p.add_argument("--num-samples", type=int, default=DEFAULTS.num_samples,
                    help="candidate diversity sets of M+1 inputs for d_LLV (default 200, or "
                         "N // (M+1) when the inputs hold fewer disjoint sets)")
@@ -138,6 +142,9 @@ def add_null_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The `compare` subcommand; returns the exit status."""
+    if args.columns:
+        print(render_text())
+        return 0
     try:
         output, settings = _check_arguments(args)
         start = time.perf_counter()
@@ -182,6 +189,8 @@ def _explain(frame: Any, notes: list[str], caught: list[str]) -> int:
 
 def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
     """Fail fast, before reading any model, on a bad output name or setting."""
+    if args.output is None:
+        raise ValueError("give the output table with -o/--output (.parquet or .csv)")
     output = Path(args.output)
     if output.suffix not in FORMATS:
         raise ValueError(f"{output}: the output must end in .parquet or .csv, "

@@ -134,9 +134,9 @@ def cpu_lines(results: Path) -> list[str]:
     lines = ["CPU by rule, from the job logs (each job's process, start-up included):",
              f"{'':34} {'jobs':>5} {'CPU s':>12} {'wall s':>10}"]
     if warm := sum(job.warm for job in jobs):
-        lines.insert(1, f"({warm} of {plural(len(jobs), 'job')} started warm, forked with their libraries "
-                        "imported: their CPU leaves the imports out, and their benchmark files' "
-                        "memory is the waiting client's)")
+        lines.insert(1, f"({warm} of {plural(len(jobs), 'job')} started warm, forked with their "
+                        "libraries imported: their CPU leaves the imports out, and their benchmark "
+                        "files' memory is the waiting client's)")
     lines += [f"{rule:34} {n:5d} {cpu:12.1f} {wall:10.1f}"
               for rule, (n, cpu, wall) in cpu_by_rule(jobs).items()]
     lines.append(f"{'total':34} {len(jobs):5d} {sum(j.cpu for j in jobs):12.1f} "

@@ -68,6 +68,7 @@ help:
 	@echo "make timings - the README's timings in a fresh clone, one command at a time: a dated"
 	@echo "               record in benchmarks/records/, the README's table rendered from it"
 	@echo "               (TIMINGS_ARGS=\"--with run-synthetic,test-slurm,test-kernels\" adds those)"
+	@echo "make clean-quick - delete results/quick (the toy-scale run)"
 
 venv: $(VENV)/.installed
 

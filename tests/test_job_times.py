@@ -46,6 +46,8 @@ def run(tmp_path):
     smk = tmp_path / ".snakemake" / "log"
     smk.mkdir(parents=True)
     (smk / "2026-01-01T000000.snakemake.log").write_text(
+        "rule kl_table:\n    output: results/tables/kl_table.tex\n"
+        "    log: results/logs/kl_table.log\n    jobid: 9\n"
         "8 of 9 steps (89%) done\n9 of 9 steps (100%) done\nElapsed time: 0:12:34.5\n")
     return results
 
@@ -75,10 +77,24 @@ def test_the_report_names_totals_machines_and_snakemake_wall(run, capsys):
     total = next(line for line in text.splitlines() if line.startswith("total"))
     assert total.split()[1:] == ["8", "674.0"]
     assert machines(run) == {"CPU One, 2 usable CPU(s)": 2, "CPU Two, 2 usable CPU(s)": 1}
-    assert "   2 job(s): CPU One" in text and "   1 job(s): CPU Two" in text
-    assert "9 of 9 jobs (100%) done, elapsed 0:12:34.5" in text
+    assert "   2 jobs: CPU One" in text and "    1 job: CPU Two" in text
+    assert "(8 benchmark files)" in text
+    assert "this run's newest log): 9 of 9 jobs (100%) done, elapsed 0:12:34.5" in text
     assert main(["job-times", str(run)]) == 0
     assert capsys.readouterr().out.strip() == text
+
+
+def test_another_folders_newer_snakemake_log_is_not_this_runs(run):
+    """The workflow's folder keeps every run's Snakemake log: a newer one whose jobs write into
+    results/quick is not this run's, and its jobs done are not reported as this run's."""
+    import os
+
+    newer = run.parent / ".snakemake" / "log" / "2026-01-02T000000.snakemake.log"
+    newer.write_text("rule kl_table:\n    log: results/quick/logs/kl_table.log\n"
+                     "1 of 134 steps (1%) done\n")
+    os.utime(newer, (2e9, 2e9))
+    text = report(run)
+    assert "9 of 9 jobs (100%) done" in text and "134" not in text
 
 
 def test_cpu_is_summed_by_rule_from_the_job_logs(run):

@@ -1,13 +1,17 @@
 """The README says only what is there: every make target, `repdist` subcommand, command-line flag,
 config key and output path it names exists, and every make target and subcommand is named in it.
 `readme_problems` is checked on the README and, to show it can fail, on the README with a wrong
-name of each kind planted in it."""
+name of each kind planted in it. Then every command the README and docs/ give, in shell blocks
+and `ticked` spans, is read on its own: its make target, its subcommand's flags, its Snakemake
+profile and config files, its module (`shell_problems`, shown to fail the same way)."""
 
 from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -196,3 +200,191 @@ def test_the_readme_stays_within_its_length():
     lines = len(README.read_text().splitlines())
     assert lines <= README_MAX_LINES, f"README.md has {lines} lines (at most {README_MAX_LINES}): " \
         "move detail into a docs/ page, keeping every command"
+
+
+# The commands of the README's and docs' shell blocks, one by one: `make X` names a target,
+# `repdist SUB` a subcommand and only SUB's flags, `snakemake` existing profiles and config
+# files and its own flags, `python -m M` an importable module, `python F.py` a file.
+DOCS = (README, *sorted((ROOT / "docs").glob("*.md")))
+SEPARATORS = {";", "&&", "||", "|", "(", ")", "&"}
+KEYWORDS = {"do", "then", "else", "time", "!"}
+
+
+def shell_blocks(text: str) -> list[str]:
+    return re.findall(r"^```(?:bash|sh)\n(.*?)^```", text, flags=re.M | re.S)
+
+
+def shell_lines(block: str) -> tuple[list[str], set[str]]:
+    """A block's command lines (continued lines joined, here-document bodies left out) and the
+    files its here-documents write (`cat > FILE <<'END'`)."""
+    lines, written, end, joined = [], set(), None, ""
+    for line in block.splitlines():
+        if end is not None:
+            end = None if line.strip() == end else end
+            continue
+        joined += line
+        if joined.endswith("\\"):
+            joined = joined[:-1] + " "
+            continue
+        here = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", joined)
+        if here:
+            end = here.group(1)
+            written.update(re.findall(r">\s*(\S+)\s+<<", joined))
+        lines.append(joined)
+        joined = ""
+    return lines, written
+
+
+def shell_commands(line: str) -> list[list[str]]:
+    """The simple commands of one shell line as word lists, comments and assignments dropped."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split, lexer.commenters = True, "#"
+    found, words = [], []
+    for word in [*lexer, ";"]:
+        if word in SEPARATORS:
+            found.append(words)
+            words = []
+        elif words or (word not in KEYWORDS and not re.match(r"^\w+=", word)):
+            words.append(word)
+    return [w for w in found if w]
+
+
+def subcommand_flags() -> dict[str | None, set[str]]:
+    """Each `repdist` subcommand's option strings, built in-process; None: the top level's."""
+    from repdist.cli import parser
+
+    top = parser()
+    subs = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction)).choices
+    flags = {name: {o for a in sub._actions for o in a.option_strings}
+             for name, sub in subs.items()}
+    return {None: {o for a in top._actions for o in a.option_strings}, **flags}
+
+
+@functools.cache
+def snakemake_flags() -> set[str]:
+    """Snakemake's long flags, read from its cli.py (building its parser looks plugins up)."""
+    import snakemake.cli
+
+    return set(re.findall(r"\"(--[a-z][a-z0-9-]+)\"", Path(snakemake.cli.__file__).read_text()))
+
+
+def snakemake_problems(args: list[str], written: set[str]) -> list[str]:
+    """A snakemake command's unknown flags, and the profile and config files it names that
+    neither exist nor are written by its block."""
+    problems, option = [], None
+    for arg in args:
+        if arg.startswith("-"):
+            option = arg.split("=")[0]
+            if option.startswith("--") and option not in snakemake_flags():
+                problems.append(f"snakemake {option}: no such flag")
+            continue
+        if option == "--profile" and not (ROOT / arg).is_dir():
+            problems.append(f"snakemake --profile {arg}: no such profile")
+        elif option == "--configfile" and not ((ROOT / arg).is_file() or arg in written):
+            problems.append(f"snakemake --configfile {arg}: no such file")
+        option = option if option == "--configfile" else None  # it takes every file after it
+    return problems
+
+
+def repdist_problems(args: list[str]) -> list[str]:
+    """A repdist command's unknown subcommand, or flags its subcommand does not take."""
+    flags = subcommand_flags()
+    sub = None if not args or args[0].startswith("-") else args[0]
+    if sub not in flags:
+        return [f"repdist {sub}: no such subcommand"]
+    command = f"repdist {sub}" if sub else "repdist"
+    return [f"{command} {flag}: no such flag"
+            for flag in (a.split("=")[0] for a in args if re.match(r"-[a-z-]", a))
+            if flag not in flags[sub]]
+
+
+def command_problems(words: list[str], written: set[str]) -> list[str] | None:
+    """What is wrong with one command of a shell block ([] for nothing), None for a command
+    this does not check (cat, for, bash, hf ...)."""
+    name, args = Path(words[0]).name.replace("python3", "python"), words[1:]
+    if name == "python" and args[:2] == ["-m", "snakemake"]:
+        return snakemake_problems(args[2:], written)
+    if name == "python" and args[:1] == ["-m"]:
+        try:
+            found = importlib.util.find_spec(args[1]) is not None
+        except ModuleNotFoundError:
+            found = False
+        return [] if found else [f"python -m {args[1]}: no such module"]
+    if name == "python" and args[:1] and args[0].endswith(".py"):
+        placeholder = re.search(r"\b[A-Z]{2,}\b", args[0])  # benchmarks/NAME.py
+        return [] if (ROOT / args[0]).is_file() or args[0] in written or placeholder else [
+            f"python {args[0]}: no such file"]
+    if name == "make":
+        return [f"make {t}: no such target" for t in args
+                if not t.startswith("-") and "=" not in t and t not in make_targets()]
+    if name == "repdist":
+        return repdist_problems(args)
+    if name == "snakemake":
+        return snakemake_problems(args, written)
+    return None
+
+
+def doc_commands(text: str) -> list[tuple[list[str], set[str]]]:
+    """The commands of a Markdown text, each with the files its block writes: those of its shell
+    blocks, and its `ticked` spans that start with a command word this checks."""
+    found = []
+    for block in shell_blocks(text):
+        lines, written = shell_lines(block)
+        found += [(words, written) for line in lines for words in shell_commands(line)]
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    prose = re.sub(r"(?<!\n)\n(?!\n)", " ", prose)  # a span may wrap onto the next line
+    return found + [(words, set()) for span in TICKED.findall(prose)
+                    if re.match(r"(\S*/)?(make|repdist|snakemake|python3?)( |$)", span)
+                    for words in shell_commands(span)]
+
+
+def shell_problems(text: str) -> tuple[int, list[str]]:
+    """(how many commands of a Markdown text were checked, what is wrong with them)."""
+    checked, problems = 0, []
+    for words, written in doc_commands(text):
+        found = command_problems(words, written)
+        checked += found is not None
+        problems += found or []
+    return checked, problems
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_command_in_the_docs_works_as_written(doc):
+    assert shell_problems(doc.read_text())[1] == []
+
+
+def test_the_readmes_commands_are_read_one_by_one():
+    checked, _ = shell_problems(README.read_text())
+    assert checked >= 40
+
+
+@pytest.mark.parametrize("planted, problem", [
+    ("make tset", "make tset: no such target"),
+    ("make venv TORCH=torch && make tset", "make tset: no such target"),
+    ("repdist comapre a b", "repdist comapre: no such subcommand"),
+    ("repdist compare a b --num-sampels 3", "repdist compare --num-sampels: no such flag"),
+    ("repdist diff a b --jobs 2   # compare's flag", "repdist diff --jobs: no such flag"),
+    (".venv/bin/repdist extract --model m.py:build \\\n    --wieghts w.pt",
+     "repdist extract --wieghts: no such flag"),
+    ("snakemake --profile profiles/nowhere", "snakemake --profile profiles/nowhere: no such "
+     "profile"),
+    ("snakemake --cores 2 --configfile config.quick.yaml mine.yaml",
+     "snakemake --configfile mine.yaml: no such file"),
+    (".venv/bin/python -m snakemake --cores 2 --dry-runn", "snakemake --dry-runn: no such flag"),
+    ("python -m repdist_dev.timngs", "python -m repdist_dev.timngs: no such module"),
+    ("for s in 1 2; do\n  python toy.py\ndone", "python toy.py: no such file"),
+])
+def test_a_wrong_command_planted_in_a_shell_block_is_found(planted, problem):
+    assert problem in shell_problems(f"```bash\n{planted}\n```\n")[1]
+
+
+def test_a_target_after_configfile_is_found_in_prose_too():
+    """--configfile takes every word after it: a target there is read as a config file."""
+    assert shell_problems("`snakemake --cores 2 --configfile config.quick.yaml lm_all`") == (
+        1, ["snakemake --configfile lm_all: no such file"])
+
+
+def test_what_a_block_writes_itself_is_there():
+    block = ("```bash\ncat > mine.yaml <<'YAML'\nmake tset: not a command here\nYAML\n"
+             "snakemake --cores 2 --configfile config.quick.yaml mine.yaml\n```\n")
+    assert shell_problems(block) == (1, [])

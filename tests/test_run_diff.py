@@ -37,3 +37,10 @@ def test_a_changed_value_and_a_missing_file_are_named(tmp_path, capsys):
 def test_a_missing_folder_is_an_error(tmp_path, capsys):
     assert main(["diff", str(tmp_path / "none"), str(tmp_path)]) == 2
     assert "not a folder" in capsys.readouterr().err
+
+
+def test_one_file_and_one_difference_are_counted_in_the_singular(tmp_path, capsys):
+    for root, value in ((tmp_path / "a", 1.0), (tmp_path / "b", 2.0)):
+        write_csv(root / "t.csv", pd.DataFrame({"kl": [value]}), {"git_commit": "a"})
+    assert main(["diff", str(tmp_path / "a"), str(tmp_path / "b")]) == 1
+    assert "repdist diff: 1 data file compared, 1 difference\n" in capsys.readouterr().out

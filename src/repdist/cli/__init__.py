@@ -1,5 +1,6 @@
 """The `repdist` command: one registry of subcommands, each a module of this package with
-NAME, HELP, `add_arguments(parser)` and `run(args) -> exit status`."""
+NAME, HELP, `add_arguments(parser)` and `run(args) -> exit status`; its `--help` text is the
+module's DESCRIPTION where it has one (what a user reads), else its docstring."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"repdist {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
     for command in SUBCOMMANDS:
-        p = sub.add_parser(command.NAME, help=command.HELP, description=command.__doc__)
+        p = sub.add_parser(command.NAME, help=command.HELP,
+                           description=getattr(command, "DESCRIPTION", command.__doc__))
         command.add_arguments(p)
         p.set_defaults(run=command.run)
     return top

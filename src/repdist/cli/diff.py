@@ -1,5 +1,5 @@
-"""`repdist diff DIR_A DIR_B`: compare the data of two result folders: did a run elsewhere (a SLURM cluster, a second
-machine, a rerun from scratch) reproduce this one?
+"""`repdist diff RESULTS_A RESULTS_B`: compare the data of two result folders: did a run
+elsewhere (a SLURM cluster, a second machine, a rerun from scratch) reproduce this one?
 
 Only data is compared: parquet tables by value (their provenance metadata, which names the
 commit and library versions, may differ), CSV and LaTeX tables by their lines without
@@ -14,8 +14,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from .common import plural
+
 NAME = "diff"
 HELP = "compare the data (parquet, CSV, LaTeX) of two result folders"
+DESCRIPTION = ("Compare the data of two result folders: did a run elsewhere reproduce this one? "
+               "Parquet tables are compared by value, CSV and LaTeX tables line by line without "
+               "their provenance. Figures, logs and benchmark timings are left out. Exit status: "
+               "0 for the same data, 1 for differences or no data file, 2 for a missing folder.")
 DATA_SUFFIXES = (".parquet", ".csv", ".tex")
 SKIPPED_PARTS = {"benchmarks", "logs", ".snakemake"}
 
@@ -77,8 +83,8 @@ def diff_runs(a: str | Path, b: str | Path) -> tuple[list[Path], list[str]]:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("a", type=Path)
-    p.add_argument("b", type=Path)
+    p.add_argument("a", type=Path, metavar="RESULTS_A", help="one results folder")
+    p.add_argument("b", type=Path, metavar="RESULTS_B", help="the folder to compare it with")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,5 +95,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for line in problems:
         print(line)
-    print(f"repdist diff: {len(compared)} data files compared, {len(problems)} differences")
+    print(f"repdist diff: {plural(len(compared), 'data file')} compared, "
+          f"{plural(len(problems), 'difference')}")
     return 1 if problems or not compared else 0

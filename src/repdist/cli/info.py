@@ -18,10 +18,14 @@ from ..io import read_npz_metadata, read_parquet_metadata, read_table_metadata
 
 NAME = "info"
 HELP = "print the provenance of result files"
+DESCRIPTION = ("Print what produced each result file: its config hash, versions, git commit, "
+               "experiment and settings. It reads parquet tables, metrics.json files, the .npz "
+               "files of repdist extract, and CSV, LaTeX and Markdown tables.")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument("paths", nargs="+", type=Path, metavar="FILE",
+                   help="a result file: .parquet, .json, .npz, .csv, .tex or .md")
 
 
 def info(path: Path) -> dict:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from ..pipeline.joblog import CPU_NOTE, NULL_NOTE, RULE_PREFIX, WARM_NOTE
 from ..pipeline.machine import MACHINE_PREFIX
-from .common import add_results_argument, report_runner
-from .progress import jobs_done, newest_snakemake_log
+from .common import add_results_argument, plural, report_runner
+from .progress import jobs_done, run_log
 
 WIDTH = re.compile(r"(?:^|_)w(\d+)(?:_|$)")
 PER_CLASS_COUNT = re.compile(r"_K\d+$")  # flat benchmark files named per K (one rule)
@@ -134,9 +134,9 @@ def cpu_lines(results: Path) -> list[str]:
     lines = ["CPU by rule, from the job logs (each job's process, start-up included):",
              f"{'':34} {'jobs':>5} {'CPU s':>12} {'wall s':>10}"]
     if warm := sum(job.warm for job in jobs):
-        lines.insert(1, f"({warm} of {len(jobs)} jobs started warm, forked with their libraries "
-                        "imported: their CPU leaves the imports out, and their benchmark files' "
-                        "memory is the waiting client's)")
+        lines.insert(1, f"({warm} of {plural(len(jobs), 'job')} started warm, forked with their "
+                        "libraries imported: their CPU leaves the imports out, and their benchmark "
+                        "files' memory is the waiting client's)")
     lines += [f"{rule:34} {n:5d} {cpu:12.1f} {wall:10.1f}"
               for rule, (n, cpu, wall) in cpu_by_rule(jobs).items()]
     lines.append(f"{'total':34} {len(jobs):5d} {sum(j.cpu for j in jobs):12.1f} "
@@ -213,7 +213,7 @@ def report(results: str | Path) -> str:
     if not jobs:
         raise FileNotFoundError(f"{results}/benchmarks: no benchmark files (has a run finished "
                                 "a heavy job yet?)")
-    lines = [f"repdist job-times: {results} ({len(jobs)} benchmark files)",
+    lines = [f"repdist job-times: {results} ({plural(len(jobs), 'benchmark file')})",
              f"{'':34} {'jobs':>5} {'job-seconds':>12} {'longest s':>10} {'peak RSS MB':>12}"]
     for group in groups(jobs):
         rss = f"{group.max_rss_mb:12.0f}" if group.max_rss_mb is not None else f"{'?':>12}"
@@ -226,20 +226,24 @@ def report(results: str | Path) -> str:
     seen = machines(results)
     if seen:
         lines.append("machines named in the job logs:")
-        lines += [f"  {n:4d} job(s): {name}" for name, n in seen.most_common()]
+        lines += [f"  {plural(n, 'job'):>9}: {name}" for name, n in seen.most_common()]
     else:
         lines.append("machines: no job log names one (runs before this version did not log it)")
-    log = newest_snakemake_log(results)
+    log = run_log(results)  # the newest log of this folder's run, not another folder's
     if log is not None:
         text = log.read_text(errors="replace")
         elapsed = ELAPSED.findall(text)
         wall = f", elapsed {elapsed[-1]}" if elapsed else ", still running or stopped"
-        lines.append(f"Snakemake (newest log): {jobs_done(text)}{wall}")
+        lines.append(f"Snakemake (this run's newest log): {jobs_done(text)}{wall}")
     return "\n".join(lines)
 
 
 
 NAME = "job-times"
 HELP = "a run's job times by rule and width, and machines"
+DESCRIPTION = ("Where a run's time went: each rule's job seconds and peak memory from the "
+               "benchmark files (training jobs by width), the CPU seconds each job logs, the time "
+               "of permutation nulls, and the machines the jobs ran on. It reads only text, so "
+               "it works while the run goes on.")
 add_arguments = add_results_argument
 run = report_runner(NAME, report)

@@ -3,9 +3,11 @@
 Snakemake reports a job only when it ends; training jobs run for minutes to hours. This reads
 what every training job logs (`training.progress` lines, "finished in", tracebacks), the
 checkpoint sidecars (`checkpoint.pt.json`: the last step saved) and Snakemake's own log (jobs
-done of planned), so a person watching a workstation or a SLURM run can tell a slow job from
-a stuck one and guess when the run ends. Reads only text and JSON: no torch, works on a
-results folder on a shared file system while the run goes on.
+done of planned: the newest log whose jobs write into the folder, as a workflow's folder keeps
+the logs of all its runs), so a person watching a workstation or a SLURM run can tell a slow
+job from a stuck one and guess when the run ends. Reads only text and JSON: no torch, works on
+a results folder on a shared file system while the run goes on. A folder that holds no run is
+reported as such, with the runs found elsewhere, never as another folder's run.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from pathlib import Path
 from ..io import read_checkpoint_sidecar
 from ..pipeline.training_jobs import SINGLE_TRAINING_JOBS, TRAINING_KINDS
 from ..training.progress import ProgressState, clock, parse_line
-from .common import add_results_argument, report_runner
+from .common import add_results_argument, plural, report_runner
 
 STALE_AFTER_S = 180.0  # a running job logs at least every ~30 s
 SNAKEMAKE_DONE = re.compile(r"(\d+) of (\d+) steps \((\d+)%\) done")
+# a job's log files as Snakemake's log names them when the job starts (and when it fails)
+JOB_LOG = re.compile(r"^\s+log: (.+?)(?: \(check log file\(s\) for error details\))?$", re.M)
 
 
 @dataclass(frozen=True)
@@ -71,60 +75,123 @@ def checkpoints(results: Path) -> list[tuple[Path, dict]]:
     return found
 
 
-def newest_snakemake_log(results: Path) -> Path | None:
-    """The newest Snakemake log of the workflow that writes `results`, searching `results` and
-    its parents for the workflow's .snakemake folder."""
+def snakemake_logs(results: Path) -> list[Path]:
+    """The Snakemake logs of the workflow that writes `results`, newest first, from the first
+    folder of `results` and its parents that holds .snakemake/log."""
     for folder in (results.resolve(), *results.resolve().parents):
         logs = sorted((folder / ".snakemake" / "log").glob("*.snakemake.log"),
-                      key=lambda p: p.stat().st_mtime)
+                      key=lambda p: p.stat().st_mtime, reverse=True)
         if logs:
-            return logs[-1]
-    return None
+            return logs
+    return []
+
+
+def newest_snakemake_log(results: Path) -> Path | None:
+    """The newest Snakemake log of the workflow that writes `results`, whichever run wrote it."""
+    logs = snakemake_logs(results)
+    return logs[0] if logs else None
+
+
+def run_folders(log: Path) -> list[Path]:
+    """The results folders whose jobs a Snakemake log names, in the order first named: the
+    folder above each job's logs/ (every rule logs under its outdir's logs/), relative paths
+    taken from the folder the run ran in (the one holding .snakemake/log/)."""
+    folders: list[Path] = []
+    for names in JOB_LOG.findall(log.read_text(errors="replace")):
+        for name in names.split(", "):
+            parts = Path(name).parts[:-1]
+            if "logs" not in parts:
+                continue
+            above = parts[:len(parts) - 1 - parts[::-1].index("logs")]
+            folder = (log.parents[2] / Path(*above) if above else log.parents[2]).resolve()
+            if folder not in folders:
+                folders.append(folder)
+    return folders
+
+
+def run_log(results: Path) -> Path | None:
+    """The newest Snakemake log whose jobs write into `results`. A workflow's folder keeps the
+    logs of every run made from it, so the newest may be another results folder's."""
+    own = results.resolve()
+    return next((log for log in snakemake_logs(results) if own in run_folders(log)), None)
+
+
+def has_job_logs(results: Path) -> bool:
+    return next((results / "logs").rglob("*.log"), None) is not None
+
+
+def shown(folder: Path) -> str:
+    """A folder as a person would type it here: relative to the working folder when inside."""
+    try:
+        return str(folder.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(folder)
+
+
+def runs_elsewhere(results: Path) -> list[Path]:
+    """Results folders other than `results` that hold a run: the newest Snakemake log's, and
+    those inside `results` (results/quick beside a paper-scale run's results/)."""
+    newest = newest_snakemake_log(results)
+    found = run_folders(newest) if newest else []
+    found += [p.parent.resolve() for p in sorted(results.glob("*/logs")) if has_job_logs(p.parent)]
+    own = results.resolve()
+    return list(dict.fromkeys(f for f in found if f != own))
+
+
+def no_run_report(results: Path) -> str:
+    """What `repdist progress` prints for a folder that holds no run of its own."""
+    lines = [f"repdist progress: {results}",
+             f"no run in {results}: no job has written a log under {results / 'logs'}, "
+             "and no Snakemake log names its jobs"]
+    lines += [f"a run elsewhere: {shown(f)} (repdist progress {shown(f)})"
+              for f in runs_elsewhere(results)]
+    return "\n".join(lines)
 
 
 def jobs_done(log_text: str) -> str:
     """The last "N of M steps (P%) done" of a Snakemake log's text, as jobs done."""
     matches = SNAKEMAKE_DONE.findall(log_text)
-    return (f"{matches[-1][0]} of {matches[-1][1]} jobs ({matches[-1][2]}%) done"
-            if matches else "no job finished yet")
+    if not matches:
+        return "no job finished yet"
+    done, total, percent = matches[-1]
+    return f"{done} of {plural(int(total), 'job')} ({percent}%) done"
 
 
-def snakemake_state(results: Path) -> tuple[str, str] | None:
-    """(the jobs done by the newest Snakemake log, its path)."""
-    log = newest_snakemake_log(results)
-    if log is None:
-        return None
-    return jobs_done(log.read_text(errors="replace")), str(log)
+def job_line(j: JobProgress) -> str:
+    """One training job's line: state, rule, name, step, loss, and its time or ETA."""
+    p = j.progress
+    step = f"step {p.step:>6}/{p.total:<6} {p.percent:5.1f}%" if p else " " * 27
+    loss = f"loss {p.loss:.4f}" if p and p.loss is not None else " " * 11
+    if j.state == "finished":
+        tail = f"took {clock(j.wall_s or 0)}"
+    elif j.state in ("running", "starting"):
+        eta = p.eta_s if p else None
+        tail = (f"ETA {clock(eta)}" if eta is not None else "ETA ?") + \
+            f" (logged {clock(j.age_s)} ago, {p.rate:.1f} steps/s)" if p else "starting"
+    else:
+        tail = f"last log {clock(j.age_s)} ago"
+    return f"  {j.state:9} {j.rule:20} {j.name:24} {step}  {loss}  {tail}"
 
 
 def report(results: str | Path) -> str:
-    """The text `repdist progress` prints."""
+    """The text `repdist progress` prints: the run's Snakemake log, its training jobs and
+    checkpoints; or, for a folder that holds no run, that plainly and where runs are."""
     results = Path(results)
     if not results.is_dir():
         raise FileNotFoundError(f"{results}: no such results folder")
+    log = run_log(results)
+    if log is None and not has_job_logs(results):
+        return no_run_report(results)
     jobs = training_jobs(results)
-    lines = [f"repdist progress: {results}"]
-    smk = snakemake_state(results)
-    if smk:
-        lines.append(f"Snakemake: {smk[0]} (log {smk[1]})")
+    lines = [f"repdist progress: {results}",
+             f"Snakemake: {jobs_done(log.read_text(errors='replace'))} (log {log})" if log else
+             "Snakemake: none of the workflow's logs names this folder's jobs"]
     counts = {s: sum(j.state == s for j in jobs) for s in
               ("running", "starting", "finished", "stalled", "failed")}
     lines.append("training jobs: " + ", ".join(f"{n} {s}" for s, n in counts.items() if n)
                  if jobs else "training jobs: none started yet")
     order = {"failed": 0, "stalled": 1, "running": 2, "starting": 3, "finished": 4}
-    for j in sorted(jobs, key=lambda j: (order[j.state], j.rule, j.name)):
-        p = j.progress
-        step = f"step {p.step:>6}/{p.total:<6} {p.percent:5.1f}%" if p else " " * 27
-        loss = f"loss {p.loss:.4f}" if p and p.loss is not None else " " * 11
-        if j.state == "finished":
-            tail = f"took {clock(j.wall_s or 0)}"
-        elif j.state in ("running", "starting"):
-            eta = p.eta_s if p else None
-            tail = (f"ETA {clock(eta)}" if eta is not None else "ETA ?") + \
-                f" (logged {clock(j.age_s)} ago, {p.rate:.1f} steps/s)" if p else "starting"
-        else:
-            tail = f"last log {clock(j.age_s)} ago"
-        lines.append(f"  {j.state:9} {j.rule:20} {j.name:24} {step}  {loss}  {tail}")
+    lines += [job_line(j) for j in sorted(jobs, key=lambda j: (order[j.state], j.rule, j.name))]
     running = [j for j in jobs if j.state == "running" and j.progress and j.progress.eta_s]
     if running:
         last = max(running, key=lambda j: j.progress.eta_s)
@@ -137,8 +204,12 @@ def report(results: str | Path) -> str:
     return "\n".join(lines)
 
 
-
 NAME = "progress"
 HELP = "the state of a run's training jobs"
+DESCRIPTION = ("The state of a run, from the files it writes as it goes: the jobs Snakemake has "
+               "done, each training job's step, loss and ETA, and the checkpoints a rerun would "
+               "resume from. It reads only text, so it works while the run goes on, also on a "
+               "cluster's shared file system. For a folder that holds no run it says so, and names "
+               "the runs it finds elsewhere.")
 add_arguments = add_results_argument
 run = report_runner(NAME, report)

@@ -7,18 +7,16 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from ..experiments.models import plural
+
+__all__ = ["add_results_argument", "plural", "report_runner"]
+
 RESULTS_HELP = "the run's results folder (default: results; make quick writes results/quick)"
 
 
 def add_results_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="?", type=Path, default=Path("results"), metavar="RESULTS",
                    help=RESULTS_HELP)
-
-
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    """`count` and its noun in the number it takes: 1 pair, 2 pairs, 0 pairs; `many` where an
-    added s is wrong, as in plural(3, "match", "matches")."""
-    return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
 def report_runner(name: str, report: Callable[[Path], str]) -> Callable[[argparse.Namespace], int]:

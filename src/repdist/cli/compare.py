@@ -1,11 +1,10 @@
 """`repdist compare MODEL... -o pairs.parquet`: every measure for every pair of the given models.
 
-For users with their own models: each MODEL is a folder with our parquet files, an .npz or a .pt
-holding f (N x M, the same N inputs for every model) and g (K x M, the same K labels); widths M
-may differ between models (m_SVD and d_fg are then NaN); see io.representations.
-All pairs (i < j in the order given) go to one table, through the atomic writers with
-provenance. Bad input stops with exit status 2 and a message naming the file and the numbers,
-before anything is written; a failure later also leaves no output file.
+Each MODEL is a folder with our parquet files, an .npz or a .pt holding f (N x M) and g (K x M);
+rows are matched by their index and label (io/representations.py). Widths M may differ (m_SVD
+and d_fg are then NaN). All pairs (i < j in the order given) go to one table, written
+atomically with provenance. Exit status: 0 written, 2 bad input (nothing written), 3 --strict
+with a NaN measure (written).
 """
 
 from __future__ import annotations
@@ -38,6 +37,13 @@ SUMMARY = ("d_llv", "d_fg", "mcca_f", "kl")
 EXIT_BAD_INPUT = 2
 EXIT_NAN = 3  # --strict: the table is written, but some measure is NaN
 SHOWN_WARNINGS = 5
+DESCRIPTION = (
+    "Every measure for every pair of models. Each MODEL is a folder with embeddings.parquet and "
+    "unembeddings.parquet, an .npz with arrays f (N x M) and g (K x M), or a .pt dict of "
+    "tensors f and g. Rows are matched by their index and label, never by position. Widths M "
+    "may differ: m_SVD and d_fg are then NaN, and stderr says why. Exit status: 0 when the "
+    "table is written, 2 on bad input (nothing written), 3 with --strict when a measure is NaN. "
+    "--columns says what each column means.")
 # Unless told otherwise, compare()'s own defaults (the DAG passes config.yaml's `measures`).
 DEFAULTS = CompareSettings()
 # The alignment options: flag -> CompareSettings field (None: not given on the command line).
@@ -158,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     _summary(frame, len(meta["models"]), output, time.perf_counter() - start, settings)
     nan = _explain(frame, meta["notes"], [str(w.message) for w in caught])
     if args.strict and nan:
-        print(f"repdist compare: --strict: {nan} NaN value(s) in the table (written to "
+        print(f"repdist compare: --strict: {plural(nan, 'NaN value')} in the table (written to "
               f"{output})", file=sys.stderr)
         return EXIT_NAN
     return 0
@@ -175,7 +181,7 @@ def _explain(frame: Any, notes: list[str], caught: list[str]) -> int:
         for part in filter(None, warning.split("; ")):
             parts[part] = parts.get(part, 0) + 1
     rest = [(text, count) for text, count in parts.items() if text not in told]
-    lines += [f"warning: {text} ({count} {plural(count, 'pair')})"
+    lines += [f"warning: {text} ({plural(count, 'pair')})"
               for text, count in rest[:SHOWN_WARNINGS]]
     if len(rest) > SHOWN_WARNINGS:
         lines.append(f"warning: {len(rest) - SHOWN_WARNINGS} more in the warning column")
@@ -215,8 +221,8 @@ def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
 
 def _summary(frame: Any, n_models: int, output: Path, seconds: float,
              settings: CompareSettings) -> None:
-    print(f"repdist compare: {n_models} models, {len(frame)} {plural(len(frame), 'pair')} -> "
-          f"{output} ({seconds:.1f} s)")
+    print(f"repdist compare: {n_models} models, {plural(len(frame), 'pair')} -> {output} "
+          f"({seconds:.1f} s)")
     for column in SUMMARY:
         if column in frame:
             print(_summary_line(column, frame[column].to_numpy(dtype=np.float64)))
@@ -226,7 +232,7 @@ def _summary(frame: Any, n_models: int, output: Path, seconds: float,
         print(_estimate_line(frame))
     flagged = int((frame["warning"] != "").sum())
     if flagged:
-        print(f"  {flagged} {plural(flagged, 'pair')} with a warning (the warning column; "
+        print(f"  {plural(flagged, 'pair')} with a warning (the warning column; "
               "stderr says why)")
 
 
@@ -236,7 +242,8 @@ def _estimate_line(frame: Any) -> str:
     estimated = frame["d_fg_estimate"].to_numpy(dtype=bool)
     counts = sorted({int(c) for c in frame["m_svd_label_sets"].to_numpy()[estimated]})
     sets = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-    pairs = "" if estimated.all() else f" for {int(estimated.sum())} of {len(frame)} pairs"
+    pairs = ("" if estimated.all()
+             else f" for {int(estimated.sum())} of {plural(len(frame), 'pair')}")
     return (f"  d_fg is an estimate (a lower bound){pairs}: m_SVD_f ran on a sample of {sets} "
             "label sets")
 
@@ -250,7 +257,7 @@ def _null_line(frame: Any, column: str, alpha: float) -> str:
     side = "below" if column in DISTANCES else "above"
     return (f"  {'':<7} chance: tau mean {np.nanmean(tau):.6g}, p max {np.nanmax(p):.3g}, "
             f"calibrated mean {np.nanmean(calibrated):.3g}; {int(np.sum(p <= alpha))} "
-            f"of {len(p)} pairs {side} chance (p <= {alpha:g})")
+            f"of {plural(len(p), 'pair')} {side} chance (p <= {alpha:g})")
 
 
 def _summary_line(column: str, values: np.ndarray) -> str:

@@ -149,11 +149,12 @@ def nan_report(frame: pd.DataFrame) -> list[str]:
         count = int(sum(nan))
         shown = "; ".join(reasons[:SHOWN_REASONS]) or "the warning column gives no reason"
         more = f" (and {len(reasons) - SHOWN_REASONS} more)" if len(reasons) > SHOWN_REASONS else ""
-        lines.append(f"{', '.join(columns)}: NaN for {count} of {len(frame)} "
+        lines.append(f"{', '.join(columns)}: NaN for {count} of "
                      f"{plural(len(frame), 'pair')}: {shown}{more}")
     return lines
 
 
-def plural(count: int, noun: str) -> str:
-    """`noun` as many of it as `count` says: 1 pair, 2 pairs."""
-    return noun if count == 1 else f"{noun}s"
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """`count` and its noun in the number it takes: 1 pair, 2 pairs, 0 pairs; `many` where an
+    added s is wrong, as in plural(3, "match", "matches")."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"

@@ -328,3 +328,21 @@ def test_the_paper_comparison_reads_prhs_claim_per_family_raw_and_calibrated():
                         ("clip", False): "FAIL", ("clip", True): "FAIL"}
     assert {c.verdict for c in prh_study_checks(pd.DataFrame(rows), standins=True)} == {
         "informational"}
+
+
+def test_a_features_file_that_disagrees_with_its_info_is_refused_in_words(tmp_path):
+    """A study model's features are checked against the shape its extraction recorded."""
+    from repdist.experiments.prh_study import FEATURES, INFO, read_study_model
+    from repdist.io.validation import InputError
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    np.save(folder / FEATURES, np.zeros((6, 2, 3), dtype=np.float32))
+    (folder / INFO).write_text(json.dumps({"inputs": 6, "layers": 2, "dim": 3}))
+    assert read_study_model("m", folder).features.shape == (6, 2, 3)
+    (folder / INFO).write_text(json.dumps({"inputs": 7, "layers": 2, "dim": 3}))
+    with pytest.raises(InputError, match=r"shape \(6, 2, 3\), but info.json records"):
+        read_study_model("m", folder)
+    np.save(folder / FEATURES, np.zeros((7, 2, 3), dtype=np.complex64))
+    with pytest.raises(InputError, match="complex"):
+        read_study_model("m", folder)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import atomic_folder, atomic_path, config_hash, write_json
+from ..io.validation import InputError, real_array
 from ..measures.null import NullSettings, benjamini_hochberg
 from ..measures.prh import PRH_K, PRH_OUTLIER_QUANTILE
 from ..measures.prh_layers import METRICS, ModelLayers, layer_alignment, prepare_layers
@@ -114,9 +115,17 @@ class StudyModel:
 
 
 def read_study_model(name: str, folder: str | Path) -> StudyModel:
+    """One model's features, checked against what its extraction recorded: real numbers of
+    shape inputs x layers x dim (rows in the data set's order, as extract_to_folder wrote)."""
     folder = Path(folder)
     info = json.loads((folder / INFO).read_text())
-    return StudyModel(name, np.load(folder / FEATURES, mmap_mode="r"), info)
+    features = real_array(np.load(folder / FEATURES, mmap_mode="r"), str(folder / FEATURES))
+    recorded = tuple(info.get(key) for key in ("inputs", "layers", "dim"))
+    if tuple(features.shape) != recorded:
+        raise InputError(f"{folder / FEATURES}: features of shape {tuple(features.shape)}, but "
+                         f"{INFO} records inputs x layers x dim = {recorded}: extract the "
+                         "model again")
+    return StudyModel(name, features, info)
 
 
 def prepared(model: StudyModel, settings: StudySettings) -> ModelLayers:

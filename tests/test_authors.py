@@ -2,6 +2,7 @@
 initialisation against theirs, extraction and the per-seed comparison. Tests write their own
 files in the authors' format: a user's clone has no copy of the authors' files."""
 
+import hashlib
 import io
 import zipfile
 
@@ -17,7 +18,6 @@ from repdist.models.authors import (
     load_synthetic_model,
     parse_name,
     read_checksums,
-    state_digest,
     synthetic_name,
     verify,
     write_checksums,
@@ -29,6 +29,17 @@ from repdist.io.download import ChecksumError, DownloadError
 from repdist.experiments.authors import extract_synthetic, initialisation_table
 from repdist.experiments.ours_vs_authors import ours_vs_authors, ours_vs_authors_markdown
 from repdist.models.mlp import build_synthetic_model
+
+
+def state_digest(state):
+    """sha256 of a state dict's keys, dtypes, shapes and tensor bytes, in order: equal digests
+    mean bit-identical weights, whatever file format or device they were saved from."""
+    digest = hashlib.sha256()
+    for key, tensor in state.items():
+        t = tensor.detach().cpu().contiguous()
+        digest.update(f"{key}|{t.dtype}|{tuple(t.shape)}|".encode())
+        digest.update(t.numpy().tobytes())
+    return digest.hexdigest()
 
 # sha256 (state_digest) of the authors' untrained 4-class checkpoints (2025-04-22, commit
 # b7a002c), computed from their files: (seed, width) -> digest. Our initialisation must match

@@ -72,7 +72,7 @@ def reference(model, data, cfg):
                                            cfg.steps_for(n) // math.ceil(n / cfg.batch_size),
                                            cfg.data_seed, lambda s: s % cfg.eval_every == 0)
     else:
-        order = batches.numpy_batches(n, cfg.batch_size, cfg.steps, cfg.data_seed)
+        order = batches.numpy_order(n, cfg.batch_size, cfg.steps, cfg.data_seed).batches()
     opt = make_adam(model, cfg.lr)
     losses = []
     for idx in order:

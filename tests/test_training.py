@@ -12,7 +12,7 @@ import math
 
 from torch.utils.data import DataLoader
 
-from repdist.training.batches import dataloader_batches, numpy_batches
+from repdist.training.batches import dataloader_batches, numpy_order
 from repdist.training.loop import RunOptions, TrainData, train
 
 from conftest import train_config
@@ -40,7 +40,7 @@ def test_initialisation_follows_the_original_order():
 
 
 def test_clean_batch_order_has_exactly_the_nominal_steps():
-    batches = list(numpy_batches(20_000, 128, 15_000, 0))
+    batches = list(numpy_order(20_000, 128, 15_000, 0).batches())
     assert len(batches) == 15_000
     assert [len(b) for b in batches[155:158]] == [128, 32, 128]  # 157 batches per epoch
     assert sorted(np.concatenate(batches[:157]).tolist()) == list(range(20_000))

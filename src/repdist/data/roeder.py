@@ -15,7 +15,6 @@ import numpy as np
 from .radial import INPUT_STD, RadialData
 
 ROEDER_CLASSES = 18  # Roeder et al. 2021, §5.1: K >= dim f(x) + 1 with room to spare
-ROEDER_NOISE_DIMS = 20  # App. A.2
 
 
 def angle_labels(x: np.ndarray, num_classes: int) -> np.ndarray:

@@ -11,15 +11,12 @@ weights); the fix suffixes carry str() of the length with '.' -> '_' (20 -> "20"
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from ..io.host import to_host
 
 if TYPE_CHECKING:  # torch is imported where weights are read: the DAG reads names only
     import torch
@@ -119,17 +116,6 @@ def parse_name(name: str) -> CheckpointName:
         lr=float(m["lr"].replace("_", ".")) if trained else None,
         steps=int(m["steps"]) if trained else None,
     )
-
-
-def state_digest(state: Mapping[str, torch.Tensor]) -> str:  # noqa: F821
-    """sha256 of a state dict's keys, dtypes, shapes and tensor bytes, in order: equal digests
-    mean bit-identical weights, whatever file format or device they were saved from."""
-    digest = hashlib.sha256()
-    for key, tensor in state.items():
-        t = tensor.detach().cpu().contiguous()
-        digest.update(f"{key}|{t.dtype}|{tuple(t.shape)}|".encode())
-        digest.update(to_host(t).tobytes())
-    return digest.hexdigest()
 
 
 def read_checksums(path: str | os.PathLike[str]) -> dict[str, str]:

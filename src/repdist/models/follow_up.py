@@ -157,14 +157,3 @@ class StackedFollowUp(FollowUpStack):
         if self.arch.concepts:
             out["probe.weight"] = self.probe[index].detach().clone()
         return out
-
-    def model_of(self, index: int) -> FollowUpMLP:
-        """Model `index` as a FollowUpMLP of its own (CPU, eval mode)."""
-        model = FollowUpMLP(self.arch)
-        model.load_state_dict({k: v.cpu() for k, v in self.state_dict_of(index).items()})
-        return model.eval()
-
-
-def stack_of(arch: FollowUpArch, seeds: Sequence[int]) -> StackedFollowUp:
-    """The models of `seeds`, each built as theirs (build_follow_up), as one stack."""
-    return StackedFollowUp([build_follow_up(arch, int(s)) for s in seeds])

@@ -125,8 +125,3 @@ def dataloader_batches(
 ) -> Iterator[np.ndarray]:
     """The index batches of `dataloader_order`, one at a time."""
     return dataloader_order(n, batch_size, epochs, seed, test_pass_after).batches()
-
-
-def numpy_batches(n: int, batch_size: int, steps: int, seed: int) -> Iterator[np.ndarray]:
-    """The index batches of `numpy_order`, one at a time."""
-    return numpy_order(n, batch_size, steps, seed).batches()

@@ -37,10 +37,6 @@ class Protocol:
     train_mode_test_loss: bool
     loss_window_ends_at_step: bool
 
-    @property
-    def is_paper(self) -> bool:
-        return self.name == "paper"
-
 
 def protocol(name: str) -> Protocol:
     """The rules of protocol `name` ('paper' or 'clean')."""

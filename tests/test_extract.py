@@ -166,18 +166,21 @@ def test_the_command_line_extracts_and_names_bad_input(tmp_path, monkeypatch, ca
                  "out.npz", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert "f (40, 9), g (6, 9)" in ok.stdout and load_model(tmp_path / "out.npz").g.shape == (6, 9)
-    code, _, err = cli_in_process("extract", "--model", "toy.py:build", "--inputs", "xy.pt", "-o",
-                                  "xy.npz", "--bias", "drop", "--batch-size", "7", cwd=tmp_path,
-                                  monkeypatch=monkeypatch, capsys=capsys)
+    code, _, err = cli_in_process("extract", "--model", "toy.py:build", "--random-init",
+                                  "--inputs", "xy.pt", "-o", "xy.npz", "--bias", "drop",
+                                  "--batch-size", "7", cwd=tmp_path, monkeypatch=monkeypatch,
+                                  capsys=capsys)
     assert code == 0, err
     assert np.load(tmp_path / "xy.npz")["labels"].tolist() == (np.arange(40) % 6).tolist()
     bad = {
         "FILE.py:NAME": ("--model", "toy.pt.txt", "--inputs", "x.npy", "-o", "b.npz"),
         "no such Python file": ("--model", "nope.py:build", "--inputs", "x.npy", "-o", "b.npz"),
         "must end in .npz": ("--model", "toy.py:build", "--inputs", "x.npy", "-o", "b.csv"),
-        "cannot run on a batch of inputs of shape (40, 3)": ("--model", "toy.py:build", "--inputs",
-                                                   "x3.npy", "-o", "b.npz"),
-        "needs 'x'": ("--model", "toy.py:build", "--inputs", "d.pt", "-o", "b.npz"),
+        "cannot run on a batch of inputs of shape (40, 3)": ("--model", "toy.py:build",
+                                                             "--weights", "w.pt", "--inputs",
+                                                             "x3.npy", "-o", "b.npz"),
+        "needs 'x'": ("--model", "toy.py:build", "--weights", "w.pt", "--inputs", "d.pt", "-o",
+                      "b.npz"),
     }
     np.save(tmp_path / "x3.npy", np.zeros((40, 3), dtype="f4"))
     torch.save({"z": torch.zeros(3)}, tmp_path / "d.pt")

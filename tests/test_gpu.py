@@ -147,8 +147,9 @@ def test_repdist_extract_on_the_gpu_gives_the_cpus_representations(device, tmp_p
     reps = {}
     for where in sorted({device, "cpu"}):
         res = bounded_run(
-            [sys.executable, "-m", "repdist", "extract", "--model", "net.py:build", "--inputs",
-             "x.npy", "-o", f"{where}.npz", "--device", where], cwd=tmp_path)
+            [sys.executable, "-m", "repdist", "extract", "--model", "net.py:build",
+             "--random-init", "--inputs", "x.npy", "-o", f"{where}.npz", "--device", where],
+            cwd=tmp_path)
         assert res.returncode == 0, res.stdout + res.stderr
         reps[where] = np.load(tmp_path / f"{where}.npz")
     for name in ("f", "g"):

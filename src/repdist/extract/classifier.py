@@ -213,16 +213,62 @@ def check_token_ids(model: nn.Module, x: torch.Tensor) -> None:
             "they made by another tokenizer, or padded with -1?)")
 
 
+def parameter_dtype(model: nn.Module) -> torch.dtype | None:
+    """The dtype of the model's first floating-point parameter (or buffer); None without one."""
+    tensors = (*model.parameters(), *model.buffers())
+    return next((t.dtype for t in tensors if t.is_floating_point()), None)
+
+
+def failing_module(model: nn.Module, x: torch.Tensor, **kwargs: Any) -> str | None:
+    """The innermost submodule whose forward was running when model(x) failed, run again with
+    hooks: its name and what it is; None when the model's own forward fails (or nothing does)."""
+    running: list[str] = []
+    handles = []
+    for name, module in model.named_modules():
+        handles.append(module.register_forward_pre_hook(
+            lambda m, args, name=name: running.append(name)))
+        handles.append(module.register_forward_hook(lambda m, args, out: running.pop()))
+    try:
+        model(x, **kwargs)
+    except Exception:  # the failure being explained: only where it happens is wanted
+        if running and running[-1]:
+            module = model.get_submodule(running[-1])
+            return f"{running[-1]!r} ({type(module).__name__}({module.extra_repr()}))"
+    finally:
+        for handle in handles:
+            handle.remove()
+    return None
+
+
+def _cannot_run(model: nn.Module, x: torch.Tensor, err: Exception, kwargs: dict[str, Any]) -> str:
+    """Why the model cannot run on batch `x`, in words: the shape and dtype, the submodule that
+    fails (unless the device's state may be lost), and the error's first line."""
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    what = f"a batch of inputs of shape {tuple(x.shape)}, {str(x.dtype).removeprefix('torch.')}"
+    if isinstance(err, torch.OutOfMemoryError):
+        return f"the model ran out of memory on {what} on {x.device}: pass a smaller batch size"
+    where = None if "CUDA error" in first else failing_module(model, x, **kwargs)
+    says = f"its module {where} fails" if where else f"{type(err).__name__}"
+    hint = ""
+    if not x.is_floating_point() and parameter_dtype(model) is not None and \
+            input_vocabulary(model) is None:
+        hint = " (integer inputs go in as they are, as token ids: save features as floats)"
+    return f"the model cannot run on {what}: {says}: {first}{hint}"
+
+
 def run_model(model: nn.Module, x: torch.Tensor, **kwargs: Any) -> Any:
-    """The model's output on one batch; a model that cannot take it (token ids past its input
-    embedding among them, refused before it runs) is an ExtractionError."""
+    """The model's output on one batch, float inputs cast to its parameters' dtype (integer
+    ones, token ids, as they are); a model that cannot take the batch (token ids past its
+    input embedding among them, refused before it runs) is an ExtractionError."""
     check_token_ids(model, x)
+    dtype = parameter_dtype(model)
+    if dtype is not None and x.is_floating_point() and x.dtype != dtype:
+        x = x.to(dtype)
     try:
         return model(x, **kwargs)
     except (RuntimeError, ValueError, TypeError, IndexError) as err:  # IndexError: a token id
         # past the vocabulary (an embedding lookup on the CPU)
-        raise ExtractionError(f"the model cannot run on a batch of inputs of shape "
-                              f"{tuple(x.shape)} ({type(err).__name__}: {err})") from err
+        raise ExtractionError(_cannot_run(model, x, err, kwargs)) from err
 
 
 @torch.no_grad()

@@ -40,7 +40,8 @@ help:
 	@echo "make test-slurm - the quick DAG through a real SLURM cluster on localhost vs a local run (root)"
 	@echo "make test-slurm-faults - requeue, time limit, SIGTERM/SIGINT, slurmd stopped on that cluster (root)"
 	@echo "make quick   - the whole DAG at toy scale into results/quick (offline, a few minutes)"
-	@echo "make run     - the whole DAG at paper scale into results/ (CORES=$(CORES))"
+	@echo "make run     - the whole DAG at paper scale into results/ with a GPU; without one, what the"
+	@echo "               CPU finishes, naming what it left (ALL=1: everything anyway; CORES=$(CORES))"
 	@echo "make run-synthetic - everything that needs neither CIFAR-10 nor a download (config.synthetic.yaml)"
 	@echo "             (CONFIG=overlay.yaml adds an overlay to run and run-synthetic)"
 	@echo "make run-logit-distance - the authors' follow-up (spirals: teachers, students, measures,"
@@ -130,10 +131,12 @@ quick: venv
 RUN_RECORD := results/.run-configfiles
 record = mkdir -p results && echo "$(1)" > $(RUN_RECORD)
 
+# Everything where a GPU is at hand (or ALL=1); else what this machine's CPUs finish, saying what
+# it left for a GPU (src/repdist/pipeline/fit_run.py).
 run: venv
 	@$(BYTECODE)
-	@$(call record,$(if $(CONFIG),--configfile $(CONFIG)))
-	$(SNAKEMAKE) --profile $(PROFILE) --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG))
+	$(BIN)/python -m repdist.pipeline.fit_run --profile $(PROFILE) --cores $(CORES) \
+	    $(if $(CONFIG),--config $(CONFIG)) $(if $(filter 1,$(ALL)),--all)
 
 run-synthetic: venv
 	@$(BYTECODE)

@@ -49,6 +49,7 @@ from .low_rank import (
     PIVOT_BLOCK,
     STREAM_LABELS,
     STREAM_ROWS,
+    LowRankLabelSide,
     check_method,
     compute_device,
     default_label_sets,
@@ -335,10 +336,10 @@ def compare_with_settings(
     # the low-rank input side and d_logit read Cov over labels of g1 and g2: once per pair
     g_cross = (label_covariance(m1.g, m2.g)
                if low_rank and want & (INPUT_SIDE | {"d_logit"} | MCCA_G) else None)
-    values = _distribution_measures(m1, m2, s, reasons, g_cross)
+    values, sides = _distribution_measures(m1, m2, s, reasons, g_cross)
     if want & LABEL_SETS:
         values.update(_label_set_info(m1, s, same_width))
-    _svd_measures(m1, m2, s, values, reasons, g_cross)
+    values.update(_svd_measures(m1, m2, s, sides, reasons, g_cross))
     for side, asked in (("f", MCCA_F), ("g", MCCA_G)):
         if want & asked:
             mcca = _mean_cca(m1, m2, side, s.precision, g_cross)
@@ -403,10 +404,48 @@ def _precisions_text(used: list[str]) -> str:
     return used[0] if used[0] == used[1] else f"{used[0]} and {used[1]}"
 
 
+@dataclass(frozen=True)
+class LabelSide:
+    """d_LLV's label side of a pair: the pivot and left-out label, and t1, t3 at them."""
+
+    y_pivot: int
+    y_leave_out: int
+    t1: float
+    t3: float
+    row: PivotTerms | LowRankLabelSide  # the pivot's row of terms, as m_SVD_f reads it
+    near_tied: tuple[list[tuple[int, int, float]], ...]  # labels nearly tied with the pivot
+    proven: bool = True  # False: the low-rank search stopped at max_pivots (t1 an estimate)
+
+    def values(self) -> dict[str, Any]:
+        return {"y_pivot": self.y_pivot, "y_leave_out": self.y_leave_out, "t1": self.t1,
+                "t3": self.t3}
+
+
+@dataclass(frozen=True)
+class InputSide:
+    """d_LLV's input side of a pair: the chosen diversity set (M+1 inputs), and t2, t4."""
+
+    input_set: np.ndarray
+    t2: float
+    t4: float
+    near_inputs: int = 0  # log-odds scales of the candidate sets on the knife edge of zero
+
+    def values(self) -> dict[str, Any]:
+        return {"input_set": self.input_set, "t2": self.t2, "t4": self.t4}
+
+
+@dataclass(frozen=True)
+class Sides:
+    """What d_LLV chose for a pair, for m_SVD to read: None for a side not asked for."""
+
+    labels: LabelSide | None = None
+    inputs: InputSide | None = None
+
+
 def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
                            reasons: list[str], g_cross: np.ndarray | None = None
-                           ) -> dict[str, Any]:
-    """KL, and d_LLV with its terms and the labels and inputs it chose (paper Def. 4.4)."""
+                           ) -> tuple[dict[str, Any], Sides]:
+    """KL, and d_LLV with its terms (paper Def. 4.4); the labels and inputs it chose."""
     want = s.selected
     values: dict[str, Any] = {}
     low_rank = _low_rank(m1, s)
@@ -417,13 +456,17 @@ def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSetti
         m2.keep_lse(lse_2)
     elif "kl" in want:
         values["kl"] = mean_kl(m1.loglik, m2.loglik)
-    if want & LABEL_SIDE:
-        values.update((_low_rank_label_side if low_rank else _label_side)(m1, m2, s))
-        if "_side" in values and not values["_side"].proven:
+    labels = ((_low_rank_label_side if low_rank else _label_side)(m1, m2, s)
+              if want & LABEL_SIDE else None)
+    if labels is not None:
+        values.update(labels.values())
+        if not labels.proven:
             reasons.append(pivot_note(s.max_pivots, m1.num_labels))
-    if want & INPUT_SIDE:
-        values.update(_input_side(m1, m2, s, g_cross))
-    reasons += knife_edge_notes(values.pop("_near_tied", ()), values.pop("_near_inputs", 0))
+    inputs = _input_side(m1, m2, s, g_cross) if want & INPUT_SIDE else None
+    if inputs is not None:
+        values.update(inputs.values())
+    reasons += knife_edge_notes(labels.near_tied if labels else (),
+                                inputs.near_inputs if inputs else 0)
     if "d_llv" in want:
         values["d_llv"] = combine_terms(
             values["t1"], values["t2"], values["t3"], values["t4"], s.lam, s.sum_or_max
@@ -432,45 +475,46 @@ def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSetti
         reasons.append(
             "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
         )
-    return values
+    return values, Sides(labels, inputs)
 
 
-def _svd_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
-                  values: dict[str, Any], reasons: list[str],
-                  g_cross: np.ndarray | None = None) -> None:
+def _svd_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings, sides: Sides,
+                  reasons: list[str], g_cross: np.ndarray | None = None) -> dict[str, Any]:
     """m_SVD of f over the label sets, of g on the chosen inputs, and d_{f,g} (paper Def. 4.5),
-    added to `values` (which holds the pivot, left-out label and input set they use)."""
+    at the pivot, left-out label and input set d_LLV chose (`sides`)."""
     want = s.selected
     if m1.rep_dim != m2.rep_dim:  # m_SVD compares coordinates pairwise: one M
-        values.pop("_side", None)
-        values.pop("_terms", None)
-        nan = float("nan")
-        values.update({"m_svd_f": [nan], "m_svd_g": nan, "d_fg": nan})
         if want & (SVD_F | SVD_G):
             reasons.append(WIDTHS_DIFFER.format(m1.rep_dim, m2.rep_dim))
-        return
+        nan = float("nan")
+        return {"m_svd_f": [nan], "m_svd_g": nan, "d_fg": nan}
+    values: dict[str, Any] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         if want & SVD_F:
-            sets = _cached_label_sets(
-                m1.num_labels, m1.rep_dim, _label_set_limit(m1, s), int(s.seed)
-            )
-            if "_side" in values:
-                side = values.pop("_side")
-                values["m_svd_f"] = low_rank_m_svd_f(m1.g, m2.g, side.f_cross, side, sets)
-            else:
-                values["m_svd_f"] = m_svd_f(
-                    m1.loglik_centred, m2.loglik_centred, values["y_pivot"],
-                    values["y_leave_out"], m1.rep_dim, values.pop("_terms"), sets,
-                )
-        if want & SVD_G and g_cross is not None:  # the low-rank path
-            values["m_svd_g"] = low_rank_m_svd_g(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross,
-                                                 values["input_set"])
-        elif want & SVD_G:
-            values["m_svd_g"] = m_svd_g(m1.f, m1.g, m2.f, m2.g, values["input_set"])
+            assert sides.labels is not None  # SVD_F is part of LABEL_SIDE
+            values["m_svd_f"] = _m_svd_f(m1, m2, s, sides.labels)
+        if want & SVD_G:
+            assert sides.inputs is not None  # SVD_G is part of INPUT_SIDE
+            input_set = sides.inputs.input_set
+            values["m_svd_g"] = (
+                low_rank_m_svd_g(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross, input_set)
+                if g_cross is not None  # the low-rank path
+                else m_svd_g(m1.f, m1.g, m2.f, m2.g, input_set))
     if "d_fg" in want:
         values["d_fg"] = d_fg(values["m_svd_f"], values["m_svd_g"])
     if _any_nan(values[key] for key in ("m_svd_f", "m_svd_g", "d_fg") if key in want):
         reasons.append("d_SVD undefined: a standardised log-odds column has zero variance")
+    return values
+
+
+def _m_svd_f(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
+             labels: LabelSide) -> np.ndarray:
+    """m_SVD_f over the label sets, from the chosen pivot's row on either path."""
+    sets = _cached_label_sets(m1.num_labels, m1.rep_dim, _label_set_limit(m1, s), int(s.seed))
+    if isinstance(labels.row, LowRankLabelSide):
+        return low_rank_m_svd_f(m1.g, m2.g, labels.row.f_cross, labels.row, sets)
+    return m_svd_f(m1.loglik_centred, m2.loglik_centred, labels.y_pivot, labels.y_leave_out,
+                   m1.rep_dim, labels.row, sets)
 
 
 def _as_result(values: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -486,7 +530,7 @@ def _as_result(values: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dict[str, Any]:
+def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> LabelSide:
     """Pivot/leave-out by the covariance objective (unless given), terms recomputed exactly."""
     cache: dict[int, PivotTerms] = {}
     y_pivot, y_leave_out = s.y_pivot, s.y_leave_out
@@ -505,12 +549,11 @@ def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dic
     labels = label_terms(
         m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, s.dist_type, terms
     )
-    return {"y_pivot": y_pivot, "y_leave_out": y_leave_out, "t1": labels.t1, "t3": labels.t3,
-            "_terms": terms, "_near_tied": terms.near_tied}
+    return LabelSide(y_pivot, y_leave_out, labels.t1, labels.t3, terms, terms.near_tied)
 
 
 def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
-                         s: CompareSettings) -> dict[str, Any]:
+                         s: CompareSettings) -> LabelSide:
     """The label side from the models' low-rank factors (pivots sampled above max_pivots)."""
     side = low_rank_label_side(m1.loglik_factors, m2.loglik_factors, s.dist_type,
                                int(s.max_pivots), int(s.seed),
@@ -518,8 +561,8 @@ def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
                                compute_device(s.device))
     if not side.proven:
         warnings.warn(pivot_note(s.max_pivots, m1.num_labels), PivotSampleWarning, stacklevel=4)
-    return {"y_pivot": side.y_pivot, "y_leave_out": side.y_leave_out, "t1": side.terms.t1,
-            "t3": side.terms.t3, "_side": side, "_near_tied": side.near_tied}
+    return LabelSide(int(side.y_pivot), int(side.y_leave_out), side.terms.t1, side.terms.t3,
+                     side, side.near_tied, side.proven)
 
 
 def pivot_note(max_pivots: int, num_labels: int) -> str:
@@ -530,7 +573,7 @@ def pivot_note(max_pivots: int, num_labels: int) -> str:
 
 
 def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
-                g_cross: np.ndarray | None = None) -> dict[str, Any]:
+                g_cross: np.ndarray | None = None) -> InputSide:
     """The given diversity set, or the scan over seeded candidates: t2, t4 and the set."""
     n, m = m1.n_inputs, pair_width(m1, m2)
     if s.input_set is None:
@@ -545,8 +588,8 @@ def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
         scan = low_rank_input_side(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross, rows, s.dist_type)
     else:
         scan = input_terms(m1.loglik[rows], m2.loglik[rows], s.dist_type)
-    return {"input_set": rows[scan.chosen], "t2": float(scan.scores[scan.chosen]),
-            "t4": float(scan.t4[scan.chosen]), "_near_inputs": scan.near_zero}
+    return InputSide(rows[scan.chosen], float(scan.scores[scan.chosen]),
+                     float(scan.t4[scan.chosen]), scan.near_zero)
 
 
 def extra_measures(

@@ -110,47 +110,30 @@ class PivotSampleWarning(UserWarning):
 class CompareSettings:
     """How a pair is compared: the keywords of `compare` and `compare_prepared`, checked once.
 
-    Both functions take exactly these keywords, with these defaults; building the object is
-    where a bad value is rejected, so every code path sees validated settings. `measures`
-    (None: all of them) is kept as the frozenset of measure names it selects. Above
-    `max_label_sets` label sets, m_SVD_f runs on a sample of that many, drawn from `seed`
-    (None: MAX_LABEL_SETS, or at vocabulary scale what low_rank.SET_FLOPS allows).
-    num_samples None: 200 candidate sets, or N // (M+1) when the inputs hold fewer.
-    `method`: "exact" (N x K log-likelihoods, K x K covariances), "low_rank" (low_rank.py:
-    nothing N x K is kept; d_LLV's pivot search bounded to max_pivots rows) or "auto"
-    (low_rank above low_rank.LOW_RANK_ABOVE_LABELS labels).
-    outlier_quantile, unit_rows, svcca and svcca_components say how the f-side alignment
-    measures read f (AlignmentConventions; the defaults change nothing, PRH_CONVENTIONS are the
-    Platonic Representation Hypothesis'). `precision`: what m_CCA's ranks are taken at, the
-    precision f and g were computed in ("auto": float32 where every value is a float32 value,
-    else float64, each model's f and g read apart; or "float64", "float32", "bfloat16",
-    "float16" for all of them: a float32 model's f post-processed in float64 is not detected).
-    `device`: where the low-rank path streams its logits and searches its pivots: "cpu" (as
-    always), "auto" (a GPU when torch sees one) or a torch device ("cuda", "cuda:1"); float64
-    there too (low_rank.compute_device). The exact path runs on the CPU whatever it says.
-    `null`: a permutation null beside the scores (null.py; a NullSettings or a mapping of its
-    fields: permutations, alpha, measures, seed); None or 0 permutations: none.
+    Both functions take exactly these fields as keywords, with these defaults. Building the
+    object rejects a bad value, so every code path sees valid settings. docs/measures.md
+    ("compare's keywords") says what each field does.
     """
 
-    num_samples: int | None = None
-    lam: float = 1e-5
-    seed: int = 0
-    input_set: Any = None
-    y_pivot: int | None = None
+    num_samples: int | None = None  # candidate diversity sets; None: 200, or N // (M+1)
+    lam: float = 1e-5  # the weight of d_LLV's scale terms t3 and t4
+    seed: int = 0  # draws the candidate sets, sampled label sets and sampled pivots
+    input_set: Any = None  # a diversity set [x0, x1..xM] to use instead of the scan
+    y_pivot: int | None = None  # with y_leave_out: labels to use instead of the search
     y_leave_out: int | None = None
-    dist_type: str = "max"
-    sum_or_max: str = "max"
-    max_label_sets: int | None = None
-    measures: Iterable[str] | str | None = None
-    method: str = "auto"
-    max_pivots: int = MAX_PIVOTS
-    outlier_quantile: float = 1.0
+    dist_type: str = "max"  # t1, t3 and t4 over labels or inputs: "max" or "mean"
+    sum_or_max: str = "max"  # d_LLV from its terms: "max" (the paper's) or "sum"
+    max_label_sets: int | None = None  # m_SVD_f's label sets above which it samples
+    measures: Iterable[str] | str | None = None  # RESULT_KEYS names; None: all (a frozenset)
+    method: str = "auto"  # "exact", "low_rank" or "auto" (low_rank above 1,024 labels)
+    max_pivots: int = MAX_PIVOTS  # pivot rows the low-rank search computes at most
+    outlier_quantile: float = 1.0  # these four: how the f-side alignment measures read f
     unit_rows: bool = False
     svcca: str = "variance"
     svcca_components: int = PRH_CONVENTIONS["svcca_components"]
-    precision: str = "auto"
-    device: str = "cpu"
-    null: NullSettings | Mapping[str, Any] | None = None
+    precision: str = "auto"  # the precision m_CCA's ranks are taken at
+    device: str = "cpu"  # where the low-rank path runs: "cpu", "auto" or a torch device
+    null: NullSettings | Mapping[str, Any] | None = None  # a permutation null; None: none
 
     def __post_init__(self) -> None:
         check_dist_type(self.dist_type)
@@ -632,28 +615,16 @@ def _apply_sample_rules(arrays: tuple[Any, Any, Any], selected: frozenset[str]) 
 
 @_takes_settings
 def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, Any]:
-    """Compare models (f1, g1) and (f2, g2): KL, d_LLV and its terms, m_SVD, d_{f,g}, m_CCA.
+    """Compare models (f1, g1) and (f2, g2): KL, d_LLV and its terms, m_SVD, d_{f,g}, m_CCA
+    and the f-side alignment measures.
 
-    f is N x M (embeddings of the same N inputs for both models), g is K x M (unembeddings of
-    the K labels, in class order); the two models' M may differ (then m_SVD_f, m_SVD_g and
-    d_fg are NaN, with the reason, and M below is the larger). num_samples candidate diversity
-    sets of M+1 inputs are drawn from numpy.random.default_rng(seed); lam weighs the scale
-    terms t3, t4. Given input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are
-    used instead of searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
-    measures. m_SVD_f runs over all C(K-2, M) label sets, or over a sample of max_label_sets
-    of them drawn from `seed` when there are more: then `d_fg_estimate` is True and d_fg can
-    only be lower than the exact value (`m_svd_label_sets` says how many sets were used).
-    m_CCA is the mean over the directions both models vary in (mcca_f_components,
-    mcca_g_components), ranks taken at `precision` (CompareSettings).
-    Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN) or m_CCA
-    ran over fewer components than coordinates.
-    outlier_quantile, unit_rows, svcca and svcca_components say how the f-side alignment
-    measures (cka_f, svcca_f and the k-NN, unbiased CKA and CKNNA keys) read f; `**PRH_CONVENTIONS`
-    gives the Platonic Representation Hypothesis' (clamp at the 0.95-quantile, unit rows,
-    z-scored SVCCA of 10 components); the defaults leave f as it is.
-    The keywords and their defaults are the fields of CompareSettings. Prepared models are
-    kept in a small LRU keyed by the arrays' content (`prepared_cache`), so a loop of
-    `compare` over pairs costs what `prepare` once per model plus `compare_prepared` does.
+    f is N x M (embeddings of the same N inputs); g is K x M (unembeddings of the K labels, in
+    class order). The widths M may differ: m_SVD_f, m_SVD_g and d_fg are then NaN, with the
+    reason. The keywords are CompareSettings' fields, with its defaults; docs/measures.md
+    ("compare's keywords") says what each does. The result holds the RESULT_KEYS that
+    `measures` selects. `warning` is "" unless a measure is undefined (then NaN) or m_CCA ran
+    over fewer components than coordinates. Prepared models are cached by content
+    (`prepared_cache`), so a loop over pairs prepares each model once.
     """
     options = CompareSettings(**settings)
     _apply_sample_rules((f1, g1, f2), options.selected)

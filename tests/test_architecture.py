@@ -1,7 +1,7 @@
 """The layout as docs/architecture.md draws it: every module in its layer, imports only
 downward, no import cycle, no path insertion, no function longer than a screen anywhere in the
-tree (the package, the developer's packages, benchmarks, workflow scripts), and the DAG of the
-three configs as recorded."""
+tree (the package, the developer's packages, benchmarks, workflow scripts), no function or class
+docstring over 120 words in src/, and the DAG of the three configs as recorded."""
 
 import ast
 import difflib
@@ -138,6 +138,36 @@ def test_no_function_is_longer_than_a_screen_or_takes_too_many_parameters():
             too_many.append(f"{where}: {count} parameters")
     assert not too_long, "\n".join(too_long)
     assert not too_many, "\n".join(too_many)
+
+
+MAX_DOCSTRING_WORDS = 120
+DOCUMENTED_PACKAGES = ("repdist", "repdist_dev", "repdist_gpucheck", "repdist_retrace")
+
+
+def long_docstrings(text: str, limit: int = MAX_DOCSTRING_WORDS) -> list[tuple[int, str, int]]:
+    """(line, name, words) of each function or class docstring of `text` over `limit` words
+    (words: whitespace-separated tokens of ast.get_docstring)."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            words = len((ast.get_docstring(node) or "").split())
+            if words > limit:
+                found.append((node.lineno, node.name, words))
+    return found
+
+
+def test_no_function_or_class_docstring_runs_past_120_words():
+    """A function's or class's docstring says what it does in at most 120 words, in src/'s
+    packages: what a user needs beyond that lives in docs/, a field's meaning beside the
+    field. A module's docstring, its overview, is not counted."""
+    long = [f"{path.relative_to(ROOT)}:{line} {name}: {words} words"
+            for package in DOCUMENTED_PACKAGES
+            for path in sorted((ROOT / "src" / package).rglob("*.py"))
+            for line, name, words in long_docstrings(path.read_text())]
+    assert not long, "\n".join(long)
+    essay = 'class C:\n    def f(self):\n        """' + "word " * 121 + '"""\n'
+    assert long_docstrings(essay) == [(2, "f", 121)]
+    assert long_docstrings('"""' + "word " * 500 + '"""\n') == []  # a module's
 
 
 def test_comments_cite_the_paper_or_the_original_code_not_an_absent_spec():

@@ -50,24 +50,26 @@ class RecordError(ValueError):
 @dataclass
 class Check:
     """A numerical check of a candidate against its family's reference path, after `steps`
-    training steps from the same initialisation on the same batches. float64: the largest
-    relative distance of any model's parameters and BatchNorm buffers, passes within
-    `tolerance`; rounding: the same in the production precision, passes within `tolerance`
-    (a multiple of `baseline`, the distance between two reference runs that differ only in the
-    order of their sums: each batch's rows reversed); baseline: the reference's own row;
-    measures: what a user of the trained models sees (bf16): the largest KL and d_LLV between a
-    seed trained by the candidate and the same seed by the reference (`distance`: d_LLV),
-    passing when both are below the smallest between two seeds of the reference (`baseline`:
-    d_LLV; `values` holds KL, d_LLV and m_CCA of f on both sides); none: no check (`note` says
-    why). A check with `passes` None is informational (`note` says what it shows)."""
+    training steps from the same initialisation and batches. By `kind`:
+    - float64: the largest relative distance of any model's parameters and BatchNorm buffers;
+      passes within `tolerance`.
+    - rounding: the same in the production precision; `tolerance` is a multiple of `baseline`,
+      the distance between two reference runs whose sums differ only in order.
+    - baseline: the reference's own row.
+    - measures (bf16): the largest KL and d_LLV between a seed trained by the candidate and by
+      the reference (`distance`: d_LLV); passes when both are below the smallest between two
+      reference seeds (`baseline`: d_LLV).
+    - none: no check (`note` says why).
+    `passes` None: informational (`note` says what it shows)."""
 
     kind: str
     steps: int
     distance: float | None
-    baseline: float | None
+    baseline: float | None  # rounding: the second reference run has each batch's rows reversed
     tolerance: float | None
     passes: bool | None
     note: str = ""
+    # kind "measures": KL, d_LLV and m_CCA of f on both sides
     values: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

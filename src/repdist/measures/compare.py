@@ -49,6 +49,7 @@ from .low_rank import (
     PIVOT_BLOCK,
     STREAM_LABELS,
     STREAM_ROWS,
+    LowRankLabelSide,
     check_method,
     compute_device,
     default_label_sets,
@@ -109,47 +110,30 @@ class PivotSampleWarning(UserWarning):
 class CompareSettings:
     """How a pair is compared: the keywords of `compare` and `compare_prepared`, checked once.
 
-    Both functions take exactly these keywords, with these defaults; building the object is
-    where a bad value is rejected, so every code path sees validated settings. `measures`
-    (None: all of them) is kept as the frozenset of measure names it selects. Above
-    `max_label_sets` label sets, m_SVD_f runs on a sample of that many, drawn from `seed`
-    (None: MAX_LABEL_SETS, or at vocabulary scale what low_rank.SET_FLOPS allows).
-    num_samples None: 200 candidate sets, or N // (M+1) when the inputs hold fewer.
-    `method`: "exact" (N x K log-likelihoods, K x K covariances), "low_rank" (low_rank.py:
-    nothing N x K is kept; d_LLV's pivot search bounded to max_pivots rows) or "auto"
-    (low_rank above low_rank.LOW_RANK_ABOVE_LABELS labels).
-    outlier_quantile, unit_rows, svcca and svcca_components say how the f-side alignment
-    measures read f (AlignmentConventions; the defaults change nothing, PRH_CONVENTIONS are the
-    Platonic Representation Hypothesis'). `precision`: what m_CCA's ranks are taken at, the
-    precision f and g were computed in ("auto": float32 where every value is a float32 value,
-    else float64, each model's f and g read apart; or "float64", "float32", "bfloat16",
-    "float16" for all of them: a float32 model's f post-processed in float64 is not detected).
-    `device`: where the low-rank path streams its logits and searches its pivots: "cpu" (as
-    always), "auto" (a GPU when torch sees one) or a torch device ("cuda", "cuda:1"); float64
-    there too (low_rank.compute_device). The exact path runs on the CPU whatever it says.
-    `null`: a permutation null beside the scores (null.py; a NullSettings or a mapping of its
-    fields: permutations, alpha, measures, seed); None or 0 permutations: none.
+    Both functions take exactly these fields as keywords, with these defaults. Building the
+    object rejects a bad value, so every code path sees valid settings. docs/measures.md
+    ("compare's keywords") says what each field does.
     """
 
-    num_samples: int | None = None
-    lam: float = 1e-5
-    seed: int = 0
-    input_set: Any = None
-    y_pivot: int | None = None
+    num_samples: int | None = None  # candidate diversity sets; None: 200, or N // (M+1)
+    lam: float = 1e-5  # the weight of d_LLV's scale terms t3 and t4
+    seed: int = 0  # draws the candidate sets, sampled label sets and sampled pivots
+    input_set: Any = None  # a diversity set [x0, x1..xM] to use instead of the scan
+    y_pivot: int | None = None  # with y_leave_out: labels to use instead of the search
     y_leave_out: int | None = None
-    dist_type: str = "max"
-    sum_or_max: str = "max"
-    max_label_sets: int | None = None
-    measures: Iterable[str] | str | None = None
-    method: str = "auto"
-    max_pivots: int = MAX_PIVOTS
-    outlier_quantile: float = 1.0
+    dist_type: str = "max"  # t1, t3 and t4 over labels or inputs: "max" or "mean"
+    sum_or_max: str = "max"  # d_LLV from its terms: "max" (the paper's) or "sum"
+    max_label_sets: int | None = None  # m_SVD_f's label sets above which it samples
+    measures: Iterable[str] | str | None = None  # RESULT_KEYS names; None: all (a frozenset)
+    method: str = "auto"  # "exact", "low_rank" or "auto" (low_rank above 1,024 labels)
+    max_pivots: int = MAX_PIVOTS  # pivot rows the low-rank search computes at most
+    outlier_quantile: float = 1.0  # these four: how the f-side alignment measures read f
     unit_rows: bool = False
     svcca: str = "variance"
     svcca_components: int = PRH_CONVENTIONS["svcca_components"]
-    precision: str = "auto"
-    device: str = "cpu"
-    null: NullSettings | Mapping[str, Any] | None = None
+    precision: str = "auto"  # the precision m_CCA's ranks are taken at
+    device: str = "cpu"  # where the low-rank path runs: "cpu", "auto" or a torch device
+    null: NullSettings | Mapping[str, Any] | None = None  # a permutation null; None: none
 
     def __post_init__(self) -> None:
         check_dist_type(self.dist_type)
@@ -335,10 +319,10 @@ def compare_with_settings(
     # the low-rank input side and d_logit read Cov over labels of g1 and g2: once per pair
     g_cross = (label_covariance(m1.g, m2.g)
                if low_rank and want & (INPUT_SIDE | {"d_logit"} | MCCA_G) else None)
-    values = _distribution_measures(m1, m2, s, reasons, g_cross)
+    values, sides = _distribution_measures(m1, m2, s, reasons, g_cross)
     if want & LABEL_SETS:
         values.update(_label_set_info(m1, s, same_width))
-    _svd_measures(m1, m2, s, values, reasons, g_cross)
+    values.update(_svd_measures(m1, m2, s, sides, reasons, g_cross))
     for side, asked in (("f", MCCA_F), ("g", MCCA_G)):
         if want & asked:
             mcca = _mean_cca(m1, m2, side, s.precision, g_cross)
@@ -403,10 +387,48 @@ def _precisions_text(used: list[str]) -> str:
     return used[0] if used[0] == used[1] else f"{used[0]} and {used[1]}"
 
 
+@dataclass(frozen=True)
+class LabelSide:
+    """d_LLV's label side of a pair: the pivot and left-out label, and t1, t3 at them."""
+
+    y_pivot: int
+    y_leave_out: int
+    t1: float
+    t3: float
+    row: PivotTerms | LowRankLabelSide  # the pivot's row of terms, as m_SVD_f reads it
+    near_tied: tuple[list[tuple[int, int, float]], ...]  # labels nearly tied with the pivot
+    proven: bool = True  # False: the low-rank search stopped at max_pivots (t1 an estimate)
+
+    def values(self) -> dict[str, Any]:
+        return {"y_pivot": self.y_pivot, "y_leave_out": self.y_leave_out, "t1": self.t1,
+                "t3": self.t3}
+
+
+@dataclass(frozen=True)
+class InputSide:
+    """d_LLV's input side of a pair: the chosen diversity set (M+1 inputs), and t2, t4."""
+
+    input_set: np.ndarray
+    t2: float
+    t4: float
+    near_inputs: int = 0  # log-odds scales of the candidate sets on the knife edge of zero
+
+    def values(self) -> dict[str, Any]:
+        return {"input_set": self.input_set, "t2": self.t2, "t4": self.t4}
+
+
+@dataclass(frozen=True)
+class Sides:
+    """What d_LLV chose for a pair, for m_SVD to read: None for a side not asked for."""
+
+    labels: LabelSide | None = None
+    inputs: InputSide | None = None
+
+
 def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
                            reasons: list[str], g_cross: np.ndarray | None = None
-                           ) -> dict[str, Any]:
-    """KL, and d_LLV with its terms and the labels and inputs it chose (paper Def. 4.4)."""
+                           ) -> tuple[dict[str, Any], Sides]:
+    """KL, and d_LLV with its terms (paper Def. 4.4); the labels and inputs it chose."""
     want = s.selected
     values: dict[str, Any] = {}
     low_rank = _low_rank(m1, s)
@@ -417,13 +439,17 @@ def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSetti
         m2.keep_lse(lse_2)
     elif "kl" in want:
         values["kl"] = mean_kl(m1.loglik, m2.loglik)
-    if want & LABEL_SIDE:
-        values.update((_low_rank_label_side if low_rank else _label_side)(m1, m2, s))
-        if "_side" in values and not values["_side"].proven:
+    labels = ((_low_rank_label_side if low_rank else _label_side)(m1, m2, s)
+              if want & LABEL_SIDE else None)
+    if labels is not None:
+        values.update(labels.values())
+        if not labels.proven:
             reasons.append(pivot_note(s.max_pivots, m1.num_labels))
-    if want & INPUT_SIDE:
-        values.update(_input_side(m1, m2, s, g_cross))
-    reasons += knife_edge_notes(values.pop("_near_tied", ()), values.pop("_near_inputs", 0))
+    inputs = _input_side(m1, m2, s, g_cross) if want & INPUT_SIDE else None
+    if inputs is not None:
+        values.update(inputs.values())
+    reasons += knife_edge_notes(labels.near_tied if labels else (),
+                                inputs.near_inputs if inputs else 0)
     if "d_llv" in want:
         values["d_llv"] = combine_terms(
             values["t1"], values["t2"], values["t3"], values["t4"], s.lam, s.sum_or_max
@@ -432,45 +458,46 @@ def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSetti
         reasons.append(
             "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
         )
-    return values
+    return values, Sides(labels, inputs)
 
 
-def _svd_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
-                  values: dict[str, Any], reasons: list[str],
-                  g_cross: np.ndarray | None = None) -> None:
+def _svd_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings, sides: Sides,
+                  reasons: list[str], g_cross: np.ndarray | None = None) -> dict[str, Any]:
     """m_SVD of f over the label sets, of g on the chosen inputs, and d_{f,g} (paper Def. 4.5),
-    added to `values` (which holds the pivot, left-out label and input set they use)."""
+    at the pivot, left-out label and input set d_LLV chose (`sides`)."""
     want = s.selected
     if m1.rep_dim != m2.rep_dim:  # m_SVD compares coordinates pairwise: one M
-        values.pop("_side", None)
-        values.pop("_terms", None)
-        nan = float("nan")
-        values.update({"m_svd_f": [nan], "m_svd_g": nan, "d_fg": nan})
         if want & (SVD_F | SVD_G):
             reasons.append(WIDTHS_DIFFER.format(m1.rep_dim, m2.rep_dim))
-        return
+        nan = float("nan")
+        return {"m_svd_f": [nan], "m_svd_g": nan, "d_fg": nan}
+    values: dict[str, Any] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         if want & SVD_F:
-            sets = _cached_label_sets(
-                m1.num_labels, m1.rep_dim, _label_set_limit(m1, s), int(s.seed)
-            )
-            if "_side" in values:
-                side = values.pop("_side")
-                values["m_svd_f"] = low_rank_m_svd_f(m1.g, m2.g, side.f_cross, side, sets)
-            else:
-                values["m_svd_f"] = m_svd_f(
-                    m1.loglik_centred, m2.loglik_centred, values["y_pivot"],
-                    values["y_leave_out"], m1.rep_dim, values.pop("_terms"), sets,
-                )
-        if want & SVD_G and g_cross is not None:  # the low-rank path
-            values["m_svd_g"] = low_rank_m_svd_g(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross,
-                                                 values["input_set"])
-        elif want & SVD_G:
-            values["m_svd_g"] = m_svd_g(m1.f, m1.g, m2.f, m2.g, values["input_set"])
+            assert sides.labels is not None  # SVD_F is part of LABEL_SIDE
+            values["m_svd_f"] = _m_svd_f(m1, m2, s, sides.labels)
+        if want & SVD_G:
+            assert sides.inputs is not None  # SVD_G is part of INPUT_SIDE
+            input_set = sides.inputs.input_set
+            values["m_svd_g"] = (
+                low_rank_m_svd_g(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross, input_set)
+                if g_cross is not None  # the low-rank path
+                else m_svd_g(m1.f, m1.g, m2.f, m2.g, input_set))
     if "d_fg" in want:
         values["d_fg"] = d_fg(values["m_svd_f"], values["m_svd_g"])
     if _any_nan(values[key] for key in ("m_svd_f", "m_svd_g", "d_fg") if key in want):
         reasons.append("d_SVD undefined: a standardised log-odds column has zero variance")
+    return values
+
+
+def _m_svd_f(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
+             labels: LabelSide) -> np.ndarray:
+    """m_SVD_f over the label sets, from the chosen pivot's row on either path."""
+    sets = _cached_label_sets(m1.num_labels, m1.rep_dim, _label_set_limit(m1, s), int(s.seed))
+    if isinstance(labels.row, LowRankLabelSide):
+        return low_rank_m_svd_f(m1.g, m2.g, labels.row.f_cross, labels.row, sets)
+    return m_svd_f(m1.loglik_centred, m2.loglik_centred, labels.y_pivot, labels.y_leave_out,
+                   m1.rep_dim, labels.row, sets)
 
 
 def _as_result(values: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -486,7 +513,7 @@ def _as_result(values: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dict[str, Any]:
+def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> LabelSide:
     """Pivot/leave-out by the covariance objective (unless given), terms recomputed exactly."""
     cache: dict[int, PivotTerms] = {}
     y_pivot, y_leave_out = s.y_pivot, s.y_leave_out
@@ -505,12 +532,11 @@ def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> dic
     labels = label_terms(
         m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, s.dist_type, terms
     )
-    return {"y_pivot": y_pivot, "y_leave_out": y_leave_out, "t1": labels.t1, "t3": labels.t3,
-            "_terms": terms, "_near_tied": terms.near_tied}
+    return LabelSide(y_pivot, y_leave_out, labels.t1, labels.t3, terms, terms.near_tied)
 
 
 def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
-                         s: CompareSettings) -> dict[str, Any]:
+                         s: CompareSettings) -> LabelSide:
     """The label side from the models' low-rank factors (pivots sampled above max_pivots)."""
     side = low_rank_label_side(m1.loglik_factors, m2.loglik_factors, s.dist_type,
                                int(s.max_pivots), int(s.seed),
@@ -518,8 +544,8 @@ def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
                                compute_device(s.device))
     if not side.proven:
         warnings.warn(pivot_note(s.max_pivots, m1.num_labels), PivotSampleWarning, stacklevel=4)
-    return {"y_pivot": side.y_pivot, "y_leave_out": side.y_leave_out, "t1": side.terms.t1,
-            "t3": side.terms.t3, "_side": side, "_near_tied": side.near_tied}
+    return LabelSide(int(side.y_pivot), int(side.y_leave_out), side.terms.t1, side.terms.t3,
+                     side, side.near_tied, side.proven)
 
 
 def pivot_note(max_pivots: int, num_labels: int) -> str:
@@ -530,7 +556,7 @@ def pivot_note(max_pivots: int, num_labels: int) -> str:
 
 
 def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
-                g_cross: np.ndarray | None = None) -> dict[str, Any]:
+                g_cross: np.ndarray | None = None) -> InputSide:
     """The given diversity set, or the scan over seeded candidates: t2, t4 and the set."""
     n, m = m1.n_inputs, pair_width(m1, m2)
     if s.input_set is None:
@@ -545,8 +571,8 @@ def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
         scan = low_rank_input_side(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross, rows, s.dist_type)
     else:
         scan = input_terms(m1.loglik[rows], m2.loglik[rows], s.dist_type)
-    return {"input_set": rows[scan.chosen], "t2": float(scan.scores[scan.chosen]),
-            "t4": float(scan.t4[scan.chosen]), "_near_inputs": scan.near_zero}
+    return InputSide(rows[scan.chosen], float(scan.scores[scan.chosen]),
+                     float(scan.t4[scan.chosen]), scan.near_zero)
 
 
 def extra_measures(
@@ -589,28 +615,16 @@ def _apply_sample_rules(arrays: tuple[Any, Any, Any], selected: frozenset[str]) 
 
 @_takes_settings
 def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, Any]:
-    """Compare models (f1, g1) and (f2, g2): KL, d_LLV and its terms, m_SVD, d_{f,g}, m_CCA.
+    """Compare models (f1, g1) and (f2, g2): KL, d_LLV and its terms, m_SVD, d_{f,g}, m_CCA
+    and the f-side alignment measures.
 
-    f is N x M (embeddings of the same N inputs for both models), g is K x M (unembeddings of
-    the K labels, in class order); the two models' M may differ (then m_SVD_f, m_SVD_g and
-    d_fg are NaN, with the reason, and M below is the larger). num_samples candidate diversity
-    sets of M+1 inputs are drawn from numpy.random.default_rng(seed); lam weighs the scale
-    terms t3, t4. Given input_set ([x0, x1..xM] row indices) or y_pivot/y_leave_out, those are
-    used instead of searched. `measures` (names from RESULT_KEYS) limits the result, and the work, to those
-    measures. m_SVD_f runs over all C(K-2, M) label sets, or over a sample of max_label_sets
-    of them drawn from `seed` when there are more: then `d_fg_estimate` is True and d_fg can
-    only be lower than the exact value (`m_svd_label_sets` says how many sets were used).
-    m_CCA is the mean over the directions both models vary in (mcca_f_components,
-    mcca_g_components), ranks taken at `precision` (CompareSettings).
-    Keys: see RESULT_KEYS; `warning` is "" unless a measure is undefined (then NaN) or m_CCA
-    ran over fewer components than coordinates.
-    outlier_quantile, unit_rows, svcca and svcca_components say how the f-side alignment
-    measures (cka_f, svcca_f and the k-NN, unbiased CKA and CKNNA keys) read f; `**PRH_CONVENTIONS`
-    gives the Platonic Representation Hypothesis' (clamp at the 0.95-quantile, unit rows,
-    z-scored SVCCA of 10 components); the defaults leave f as it is.
-    The keywords and their defaults are the fields of CompareSettings. Prepared models are
-    kept in a small LRU keyed by the arrays' content (`prepared_cache`), so a loop of
-    `compare` over pairs costs what `prepare` once per model plus `compare_prepared` does.
+    f is N x M (embeddings of the same N inputs); g is K x M (unembeddings of the K labels, in
+    class order). The widths M may differ: m_SVD_f, m_SVD_g and d_fg are then NaN, with the
+    reason. The keywords are CompareSettings' fields, with its defaults; docs/measures.md
+    ("compare's keywords") says what each does. The result holds the RESULT_KEYS that
+    `measures` selects. `warning` is "" unless a measure is undefined (then NaN) or m_CCA ran
+    over fewer components than coordinates. Prepared models are cached by content
+    (`prepared_cache`), so a loop over pairs prepares each model once.
     """
     options = CompareSettings(**settings)
     _apply_sample_rules((f1, g1, f2), options.selected)

@@ -2,14 +2,14 @@
 `src/dissimilarity_measures/distribution_distance.py::d_prob`).
 
 Label side (terms t1, t3): variances over inputs of log-likelihoods standardised by each
-model's own log-odds scale, for a pivot label a and a left-out label b chosen to minimise t1.
+model's own log-odds scale, for a pivot label a and a left-out label b chosen to minimise t1:
+the pivot search, read as `pivot_objective`, `choose_pivot_and_leave_out`, `first_tied`.
 Input side (terms t2, t4): the same over labels, for a "diversity set" of M+1 inputs chosen
 among seeded random candidates by the original's scan rule.
 
-The pivot search needs every (a, y) pair; it is done on K x K covariance matrices of the
-log-likelihood columns (O(N K^2) once per model and once per pair, then O(K^3)), and the
-terms reported for the chosen pair are recomputed directly from the log-likelihoods so that
-their precision does not depend on cancellation in the covariance expansion.
+The search runs on K x K covariances of the log-likelihood columns (O(N K^2), then O(K^3));
+the chosen pair's terms are recomputed from the log-likelihoods, free of the cancellation in
+the covariance expansion.
 """
 
 from __future__ import annotations
@@ -74,6 +74,129 @@ def snap_zero_sd(sd: np.ndarray, var_sum: np.ndarray) -> np.ndarray:
     tie decided by the tolerance, not by which rounding one CPU's kernels left."""
     return np.where(zero_variance(sd * sd, var_sum), 0.0, sd)
 
+
+# ----- d_LLV's pivot search: the objective, its argmin, the tie rule ---------------------------
+# pivot_objective gives T, choose_pivot_and_leave_out takes its argmin and first_tied settles
+# ties; the sections below compute T's rows (A, B and the log-odds scales of each pivot).
+
+NEAR_TIE = 1e-6  # fast-path T values this close to the minimum are re-scored exactly
+# Exact T values within TIE_RTOL x (1 + |lowest|) of the lowest count as tied (T is made of
+# standard deviations of standardised log-likelihoods: O(1), and exactly 0 for one model
+# compared with itself; rounding leaves ~1e-15 of it).
+TIE_RTOL = 1e-12
+
+
+def pivot_objective(
+    cov_11: np.ndarray, cov_22: np.ndarray, cov_12: np.ndarray, dist_type: str = "max"
+) -> np.ndarray:
+    """T[a, b]: the t1 objective for pivot a and left-out b (K x K; +inf on the diagonal).
+
+    Fast path from covariances: cov_12[y, y'] = Cov(ell_1(y), ell_2(y')). Rounding in the
+    expansion leaves ~1e-8 absolute noise in T (a square root of ~1e-16 cancellation), so
+    near-ties are re-scored exactly (`rescore_near_minimum`). NaN marks a zero log-odds scale.
+    """
+    check_dist_type(dist_type)
+    rows = np.arange(cov_11.shape[0])
+    a_term, b_term, _, _ = pivot_row_terms(
+        np.diag(cov_11), np.diag(cov_22), np.diag(cov_12), cov_11, cov_22, rows
+    )
+    return _objective_from_terms(a_term, b_term, dist_type)
+
+
+def choose_pivot_and_leave_out(
+    objective: np.ndarray,
+    loglik_1: np.ndarray | None = None,
+    loglik_2: np.ndarray | None = None,
+    dist_type: str = "max",
+    cache: dict[int, PivotTerms] | None = None,
+) -> tuple[int, int]:
+    """The pivot a and left-out label b that minimise T (`pivot_objective`); NaN never wins.
+
+    Ties go by `first_tied`. With the log-likelihoods given, the pairs near the minimum are
+    re-scored exactly first (`rescore_near_minimum`): T from covariances carries ~1e-8 of
+    rounding, and exact ties (identical models: T = 0 everywhere) must go to the smallest
+    (a, b), not to the pair rounding favoured. `cache` receives the exact terms when a single
+    pivot was re-scored.
+    """
+    k = objective.shape[0]
+    values = _nan_to_inf(objective).ravel()
+    if loglik_1 is not None and loglik_2 is not None:
+        values = rescore_near_minimum(values, k, (loglik_1, loglik_2), dist_type, cache)
+    best = first_tied(values)
+    if best is None:
+        return 0, 1  # every pair degenerate; the terms will be NaN
+    return divmod(best, k)
+
+
+def first_tied(values: np.ndarray, rtol: float = TIE_RTOL) -> int | None:
+    """Values within rtol x (1 + |lowest|) of the lowest are tied, and the first is taken.
+
+    NaN must already be +inf; None when no value is finite. On T flattened row by row the
+    first is the smallest a, then the smallest b. The low-rank path uses the same rule with
+    its wider LOW_RANK_TIE.
+    """
+    lowest = values.min()
+    if not np.isfinite(lowest):
+        return None
+    return int(np.argmax(values <= tie_band(lowest, rtol)))
+
+
+def tie_band(lowest: float, rtol: float = TIE_RTOL) -> float:
+    """Values at or below lowest + this count as tied with the lowest (rtol x (1 + |lowest|):
+    relative, and absolute near 0, where identical models' T sits)."""
+    return lowest + rtol * (1.0 + abs(lowest))
+
+
+def rescore_near_minimum(
+    values: np.ndarray,
+    k: int,
+    logliks: tuple[np.ndarray, np.ndarray],
+    dist_type: str,
+    cache: dict[int, PivotTerms] | None,
+) -> np.ndarray:
+    """Flattened T (NaN as +inf) with its pairs within NEAR_TIE of the minimum recomputed
+    from the log-likelihoods, and every other pair +inf.
+
+    Pivots go in ascending order, one at a time: keeping all K pivots' exact terms would need
+    2 N K^2 floats (16 GB at N = 100,000, K = 100). The scan stops at the first row whose exact
+    minimum ties 0 (tie_band), the least T can be (it is made of standard deviations): no later
+    pivot can win a tie against it.
+    """
+    lowest = values.min()
+    if not np.isfinite(lowest):
+        return values
+    near = values <= tie_band(lowest, NEAR_TIE)
+    pivots = np.unique(np.flatnonzero(near) // k)
+    exact = np.full(k * k, np.inf)
+    for a, row in _exact_rows(*logliks, pivots, dist_type, cache):
+        span = slice(a * k, (a + 1) * k)
+        exact[span] = np.where(near[span], _nan_to_inf(row), np.inf)
+        if k > 2 and exact[span].min() <= tie_band(0.0):
+            break
+    return exact
+
+
+def _exact_rows(
+    loglik_1: np.ndarray,
+    loglik_2: np.ndarray,
+    pivots: np.ndarray,
+    dist_type: str,
+    cache: dict[int, PivotTerms] | None,
+) -> Iterator[tuple[int, np.ndarray]]:
+    """(a, exact row T[a, :]) for each pivot in order; one pivot goes through the cache, many
+    share one centring and two scratch buffers (and leave nothing behind)."""
+    if len(pivots) == 1:
+        a = int(pivots[0])
+        yield a, exact_objective_rows(loglik_1, loglik_2, pivots, dist_type, cache)[a]
+        return
+    centred, variances = _centred_pair(loglik_1, loglik_2)
+    scratch = (np.empty_like(centred[0]), np.empty_like(centred[1]))
+    for a in pivots.tolist():
+        a_term, b_term = _exact_ab_terms(centred, variances, a, scratch)
+        yield a, _objective_from_terms(a_term[None], b_term[None], dist_type, np.array([a]))[0]
+
+
+# ----- T's rows: A, B and the log-odds scales of each pivot ------------------------------
 
 CUBIC_MEAN_MAX_LABELS = 1024  # above, the "mean" objective uses the O(K^2) running-sum form
 OBJECTIVE_BLOCK = 1 << 22  # elements of a (pivots, K, K) block held at once (32 MiB)
@@ -196,22 +319,6 @@ def near_tied_labels(cov: np.ndarray) -> list[tuple[int, int, float]]:
     a, y = np.nonzero(np.triu(near_zero_variance(var, var_sum), 1))
     return [(int(i), int(j), float(var[i, j] / var_sum[i, j])) for i, j in zip(a, y, strict=True)]
 
-
-def pivot_objective(
-    cov_11: np.ndarray, cov_22: np.ndarray, cov_12: np.ndarray, dist_type: str = "max"
-) -> np.ndarray:
-    """T[a, b]: the t1 objective for pivot a and left-out b (K x K; +inf on the diagonal).
-
-    Fast path from covariances: cov_12[y, y'] = Cov(ell_1(y), ell_2(y')). Rounding in the
-    expansion leaves ~1e-8 absolute noise in T (a square root of ~1e-16 cancellation), so
-    near-ties are settled by `exact_objective_rows`. NaN marks a zero log-odds scale.
-    """
-    check_dist_type(dist_type)
-    rows = np.arange(cov_11.shape[0])
-    a_term, b_term, _, _ = pivot_row_terms(
-        np.diag(cov_11), np.diag(cov_22), np.diag(cov_12), cov_11, cov_22, rows
-    )
-    return _objective_from_terms(a_term, b_term, dist_type)
 
 
 @dataclass(frozen=True)
@@ -380,80 +487,6 @@ def exact_objective_rows(
     if len(asked):
         objective[asked] = _objective_from_terms(a_term, b_term, dist_type, asked)
     return objective
-
-
-NEAR_TIE = 1e-6  # fast-path T values this close to the minimum are re-scored exactly
-# Exact T values within TIE_RTOL x (1 + |lowest|) of the lowest count as tied (T is made of
-# standard deviations of standardised log-likelihoods: O(1), and exactly 0 for one model
-# compared with itself; rounding leaves ~1e-15 of it).
-TIE_RTOL = 1e-12
-
-
-def tie_band(lowest: float, rtol: float = TIE_RTOL) -> float:
-    """Values at or below lowest + this count as tied with the lowest (rtol x (1 + |lowest|):
-    relative, and absolute near 0, where identical models' T sits)."""
-    return lowest + rtol * (1.0 + abs(lowest))
-
-
-def choose_pivot_and_leave_out(
-    objective: np.ndarray,
-    loglik_1: np.ndarray | None = None,
-    loglik_2: np.ndarray | None = None,
-    dist_type: str = "max",
-    cache: dict[int, PivotTerms] | None = None,
-) -> tuple[int, int]:
-    """argmin of T over (a, b), ties to the smallest a then b; NaN entries never win.
-
-    With the log-likelihoods given, every pair within NEAR_TIE of the fast-path minimum is
-    re-scored exactly first, so exact ties (identical models: T = 0 everywhere) go to the
-    smallest (a, b) rather than to whichever pair rounding favoured. Pivots are re-scored in
-    ascending order, one at a time (a pivot's exact terms hold two N x K arrays: keeping all
-    K of them would need 2 N K^2 floats, 16 GB at N = 100,000, K = 100), and the scan stops at
-    the first pivot with an exact T tied with 0 (tie_band), the least T can be (it is made of
-    standard deviations), as no later pivot can win a tie against it. `cache` receives the
-    exact terms when a single pivot was re-scored.
-    """
-    flat = _nan_to_inf(objective).ravel()
-    lowest = flat.min()
-    if not np.isfinite(lowest):
-        return 0, 1  # every pair degenerate; the terms will be NaN
-    k = objective.shape[0]
-    if loglik_1 is not None and loglik_2 is not None:
-        near = flat <= tie_band(lowest, NEAR_TIE)
-        pivots = np.unique(np.flatnonzero(near) // k)
-        exact = np.full(k * k, np.inf)
-        for a, values in _exact_rows(loglik_1, loglik_2, pivots, dist_type, cache):
-            row = slice(a * k, (a + 1) * k)
-            exact[row] = np.where(near[row], _nan_to_inf(values), np.inf)
-            if k > 2 and exact[row].min() <= tie_band(0.0):
-                break
-        flat = exact
-        lowest = flat.min()
-        if not np.isfinite(lowest):
-            return 0, 1
-    tied = flat <= tie_band(lowest)
-    idx = int(np.argmax(tied))  # first in row-major order: smallest a, then smallest b
-    return idx // k, idx % k
-
-
-def _exact_rows(
-    loglik_1: np.ndarray,
-    loglik_2: np.ndarray,
-    pivots: np.ndarray,
-    dist_type: str,
-    cache: dict[int, PivotTerms] | None,
-) -> Iterator[tuple[int, np.ndarray]]:
-    """(a, exact row T[a, :]) for each pivot in order; one pivot goes through the cache, many
-    share one centring and two scratch buffers (and leave nothing behind)."""
-    if len(pivots) == 1:
-        a = int(pivots[0])
-        yield a, exact_objective_rows(loglik_1, loglik_2, pivots, dist_type, cache)[a]
-        return
-    centred, variances = _centred_pair(loglik_1, loglik_2)
-    scratch = (np.empty_like(centred[0]), np.empty_like(centred[1]))
-    for a in pivots.tolist():
-        a_term, b_term = _exact_ab_terms(centred, variances, a, scratch)
-        yield a, _objective_from_terms(a_term[None], b_term[None], dist_type, np.array([a]))[0]
 
 
 @dataclass(frozen=True)

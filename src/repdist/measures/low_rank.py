@@ -20,7 +20,7 @@ Two searches of the paper's d_LLV and d_{f,g} are combinatorial and are sampled 
   MAX_LABEL_SETS; here as many as SET_FLOPS allows for M x M SVDs (d_fg_estimate says so).
 Where the exact path settles near-ties by recomputing from the log-likelihoods, this path
 takes the moments as they are (~1e-8 absolute rounding in the terms): pivots and left-out
-labels within LOW_RANK_TIE of the lowest (tie_band) are tied, the smallest taken.
+labels within LOW_RANK_TIE of the lowest are tied, the smallest taken (llv.first_tied).
 
 `device` (compare's keyword): the streamed logits and the pivot rows, this path's two costs of
 order N K M and K^2 M, run with torch on that device (a GPU: "cuda", "cuda:1"; "auto" takes one
@@ -43,18 +43,18 @@ from .llv import (
     LabelTerms,
     _nan_to_inf,
     _objective_from_terms,
+    first_tied,
     near_zero_variance,
     pivot_row_terms,
     scan_input_sets,
     snap_zero_sd,
     terms_of_row,
-    tie_band,
 )
 from .svd import MAX_LABEL_SETS, mean_singular_values
 
 METHODS = ("auto", "exact", "low_rank")
 LOW_RANK_ABOVE_LABELS = 1024  # method "auto": the exact path up to this many labels
-LOW_RANK_TIE = NEAR_TIE  # T values from moments this close (tie_band) are tied (~1e-8 rounding)
+LOW_RANK_TIE = NEAR_TIE  # T values from moments this close are tied (~1e-8 rounding)
 MAX_PIVOTS = 512  # pivots d_LLV's label search tries at vocabulary scale (seeded sample)
 PIVOT_STREAM = 0x9170  # seeds the pivot sample apart from the input candidates and label sets
 STREAM_LABELS = 2048  # labels per block of streamed logits
@@ -397,9 +397,9 @@ def low_rank_label_side(a: LogLikFactors, b: LogLikFactors, dist_type: str, max_
     a_term, b_term, s1, s2 = rows_terms(rows)
     if y_leave_out is None:
         objective = _nan_to_inf(_objective_from_terms(a_term, b_term, dist_type, rows)[0])
-        low = objective.min()
-        y_leave_out = (int(np.argmax(objective <= tie_band(low, LOW_RANK_TIE)))
-                       if np.isfinite(low) else (1 if y_pivot == 0 else 0))
+        y_leave_out = first_tied(objective, LOW_RANK_TIE)
+        if y_leave_out is None:  # every left-out label degenerate: the terms will be NaN
+            y_leave_out = 1 if y_pivot == 0 else 0
     terms = terms_of_row(a_term[0], b_term[0], s1[0], s2[0], y_pivot, y_leave_out, dist_type)
     return LowRankLabelSide(y_pivot, y_leave_out, terms, s1[0], s2[0], searched, proven,
                             rows_terms.cross[:-1, :-1],  # Cov(f1, f2): M1 x M2
@@ -496,11 +496,10 @@ class PivotSearch:
         return bound
 
     def best_pivot(self) -> int:
-        """The smallest pivot whose row minimum ties the lowest (the exact path's rule)."""
-        best = self.lowest.min()
-        if not np.isfinite(best):
-            return 0
-        return int(np.argmax(self.done & (self.lowest <= tie_band(best, LOW_RANK_TIE))))
+        """The smallest pivot whose row minimum ties the lowest (llv.first_tied at
+        LOW_RANK_TIE; pivots not evaluated hold +inf), 0 when no row is finite."""
+        best = first_tied(self.lowest, LOW_RANK_TIE)
+        return 0 if best is None else best
 
 
 class DevicePivotSearch(PivotSearch):

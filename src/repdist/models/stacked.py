@@ -22,17 +22,19 @@ class StackedMLPFunction(torch.autograd.Function):
     """The whole MLP as one autograd node: in -> w -> ... -> w -> M for S models at once.
 
     Arguments: x, then each hidden layer's weight and bias, then the output layer's weight.
-    Hidden layers: leaky_relu(h @ weight + bias), the activation applied in place on the product
-    (its output's sign tells where the input was negative, the slope being positive). The output
-    layer is transposed: out^T = weight @ h^T, (S, M, B), because with M = 2 outputs h @ weight^T
-    is an N = 2 matmul that MKL runs far below its peak, while the transposed product (and its
-    weight gradient grad^T @ h) runs faster (benchmarks/synthetic_training.py). One node instead
-    of one per layer saves their per-node overhead.
-    Transposes go to bmm as views (MKL reads them transposed, faster than copying first).
+    Hidden layers: leaky_relu(h @ weight + bias), applied in place on the product. The output
+    layer is transposed: out^T = weight @ h^T, (S, M, B). One node instead of one per layer
+    saves their per-node overhead.
     """
 
     @staticmethod
     def forward(ctx, x, *params):  # type: ignore[override]
+        # The activation runs in place on the product: its output's sign tells where the input
+        # was negative, the slope being positive. The output layer is transposed because with
+        # M = 2 outputs h @ weight^T is an N = 2 matmul that MKL runs far below its peak, while
+        # the transposed product (and its weight gradient grad^T @ h) runs faster
+        # (benchmarks/synthetic_training.py). Transposes go to bmm as views: MKL reads them
+        # transposed, faster than copying first.
         weights, biases, w_out = params[:-1:2], params[1:-1:2], params[-1]
         hidden = [x]
         for w, b in zip(weights, biases, strict=True):

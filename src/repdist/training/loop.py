@@ -166,46 +166,48 @@ class Resumable(TypingProtocol):
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How one run executes, beyond what it trains: the checkpoint file (None: none), device,
-    eval-mode batch size (None: all at once), channels-last images (CUDA), an eval-mode pass
-    over the training set at the end, `on_step(done)` (called with 0 before training and after
-    every step; a true return after a step ends the run there, its finals computed as usual,
-    `steps_run` saying how many ran, the checkpoint as last written), `identity`, what the
-    checkpoint must match besides the training settings, and `objective(model, x, codes, labels, idx)`, the per-model loss of a batch (None: the NLL of
-    the labels; distillation passes its own, `idx` indexing the training set), and
-    `cuda_graph`: on CUDA the step (forward, backward, Adam, the loss window) is captured in a
-    CUDA graph, one per batch size, and replayed (`_StepGraphs`); on a CPU the same graph-ready
-    step runs eagerly, to the same numbers. `early_stopping`: each model of a stack stops
-    when its test loss has not improved for that many test passes (training.early_stopping;
-    the clean protocol's eval-mode passes: give the run the validation set as test data), and
-    the run when all have; `resumables`: state beside the run (by name) saved in its checkpoint
-    and loaded back on resume; `full_batches`: every batch whole (batches.numpy_order: each
-    epoch's remainder left out), for a contrastive model whose candidate set is its batch;
-    `in_order`: every epoch the training examples in their order, never shuffled (the
-    follow-up's CIFAR-100 teacher: its DataLoader has no shuffle);
-    `lr_factor`: the learning rate of step i is lr x lr_factor(i) (the follow-up's per-epoch
-    warm-up and decay, settings.EpochSchedule), set between steps: such a run steps eagerly,
-    never from a CUDA graph (a captured step keeps the rate it was captured with);
-    `loss_scaling`: the loss scaled for float16 gradients (a model under float16 autocast) by
-    torch.amp.GradScaler, dynamically, on the device: the fused Adam takes its scale and its
-    found-infinity flag as tensors, skips a step whose gradients overflowed and the scale is
-    updated in place, so the step never waits for the host and a CUDA graph captures it; the
-    scaler's state travels with the checkpoint."""
+    """How one run executes, beyond what it trains (TrainConfig). The defaults run on the CPU,
+    eagerly, without a checkpoint; each field's comment says what it changes."""
 
-    checkpoint: str | Path | None = None
+    checkpoint: str | Path | None = None  # the checkpoint file; None: none
     device: str | torch.device = "cpu"
-    eval_batch_size: int | None = None
-    channels_last: bool = False
-    final_train_eval: bool = False
+    eval_batch_size: int | None = None  # eval-mode batch size; None: all at once
+    channels_last: bool = False  # images in channels-last memory format (CUDA)
+    final_train_eval: bool = False  # an eval-mode pass over the training set at the end
+    # on_step(done): called with 0 before training and after every step. A true return after
+    # a step ends the run there: its finals are computed as usual, `steps_run` says how many
+    # steps ran, and the checkpoint stays as last written.
     on_step: Callable[[int], bool | None] | None = None
+    # What the checkpoint must match besides the training settings.
     identity: Mapping[str, Any] | None = None
+    # objective(model, x, codes, labels, idx): the per-model loss of a batch. None: the NLL of
+    # the labels. Distillation passes its own; `idx` indexes the training set.
     objective: Objective | None = None
+    # On CUDA the step (forward, backward, Adam, the loss window) is captured in a CUDA graph,
+    # one per batch size, and replayed (_StepGraphs). On a CPU the same graph-ready step runs
+    # eagerly, to the same numbers.
     cuda_graph: bool = False
+    # Each model of a stack stops when its test loss has not improved for that many test
+    # passes (training.early_stopping), and the run stops when all have. These are the clean
+    # protocol's eval-mode passes: give the run the validation set as its test data.
     early_stopping: EarlyStopping | None = None
+    # State beside the run, by name, saved in its checkpoint and loaded back on resume.
     resumables: Mapping[str, Resumable] = field(default_factory=dict)
+    # Every batch whole (batches.numpy_order leaves each epoch's remainder out): for a
+    # contrastive model whose candidate set is its batch.
     full_batches: bool = False
+    # The training examples in their order every epoch, never shuffled (the follow-up's
+    # CIFAR-100 teacher: its DataLoader has no shuffle).
     in_order: bool = False
+    # The loss scaled for float16 gradients (a model under float16 autocast) by
+    # torch.amp.GradScaler, dynamically, on the device. The fused Adam takes the scale and the
+    # found-infinity flag as tensors and skips a step whose gradients overflowed; the scale is
+    # updated in place. So the step never waits for the host, and a CUDA graph captures it.
+    # The scaler's state travels with the checkpoint.
     loss_scaling: bool = False
+    # The learning rate of step i is lr x lr_factor(i), set between steps (the follow-up's
+    # per-epoch warm-up and decay, settings.EpochSchedule). Such a run steps eagerly, never
+    # from a CUDA graph: a captured step keeps the rate it was captured with.
     lr_factor: Callable[[int], float] | None = None
 
 

@@ -13,9 +13,12 @@ from repdist.figures.synthetic import MEASURE_PANELS, measures_vs_width_figure, 
 
 
 def all_text(fig) -> str:
+    """The figure's titles, texts and legends' entries."""
     texts = [t.get_text() for t in fig.texts]
     for ax in fig.axes:
         texts += [ax.get_title(), *(t.get_text() for t in ax.texts)]
+        if ax.get_legend():
+            texts += [t.get_text() for t in ax.get_legend().get_texts()]
     return "\n".join(texts)
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .style import D_FG, D_LLV, PAPER_BLUE, plt
+from .style import D_FG, D_LLV, PAPER_BLUE, legend_below, plt
 
 
 def bound_figure(
     table: pd.DataFrame, rep_dim: int, title: str, marker_size: float = 12
 ) -> plt.Figure:
     """Points with d_LLV < 1/(2M) (where the theorem applies) and the line 2 M d_LLV. Pairs with
-    an undefined measure (NaN: degenerate models) are left out and counted in a note."""
+    an undefined measure (NaN: degenerate models) are left out and counted in the title; the
+    legend sits under the axes, off the points."""
     limit = 1.0 / (2 * rep_dim)
     undefined = int(table[["d_llv", "d_fg"]].isna().any(axis=1).sum())
     defined = table.dropna(subset=["d_llv", "d_fg"])
@@ -21,7 +22,8 @@ def bound_figure(
     ax.scatter(valid["d_llv"], valid["d_fg"], s=marker_size, color=PAPER_BLUE, label="model pairs")
     top = float(valid["d_llv"].max()) if len(valid) else limit
     u = np.linspace(0.0, top + 0.01, 100)
-    ax.plot(u, 2 * rep_dim * u, color="black", lw=1.5, label=rf"bound ${2 * rep_dim}\,d$")
+    ax.plot(u, 2 * rep_dim * u, color="black", lw=1.5,
+            label=f"the bound: {D_FG} ≤ {2 * rep_dim} {D_LLV}")
     ax.set_xlabel(D_LLV)
     ax.set_ylabel(D_FG)
     above = int((valid["d_fg"] > 2 * rep_dim * valid["d_llv"]).sum())
@@ -30,9 +32,8 @@ def bound_figure(
         notes.append(f"{len(defined) - len(valid)} with {D_LLV} ≥ {limit:g} not shown")
     if undefined:
         notes.append(f"{undefined} undefined (NaN) left out")
-    ax.set_title(f"{title}\n{len(valid)} pairs with {D_LLV} < {limit:g}; {above} above the bound")
-    if notes:
-        ax.text(0.98, 0.98, "\n".join(notes), ha="right", va="top", transform=ax.transAxes,
-                fontsize=10)
-    ax.legend(loc="upper left")
+    ax.set_title("\n".join([title, f"{len(valid)} pairs with {D_LLV} < {limit:g}; {above} above "
+                                     "the bound", *(["; ".join(notes)] if notes else [])]),
+                 fontsize=12)
+    legend_below(ax, ncols=2)
     return fig

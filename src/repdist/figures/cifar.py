@@ -47,7 +47,8 @@ def seed_comparison(
 ) -> plt.Figure:
     """Fig. 3 (left): two models' test embeddings side by side (labelled e.g. "seed 0", or
     "ours, seed 0" beside "theirs, seed 0"), each coloured by its own predictions, their m_CCA
-    (experiments/pairs.py::embeddings_mcca) in the title."""
+    (experiments/pairs.py::embeddings_mcca) in the title; the y axis shared, its values at the
+    left."""
     from ..io.representations import columns_of
 
     f_a, f_b = columns_of(a, "f_"), columns_of(b, "f_")
@@ -56,9 +57,6 @@ def seed_comparison(
     right.scatter(f_b[:, 0], f_b[:, 1], c=_colours(b["pred"].to_numpy()), s=5)
     left.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}(\cdot)$ ({labels[0]})")
     right.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}'(\cdot)$ ({labels[1]})")
-    for ax in (left, right):
-        ax.set_xticklabels([])
-        ax.set_yticklabels([])
     right.legend(handles=_legend_handles(class_names), bbox_to_anchor=(1.05, 1),
                  loc="upper left", frameon=False)
     fig.suptitle(rf"$m_{{\mathrm{{CCA}}}}$ = {mcca:.3f} on the test set{_data_note(standin)}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .style import D_LLV, plt
+from .style import D_LLV, legend_beside, line_key, plt
 
 LOSS_STYLE = {
     "kl": ("KL", "#002347"),
@@ -21,6 +21,8 @@ PANELS = (("mcca_f", r"$m_{\mathrm{CCA}}$ of f (teacher, student)"),
 
 
 def distillation_figure(table: pd.DataFrame, title: str) -> plt.Figure:
+    """Three panels against the student's KL to its teacher; a colour per loss, a marker per
+    (K, width), the teachers' own angle probe dotted; the legend beside the last panel."""
     fig, axes = plt.subplots(1, len(PANELS), figsize=(16, 4.6))
     configs = list(table.groupby(["K", "width"]).groups)
     for (loss, part) in table.groupby("loss", sort=False):
@@ -40,7 +42,8 @@ def distillation_figure(table: pd.DataFrame, title: str) -> plt.Figure:
         axes[-1].axhline(teacher.loc[(k, w)], color="k", lw=0.8, ls=":")
         axes[-1].scatter([], [], color="k", marker=MARKERS[ci % len(MARKERS)],
                          label=f"K = {k}, width {w}")
-    axes[-1].legend(fontsize=9, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle(f"{title} (dotted: the teachers' mean angle probe $R^2$)", fontsize=12)
+    teachers = line_key(r"the teachers' mean angle probe $R^2$", lw=0.8, style=":")
+    legend_beside(axes[-1], [*axes[-1].get_legend_handles_labels()[0], teachers], fontsize=9)
+    fig.suptitle(title, fontsize=12)
     fig.tight_layout()
     return fig

@@ -1,4 +1,4 @@
-"""Mean +- sd over seed pairs of m_CCA, d_LLV and d_{f,g} against the training step: one line
+"""Mean ± sd over seed pairs of m_CCA, d_LLV and d_{f,g} against the training step: one line
 per run (the NeurIPS MLP's training_dynamics; Roeder et al.'s Fig. 2b, one per data variant),
 each with its chance level dotted where the snapshots drew a null (the mean of the null's tau)."""
 
@@ -8,14 +8,15 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from .style import D_FG, D_LLV, LINE_COLOURS, PAPER_BLUE, plt
+from .style import D_FG, D_LLV, LINE_COLOURS, PAPER_BLUE, band_key, legend_beside, plt
 
 
 def dynamics_figure(snapshots: pd.DataFrame | Mapping[str, pd.DataFrame], title: str,
                     mark_step: int | None = None, mark_label: str = "") -> plt.Figure:
     """`snapshots`: one table (SNAPSHOT_COLUMNS) or several by legend label; `mark_step`: a
     dotted vertical line (e.g. the step a paper names), labelled `mark_label`, drawn where the
-    curves reach it."""
+    curves reach it. The legend, beside the last panel, names the runs, the band and the
+    dotted lines."""
     runs = {"": snapshots} if isinstance(snapshots, pd.DataFrame) else dict(snapshots)
     colours = [PAPER_BLUE] if len(runs) == 1 else LINE_COLOURS
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2), sharex=True)
@@ -41,8 +42,9 @@ def dynamics_figure(snapshots: pd.DataFrame | Mapping[str, pd.DataFrame], title:
             ax.axvline(mark_step, color="grey", ls=":", lw=1.5, label=mark_label or None)
         ax.set_xlabel("training step")
         ax.set_ylabel(f"mean {label}")
-    if len(runs) > 1 or mark or chance:
-        axes[0].legend(fontsize=9)
+    keys = [*axes[-1].get_legend_handles_labels()[0],
+            band_key("±1 sd over seed pairs", "grey", 0.3)]
+    legend_beside(axes[-1], keys)
     fig.suptitle(f"{title} — mean ± sd over {pairs} seed pairs", fontsize=12)
     fig.tight_layout()
     return fig

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from .style import D_LLV, PAPER_BLUE, PAPER_ORANGE, plt
+from .style import D_LLV, PAPER_BLUE, PAPER_ORANGE, legend_beside, plt
 
 # the report's columns of the pairs table (experiments/pairs.py::PAIR_COLUMNS has them all)
 TABLE_COLUMNS = ["seed_a", "seed_b", "kl", "d_llv", "mcca_f", "mcca_g", "mcca_f_components",
@@ -39,7 +39,7 @@ def per_model_text(value: Any) -> str:
 
 def seed_pairs_figure(pairs: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
     """Left: KL against d_LLV; right: KL against m_CCA of f and of g; one point per pair, each
-    labelled with its seeds."""
+    labelled with its seeds; the legend beside the right panel."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8))
     a, b = pair_keys(pairs)
     names = [f"{x}-{y}" for x, y in zip(pairs[a], pairs[b], strict=True)]
@@ -48,14 +48,16 @@ def seed_pairs_figure(pairs: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figur
         left.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=9)
     left.set_xlabel(D_LLV)
     left.set_ylabel("KL (nats)")
-    for column, colour, label in (("mcca_f", PAPER_BLUE, r"$m_{\mathrm{CCA}}(f)$"),
-                                  ("mcca_g", PAPER_ORANGE, r"$m_{\mathrm{CCA}}(g)$")):
-        right.scatter(pairs[column], pairs["kl"], color=colour, label=label)
+    for column, colour, label, marker in (
+            ("mcca_f", PAPER_BLUE, r"$m_{\mathrm{CCA}}(f)$", "o"),
+            ("mcca_g", PAPER_ORANGE, r"$m_{\mathrm{CCA}}(g)$", "s")):
+        right.scatter(pairs[column], pairs["kl"], color=colour, label=label, marker=marker,
+                      alpha=0.8)
         for x, y, name in zip(pairs[column], pairs["kl"], names, strict=True):
             right.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=9)
     right.set_xlabel(r"$m_{\mathrm{CCA}}$ (1 = identical up to a linear map)")
     right.set_ylabel("KL (nats)")
-    right.legend(loc="best")
+    legend_beside(right)
     undefined = int(pairs[["kl", "d_llv", "mcca_f", "mcca_g"]].isna().any(axis=1).sum())
     note = f"; {undefined} pair(s) with an undefined measure" if undefined else ""
     what = "seed pairs" if a == "seed_a" else "pairs of models"
@@ -106,7 +108,7 @@ def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
     ax.set_xlabel(title, fontsize=10 if "\n" in title else None)
     ax.set_ylabel("similarity (mean over pairs; range shaded)")
     ax.set_ylim(min(0.0, float(summary["min"].min())), 1.02)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10)
+    legend_beside(ax)
     names = ", ".join(m["name"] for m in models) if len(models) <= 4 else f"{len(models)} models"
     ax.set_title(f"Layer by layer: {names} ({len(models) * (len(models) - 1) // 2} pairs, "
                  f"f at the {meta.get('positions')} position(s))", color=PAPER_BLUE, fontsize=12)

@@ -2,11 +2,12 @@
 bound_plot_cifar.py), from experiments/logit_distance_tables.py's tables.
 
 - `metrics_figure`: each metric over epochs for each pair of losses (L1 vs KL, L1 vs L2, L2 vs
-  KL), the inverse-variance average over teachers with a band of +- 1.96 standard deviations of
-  that average, test inputs solid, training inputs dashed.
+  KL), the inverse-variance average over teachers with a band of ± 1.96 standard deviations of
+  that average, test inputs solid, training inputs dashed (the legend says so).
 - `bound_figure`: Theorem F.1 per student, sum (1 - rho^2) lambda against d_logit^2 with the
   bound's line (every point below it), and the KL bound 2 KL / tau^2 against d_logit^2 (every
-  point above its line: how far above is how loose it is).
+  point above its line: how far above is how loose it is). Each loss has its own hollow
+  marker, so students of two losses at the same place are both seen.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .style import plt
+from .style import band_key, legend_beside, line_key, plt
 
 LOSS_STYLE = {
     "kl": ("KL", "#002347"),
@@ -22,6 +23,9 @@ LOSS_STYLE = {
     "l2": (r"$L_2$ logits", "#FF5003"),
     "labels": ("labels only", "#8d8d8d"),
 }
+# each loss's marker (shape, area in points squared): hollow and of different shapes and sizes,
+# so that a student drawn over another of a different loss leaves it in sight
+LOSS_MARKERS = {"kl": ("o", 90), "l1": ("s", 45), "l2": ("^", 55), "labels": ("D", 30)}
 PAIRS = (("l1", "kl"), ("l1", "l2"), ("l2", "kl"))
 ROWS = (("mcca", r"$m_{\mathrm{CCA}}$", False), ("d_rep", r"$d_{\mathrm{rep}}$", True),
         ("d_logit2", r"$d^2_{\mathrm{logit}}$", True), ("kl", "KL(teacher || student)", True),
@@ -29,7 +33,9 @@ ROWS = (("mcca", r"$m_{\mathrm{CCA}}$", False), ("d_rep", r"$d_{\mathrm{rep}}$",
 
 
 def metrics_figure(summary: pd.DataFrame, title: str) -> plt.Figure:
-    fig, axes = plt.subplots(len(ROWS), len(PAIRS), figsize=(15, 3.1 * len(ROWS)),
+    """Each metric (a row) over epochs for each pair of losses (a column); the legend beside the
+    top row names the losses' colours and the line styles."""
+    fig, axes = plt.subplots(len(ROWS), len(PAIRS), figsize=(16.5, 3.1 * len(ROWS)),
                              sharex=True, squeeze=False)
     for col, pair in enumerate(PAIRS):
         for row, (metric, label, log) in enumerate(ROWS):
@@ -43,9 +49,14 @@ def metrics_figure(summary: pd.DataFrame, title: str) -> plt.Figure:
             if row == 0:
                 ax.set_title(f"{LOSS_STYLE[pair[0]][0]} vs {LOSS_STYLE[pair[1]][0]}")
         axes[-1, col].set_xlabel("epoch")
-        axes[0, col].legend(fontsize=9, loc="best")
-    fig.suptitle(f"{title}: inverse-variance average over teachers, band +- 1.96 sd "
-                 "(test solid, train dashed)", fontsize=12)
+    drawn = {loss for pair in PAIRS for loss in pair} & set(summary["loss"])
+    losses = [loss for loss in LOSS_STYLE if loss in drawn]
+    keys = [line_key(LOSS_STYLE[loss][0], LOSS_STYLE[loss][1], marker=LOSS_MARKERS[loss][0],
+                     ms=4) for loss in losses]
+    keys += [line_key("test inputs"), line_key("training inputs", style="--"),
+             band_key("± 1.96 sd (test)", "grey", 0.3)]
+    legend_beside(axes[0, -1], keys)
+    fig.suptitle(f"{title}: inverse-variance average over teachers", fontsize=12)
     fig.tight_layout()
     return fig
 
@@ -59,23 +70,27 @@ def _band(ax: plt.Axes, summary: pd.DataFrame, loss: str, metric: str) -> None:
             continue
         x, mean = rows["epoch"].to_numpy(), rows["mean"].to_numpy(dtype=float)
         half = 1.96 * np.sqrt(np.clip(rows["var"].to_numpy(dtype=float), 0, None))
-        ax.plot(x, mean, style, color=colour, marker="o", ms=3,
+        ax.plot(x, mean, style, color=colour, marker=LOSS_MARKERS.get(loss, ("o", 0))[0], ms=3,
                 label=label if split == "test" else None)
         if split == "test":
             ax.fill_between(x, mean - half, mean + half, color=colour, alpha=0.2, lw=0)
 
 
 def bound_figure(final: pd.DataFrame, title: str) -> plt.Figure:
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5.2))
+    """Theorem F.1 (left) and the KL bound (right) per student against d_logit^2, each loss
+    its own hollow marker; one legend beside the right panel."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5.2))
     d2 = final["f1_right"].to_numpy(dtype=float)
     for loss, rows in final.groupby("loss", sort=False):
         label, colour = LOSS_STYLE.get(loss, (loss, None))
-        left.scatter(rows["f1_right"], rows["f1_left"], color=colour, s=30, label=label)
-        right.scatter(rows["f1_right"], rows["kl_bound"], color=colour, s=30, label=label)
+        marker, area = LOSS_MARKERS.get(loss, ("x", 40))
+        for ax, column in ((left, "f1_left"), (right, "kl_bound")):
+            ax.scatter(rows["f1_right"], rows[column], marker=marker, s=area, facecolors="none",
+                       edgecolors=colour, linewidths=1.3, label=label)
     span = np.array([max(np.nanmin(d2[d2 > 0]), 1e-8) if (d2 > 0).any() else 1e-8,
                      max(np.nanmax(d2), 1e-7)]) * np.array([0.5, 2.0])
     for ax in (left, right):
-        ax.plot(span, span, "k--", lw=1, label="y = x")
+        ax.plot(span, span, "k--", lw=1, label="y = x", zorder=1)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(r"$d^2_{\mathrm{logit}}$(teacher, student), test")
@@ -84,9 +99,9 @@ def bound_figure(final: pd.DataFrame, title: str) -> plt.Figure:
     left.set_title(f"Theorem F.1: below the line ({violations} above)", fontsize=12)
     right.set_ylabel(r"$2\,\mathrm{KL} / \tau^2$")
     loose = final["kl_bound_looseness"].replace(np.inf, np.nan).median()
-    right.set_title(f"KL bound under tau-lower-boundedness: {loose:.3g}x d_logit^2 (median)",
-                    fontsize=12)
-    left.legend(fontsize=9)
+    right.set_title(rf"KL bound under $\tau$-lower-boundedness: {loose:.3g}"
+                    r"$\times\, d^2_{\mathrm{logit}}$ (median)", fontsize=12)
+    legend_beside(right)
     fig.suptitle(title, fontsize=12)
     fig.tight_layout()
     return fig

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..measures.glossary import missing
-from .style import colour_bar, colour_map, plt
+from .style import colour_bar, colour_map, legend_below, legend_beside, line_key, plt
 
 METRIC_NAMES = {"mutual_knn": "mutual k-NN", "cycle_knn": "cycle k-NN", "lcs_knn": "LCS k-NN",
                 "edit_distance_knn": "edit-distance k-NN", "cka": "CKA",
@@ -22,7 +22,8 @@ ROWS = (("score", "alignment"), ("calibrated", "calibrated alignment"))
 def alignment_figure(table: pd.DataFrame, families: Sequence[str]) -> plt.Figure:
     """PRH's Fig. 3, raw (top) and calibrated (bottom): per family, a line per vision model
     (darker: fewer parameters) through the language models ordered by performance; the null's
-    tau of each point drawn faint beside the raw line."""
+    tau of each point drawn faint beside the raw line. Each family's models are named under
+    its column, the line styles beside the top row."""
     metric = METRIC_NAMES.get(str(table["metric"].iloc[0]), str(table["metric"].iloc[0]))
     fig, axes = plt.subplots(2, len(families), figsize=(4.2 * len(families), 7.5),
                              squeeze=False, sharex=True)
@@ -39,12 +40,14 @@ def alignment_figure(table: pd.DataFrame, families: Sequence[str]) -> plt.Figure
                 if column == "score" and line["tau"].notna().any():
                     ax.plot(line["performance"], line["tau"], ":", color=colour, alpha=0.6)
         axes[0, col].set_title(family)
-        axes[0, col].legend(fontsize=8, loc="best")
+        axes[-1, col].set_xlabel("language performance\n(1 - bits per byte)", fontsize=11)
+        legend_below(axes[-1, col], axes[-1, col].get_legend_handles_labels()[0], fontsize=8)
     for row, (_, label) in enumerate(ROWS):
         axes[row, 0].set_ylabel(f"{label}\n({metric}, best layer pair)")
-    fig.supxlabel("language model performance (1 - bits per byte)", fontsize=13)
-    fig.suptitle("Alignment to vision models against language performance (PRH Fig. 3); "
-                 "dotted: the null's tau", fontsize=12)
+    legend_beside(axes[0, -1], [line_key("alignment", marker="o"),
+                                line_key("the null's τ (chance)", style=":", alpha=0.6)])
+    fig.suptitle("Alignment to vision models against language performance (PRH Fig. 3)",
+                 fontsize=12)
     fig.tight_layout()
     return fig
 

@@ -8,12 +8,13 @@ untrained models' value (dashed)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from matplotlib.patches import Rectangle
 
-from .style import PAPER_BLUE, PAPER_ORANGE, plt
+from .style import PAPER_BLUE, PAPER_ORANGE, legend_beside, line_key, plt
 
 SIDES = {"f": PAPER_BLUE, "g": PAPER_ORANGE}
 FRAMES = {"f": "#3D9BFF", "g": PAPER_ORANGE}  # x's frame lighter than f's line: seen on black
@@ -26,13 +27,20 @@ TITLES = {"b": "(b) over training", "c": "(c) against training data",
 def cpc_figure(examples: Mapping[str, np.ndarray], summary: pd.DataFrame, title: str,
                examples_shown: int = 3) -> plt.Figure:
     """`examples`: the npz experiments.roeder_cpc.write_examples writes; `summary`:
-    roeder_cpc_tables.cpc_summary's table."""
+    roeder_cpc_tables.cpc_summary's table. One legend, beside the last panel, for the three
+    trend panels."""
     fig = plt.figure(figsize=(19, 4.4))
     grid = fig.add_gridspec(1, 4, width_ratios=[1.1, 1, 1, 1], wspace=0.3)
     _data_panel(fig, grid[0], examples, examples_shown)
+    keys: dict[str, Any] = {}
     for k, panel in enumerate(("b", "c", "d")):
         ax = fig.add_subplot(grid[k + 1])
         _trend_panel(ax, summary[summary["panel"] == panel].sort_values("x"), panel)
+        keys.update(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
+    if any(c.endswith("_ci_low") for c in summary.columns):
+        keys["95 % interval (seeds resampled)"] = line_key(
+            "95 % interval (seeds resampled)", "grey", lw=6, alpha=0.25)
+    legend_beside(ax, list(keys.values()))
     pairs = summary["pairs"].max() if len(summary) else 0
     fig.suptitle(f"{title} — mean ± standard error over {pairs} pairs of models", fontsize=12)
     return fig
@@ -104,4 +112,3 @@ def _trend_panel(ax: plt.Axes, rows: pd.DataFrame, panel: str) -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"mean CCA ($m_{\mathrm{CCA}}$)")
     ax.set_title(TITLES[panel], fontsize=12)
-    ax.legend(fontsize=10)

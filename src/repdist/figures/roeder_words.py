@@ -9,7 +9,7 @@ from typing import Protocol
 
 import numpy as np
 
-from .style import PAPER_BLUE, PAPER_ORANGE, plt
+from .style import PAPER_BLUE, PAPER_ORANGE, legend_below, plt
 
 
 class WordsFit(Protocol):
@@ -47,7 +47,8 @@ def roeder_words_figure(fit: WordsFit, seeds: Sequence[int], note: str,
                         contexts: ContextsFit | None = None) -> plt.Figure:
     """Three panels of the shown words' 2-D vectors q: seed a, seed b, b mapped onto a; and,
     given `contexts`, a fourth of f on held-out contexts (Fig. 1's caption: f on held-out
-    data), seed b's mapped onto seed a's by the map fitted on the other half."""
+    data), seed b's mapped onto seed a's by the map fitted on the other half; legends under
+    the panels they explain."""
     fig, axes = plt.subplots(1, 4 if contexts is not None else 3,
                              figsize=(20 if contexts is not None else 15, 5.2))
     a, b = int(seeds[0]), int(seeds[1])
@@ -63,12 +64,13 @@ def roeder_words_figure(fit: WordsFit, seeds: Sequence[int], note: str,
     r2 = ", ".join(f"{r:.3f}" for r in fit.r2)
     axes[2].set_title(f"seed {b} mapped onto seed {a}: $A q_y + c$\n$R^2$ per dimension: {r2}",
                       fontsize=12)
-    axes[2].legend(fontsize=9, loc="best")
     if contexts is not None:
         _contexts_panel(axes[3], contexts, a, b)
     for ax in axes:
         ax.set_xlabel("dimension 1")
         ax.set_ylabel("dimension 2")
+    for ax in axes[2:]:
+        legend_below(ax, ncols=2)
     fig.suptitle(f"Roeder et al. Fig. 1: two seeds' word vectors, one linear map apart? ({note})",
                  fontsize=12)
     fig.tight_layout()
@@ -88,4 +90,3 @@ def _contexts_panel(ax: plt.Axes, contexts: ContextsFit, a: int, b: int) -> None
     r2 = ", ".join(f"{r:.3f}" for r in contexts.r2)
     ax.set_title(f"f on held-out contexts ({len(f_a)} of {len(contexts.f_a)}): seed {b} "
                  f"mapped onto seed {a}\n$R^2$ per dimension: {r2}", fontsize=12)
-    ax.legend(fontsize=9, loc="best")

@@ -4,12 +4,23 @@ right, App. F.7), drawn from the width tables of `experiments.widths`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..data.radial import RadialData
-from .style import D_FG, D_LLV, LINE_COLOURS, PAPER_BLUE, plt
+from .style import (
+    D_FG,
+    D_LLV,
+    LINE_COLOURS,
+    PAPER_BLUE,
+    band_key,
+    legend_beside,
+    legend_below,
+    line_key,
+    plt,
+)
 
 
 def data_figure(data: RadialData, name: str = "Radial data", cmap: str = "Paired") -> plt.Figure:
@@ -26,12 +37,13 @@ def width_figure(
     summaries: Mapping[int, pd.DataFrame], threshold: float, min_seeds: int, title: str = "",
     baseline: pd.DataFrame | None = None,
 ) -> plt.Figure:
-    """Two panels: mean d_LLV and mean d_{f,g} vs width, one line (+-1 sd band, as the paper)
+    """Two panels: mean d_LLV and mean d_{f,g} vs width, one line (±1 sd band, as the paper)
     per class count, and the mean's 95 % seed-bootstrap interval as bars where the summary
     has it (experiments.widths.seed_intervals); with a `baseline` table
     (experiments.width_baseline), the same seeds untrained dashed and the null's mean tau
-    dotted, in the class count's colour."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 4.6))
+    dotted, in the class count's colour. The legend, beside the panels, says what each colour
+    and line style is."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.6))
     notes: list[str] = []
     tops: dict[str, float] = {}
     for colour, (k, summary) in zip(LINE_COLOURS, summaries.items(), strict=False):
@@ -62,18 +74,31 @@ def width_figure(
                          "top of its axis where cut off")
     left.set_ylabel(f"mean {D_LLV}")
     right.set_ylabel(f"mean {D_FG}")
-    right.yaxis.set_label_position("right")
     for ax in (left, right):
         ax.set_xlabel("width")
     if right.get_legend_handles_labels()[0]:
-        right.legend()
+        legend_beside(right, width_keys(right, summaries, baseline))
     caption = (f"pairs of seeds with test accuracy > {threshold:g}; widths with ≥ {min_seeds} "
-               "seeds; band ±1 sd over pairs, bars the mean's 95 % interval (seeds resampled)")
-    if baseline is not None and len(baseline):
-        caption += ";\ndashed: the same seeds untrained; dotted: chance (the null's mean tau)"
+               "seeds")
     fig.suptitle("\n".join([*([title] if title else []), caption, *notes]), fontsize=11)
     fig.tight_layout()
     return fig
+
+
+def width_keys(ax: plt.Axes, summaries: Mapping[int, pd.DataFrame],
+               baseline: pd.DataFrame | None) -> list[Any]:
+    """The width figure's legend: a line per class count in its colour, then what each style
+    means (band, bars, and with a baseline the untrained and chance lines)."""
+    keys: list[Any] = list(ax.get_legend_handles_labels()[0])
+    keys.append(line_key("mean over pairs of seeds"))
+    keys.append(band_key("±1 sd over pairs", "grey", 0.3))
+    if any("d_llv_ci_low" in s for s in summaries.values()):
+        keys.append(line_key("the mean's 95 % interval (seeds resampled)", style="",
+                             marker="|", markersize=12, markeredgewidth=1.2))
+    if baseline is not None and len(baseline):
+        keys += [line_key("the same seeds untrained", style="--", lw=1.5),
+                 line_key("chance (the null's mean τ)", style=":", lw=1.5)]
+    return keys
 
 
 MEASURE_PANELS = (
@@ -90,24 +115,31 @@ MEASURE_PANELS = (
 
 def measures_vs_width_figure(summary: pd.DataFrame, num_classes: int, n_pairs: int,
                              nan_pairs: int) -> plt.Figure:
-    """One panel per measure: mean +- sd over all seed pairs against width (a
+    """One panel per measure: mean ± sd over all seed pairs against width (a
     `experiments.widths.measures_by_width` table); where it has the measure's null, the mean
-    tau as a grey band from the axis to it (what chance reaches: the lower end for distances)."""
+    tau as a grey band from the axis to it (what chance reaches: the lower end for distances).
+    One legend, beside the top row, says what the line and the bands are."""
     panels = [(c, label) for c, label in MEASURE_PANELS if f"{c}_mean" in summary.columns]
-    fig, axes = plt.subplots(2, 4, figsize=(16, 7), sharex=True)
+    fig, axes = plt.subplots(2, 4, figsize=(17, 7), sharex=True)
+    chance = False
     for ax, (col, label) in zip(axes.ravel(), panels, strict=False):
         mean, std = summary[f"{col}_mean"], summary[f"{col}_std"]
         ax.plot(summary.index, mean, color=PAPER_BLUE, lw=2, marker="o")
         ax.fill_between(summary.index, mean - std, mean + std, color=PAPER_BLUE, alpha=0.2)
         if f"{col}_tau_mean" in summary.columns:
             tau = summary[f"{col}_tau_mean"]
-            ax.fill_between(summary.index, 0, tau, color="0.5", alpha=0.25, lw=0,
-                            label="chance (null's tau)")
-            ax.legend(fontsize=8)
+            ax.fill_between(summary.index, 0, tau, color="0.5", alpha=0.25, lw=0)
+            chance = True
         ax.set_title(label)
         ax.set_xscale("log", base=2)
+    for ax in axes.ravel()[len(panels):]:
+        ax.axis("off")
     for ax in axes[-1]:
         ax.set_xlabel("width")
+    keys = [line_key("mean over seed pairs", PAPER_BLUE, marker="o", lw=2),
+            band_key("±1 sd over seed pairs", PAPER_BLUE),
+            *([band_key("chance (the null's mean τ)", "0.5", 0.25)] if chance else [])]
+    legend_beside(axes[0, -1], keys)
     note = f"; {nan_pairs} pairs with an undefined measure left out of it" if nan_pairs else ""
     fig.suptitle(f"All measures vs width, K = {num_classes}, unnormalised models, all "
                  f"{n_pairs} seed pairs{note}", fontsize=12)
@@ -119,9 +151,10 @@ def alignment_figure(table: pd.DataFrame, rho_width: Mapping[int, float],
                      rho_accuracy: float, column: str = "mutual_knn_f",
                      models: str = "the synthetic grid (unnormalised models)") -> plt.Figure:
     """The Platonic Representation Hypothesis' claim on the synthetic grid: mean alignment over
-    seed pairs against width, a line (+-1 sd band) per class count, and against the seeds' mean
-    test accuracy, a point per (K, width); Spearman's rho in the legends and title."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10.5, 4.6))
+    seed pairs against width, a line (±1 sd band) per class count, and against the seeds' mean
+    test accuracy, a point per (K, width), its size the width; Spearman's rho in the legends
+    (below each panel) and title."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.5, 5.4))
     mean, std = f"{column}_mean", f"{column}_std"
     for colour, (k, rows) in zip(LINE_COLOURS * 3, table.groupby("num_classes"), strict=False):
         rows = rows.sort_values("width")
@@ -131,18 +164,29 @@ def alignment_figure(table: pd.DataFrame, rho_width: Mapping[int, float],
                           color=colour, alpha=0.2)
         if f"{column}_tau_mean" in rows:  # what chance reaches at that width, dotted
             left.plot(rows["width"], rows[f"{column}_tau_mean"], ":", color=colour, lw=1.5)
-        right.scatter(rows["test_accuracy"], rows[mean], color=colour, s=25 + rows["width"] / 4,
-                      label=f"{k} classes")
+        right.scatter(rows["test_accuracy"], rows[mean], color=colour, s=marker_area(rows["width"]),
+                      alpha=0.75, edgecolors="white", linewidths=0.5, label=f"{k} classes")
     left.set_xscale("log", base=2)
     left.set_xlabel("width")
     right.set_xlabel("mean test accuracy of the seeds")
     name = column.removesuffix("_f").replace("_", " ")
     for ax in (left, right):
         ax.set_ylabel(f"{name} alignment of f between seeds")
-        ax.legend(fontsize=8)
-    chance = "; dotted: chance (the null's tau)" if f"{column}_tau_mean" in table else ""
+    keys = [band_key("±1 sd over seed pairs", "grey", 0.3)]
+    if f"{column}_tau_mean" in table:
+        keys.append(line_key("chance (the null's mean τ)", style=":", lw=1.5))
+    legend_below(left, [*left.get_legend_handles_labels()[0], *keys], ncols=2)
+    sizes = [line_key(f"width {w:g}", "grey", "", marker="o",
+                      markersize=float(np.sqrt(marker_area(w))))
+             for w in sorted({table["width"].min(), table["width"].max()})]
+    legend_below(right, [*right.get_legend_handles_labels()[0], *sizes], ncols=2)
     fig.suptitle(f"Platonic Representation Hypothesis on {models}: does {name} alignment "
-                 f"rise with width and accuracy? ρ(alignment, "
-                 f"accuracy) = {rho_accuracy:.2f}; marker size ~ width{chance}", fontsize=10)
+                 f"rise with width and accuracy? ρ(alignment, accuracy) = {rho_accuracy:.2f}",
+                 fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def marker_area(width: Any) -> Any:
+    """The alignment figure's marker area (points squared) for a width: larger when wider."""
+    return 25 + width / 4

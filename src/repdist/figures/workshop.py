@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..models.constructed import PRIME_ANGLES, STAR_ANGLES, WorkshopModels, correct_label_loglik
-from .style import plt
+from .style import legend_beside, line_key, plt
 
 
 def workshop_figure(models: WorkshopModels, mcca: float) -> plt.Figure:
@@ -38,15 +38,17 @@ def workshop_lengths_figure(v: np.ndarray | None = None) -> plt.Figure:
             towards = 1.0 if label == 0 else -1.0  # to the nearest other g: above y0, below y1
             for off, style in ((0.0, "-"), (towards * offset, "--")):
                 nll = -correct_label_loglik(v, angles, label, off)
-                ax.loglog(v, nll, style, color=colour,
-                          label=f"y{label}, f at {'g(y)' if off == 0 else 'largest offset'}")
+                ax.loglog(v, nll, style, color=colour)
         ax.axvline(length, color="grey", lw=1)
-        ax.text(length, 1e-50, f" ||g|| = {length:g}", color="grey")
+        ax.text(length, 1e-50, rf"$\|g\|$ = {length:g} ", color="grey", ha="right")
         ax.set_ylim(1e-60, 10)
         ax.set_title(name)
         ax.set_xlabel(r"$v = \|f(x)\|\,\|g(y)\|$")
     axes[0].set_ylabel(r"$-\log p(y \mid x)$, correct label")
-    axes[0].legend(fontsize=8, frameon=False)
+    legend_beside(axes[-1], [
+        line_key("y0 (an end label)", "#002347"), line_key("y1 (a middle label)", "#FF5003"),
+        line_key("f at g(y)"), line_key("f at the largest offset", style="--"),
+        line_key(r"the chosen $\|g\|$", "grey", lw=1)])
     fig.suptitle("Workshop App. E: the loss falls without bound as the lengths grow", fontsize=12)
     fig.tight_layout()
     return fig

@@ -2,6 +2,8 @@
 any scale and leaves the paper's trends unjudged, naming the run that judges them; a check
 over zero pairs or items is no data, never a pass; the page's first line names the run."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -23,6 +25,7 @@ from repdist.experiments.paper_comparison import (
     width_checks,
 )
 
+ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ("make run-synthetic", "make run-logit-distance", "make run", "snakemake ")
 
 
@@ -136,3 +139,16 @@ def test_the_page_explains_every_verdict_it_can_give():
     legend = page.split("Verdicts:")[1]
     assert all(f"- {word}: " in legend for word in VERDICTS)
     assert set(VERDICTS) == {"pass", "FAIL", "explained", "informational", NOT_JUDGED, NO_DATA}
+
+
+def test_the_quick_config_marks_its_run_toy_scale_and_the_others_paper_scale():
+    import yaml
+
+    def scale(*names: str) -> str:
+        config: dict = {}
+        for name in names:
+            config.update(yaml.safe_load((ROOT / name).read_text()))
+        return config["scale"]
+
+    assert scale("config.yaml") == scale("config.yaml", "config.synthetic.yaml") == PAPER_SCALE
+    assert scale("config.yaml", "config.quick.yaml") == TOY

@@ -342,7 +342,8 @@ def tightness_checks(table: pd.DataFrame) -> list[Check]:
             "paper Thm. 4.7" if row.M == 2 else "beyond the paper (it shows M = 2)",
             f"{row.violations} of {row.pairs_in_range}", 0, "0",
             bool(row.violations == 0) if row.M == 2 else None,
-            no_data="" if row.pairs_in_range else "no pair has d_LLV < 1/(2M), the range"))
+            no_data="" if row.pairs_in_range else "no pair has d_LLV < 1/(2M), the bound's "
+            "range"))
     return checks
 
 
@@ -366,9 +367,9 @@ def run_title(outdir: str, configfiles: Sequence[str], scale: str) -> str:
     return f"{outdir}{files}, {scale} scale"
 
 
-TOY_NOTE = ("A toy run judges only the checks that hold at any scale: Table 1, the bounds, "
-            "the workshop example, Theorem F.1.\nThe paper's trends need its scale: each such "
-            "row is not judged here and names the run that judges it.\n\n")
+TOY_NOTE = ("A toy run judges only the checks that hold at any scale, such as Table 1 and the "
+            "bounds.\nIt cannot show the paper's trends: their rows are not judged here.\n"
+            "Each such row names, in its tolerance, the run that judges it.\n\n")
 
 
 def comparison_markdown(frame: pd.DataFrame, protocol: str = "", run: str = "",

@@ -45,10 +45,11 @@ rule logit_distance_spirals_teachers:
         training=LOGIT["spirals"]["training"],
         device=LOGIT["device"],
         resnet=None,
+        probe_seed=logit_probe_seed("spirals"),
         checkpoint=logit_file("spirals", "teachers/checkpoint.pt"),
         run_config=run_config("logit_distance"),
     script:
-        "../workflow/scripts/logit_distance_train.py"
+        "../workflow/scripts/logit_distance_teachers.py"
 
 
 rule logit_distance_spirals_students:
@@ -79,10 +80,11 @@ rule logit_distance_spirals_students:
         d_rep_subsets=LOGIT["d_rep_subsets"],
         device=LOGIT["device"],
         resnet=None,
+        probe_seed=logit_probe_seed("spirals"),
         checkpoint=logit_file("spirals", "students/checkpoint.pt"),
         run_config=run_config("logit_distance"),
     script:
-        "../workflow/scripts/logit_distance_train.py"
+        "../workflow/scripts/logit_distance_students.py"
 
 
 rule logit_distance_spirals_table:
@@ -216,6 +218,7 @@ use rule logit_distance_spirals_teachers as logit_distance_sub_teachers with:
         training=SUB["training"],
         device=LOGIT["device"],
         resnet=None,
+        probe_seed=logit_probe_seed("sub"),
         checkpoint=logit_file("sub", "teachers/checkpoint.pt"),
         run_config=run_config("logit_distance"),
 
@@ -245,6 +248,7 @@ use rule logit_distance_spirals_students as logit_distance_sub_students with:
         d_rep_subsets=LOGIT["d_rep_subsets"],
         device=LOGIT["device"],
         resnet=None,
+        probe_seed=logit_probe_seed("sub"),
         checkpoint=logit_file("sub", "students/checkpoint.pt"),
         run_config=run_config("logit_distance"),
 
@@ -364,6 +368,7 @@ use rule logit_distance_spirals_teachers as logit_distance_cifar100_teachers wit
         training=CIFAR100["training"],
         device=LOGIT["device"],
         resnet=logit_resnet_settings("cifar100"),
+        probe_seed=logit_probe_seed("cifar100"),
         checkpoint=logit_file("cifar100", "teachers/checkpoint.pt"),
         run_config=run_config("logit_distance"),
 
@@ -393,6 +398,7 @@ use rule logit_distance_spirals_students as logit_distance_cifar100_students wit
         d_rep_subsets=LOGIT["d_rep_subsets"],
         device=LOGIT["device"],
         resnet=logit_resnet_settings("cifar100"),
+        probe_seed=logit_probe_seed("cifar100"),
         checkpoint=logit_file("cifar100", "students/checkpoint.pt"),
         run_config=run_config("logit_distance"),
 

@@ -434,3 +434,39 @@ def test_the_concept_probe_reads_a_concept_that_is_there_and_not_one_that_is_not
     assert concept_probe(holding, concepts)["concept_probe_accuracy"] > 0.9
     chance = concept_probe(rng.normal(size=(200, 4)), concepts)
     assert chance["concept_probe_accuracy"] < 0.45 and chance["concept_probe_nll"] > 1.2
+
+
+def test_a_rules_settings_become_its_jobs_runs():
+    """experiments.logit_distance_jobs: the MLP data sets' one architecture, CIFAR-100's ResNet
+    teacher and students, each student indexed to its teacher, SUB's objective and probe seed."""
+    from repdist.experiments.logit_distance_jobs import (
+        architectures,
+        job_options,
+        student_run,
+        teacher_run,
+    )
+    from repdist.models.follow_up_resnet import ResNetArch
+
+    training = FollowUpTraining(epochs=2)
+    mlp = {"in_dim": 2, "hidden": 8, "depth": 1, "rep_dim": 2, "num_classes": 7}
+    teachers = teacher_run(mlp, [400, 401], training, None)
+    assert teachers.arch == FollowUpArch(**mlp) and teachers.imagenet is None
+    assert not teachers.in_order and teachers.stack == "loop"
+    members = [(401, "kl", 40), (401, "l1", 40), (400, "kl", 41)]
+    run = student_run(mlp, members, training, 5, 100, None)
+    assert run.students == [Student(0, 401, "kl", 40), Student(0, 401, "l1", 40),
+                            Student(1, 400, "kl", 41)]
+    assert run.arch == FollowUpArch(**mlp) and run.teacher_arch is None
+    resnet = {"student_depth": 18, "imagenet_weights": None, "teacher_in_order": True,
+              "stack": "vmap", "eval_batch_size": 16}
+    wide = {"depth": 50, "rep_dim": 4, "num_classes": 100, "width": 4}
+    assert architectures(wide, resnet) == (ResNetArch(**wide), ResNetArch(**{**wide, "depth": 18}))
+    run = student_run(wide, members, training, 5, 100, resnet)
+    assert run.teacher_arch == ResNetArch(**wide) and run.stack == "vmap"
+    cifar = teacher_run(wide, [10], training, resnet)
+    assert cifar.in_order and cifar.stack == "vmap" and cifar.imagenet is None
+    assert job_options("c.pt", "cpu", resnet).eval_batch_size == 16
+    options = job_options("c.pt", "cpu", None, np.zeros((4, 3), dtype=np.int64))
+    assert options.objective is not None and options.eval_batch_size is None
+    with pytest.raises(ValueError, match="probe_seed"):
+        job_data("sub", "unused.pt", 33, None)

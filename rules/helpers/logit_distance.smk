@@ -84,6 +84,11 @@ def logit_resnet_settings(dataset):
     }
 
 
+def logit_probe_seed(dataset):
+    """The seed of SUB's concept probe (None for the data sets without concepts)."""
+    return LOGIT[dataset].get("probe_seed")
+
+
 def logit_eval_every(dataset):
     """Epochs between a data set's snapshots (CIFAR-100's own key; else the shared one)."""
     return LOGIT[dataset].get("eval_every_epochs", LOGIT["eval_every_epochs"])

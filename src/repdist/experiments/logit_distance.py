@@ -149,15 +149,18 @@ class JobData:
     concepts: np.ndarray | None = None
 
 
-def job_data(dataset: str, path: str | Path, num_classes: int, probe_seed: int = 42) -> JobData:
+def job_data(dataset: str, path: str | Path, num_classes: int,
+             probe_seed: int | None = 42) -> JobData:
     """The data set `dataset` ("spirals": their npz; "sub": their features file; "cifar100":
-    a cifar-100-python folder) for a job."""
+    a cifar-100-python folder) for a job; `probe_seed` SUB's concept probe's (None elsewhere)."""
     if dataset == "spirals":
         return JobData(follow_up_train_data(load_spirals(path, num_classes)))
     if dataset == "cifar100":
         return JobData(cifar100_train_data(path))
     if dataset != "sub":
         raise ValueError(f"unknown data set {dataset!r}: one of {DATASETS}")
+    if probe_seed is None:
+        raise ValueError("SUB's concept probe needs its seed (logit_distance.sub.probe_seed)")
     sub = split_sub(*load_sub_features(path))
     probe = partial(concept_probe, concepts=sub.concepts["test"], seed=probe_seed)
     return JobData(follow_up_train_data(sub), probe, sub.concepts["train"])

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from repdist_dev.rule_files import rule_blocks
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 # import name -> conda-forge package name, where they differ
@@ -22,24 +24,6 @@ CONDA_NAME = {"torch": "pytorch", "yaml": "pyyaml", "sklearn": "scikit-learn",
 # provided by Snakemake itself (the `snakemake` object of script rules), not by the env
 PROVIDED = {"snakemake", "repdist"}
 PIN = re.compile(r"^[A-Za-z0-9_.-]+=\d+(\.\d+)+$")
-
-
-def rule_blocks() -> dict[str, tuple[Path, str]]:
-    """rule name -> (rule file, text of the rule) for every rule in rules/*.smk and Snakefile;
-    a rule made by `use rule A as B with:` has its own directives first, then A's."""
-    blocks, derived = {}, []
-    for path in [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]:
-        parts = re.split(r"^(?:rule (\w+)|use rule (\w+) as (\w+) with):\n", path.read_text(),
-                         flags=re.M)
-        for name, base, new, body in zip(parts[1::4], parts[2::4], parts[3::4], parts[4::4]):
-            body = body.split("\n\n\n")[0]
-            if name:
-                blocks[name] = (path, body)
-            else:
-                derived.append((new, base, path, body))
-    for new, base, path, body in derived:
-        blocks[new] = (path, body + "\n" + blocks[base][1])
-    return blocks
 
 
 def directive(body: str, name: str) -> str | None:
@@ -180,6 +164,27 @@ def test_import_scan_follows_repdist_modules_and_function_level_imports():
     found = third_party_imports(pairs_script)
     assert {"numpy", "pandas", "pyarrow"} <= found
     assert "scipy" in found  # mutual k-NN (repdist.measures.extra) uses scipy's cKDTree
+
+
+def test_rules_defined_in_a_loop_are_read_one_a_value(tmp_path):
+    """A loop over a literal tuple of `rule:` blocks named by an f-string: one rule a value,
+    with the loop's directives (repdist_dev.rule_files)."""
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "Snakefile").write_text('rule all:\n    input:\n        "a.txt",\n')
+    (tmp_path / "rules" / "toy.smk").write_text(
+        'for data in ("a", "b"):\n\n    rule:\n        name:\n            f"toy_{data}_train"\n'
+        '        output:\n            f"{data}.txt",\n        conda:\n            "env.yaml"\n'
+        '        script:\n            "train.py"\n\n    rule:\n        name:\n'
+        '            f"toy_{data}_table"\n        input:\n            f"{data}.txt",\n\n\n'
+        'rule toy_all:\n    input:\n        "a.txt",\n')
+    blocks = rule_blocks(tmp_path)
+    assert set(blocks) == {"all", "toy_a_train", "toy_b_train", "toy_a_table", "toy_b_table",
+                           "toy_all"}
+    for name in ("toy_a_train", "toy_b_train"):
+        assert directive(blocks[name][1], "conda") == "env.yaml"
+        assert directive(blocks[name][1], "script") == "train.py"
+    assert directive(blocks["toy_a_table"][1], "script") is None
+    assert 'f"{data}.txt"' in blocks["toy_b_table"][1]
 
 
 @pytest.mark.parametrize("env_file", sorted((ROOT / "envs").glob("*.yaml")), ids=lambda p: p.name)

@@ -50,7 +50,13 @@ def test_branches_are_the_rule_files(tmp_path):
     (tmp_path / "rules" / "toy.smk").write_text(
         "rule toy_train:\n    output: 'a'\n\n\nuse rule toy_train as toy_more with:\n"
         "    output: 'b'\n")
-    assert branches(tmp_path) == {"all": "Snakefile", "toy_train": "toy", "toy_more": "toy"}
+    (tmp_path / "rules" / "looped.smk").write_text(
+        'for data in ("a", "b"):\n\n    rule:\n        name:\n            f"looped_{data}"\n'
+        '        output:\n            f"{data}.txt",\n\n\nrule looped_all:\n'
+        '    input:\n        "a.txt",\n')
+    assert branches(tmp_path) == {"all": "Snakefile", "toy_train": "toy", "toy_more": "toy",
+                                  "looped_a": "looped", "looped_b": "looped",
+                                  "looped_all": "looped"}
     table = by_branch([("toy_train", 2.0), ("all", 5.0), ("toy_more", 4.0), ("odd", 1.0)],
                       tmp_path)
     assert table == {"toy": (2, 6.0), "Snakefile": (1, 5.0), "(odd)": (1, 1.0)}

@@ -19,7 +19,6 @@ branches are the rule files: rules/<branch>.smk.
 
 from __future__ import annotations
 
-import re
 import resource
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from repdist_dev.checkout import ROOT
+from repdist_dev.rule_files import rule_blocks
 
 QUICK_JOBS = 136  # 134 jobs measured (the all rule included; PRH's study 10, the follow-up 16)
 QUICK_CPU_UNITS = 110.0  # 72 measured with warm starts (2026-11-29, pipeline/warm.py); 184
@@ -34,17 +34,13 @@ QUICK_CPU_UNITS = 110.0  # 72 measured with warm starts (2026-11-29, pipeline/wa
 # jobs stopped starting warm is over it
 # one torch job's start-up: what every job that trains or extracts pays before its work
 STARTUP = "import os, torch, pandas, matplotlib.pyplot; os._exit(0)"  # as a job ends (joblog)
-RULE_LINE = re.compile(r"^(?:rule (\w+):|use rule \w+ as (\w+) with:)", re.M)
 
 
 def branches(root: Path = ROOT) -> dict[str, str]:
     """rule -> branch, the name of the rule file that defines it (rules/<branch>.smk); the
     Snakefile's own rules are the branch `Snakefile`."""
-    found = {}
-    for path in [root / "Snakefile", *sorted((root / "rules").glob("*.smk"))]:
-        for plain, derived in RULE_LINE.findall(path.read_text()):
-            found[plain or derived] = path.stem if path.suffix == ".smk" else path.name
-    return found
+    return {rule: path.stem if path.suffix == ".smk" else path.name
+            for rule, (path, _) in rule_blocks(root).items()}
 
 
 def by_branch(jobs: Iterable[tuple[str, float]], root: Path = ROOT) -> dict[str, tuple[int, float]]:

@@ -187,6 +187,14 @@ def test_rules_defined_in_a_loop_are_read_one_a_value(tmp_path):
     assert 'f"{data}.txt"' in blocks["toy_b_table"][1]
 
 
+def test_the_followups_rules_are_read_from_their_loop():
+    """rules/logit_distance.smk defines a rule of each kind for each data set in one loop."""
+    kinds = ("teachers", "students", "table", "figures")
+    names = {f"logit_distance_{data}_{kind}" for data in ("spirals", "sub", "cifar100")
+             for kind in kinds}
+    assert names <= set(SCRIPT_RULES)
+
+
 @pytest.mark.parametrize("env_file", sorted((ROOT / "envs").glob("*.yaml")), ids=lambda p: p.name)
 def test_env_header_names_exactly_the_rules_that_use_it(env_file):
     """Each env file's header comment lists its rules: kept true by this test."""

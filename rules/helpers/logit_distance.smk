@@ -11,18 +11,65 @@ LOGIT_SETS = (
     + (["sub"] if SUB["enabled"] else [])
     + (["cifar100"] if CIFAR100["enabled"] else [])
 )
+# each data set's name in titles and the paper comparison's rows
+LOGIT_SET_NAMES = {"spirals": "spirals", "sub": "SUB", "cifar100": "CIFAR-100"}
+# a training job's memory at paper scale, MB (max_job_mem_mb caps it: training_jobs.job_mem_mb)
+LOGIT_MEM_MB = {
+    "spirals": {"teachers": 4000, "students": 6000},
+    "sub": {"teachers": 8000, "students": 12000},
+    "cifar100": {"teachers": 8000, "students": 12000},
+}
 
 
 def logit_set_names():
     """Each data set's name in the paper comparison's rows (a stand-in said so)."""
-    names = {"spirals": "spirals", "sub": "SUB", "cifar100": "CIFAR-100"}
     standin = {"spirals": False, "sub": SUB["standin"], "cifar100": CIFAR100["standin"]}
-    return {d: names[d] + (" stand-in" if standin[d] else "") for d in LOGIT_SETS}
+    return {
+        d: LOGIT_SET_NAMES[d] + (" stand-in" if standin[d] else "") for d in LOGIT_SETS
+    }
 
 
 def logit_file(dataset, name):
     """A file of one data set's follow-up experiment."""
     return out(f"logit_distance/{dataset}/{name}")
+
+
+def logit_table(dataset, kind):
+    """One of a data set's tables: `snapshots`, `final` or `summary`."""
+    return out(f"tables/logit_distance_{dataset}_{kind}.csv")
+
+
+def logit_figure(dataset, kind):
+    """The outputs of one of a data set's figures (`metrics` or `bound`): `<kind>_pdf` and
+    `<kind>_png`, shown in the report."""
+    return figure(
+        f"logit_distance_{dataset}_{kind}",
+        f"logit_distance_{kind}",
+        "Beyond the paper",
+        prefix=f"{kind}_",
+        subcategory="The follow-up: logit distance",
+    )
+
+
+def logit_figure_title(dataset):
+    """The title of a data set's figures."""
+    return f"Follow-up, {LOGIT_SET_NAMES[dataset]}"
+
+
+def logit_distance_targets():
+    """What logit_distance_all builds: each data set's final table, summary and figures."""
+    tables = [logit_table(d, kind) for d in LOGIT_SETS for kind in ("final", "summary")]
+    figures = [
+        figure_files(f"logit_distance_{d}_{kind}")
+        for d in LOGIT_SETS
+        for kind in ("metrics", "bound")
+    ]
+    return tables + figures
+
+
+def logit_mem_mb(dataset, kind):
+    """The memory a data set's `teachers` or `students` job asks for, MB."""
+    return training_jobs.job_mem_mb(config, LOGIT_MEM_MB[dataset][kind])
 
 
 def logit_teacher_files(dataset):

@@ -1,5 +1,5 @@
-"""Rules logit_distance_{spirals,sub}_figures: the follow-up's metrics over epochs and its
-bounds."""
+"""Rules logit_distance_{spirals,sub,cifar100}_figures: the follow-up's metrics over epochs and
+its bounds."""
 
 from repdist.figures.logit_distance import bound_figure, metrics_figure
 from repdist.figures.style import save_figure

@@ -1,6 +1,6 @@
-"""Rules logit_distance_{spirals,sub}_table: the snapshots as a table, each student's final row
-(nulls, Theorem F.1, the KL bound; SUB's concept probe beside its teacher's) and their figures'
-inverse-variance averages over teachers."""
+"""Rules logit_distance_{spirals,sub,cifar100}_table: the snapshots as a table, each student's
+final row (nulls, Theorem F.1, the KL bound; SUB's concept probe beside its teacher's) and their
+figures' inverse-variance averages over teachers."""
 
 import json
 from pathlib import Path

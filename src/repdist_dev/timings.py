@@ -170,10 +170,10 @@ def render(path: Path, record: dict[str, Any]) -> str:
                 if record["startup_cpu_s"] else ".")]
     quick = next((e for e in record["commands"] if e["command"] == "make quick"), None)
     if quick and quick["branches"]:
-        listed = ", ".join(f"{b} {duration(cpu)} ({n})" for b, (n, cpu) in
-                           quick["branches"].items())
-        lines += ["", f"The quick DAG's CPU by branch (rules/<branch>.smk, jobs in brackets, "
-                      f"from its job logs): {listed}."]
+        items = [f"`{b}` {duration(cpu)} ({n})" for b, (n, cpu) in quick["branches"].items()]
+        groups = [", ".join(items[i:i + 5]) for i in range(0, len(items), 5)]  # short sentences
+        lines += ["", "The quick DAG's CPU by branch (rules/<branch>.smk), from its job logs, "
+                      "with its jobs in brackets: " + ". ".join(groups) + "."]
     return "\n".join(lines + [END])
 
 

@@ -59,7 +59,7 @@ from repdist_gpucheck.profiling import JOB as PROFILED_JOB
 # of the budget less RESERVE_S, in the order the parts run; compile is the second command's
 # (alone it gets the whole budget). Their needs on the first GPU run, an H200: tests ~188 s,
 # speed ~205 s at 5 s a candidate before the candidates added since (~50 s more),
-# measures ~40 s; the profile ~25 s, estimated (docs/gpu.md, the budget's arithmetic)
+# measures ~40 s; the profile ~25 s, estimated (docs/gpu.md, "The budget"; CHANGELOG.md)
 SHARES = {"tests": 0.42, "speed": 0.40, "measures": 0.10, "profile": 0.08, "compile": 1.0}
 RESERVE_S = 15.0  # the last record and the table
 BUDGET_S = {"gpu": 480.0, "toy": 480.0}

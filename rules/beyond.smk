@@ -1,5 +1,6 @@
 # Beyond the paper: the workshop paper's hand-built example (seed 000, §4 and App. D), the
 # paper comparison, and similarity between seeds during training.
+include: "helpers/beyond.smk"
 
 
 rule workshop_example:
@@ -97,6 +98,8 @@ rule paper_comparison:
         prh_standins=lambda wc: PRH_NEEDS_STANDINS,
         logit_sets=logit_set_names(),
         sub_standin=SUB["standin"],
+        scale=config["scale"],
+        configfiles=config_file_names(),
     script:
         "../workflow/scripts/paper_comparison.py"
 

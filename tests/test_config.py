@@ -172,6 +172,25 @@ def test_cifar100_and_imagenet_weights_missing_offline_name_their_keys(tmp_path)
     check_downloads(cfg, {"logit_distance_cifar100_teachers"})
 
 
+def test_narrower_cifar100_networks_refuse_imagenets_weights_naming_the_key():
+    """logit_distance.cifar100.width below torchvision's 64 (the quick DAG's 4) builds the
+    teacher from scratch: ImageNet's weights beside it are refused, naming the width; 0 is not
+    a width."""
+    cfg = load()
+    cfg["logit_distance"]["enabled"] = True
+    c100 = cfg["logit_distance"]["cifar100"]
+    c100.update(enabled=True, width=8)
+    assert c100["imagenet_weights"]  # the paper's teacher starts from ImageNet's weights
+    with pytest.raises(ConfigError, match=r"cifar100\.width.*width 64.*imagenet_weights"):
+        check_config(cfg)
+    c100["imagenet_weights"] = None
+    check_config(cfg)
+    assert merged_quick()["logit_distance"]["cifar100"]["width"] == 4
+    c100["width"] = 0
+    with pytest.raises(WorkflowError, match=r"0 is less than the minimum of 1(.|\n)*width"):
+        validate(cfg, SCHEMA)
+
+
 def closed_port_url() -> str:
     """An http URL on localhost where nothing listens (the port was just freed)."""
     import socket

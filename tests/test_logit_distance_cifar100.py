@@ -141,6 +141,29 @@ def test_the_teacher_reads_imagenet_weights_from_a_file_or_says_what_to_download
         build_follow_up_resnet(ResNetArch(depth=18), seed=0, imagenet=imagenet)
 
 
+@pytest.mark.parametrize("depth", [18, 50])
+def test_a_narrower_network_keeps_every_layer_and_key(depth):
+    """`width` (config logit_distance.cifar100.width; the quick DAG's 4) divides every channel
+    count of torchvision's 64-wide network, and nothing else: the same keys in the same order,
+    the 3 colours, M, the 100 labels and fc's 1,000 kept; a batch maps to f and logits of the
+    same sizes. ImageNet's weights need width 64."""
+    full = build_follow_up_resnet(ResNetArch(depth, 4, 100), 0).state_dict()
+    narrow_model = build_follow_up_resnet(ResNetArch(depth, 4, 100, width=4), 0)
+    narrow = narrow_model.state_dict()
+    assert list(narrow) == list(full)
+    for key, value in full.items():
+        assert tuple(narrow[key].shape) == tuple(
+            n // 16 if n % 64 == 0 else n for n in value.shape), key
+    with torch.no_grad():
+        f, logits = narrow_model.eval().embed(torch.rand(2, 3, 32, 32)), narrow_model(
+            torch.rand(2, 3, 32, 32))
+    assert f.shape == (2, 4) and logits.shape == (2, 100)
+    if depth == 50:
+        with pytest.raises(ValueError, match="width 64"):
+            build_follow_up_resnet(ResNetArch(50, width=4), seed=0,
+                                   imagenet=TorchvisionResNet(50).state_dict())
+
+
 def _resnets(depth, seeds, rep_dim=4, k=100):
     return [build_follow_up_resnet(ResNetArch(depth, rep_dim, k, xavier_head=True), s)
             for s in seeds]

@@ -316,7 +316,7 @@ def test_the_paper_comparison_gives_each_panel_and_side_a_verdict():
                                "the digits")
     assert len(checks) == 12
     beyond = [c for c in checks if "beyond untrained" in c.claim]
-    assert len(beyond) == 6 and {c.verdict for c in beyond} == {"informational"}  # no baseline
+    assert len(beyond) == 6 and {c.verdict for c in beyond} == {"no data"}  # no baseline
     checks = [c for c in checks if c not in beyond]
     verdicts = {c.claim.split(":")[0]: c.verdict for c in checks}
     assert verdicts == {"Roeder Fig. 3b, f": "FAIL", "Roeder Fig. 3b, g": "pass",

@@ -101,7 +101,7 @@ def test_the_table_says_what_ran_where():
            "4 min 23 s |" in block
     assert "| `make quick` | 2 min 57 s | 109 jobs, 4 min 23 s of CPU in its jobs |" in block
     assert "at commit aaaaaaa, AMD EPYC (AVX2, FMA), 2 cores, 23 GiB" in block
-    assert "`lm` 57 s (22), `synthetic` 40 s (17)." in block
+    assert "lm 57 s (22), synthetic 40 s (17)" in block
     assert "one torch job's start-up took 2.04 s of CPU there" in block
     assert "start-up" not in timings.render(ROOT / "x.json", a_record(startup_cpu_s=None))
     failed = a_record()

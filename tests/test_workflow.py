@@ -180,8 +180,14 @@ def test_quick_dag_cifar_branch_on_standin_data(quick_run):
 def test_quick_dag_beyond_the_paper_outputs(quick_run):
     comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
     assert {"claim", "ours", "paper", "tolerance", "verdict"} <= set(comparison.columns)
-    assert set(comparison["verdict"]) <= {"pass", "FAIL", "informational", "explained"}
+    assert set(comparison["verdict"]) <= {"pass", "FAIL", "informational", "explained",
+                                          "not judged at toy scale", "no data"}
     assert comparison["claim"].str.contains("Table 1").sum() == 5
+    trends = comparison[comparison["verdict"] == "not judged at toy scale"]
+    assert len(trends) and trends["tolerance"].str.contains("judged at paper scale: ").all()
+    page = (quick_run / "tables" / "paper_comparison.md").read_text().splitlines()
+    assert page[1] == ("# Reproduced vs paper: results/quick (config.yaml + config.quick.yaml), "
+                       "toy scale")  # page[0]: the provenance
     fig3 = comparison[comparison["claim"].str.startswith("Fig. 3 left: seeds 0 and 1")]
     assert len(fig3) == 3 and (fig3["verdict"] == "informational").all()
     prh = comparison[comparison["claim"].str.startswith("PRH: mutual k-NN")]
@@ -217,8 +223,7 @@ def test_quick_dag_roeder_simulation(quick_run):
     assert len(fits) == 4 and fits["r2"].le(1).all()
     comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
     roeder = comparison[comparison["claim"].str.startswith("Roeder Fig. 2b")]
-    assert list(roeder["verdict"].isin(["pass", "FAIL"])) == [True, False, True, False]
-    assert (roeder["verdict"].iloc[[1, 3]] == "informational").all()
+    assert list(roeder["verdict"]) == ["not judged at toy scale", "informational"] * 2
     for stem in ("roeder_data", "roeder_dynamics", "roeder_linear_fit"):
         assert_image(quick_run / "figures" / f"{stem}.png")
 
@@ -247,7 +252,7 @@ def test_quick_dag_roeder_words(quick_run):
     assert len(fit) == 12 and fit["word"].str.isalpha().all()
     comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
     rows = comparison[comparison["claim"].str.startswith("Roeder Fig. 1 (stdlib corpus)")]
-    assert list(rows["verdict"].isin(["pass", "FAIL"])) == [True, False]
+    assert list(rows["verdict"]) == ["not judged at toy scale", "informational"]
     assert_image(quick_run / "figures" / "roeder_words.png")
     assert "roeder_words_train" in report(quick_run)
 
@@ -277,7 +282,7 @@ def test_quick_dag_roeder_cpc(quick_run):
     assert (summary["pairs"] == 2).all()
     comparison = read_csv(quick_run / "tables" / "paper_comparison.csv")
     cpc = comparison[comparison["claim"].str.startswith("Roeder Fig. 3")]
-    assert len(cpc) == 12 and cpc["verdict"].isin(["pass", "FAIL"]).all()
+    assert len(cpc) == 12 and (cpc["verdict"] == "not judged at toy scale").all()
     assert cpc["claim"].str.contains("the CIFAR-10 stand-in").all()
     # each claim also read against the untrained seeds (every stack's step 0) and chance
     assert cpc["claim"].str.contains("beyond untrained models and chance").sum() == 6

@@ -54,9 +54,9 @@ def logit_student_files(dataset):
 
 def logit_model_settings(dataset):
     """The data set's FollowUpArch fields (the teacher's: SUB's has its concept probe), or
-    CIFAR-100's teacher's ResNetArch fields."""
+    CIFAR-100's teacher's ResNetArch fields (the students share its width)."""
     if dataset == "cifar100":
-        return {**CIFAR100["teacher"], "num_classes": 100}
+        return {**CIFAR100["teacher"], "num_classes": 100, "width": CIFAR100["width"]}
     model = LOGIT[dataset]["model"]
     if dataset == "spirals":
         return {
@@ -131,7 +131,8 @@ def sub_sources():
 def logit_runtime(dataset, kind):
     """Minutes for a training job of the follow-up on a CPU (~25 ms a 512-wide model-step on 2
     cores, scaled by the width squared; CIFAR-100's ResNet-50 ~0.3 s and ResNet-18 ~0.1 s a
-    step of 32 images), twice; on a GPU far less (a twentieth assumed for the ResNets).
+    step of 32 images at width 64, scaled by the width squared), twice; on a GPU far less (a
+    twentieth assumed for the ResNets).
     """
     settings = LOGIT[dataset]
 
@@ -151,7 +152,7 @@ def logit_runtime(dataset, kind):
                     settings["student_epochs"],
                     0.1,
                 )
-            cost = cost / 20 if LOGIT_GPU else cost
+            cost = cost * (CIFAR100["width"] / 64) ** 2 / (20 if LOGIT_GPU else 1)
             return int(10 + 2 * models * epochs * per_epoch * cost / 60) * attempt
         if dataset == "spirals":
             data = settings["data"]

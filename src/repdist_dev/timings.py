@@ -59,6 +59,8 @@ FLOORS_BEGIN, FLOORS_END = "<!-- floors: begin", "<!-- floors: end -->"
 FLOORS_JSON = "floors.json"  # what `make floors` writes in the timings' work folder
 TEST_COUNTS = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed)")
 STEPS = re.compile(r"(\d+) of (\d+) steps \(100%\) done")
+# the quick DAG's branches per sentence of the rendered block: short sentences as branches grow
+BRANCHES_PER_SENTENCE = 8
 
 
 class RecordError(ValueError):
@@ -165,15 +167,17 @@ def render(path: Path, record: dict[str, Any]) -> str:
              f"{record['cpu']}{_extensions(record)}, {record['cores']} cores, "
              f"{record['memory_gib']:.0f} GiB, one "
              f"command at a time on a fresh clone (`{path.relative_to(ROOT)}`)"
-             + (f"; one torch job's start-up took {record['startup_cpu_s']:.2f} s of CPU there "
-                "(the same VM runs a third slower on some days: compare within a record)."
+             + (f"; one torch job's start-up took {record['startup_cpu_s']:.2f} s of CPU there. "
+                "The same VM runs a third slower on some days: compare within a record."
                 if record["startup_cpu_s"] else ".")]
     quick = next((e for e in record["commands"] if e["command"] == "make quick"), None)
     if quick and quick["branches"]:
-        items = [f"`{b}` {duration(cpu)} ({n})" for b, (n, cpu) in quick["branches"].items()]
-        groups = [", ".join(items[i:i + 5]) for i in range(0, len(items), 5)]  # short sentences
-        lines += ["", "The quick DAG's CPU by branch (rules/<branch>.smk), from its job logs, "
-                      "with its jobs in brackets: " + ". ".join(groups) + "."]
+        listed = [f"{b} {duration(cpu)} ({n})" for b, (n, cpu) in quick["branches"].items()]
+        parts = [", ".join(listed[i:i + BRANCHES_PER_SENTENCE])
+                 for i in range(0, len(listed), BRANCHES_PER_SENTENCE)]
+        lines += ["", f"The quick DAG's CPU by branch (rules/<branch>.smk, jobs in brackets, "
+                      f"from its job logs), largest first: {parts[0]}."
+                  + "".join(f" Then {part}." for part in parts[1:])]
     return "\n".join(lines + [END])
 
 

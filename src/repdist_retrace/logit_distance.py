@@ -20,7 +20,9 @@ same batches beside ours, with the differences:
   utils/train.py builds it) against ours;
 - their CIFAR-100 models (`backbones/resnet.py` over their copy of torchvision's ResNet: the
   ResNet-50 classifier, a ResNet-18 student), built as main.py builds them after the seed,
-  against ours: every initial weight, and one batch's embedding and logits;
+  against ours: every initial weight, and one batch's embedding and logits; at their width, and
+  at the run's where its models are narrower (config `logit_distance.cifar100.width`: the quick
+  DAG's); their code then builds at that width with every channel count scaled (their_width);
 - where the run made SUB's features from images (logit_distance/sub/standin: the quick DAG's),
   their preprocessing (`dsets/preprocess_sub.py::get_and_save_SUB_dino_embs`, in a scratch
   folder) on the same images and encoder, its hub dataset and model read from the run's
@@ -322,10 +324,73 @@ def compare_step(theirs: dict[str, Any], loss: str, theirs_model: torch.nn.Modul
             (f"one step, {label}: weights after it, max |theirs - ours|", worst, 1e-6)]
 
 
+FULL_WIDTH = 64  # their ResNets' stem channels and layer1's planes (torchvision's)
+
+
+class _ScaledNN(types.ModuleType):
+    """torch.nn, but for Conv2d, BatchNorm2d and Linear (set on it by their_width)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(torch.nn, name)
+
+
+def scaled_nn(width: int) -> types.ModuleType:
+    """torch.nn whose Conv2d, BatchNorm2d and Linear (its input) take every channel count that
+    is a multiple of 64 at width / 64 of it (64 -> width, 2048 -> 32 x width): a ResNet's
+    counts are all such, the 3 colours, the embedding and the labels are left alone. Each is a
+    subclass of torch's: the same parameters, initialisation and forward."""
+
+    def scale(count: int) -> int:
+        return count // FULL_WIDTH * width if count % FULL_WIDTH == 0 else count
+
+    class Conv2d(torch.nn.Conv2d):
+        def __init__(self, cin: int, cout: int, *args: Any, **kwargs: Any) -> None:
+            super().__init__(scale(cin), scale(cout), *args, **kwargs)
+
+    class BatchNorm2d(torch.nn.BatchNorm2d):
+        def __init__(self, features: int, *args: Any, **kwargs: Any) -> None:
+            super().__init__(scale(features), *args, **kwargs)
+
+    class Linear(torch.nn.Linear):
+        def __init__(self, cin: int, *args: Any, **kwargs: Any) -> None:
+            super().__init__(scale(cin), *args, **kwargs)
+
+    module = _ScaledNN(f"torch.nn at width {width}")
+    module.Conv2d, module.BatchNorm2d, module.Linear = Conv2d, BatchNorm2d, Linear
+    return module
+
+
+@contextlib.contextmanager
+def their_width(theirs: dict[str, Any], width: int) -> Iterator[None]:
+    """Their ResNet modules (backbones/resnet.py, backbones/tv_resnet.py) building at `width`:
+    their code as it is, its `nn` scaled_nn(width) while the models are built; at 64, theirs
+    untouched. The order of construction, and so of the random draws, is theirs."""
+    modules = (theirs["resnet"], theirs["resnet"].tv_resnet)
+    if width == FULL_WIDTH:
+        yield
+        return
+    before = [m.nn for m in modules]
+    for m in modules:
+        m.nn = scaled_nn(width)
+    try:
+        yield
+    finally:
+        for m, nn in zip(modules, before, strict=True):
+            m.nn = nn
+
+
+def resnet_width(state: dict[str, torch.Tensor]) -> int:
+    """A saved CIFAR-100 model's width: its stem's channels."""
+    return int(state["encoder.tv_layers.conv1.weight"].shape[0])
+
+
 def their_resnet(theirs: dict[str, Any], loss: str, depth: int, state: dict) -> torch.nn.Module:
-    """Their CIFAR-100 model of `loss`'s class over their ResNet, holding `state`."""
+    """Their CIFAR-100 model of `loss`'s class over their ResNet, holding `state` (at its
+    width)."""
     args = types.SimpleNamespace(dataset="cifar100", loss_type=loss, lr=1e-3)
-    encoder = getattr(theirs["resnet"], f"ResNet{depth}")(final_dim=state["linear.weight"].shape[1])
+    with their_width(theirs, resnet_width(state)):
+        encoder = getattr(theirs["resnet"], f"ResNet{depth}")(
+            final_dim=state["linear.weight"].shape[1])
     kind = {"labels": "Classifier", "kl": "KLDistill"}.get(loss, "LogitDistill")
     model = theirs[kind](encoder, args, n_classes=state["linear.weight"].shape[0]).cpu()
     model.load_state_dict(state)
@@ -336,7 +401,8 @@ def cifar100_checks(theirs: dict[str, Any], base: Path) -> list[tuple[str, float
     """On a run's CIFAR-100 models (logit_distance/cifar100): its teacher loaded into their
     ResNet-50 classifier (its logits in eval mode), and one training step of a ResNet-18 student
     of each loss, their model and loop against ours, on the stand-in's first 8 training images
-    (the run's stand-in; else 8 random images and labels)."""
+    (the run's stand-in; else 8 random images and labels), at the run's width (their models
+    built at it by their_width)."""
     from repdist.experiments.logit_distance import cifar100_train_data
     from repdist.models.follow_up_resnet import (
         ResNetArch,
@@ -355,19 +421,20 @@ def cifar100_checks(theirs: dict[str, Any], base: Path) -> list[tuple[str, float
     state = torch.load(teacher_dir / "model.pt", weights_only=True)
     teacher = their_resnet(theirs, "labels", 50, state).eval()
     rep_dim, k = state["linear.weight"].shape[1], state["linear.weight"].shape[0]
-    ours = build_follow_up_resnet(ResNetArch(50, rep_dim, k), 0)
+    width = resnet_width(state)
+    ours = build_follow_up_resnet(ResNetArch(50, rep_dim, k, width=width), 0)
     ours.load_state_dict(state)
     with torch.no_grad():
         teacher_logits = teacher(x)["LOGITS"]
         worst = float((teacher_logits - ours.eval()(x)).abs().max())
-    rows = [("CIFAR-100 teacher: our model.pt in their ResNet-50 classifier, logits max |theirs "
-             "- ours|", worst, 0.0)]
+    rows = [(f"CIFAR-100 teacher (width {width}): our model.pt in their ResNet-50 classifier, "
+             "logits max |theirs - ours|", worst, 0.0)]
     for loss in ("kl", "l1", "l2", "labels"):
         found = sorted((base / "students" / loss).glob(f"teacher{teacher_dir.name[4:]}_seed*"))
         if not found:
             continue
         state = torch.load(found[0] / "model.pt", weights_only=True)
-        model = build_follow_up_resnet(ResNetArch(18, rep_dim, k), 0)
+        model = build_follow_up_resnet(ResNetArch(18, rep_dim, k, width=width), 0)
         model.load_state_dict(state)
         rows += compare_step(theirs, loss, their_resnet(theirs, loss, 18, state),
                              StackedFollowUpResNet([model]), x, y, teacher_logits,
@@ -375,10 +442,12 @@ def cifar100_checks(theirs: dict[str, Any], base: Path) -> list[tuple[str, float
     return rows
 
 
-def resnet_check(theirs: dict[str, Any], seed: int = 10) -> list[tuple[str, float, float]]:
+def resnet_check(theirs: dict[str, Any], seed: int = 10,
+                 width: int = FULL_WIDTH) -> list[tuple[str, float, float]]:
     """Their CIFAR-100 models as main.py builds them after set_random_seed(seed) (the
-    ResNet-50 classifier from scratch, a ResNet-18 L2 student with its Xavier head) against
-    build_follow_up_resnet: every initial weight, and the embedding and logits of one batch."""
+    ResNet-50 classifier from scratch, a ResNet-18 L2 student with its Xavier head; at `width`,
+    by their_width) against build_follow_up_resnet: every initial weight, and the embedding and
+    logits of one batch."""
     from repdist.models.follow_up_resnet import ResNetArch, build_follow_up_resnet
 
     rows = []
@@ -386,22 +455,24 @@ def resnet_check(theirs: dict[str, Any], seed: int = 10) -> list[tuple[str, floa
     x = torch.rand(4, 3, 32, 32, generator=torch.Generator().manual_seed(seed))
     for depth, kind in ((50, "Classifier"), (18, "LogitDistill")):
         torch.manual_seed(seed)  # their set_random_seed, for torch
-        encoder = getattr(theirs["resnet"], f"ResNet{depth}")(final_dim=50)
+        with their_width(theirs, width):
+            encoder = getattr(theirs["resnet"], f"ResNet{depth}")(final_dim=50)
         model = theirs[kind](encoder, args, n_classes=100).cpu()
         if kind != "Classifier":
             model.initialize_weights()
-        ours = build_follow_up_resnet(ResNetArch(depth, 50, 100, kind != "Classifier"), seed)
+        arch = ResNetArch(depth, 50, 100, kind != "Classifier", width)
+        ours = build_follow_up_resnet(arch, seed)
         theirs_state, our_state = model.state_dict(), ours.state_dict()
         same_keys = list(theirs_state) == list(our_state)
         worst = max(float((theirs_state[k].double() - our_state[k].double()).abs().max())
                     for k in theirs_state) if same_keys else float("inf")
-        rows.append((f"ResNet-{depth} {kind}, seed {seed}: state-dict keys and order equal "
-                     "(0 = yes), initial weights max |theirs - ours|", worst, 0.0))
+        rows.append((f"ResNet-{depth} {kind}, seed {seed}, width {width}: state-dict keys and "
+                     "order equal (0 = yes), initial weights max |theirs - ours|", worst, 0.0))
         with torch.no_grad():
             out, f, z = model.eval()(x), ours.eval().embed(x), ours(x)
-        rows.append((f"ResNet-{depth} {kind}: embedding and logits of one batch, max |theirs "
-                     "- ours|", max(float((out["EMBS"] - f).abs().max()),
-                                    float((out["LOGITS"] - z).abs().max())), 0.0))
+        rows.append((f"ResNet-{depth} {kind}, width {width}: embedding and logits of one batch, "
+                     "max |theirs - ours|", max(float((out["EMBS"] - f).abs().max()),
+                                                float((out["LOGITS"] - z).abs().max())), 0.0))
     return rows
 
 
@@ -460,8 +531,13 @@ def run(original: Path, results: Path, seed: int) -> list[tuple[str, float, floa
         print(f"defect: {note}")
     if (results / "logit_distance" / "sub" / "standin").is_dir():
         rows += sub_check(original, results / "logit_distance" / "sub")
-    if (results / "logit_distance" / "cifar100" / "students").is_dir():
-        rows += cifar100_checks(theirs, results / "logit_distance" / "cifar100")
+    cifar100 = results / "logit_distance" / "cifar100"
+    if (cifar100 / "students").is_dir():
+        width = resnet_width(torch.load(next((cifar100 / "teachers").glob("seed*/model.pt")),
+                                        weights_only=True))
+        if width != FULL_WIDTH:  # the run's narrower models: their code built at that width
+            rows += resnet_check(theirs, width=width)
+        rows += cifar100_checks(theirs, cifar100)
     return rows
 
 

@@ -15,6 +15,7 @@ from repdist.experiments.paper_comparison import (
     roeder_checks,
     roeder_words_checks,
     roeder_cpc_checks,
+    run_title,
     tightness_checks,
     width_checks,
     width_tables,
@@ -67,8 +68,11 @@ with job_log(sm.log[0]) as log:
     if sm.input.cifar:
         checks += cifar_checks(pd.read_parquet(sm.input.cifar[0]),
                                tuple(sm.params.comparison_seeds), sm.params.standin)
-    frame = comparison_frame(checks)
-    log.info("paper comparison:\n%s", frame.to_string())
-    meta = table_provenance(sm.config, experiment="paper_comparison")
+    scale = sm.params.scale
+    run = run_title(sm.config["outdir"], sm.params.configfiles, scale)
+    frame = comparison_frame(checks, scale)
+    log.info("paper comparison of %s:\n%s", run, frame.to_string())
+    meta = table_provenance(sm.config, experiment="paper_comparison", scale=scale, run=run)
     write_csv(sm.output.csv, frame, meta)
-    write_table_text(sm.output.md, comparison_markdown(frame, sm.config["protocol"]), meta)
+    write_table_text(sm.output.md, comparison_markdown(frame, sm.config["protocol"], run, scale),
+                     meta)

@@ -27,7 +27,7 @@ import pandas as pd
 from ..measures import compare
 from ..measures.logit_distance import d_rep, d_rep_null, f1_bound, kl_bound, logits
 from ..measures.null import NullSettings, null_stats, permutations
-from .paper_comparison import Check
+from .paper_comparison import FOLLOW_UP_RUN, Check
 
 FOLLOW_UP = "follow-up (Nielsen et al. 2026)"
 # a student's measurement against its teacher (experiments/logit_distance.py's snapshots)
@@ -140,7 +140,8 @@ def _paired(final: pd.DataFrame, loss: str, metric: str) -> pd.DataFrame:
 def probe_checks(final: pd.DataFrame, data: str, standin: bool) -> list[Check]:
     """The follow-up's concept claim: L1 and L2 students keep the teacher's linearly recoverable
     concept better than KL students of the same teacher and seed (a smaller drop of the probe's
-    accuracy below the teacher's), beyond two standard errors; informational on a stand-in."""
+    accuracy below the teacher's), beyond two standard errors: a trend of the follow-up's
+    scale; informational on a stand-in."""
     if "concept_probe_gap" not in final:
         return []
     checks = []
@@ -157,7 +158,7 @@ def probe_checks(final: pd.DataFrame, data: str, standin: bool) -> list[Check]:
             f"{both['concept_probe_gap_kl'].mean():.4f}, paired difference {diff.mean():.4g} +- "
             f"{se:.2g} SE){where}", FOLLOW_UP, float(diff.mean()),
             "logit distance preserves linearly recoverable concepts", "> 2 SE",
-            None if standin else bool(diff.mean() > 2 * se)))
+            None if standin else bool(diff.mean() > 2 * se), judged_by=FOLLOW_UP_RUN))
     return checks
 
 
@@ -165,8 +166,8 @@ def follow_up_checks(final: pd.DataFrame, data: str) -> list[Check]:
     """The follow-up's claims on its own experiment (tables/logit_distance_<set>_final.csv):
     for L1 and L2 students against the KL students of the same teacher and seed, calibrated
     m_CCA higher and d_rep lower, by more than two standard errors of the paired differences
-    (students of one teacher share it: the errors are a lower bound when teachers are few);
-    and Theorem F.1's bound on every student."""
+    (students of one teacher share it: the errors are a lower bound when teachers are few),
+    trends of the follow-up's scale; and Theorem F.1's bound on every student, at any scale."""
     checks = []
     for loss in ("l1", "l2"):
         for metric, sign, word in (("mcca_f_calibrated", 1.0, "higher"), ("d_rep", -1.0, "lower")):
@@ -180,11 +181,11 @@ def follow_up_checks(final: pd.DataFrame, data: str) -> list[Check]:
                 f"students' of the same teacher and seed (mean paired difference "
                 f"{diff.mean():.4g} +- {se:.2g} SE, {int((diff > 0).sum())} of {len(diff)})",
                 FOLLOW_UP, float(diff.mean()), f"{word} (logit distance keeps linear structure)",
-                "> 2 SE", bool(diff.mean() > 2 * se)))
+                "> 2 SE", bool(diff.mean() > 2 * se), judged_by=FOLLOW_UP_RUN))
     holds = final["f1_holds"].astype(bool)
     checks.append(Check(
         f"Follow-up ({data}): Theorem F.1, sum (1 - rho^2) lambda <= d_logit^2 for every student "
         f"({int(holds.sum())} of {len(holds)}; median slack {final['f1_slack'].median():.3g})",
         FOLLOW_UP + ", Thm. F.1", int((~holds).sum()), "0 violations", "exact",
-        bool(holds.all()) if len(holds) else None))
+        bool(holds.all()), no_data="" if len(holds) else "no student in the table"))
     return checks

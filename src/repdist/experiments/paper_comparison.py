@@ -16,8 +16,34 @@ from .roeder_cpc_tables import Trend, trend
 from .roeder_curves import first_near_max_step
 
 
+TOY, PAPER_SCALE = "toy", "paper"  # config `scale`
+NOT_JUDGED = "not judged at toy scale"
+NO_DATA = "no data"
+# The verdict column's words, and what each means (the page's legend; docs/results.md).
+VERDICTS = {
+    "pass": "the check holds.",
+    "FAIL": "the check does not hold.",
+    "explained": "differs from the paper for a reason found and stated.",
+    "informational": "no verdict: the paper states no number or test for it.",
+    NOT_JUDGED: "a trend the paper shows at its scale; the tolerance names the run that "
+                "judges it.",
+    NO_DATA: "nothing to judge (no pair or item); the tolerance says why.",
+}
+# The runs that judge a paper-scale trend (Check.judged_by).
+SYNTHETIC_RUN = "make run-synthetic"
+FULL_RUN = "make run"
+FOLLOW_UP_RUN = "make run-logit-distance"
+PRH_RUN = "snakemake --cores N --configfile config.prh.yaml prh_all"
+AUTHORS_RUN = "make authors, then make run-synthetic"
+
+
 @dataclass(frozen=True)
 class Check:
+    """One row. `judged_by`: for a trend the paper shows at its scale, the command of a run
+    that judges it (a toy run does not); empty for a check that holds at any scale (a table's
+    numbers, a bound, a theorem). `no_data`: why there is nothing to judge (zero pairs or
+    items); such a check never passes."""
+
     claim: str
     source: str
     ours: float | str
@@ -25,14 +51,33 @@ class Check:
     tolerance: str
     passed: bool | None  # None: informational, no verdict
     explained: bool = False  # differs from the paper for a reason found and stated
+    judged_by: str = ""
+    no_data: str = ""
 
     @property
     def verdict(self) -> str:
+        """The verdict at paper scale."""
+        return self.verdict_at(PAPER_SCALE)
+
+    def verdict_at(self, scale: str) -> str:
+        """The verdict in a run of `scale` (config `scale`: paper or toy)."""
+        if self.no_data:
+            return NO_DATA
         if self.explained:
             return "explained"
         if self.passed is None:
             return "informational"
+        if self.judged_by and scale == TOY:
+            return NOT_JUDGED
         return "pass" if self.passed else "FAIL"
+
+    def tolerance_at(self, scale: str) -> str:
+        """The tolerance cell: what a verdict of no data or not judged rests on, said."""
+        if self.no_data:
+            return f"{self.tolerance}; no data: {self.no_data}"
+        if self.verdict_at(scale) == NOT_JUDGED:
+            return f"{self.tolerance}; judged at paper scale: {self.judged_by}"
+        return self.tolerance
 
 
 def kl_table_checks(table: pd.DataFrame) -> list[Check]:
@@ -55,18 +100,23 @@ def kl_table_checks(table: pd.DataFrame) -> list[Check]:
 
 def bound_checks(constructed: Mapping[int, pd.DataFrame], trained: pd.DataFrame | None,
                  rep_dim: int = 2) -> list[Check]:
+    """Theorem 4.7's bound on the pairs in its range (d_LLV < 1/(2M)): any scale. A sweep
+    with no pair in the range has no data."""
     limit = 1.0 / (2 * rep_dim)
+    empty = f"no pair has d_LLV < 1/(2M) = {limit:g}, the bound's range"
     checks = []
     for k, sweep in sorted(constructed.items()):
         valid = sweep[sweep["d_llv"] < limit]
         above = int((valid["d_fg"] > 2 * rep_dim * valid["d_llv"]).sum())
         checks.append(Check(f"Fig. 16 left, K = {k}: pairs above d_fg <= 2M d_LLV",
-                            "paper Thm. 4.7", f"{above} of {len(valid)}", 0, "0", above == 0))
+                            "paper Thm. 4.7", f"{above} of {len(valid)}", 0, "0", above == 0,
+                            no_data="" if len(valid) else empty))
     if trained is not None:
         valid = trained[trained["d_llv"] < limit].dropna(subset=["d_fg"])
         above = int((valid["d_fg"] > 2 * rep_dim * valid["d_llv"]).sum())
         checks.append(Check("Fig. 16 right: trained pairs above the bound", "paper Thm. 4.7",
-                            f"{above} of {len(valid)}", 0, "0", above == 0))
+                            f"{above} of {len(valid)}", 0, "0", above == 0,
+                            no_data="" if len(valid) else empty))
     return checks
 
 
@@ -91,7 +141,8 @@ def width_checks(summaries: Mapping[str, pd.DataFrame],
             part = part.sort_values("width")
             if len(part) < 2:
                 checks.append(Check(f"{name}, K = {k}: wider -> closer", "paper Fig. 3 / F.7",
-                                    f"{len(part)} width(s) kept", "decreasing", "-", None))
+                                    f"{len(part)} width(s) kept", "decreasing", "-", None,
+                                    no_data="a trend needs two widths or more"))
                 continue
             kept = ", ".join(f"w{int(w)}: {int(n)}" for w, n in zip(part["width"], part["seeds"],
                                                                      strict=True))
@@ -104,7 +155,7 @@ def width_checks(summaries: Mapping[str, pd.DataFrame],
                     f"{name}, K = {k}: mean {label} falls from width {lo['width']:g} to "
                     f"{hi['width']:g}", "paper Fig. 3 right / App. F.7",
                     f"{lo[col]:.4f} -> {hi[col]:.4f}", "decreasing", "strictly lower",
-                    bool(hi[col] < lo[col])))
+                    bool(hi[col] < lo[col]), judged_by=SYNTHETIC_RUN))
             base = baselines.get(name.replace("d_llv_vs_width", "width_baseline"))
             if base is not None:
                 rows = part.merge(base[base["K"] == k], on="width")
@@ -145,7 +196,7 @@ def width_baseline_checks(rows: pd.DataFrame, title: str) -> list[Check]:
         claim = f"{title}: mean {label} falls with width beyond untrained models and chance"
         if len(rows) < 2 or not np.isfinite(margin).any():
             checks.append(Check(claim, WIDTH_CLAIM, "no baseline at two widths", "decreasing",
-                                "-", None))
+                                "-", None, no_data="no baseline at two widths"))
             continue
         t = _width_trend(rows, margin, se)
         checks.append(Check(
@@ -153,7 +204,7 @@ def width_baseline_checks(rows: pd.DataFrame, title: str) -> list[Check]:
             f"below the nearer of untrained and tau by {t.first[1]:+.4f} at width "
             f"{t.first[0]:g} -> {t.last[1]:+.4f} at {t.last[0]:g} (rho {t.rho:+.2f}, "
             f"{t.rise_in_se:+.1f} SE)", "decreasing",
-            "the margin: rho > 0.5 and last - first > 2 SE", t.rises))
+            "the margin: rho > 0.5 and last - first > 2 SE", t.rises, judged_by=SYNTHETIC_RUN))
         calibrated = rows[f"{measure}_calibrated_mean"]
         if not np.isfinite(calibrated).any():
             continue
@@ -164,7 +215,7 @@ def width_baseline_checks(rows: pd.DataFrame, title: str) -> list[Check]:
             f"{c.first[1]:.3f} (tau {rows[f'{measure}_tau_mean'].iloc[0]:.4f}) at width "
             f"{c.first[0]:g} -> {c.last[1]:.3f} (tau {rows[f'{measure}_tau_mean'].iloc[-1]:.4f})"
             f" at {c.last[0]:g} (rho {c.rho:+.2f}, {c.rise_in_se:+.1f} SE)", "rises",
-            "rho > 0.5 and last - first > 2 SE", c.rises))
+            "rho > 0.5 and last - first > 2 SE", c.rises, judged_by=SYNTHETIC_RUN))
     return checks
 
 
@@ -183,7 +234,8 @@ def cifar_checks(pairs_fd2: pd.DataFrame | None, seeds: Sequence[int] = (0, 1),
         Check(f"Fig. 5: loss difference says little about m_CCA (|corr| over 45 pairs){data}",
               "paper App. F.4", float(abs(pairs_fd2[["test_loss_diff", "mcca_f_test"]].corr()
                                           .iloc[0, 1])), "weak", "< 0.5",
-              bool(abs(pairs_fd2[["test_loss_diff", "mcca_f_test"]].corr().iloc[0, 1]) < 0.5)),
+              bool(abs(pairs_fd2[["test_loss_diff", "mcca_f_test"]].corr().iloc[0, 1]) < 0.5),
+              judged_by=FULL_RUN),
     ]
 
 
@@ -240,8 +292,9 @@ def retrace_checks(table: pd.DataFrame, per_seed_width: int = 16,
     our seed s and the authors' seed s (next to their inter-seed mean); a summary per
     configuration; and the goal over those seeds: most within 0.03, median <= 0.02. Only the
     goal has a verdict: a seed or two drifting (float rounding amplified over 15,072 steps)
-    is what the goal allows. Against stand-in checkpoints (made here, deliberately not our
-    models) there is no verdict at all."""
+    is what the goal allows. Only a run that trains as long as the authors did can retrace
+    them: a toy run does not judge the goal. Against stand-in checkpoints (made here,
+    deliberately not our models) there is no verdict at all."""
     note = " (stand-in checkpoints)" if standin else ""
 
     def verdict(passed: bool) -> bool | None:
@@ -272,7 +325,8 @@ def retrace_checks(table: pd.DataFrame, per_seed_width: int = 16,
             f"{sorted(goal['K'].unique().tolist())}): {within} of {len(goal)} within "
             f"{RETRACE_TOLERANCE}, median d_LLV{note}", "authors' checkpoints", median,
             "0 (same model)", f">= 70% within {RETRACE_TOLERANCE} and median <= 0.02",
-            verdict(bool(within >= 0.7 * len(goal) and median <= 0.02))))
+            verdict(bool(within >= 0.7 * len(goal) and median <= 0.02)),
+            judged_by=AUTHORS_RUN))
     return checks
 
 
@@ -287,34 +341,56 @@ def tightness_checks(table: pd.DataFrame) -> list[Check]:
             f"{row.ratio_q50:.3g}, 99% {row.ratio_q99:.3g}, max {row.ratio_max:.3g}",
             "paper Thm. 4.7" if row.M == 2 else "beyond the paper (it shows M = 2)",
             f"{row.violations} of {row.pairs_in_range}", 0, "0",
-            bool(row.violations == 0) if row.M == 2 else None))
+            bool(row.violations == 0) if row.M == 2 else None,
+            no_data="" if row.pairs_in_range else "no pair has d_LLV < 1/(2M), the bound's "
+            "range"))
     return checks
 
 
-def comparison_frame(checks: Sequence[Check]) -> pd.DataFrame:
-    def fmt(v):
+def comparison_frame(checks: Sequence[Check], scale: str = PAPER_SCALE) -> pd.DataFrame:
+    """One row per check, its verdict and tolerance as a run of `scale` gives them."""
+    def fmt(v: object) -> str:
         return f"{v:.4g}" if isinstance(v, (float, np.floating)) else str(v)
 
     return pd.DataFrame(
         [{"claim": c.claim, "source": c.source, "ours": fmt(c.ours), "paper": fmt(c.theirs),
-          "tolerance": c.tolerance, "verdict": c.verdict}
-         for c in checks]
+          "tolerance": c.tolerance_at(scale), "verdict": c.verdict_at(scale)}
+         for c in checks],
+        columns=["claim", "source", "ours", "paper", "tolerance", "verdict"],
     )
 
 
-def comparison_markdown(frame: pd.DataFrame, protocol: str = "") -> str:
+def run_title(outdir: str, configfiles: Sequence[str], scale: str) -> str:
+    """The run a page comes from, and its scale: 'results/quick (config.yaml +
+    config.quick.yaml), toy scale'."""
+    files = f" ({' + '.join(configfiles)})" if configfiles else ""
+    return f"{outdir}{files}, {scale} scale"
+
+
+TOY_NOTE = ("A toy run judges only the checks that hold at any scale, such as Table 1 and the "
+            "bounds.\nIt cannot show the paper's trends: their rows are not judged here.\n"
+            "Each such row names, in its tolerance, the run that judges it.\n\n")
+
+
+def comparison_markdown(frame: pd.DataFrame, protocol: str = "", run: str = "",
+                        scale: str = PAPER_SCALE) -> str:
+    """The page: its first line names the run (`run`, from run_title) and its scale, then
+    the table, the verdicts counted and what each verdict means."""
     cols = list(frame.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
               for row in frame.itertuples(index=False)]
     counts = frame["verdict"].value_counts()
-    summary = (f"\n{counts.get('pass', 0)} pass, {counts.get('FAIL', 0)} fail, "
-               f"{counts.get('explained', 0)} explained, "
-               f"{counts.get('informational', 0)} informational.\n")
-    head = "# Reproduced vs paper\n\n"
+    shown = [w for w in VERDICTS if w in ("pass", "FAIL") or counts.get(w, 0)]
+    summary = "\n" + ", ".join(f"{counts.get(w, 0)} {w}" for w in shown) + ".\n"
+    legend = "\nVerdicts:\n\n" + "".join(f"- {word}: {means}\n"
+                                          for word, means in VERDICTS.items())
+    head = f"# Reproduced vs paper: {run or f'{scale} scale'}\n\n"
+    if scale == TOY:
+        head += TOY_NOTE
     if protocol:
         head += f"Training protocol of this run: `{protocol}`.\n\n"
-    return head + "\n".join(lines) + "\n" + summary
+    return head + "\n".join(lines) + "\n" + summary + legend
 
 
 FOLLOW_UP = "follow-up (Nielsen et al. 2026)"
@@ -405,7 +481,9 @@ def prh_study_checks(table: pd.DataFrame, standins: bool) -> list[Check]:
             f"(Spearman rho over {row['language_models']} language models"
             f"{', stand-ins' if standins else ''})", PRH_FIG3, float(rho), "rises",
             f"rho > {PRH_RISES}", None if standins or not np.isfinite(rho)
-            else bool(rho > PRH_RISES)))
+            else bool(rho > PRH_RISES), judged_by=PRH_RUN,
+            no_data="" if standins or np.isfinite(rho) else "no rank correlation: fewer than "
+            "two language models, or scores all equal"))
     return checks
 
 
@@ -431,7 +509,8 @@ def roeder_checks(curves: pd.DataFrame) -> list[Check]:
             f"{best['mcca_f_mean']:.4f} at {int(best['step']):,}; first within {ROEDER_WITHIN} "
             f"of it at step {near:,}",
             "near max after ≈4,000 iterations", f"max - m_CCA(4,000) <= {ROEDER_WITHIN}",
-            bool(best["mcca_f_mean"] - at["mcca_f_mean"] <= ROEDER_WITHIN)))
+            bool(best["mcca_f_mean"] - at["mcca_f_mean"] <= ROEDER_WITHIN),
+            judged_by=SYNTHETIC_RUN))
         last = curve.iloc[-1]
         checks.append(Check(
             f"Roeder Fig. 2b ({variant}): the level CCA reaches, a linear map 'up to "
@@ -477,7 +556,7 @@ def roeder_words_checks(pairs: pd.DataFrame, fit: pd.DataFrame, data: str) -> li
               f"seeds {a}, {b}: R^2 {', '.join(f'{v:.4f}' for v in r2)} on the {len(fit)} "
               f"words shown; {row['r2_g_min']:.4f} (lowest dimension) on every other word; "
               f"KL {row['kl']:.4f}", "overlap (exactly linear: R^2 = 1)",
-              f"R^2 >= {ROEDER_WORDS_R2} in each dimension", passed),
+              f"R^2 >= {ROEDER_WORDS_R2} in each dimension", passed, judged_by=SYNTHETIC_RUN),
         Check(f"Roeder Fig. 1 ({data}): every pair of seeds", ROEDER_WORDS,
               f"{reach} of {len(pairs)} pairs with R^2 >= {ROEDER_WORDS_R2}; R^2 (words) "
               f"{pairs['r2_g_min'].min():.4f} to {pairs['r2_g_min'].max():.4f}; m_CCA f "
@@ -510,7 +589,7 @@ def roeder_cpc_checks(summary: pd.DataFrame, data: str) -> list[Check]:
                 f"rho {t.rho:+.2f} over {t.points} points; {t.first[1]:.3f} ± {t.first[2]:.3f} "
                 f"at {x_name} {t.first[0]:,.0f} -> {t.last[1]:.3f} ± {t.last[2]:.3f} at "
                 f"{t.last[0]:,.0f} ({t.rise_in_se:+.1f} SE)", "rises",
-                "rho > 0.5 and last - first > 2 SE", t.rises))
+                "rho > 0.5 and last - first > 2 SE", t.rises, judged_by=SYNTHETIC_RUN))
             checks.append(beyond_baseline_check(summary, panel, side, along, x_name, data))
     return checks
 
@@ -526,9 +605,10 @@ def beyond_baseline_check(summary: pd.DataFrame, panel: str, side: str, along: s
              f"and chance ({data})")
     if not np.isfinite([t.first[1], t.last[1]]).all():
         return Check(title, ROEDER_CPC, "no untrained or null baseline in this run", "rises",
-                     "-", None)
+                     "-", None, no_data="no untrained or null baseline in this run")
     return Check(title, ROEDER_CPC,
                  f"height above the baseline: {t.first[1]:+.3f} at {x_name} {t.first[0]:,.0f} "
                  f"-> {t.last[1]:+.3f} at {t.last[0]:,.0f} (rho {t.rho:+.2f}, "
                  f"{t.rise_in_se:+.1f} SE)", "rises",
-                 "the height: rho > 0.5 and last - first > 2 SE", t.rises)
+                 "the height: rho > 0.5 and last - first > 2 SE", t.rises,
+                 judged_by=SYNTHETIC_RUN)

@@ -12,6 +12,10 @@ convolutions, BatchNorm at 1 and 0), the ImageNet weights where given, the wrapp
 map, the head, and Xavier-uniform on the head for every model but the plain classifier (their
 students): the same initial weights as theirs.
 
+`width` scales every channel count with torchvision's 64 as 1 (the stem, the four stages'
+64, 128, 256 and 512 planes, their unused stem): 64 is theirs; a stand-in's smaller networks
+keep the depth, the code path and the key names.
+
 Their teacher is `pretrain_resnet50v2`: torchvision's IMAGENET1K_V2 weights, which their code
 downloads; here they are read from a file the user has (`resnet50-11ad3fa6.pth`), and a teacher
 without it trains from scratch, which its files then say (`imagenet` in the metadata).
@@ -33,6 +37,7 @@ from .follow_up import FollowUpStack
 IMAGENET_V2_FILE = "resnet50-11ad3fa6.pth"  # torchvision's ResNet50_Weights.IMAGENET1K_V2
 IMAGENET_V2_URL = f"https://download.pytorch.org/models/{IMAGENET_V2_FILE}"
 DEPTHS = {18: ("basic", (2, 2, 2, 2)), 50: ("bottleneck", (3, 4, 6, 3))}
+FULL_WIDTH = 64  # torchvision's stem channels and layer1's planes (config cifar100.width)
 
 
 class ImageNetWeightsError(RuntimeError):
@@ -83,21 +88,25 @@ class Bottleneck(nn.Module):
 
 class TorchvisionResNet(nn.Module):
     """torchvision's ResNet (v1.5: the stride in the bottleneck's 3 x 3), its names, its
-    construction order and its initialisation, `fc` over 1,000 ImageNet classes included."""
+    construction order and its initialisation, `fc` over 1,000 ImageNet classes included;
+    `width` channels in the stem and 1, 2, 4, 8 times as many planes in the stages (64:
+    torchvision's)."""
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, depth: int, width: int = FULL_WIDTH) -> None:
         super().__init__()
         kind, layers = DEPTHS[depth]
         block = BasicBlock if kind == "basic" else Bottleneck
-        self.inplanes = 64
-        self.conv1 = nn.Conv2d(3, 64, kernel_size=7, stride=2, padding=3, bias=False)
-        self.bn1 = nn.BatchNorm2d(64)
+        self.inplanes = width
+        self.conv1 = nn.Conv2d(3, width, kernel_size=7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
         self.relu = nn.ReLU(inplace=True)
         self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
-        for i, (planes, blocks) in enumerate(zip((64, 128, 256, 512), layers, strict=True)):
-            setattr(self, f"layer{i + 1}", self._make_layer(block, planes, blocks, 1 if i == 0 else 2))
+        planes = [width * times for times in (1, 2, 4, 8)]
+        for i, (plane, blocks) in enumerate(zip(planes, layers, strict=True)):
+            layer = self._make_layer(block, plane, blocks, 1 if i == 0 else 2)
+            setattr(self, f"layer{i + 1}", layer)
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-        self.fc = nn.Linear(512 * block.expansion, 1000)
+        self.fc = nn.Linear(8 * width * block.expansion, 1000)
         for module in self.modules():
             if isinstance(module, nn.Conv2d):
                 nn.init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
@@ -125,26 +134,28 @@ class TorchvisionResNet(nn.Module):
 @dataclass(frozen=True)
 class ResNetArch:
     """One CIFAR-100 model of the follow-up: the torchvision depth (18: students, 50: the
-    teacher), the embedding's dimension M, the labels, and whether the head is
-    Xavier-initialised (every model but the plain classifier)."""
+    teacher), the embedding's dimension M, the labels, whether the head is Xavier-initialised
+    (every model but the plain classifier), and the channel width (64: theirs)."""
 
     depth: int = 18
     rep_dim: int = 50
     num_classes: int = 100
     xavier_head: bool = False
+    width: int = FULL_WIDTH
 
 
 class FollowUpEncoder(nn.Module):
     """Their `backbones.resnet.ResNet`: torchvision's layers, an unused 3 x 3 stem, `linear`."""
 
-    def __init__(self, depth: int, rep_dim: int, imagenet: dict | None = None) -> None:
+    def __init__(self, depth: int, rep_dim: int, imagenet: dict | None = None,
+                 width: int = FULL_WIDTH) -> None:
         super().__init__()
-        self.tv_layers = TorchvisionResNet(depth)
+        self.tv_layers = TorchvisionResNet(depth, width)
         if imagenet is not None:
             self.tv_layers.load_state_dict(imagenet)
-        self.conv1 = nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1, bias=False)
+        self.conv1 = nn.Conv2d(3, width, kernel_size=3, stride=1, padding=1, bias=False)
         expansion = 1 if DEPTHS[depth][0] == "basic" else 4
-        self.linear = nn.Linear(512 * expansion, rep_dim)
+        self.linear = nn.Linear(8 * width * expansion, rep_dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear(self.tv_layers.features(x))
@@ -156,7 +167,7 @@ class FollowUpResNet(nn.Module):
     def __init__(self, arch: ResNetArch, imagenet: dict | None = None) -> None:
         super().__init__()
         self.arch = arch
-        self.encoder = FollowUpEncoder(arch.depth, arch.rep_dim, imagenet)
+        self.encoder = FollowUpEncoder(arch.depth, arch.rep_dim, imagenet, arch.width)
         self.linear = nn.Linear(arch.rep_dim, arch.num_classes, bias=False)
         if arch.xavier_head:
             nn.init.xavier_uniform_(self.linear.weight)
@@ -190,8 +201,9 @@ def read_imagenet_weights(path: str | os.PathLike[str]) -> dict[str, torch.Tenso
 def build_follow_up_resnet(arch: ResNetArch, seed: int, imagenet: dict | None = None
                            ) -> FollowUpResNet:
     """The model their code builds after set_random_seed(seed) (see the module docstring)."""
-    if imagenet is not None and arch.depth != 50:
-        raise ValueError("ImageNet weights are for the ResNet-50 teacher")
+    if imagenet is not None and (arch.depth != 50 or arch.width != FULL_WIDTH):
+        raise ValueError("ImageNet weights are for the ResNet-50 teacher at torchvision's "
+                         f"width {FULL_WIDTH}")
     torch.manual_seed(seed)
     return FollowUpResNet(arch, imagenet)
 

@@ -44,7 +44,7 @@ def check_config(config: Config) -> None:
     for check in (check_kl_table, check_constructed, check_synthetic, check_cifar10,
                   check_authors_models, check_bound_beyond_m2, check_dynamics,
                   check_roeder, check_roeder_words, check_roeder_cpc, check_distillation,
-                  check_logit_distance, check_lm,
+                  check_logit_distance, check_logit_cifar100, check_lm,
                   check_lm_models, check_prh):
         check(config)
 
@@ -271,6 +271,19 @@ def check_logit_distance(config: Config) -> None:
     need(sub["birds"] - 1 >= sub["model"]["rep_dim"], "logit_distance.sub.model.rep_dim",
          f"d_rep needs K - 1 >= M labels besides a pivot, got K = {sub['birds']}, "
          f"M = {sub['model']['rep_dim']}")
+
+
+def check_logit_cifar100(config: Config) -> None:
+    """The follow-up's CIFAR-100 (logit_distance.cifar100): ImageNet's weights are
+    torchvision's ResNet-50 at its width, 64; a narrower teacher starts from scratch."""
+    ld = config["logit_distance"]
+    cifar100 = ld["cifar100"]
+    if not (ld["enabled"] and cifar100["enabled"]):
+        return
+    width = cifar100["width"]
+    need(width == 64 or not cifar100["imagenet_weights"], "logit_distance.cifar100.width",
+         f"ImageNet's weights (logit_distance.cifar100.imagenet_weights) are torchvision's "
+         f"ResNet-50 at width 64, got {width}: set the width to 64 or imagenet_weights to null")
 
 
 def check_lm(config: Config) -> None:

@@ -55,7 +55,7 @@ class Check:
     `tolerance`; rounding: the same in the production precision, passes within `tolerance`
     (a multiple of `baseline`, the distance between two reference runs that differ only in the
     order of their sums: each batch's rows reversed); baseline: the reference's own row;
-    measures: what a user of the trained models sees (bf16): the largest KL and d_LLV between a
+    measures: what a user of the trained models sees (fp16): the largest KL and d_LLV between a
     seed trained by the candidate and the same seed by the reference (`distance`: d_LLV),
     passing when both are below the smallest between two seeds of the reference (`baseline`:
     d_LLV; `values` holds KL, d_LLV and m_CCA of f on both sides); none: no check (`note` says

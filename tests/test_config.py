@@ -418,3 +418,15 @@ def test_every_cifar_model_setting_reaches_the_job():
     passed = set(re.findall(r'"(\w+)"', keys)) | {"rep_dim", "seeds", "eval_batch_size"}
     assert passed == {f.name for f in fields(CifarModelConfig)}
     assert passed - {"rep_dim", "seeds"} <= set(load()["cifar10"])
+
+
+def test_paper_runs_start_cold_and_quick_runs_warm():
+    """warm_starts: off in config.yaml (and the schema's default), on in config.quick.yaml."""
+    schema = yaml.safe_load(Path(SCHEMA).read_text())
+    assert schema["properties"]["warm_starts"]["default"] is False
+    paper, quick = load(), merged_quick()
+    assert paper["warm_starts"] is False and quick["warm_starts"] is True
+    bare = load()
+    del bare["warm_starts"]
+    validate(bare, SCHEMA)
+    assert bare["warm_starts"] is False

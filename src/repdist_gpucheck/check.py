@@ -9,8 +9,8 @@ a. tests: every test of the suite marked `gpu` (`pytest -m gpu tests/`, the shor
    comparison at K = 4); each outcome as it comes;
 b. speed: the candidates of repdist_gpucheck.candidates in the order of what they can gain
    (the references, CUDA graphs, then what no record has decided: one stack of 30, those beside
-   the graph; then what the first record decided: jobs sharing a GPU, bf16, dense convolutions
-   on streams, no channels_last), each checked against its reference and timed (--seconds),
+   the graph; then what the first record decided: jobs sharing a GPU, no channels_last),
+   each checked against its reference and timed (--seconds),
    with the paper's minutes;
 c. measures: compare at GPT-2's shapes on the GPU with the exact pivot search against the CPU
    path's default estimate (repdist_gpucheck.measures);

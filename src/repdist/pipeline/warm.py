@@ -22,8 +22,9 @@ What differs from a cold start, and where it shows:
   job's (threads excepted, set from the job's environment as Snakemake sets them).
 Where anything is missing (no server yet, another interpreter, a conda env), the job starts
 cold as before: a warm start is only ever a faster way to the same process. A run that plans
-GPU jobs, runs on a cluster or runs fewer than MIN_JOBS jobs starts none warm; `warm_starts:
-false` in the config turns it off everywhere."""
+GPU jobs, runs on a cluster or runs fewer than MIN_JOBS jobs starts none warm. The config's
+`warm_starts` turns it on: config.quick.yaml does, config.yaml's paper-scale runs stay cold
+(their start-ups are under 1 % of the run, and the differences above are not worth it there)."""
 
 from __future__ import annotations
 

@@ -1,23 +1,10 @@
 """S ResNet-18s of the same shape trained as one network: the seeds of a CIFAR configuration.
 
-Every convolution becomes a grouped convolution with one group per seed (the stem, which reads
-the shared input image, a plain one with S x 64 output channels), and every BatchNorm one
-BatchNorm over S x C channels: per-channel statistics are per-seed statistics, so each seed
-keeps its own running means and variances, normalises with its own batch statistics and only
-ever meets its own weights, exactly as if it were trained alone (a float64 test holds this to
-1e-9). The output layer is a batched matmul. One network of S groups fills a GPU that one
-ResNet-18 at batch 32 leaves mostly idle.
-
-Models of different output dimensions stack too (the stack across M, config
-cifar10.stack_across_m: the ten seeds of each M as one network): their heads are padded with zero
-rows to the widest (mlp.padded_rows), which leaves each model's arithmetic its own.
-
-`stack="streams"` (config cifar10.stack) computes each grouped convolution as S dense ones,
-one per seed, each on its own CUDA stream (in turn on a CPU), also inside a CUDA graph's
-capture, where the forked streams become parallel branches of the graph: the same parameters,
-state dict and arithmetic per seed (float64: equal to the grouped stack, tests/test_gpu_check.py),
-for `make gpu-check` to time against cuDNN's grouped kernels.
-"""
+Every convolution becomes a grouped convolution with one group per seed, and every BatchNorm one
+BatchNorm over S x C channels. So each seed only ever meets its own weights and statistics, exactly
+as if it were trained alone (a float64 test holds this to 1e-9). One network of S groups fills a GPU
+that one ResNet-18 at batch 32 leaves mostly idle. Models of different output dimensions stack too.
+`stack="streams"` computes each grouped convolution as S dense ones instead."""
 
 from __future__ import annotations
 
@@ -31,6 +18,11 @@ from torch.nn import functional
 from .resnet import ResNet18
 from .mlp import padded_rows
 
+# `stack="streams"` (config cifar10.stack) computes each grouped convolution as S dense ones, one
+# per seed, each on its own CUDA stream (in turn on a CPU). It does so also inside a CUDA graph's
+# capture, where the forked streams become parallel branches of the graph. The parameters, state
+# dict and arithmetic per seed are the same (float64: equal to the grouped stack,
+# tests/test_gpu_check.py); `make gpu-check` times it against cuDNN's grouped kernels.
 STACK_MODES = ("grouped", "streams")
 # torch.compile's modes for the stack's body (config cifar10.compile; "none": eager);
 # "elementwise": inductor's fusion of what lies between the convolutions, the convolutions left
@@ -104,6 +96,8 @@ def streamed(conv: nn.Conv2d) -> nn.Conv2d:
     return out
 
 
+# The stem, which reads the shared input image, is a plain convolution with S x 64 output channels;
+# every other convolution is grouped, one group per seed.
 def _stacked_conv(convs: Sequence[nn.Conv2d], shared_input: bool) -> nn.Conv2d:
     first, count = convs[0], len(convs)
     conv = nn.Conv2d(
@@ -115,6 +109,8 @@ def _stacked_conv(convs: Sequence[nn.Conv2d], shared_input: bool) -> nn.Conv2d:
     return conv
 
 
+# One BatchNorm over S x C channels: per-channel statistics are per-seed statistics, so each seed
+# keeps its own running means and variances and normalises with its own batch statistics.
 def _stacked_batchnorm(norms: Sequence[nn.BatchNorm2d]) -> nn.BatchNorm2d:
     first = norms[0]
     norm = nn.BatchNorm2d(len(norms) * first.num_features, eps=first.eps, momentum=first.momentum,
@@ -141,6 +137,10 @@ def _stacked(modules: Sequence[nn.Module]) -> nn.Module:
     return clone
 
 
+# The output layer is a batched matmul. Models of different output dimensions stack too (the stack
+# across M, config cifar10.stack_across_m: the ten seeds of each M as one network): their heads are
+# padded with zero rows to the widest (mlp.padded_rows), which leaves each model's arithmetic its
+# own.
 class StackedResNet18(nn.Module):
     """ResNet-18s of the same width, one per model, as one network; output dimensions may
     differ (the stack across M: heads padded with zero rows to the widest, padded_rows)."""

@@ -30,8 +30,7 @@ def is_tensor(value: Any) -> bool:
     return hasattr(value, "detach") and hasattr(value, "device")
 
 
-# The first GPU run of this project stopped this way, at its first logged loss (CHANGELOG.md).
-# nanoGPT's train.py marks its one sync point; `to_host` is ours.
+# nanoGPT's train.py marks its one sync point; `to_host` is ours (why: CHANGELOG.md).
 def to_host(value: Any, dtype: Any = None) -> np.ndarray:
     """`value` (a tensor on any device, or anything numpy takes) as a numpy array on the host.
 

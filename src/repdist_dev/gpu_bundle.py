@@ -43,6 +43,7 @@ PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x8
 # The GPU machine's Python has a CUDA build of torch and the usual scientific packages (numpy,
 # pandas, pyarrow, matplotlib, scipy, pyyaml, pytest, ...), `make`, `bash` and `timeout`, but no
 # network, often no `git`, and no Snakemake, so it cannot run `make venv`.
+#
 # What a CUDA-torch image's Python usually holds (the distributions, by normalised name), when
 # --image-packages does not say: a distribution here is not carried.
 DEFAULT_IMAGE = frozenset("""

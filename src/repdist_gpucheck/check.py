@@ -31,15 +31,15 @@ from repdist_gpucheck.candidates import BY_NAME, SPECS, TOY_SLACK, Spec, new_row
 from repdist_gpucheck.measures import SIZES, plan
 from repdist_gpucheck.profiling import JOB as PROFILED_JOB
 
-# The budget defaults to 480 s, so that with the bundle's install the command ends within 9 minutes.
-# Time a part leaves goes to the next. A part that overruns is cut short cleanly: its processes
-# ended, what finished kept, the rest recorded as such.
 # of the budget less RESERVE_S, in the order the parts run; compile is the second command's
 # (alone it gets the whole budget). Their needs on the first GPU run, an H200: tests ~188 s,
 # speed ~205 s at 5 s a candidate before the candidates added since (~50 s more),
 # measures ~40 s; the profile ~25 s, estimated (docs/gpu.md, the budget's arithmetic)
 SHARES = {"tests": 0.42, "speed": 0.40, "measures": 0.10, "profile": 0.08, "compile": 1.0}
 RESERVE_S = 15.0  # the last record and the table
+# The budget defaults to 480 s, so that with the bundle's install the command ends within 9 minutes.
+# Time a part leaves goes to the next. A part that overruns is cut short cleanly: its processes
+# ended, what finished kept, the rest recorded as such.
 BUDGET_S = {"gpu": 480.0, "toy": 480.0}
 # Exit statuses: 0 when every part asked for is ok, 1 when one failed, 3 when one overran or was
 # skipped, 128 + the signal when SIGTERM or SIGINT ended it (every part's processes ended first, the

@@ -25,6 +25,7 @@ SCHEMA = "repdist-gpu-check/3"
 PART_NAMES = ("tests", "speed", "measures", "profile", "compile")  # in the order they run
 DEFAULT_PARTS = ("tests", "speed", "measures", "profile")  # one command; compile is the second
 # A record of a format before the profile part (OLDER_SCHEMAS) is read too; it has no `profile`.
+#
 # the formats this reader also reads, each with its default parts (the record's name omits them)
 OLDER_SCHEMAS = {"repdist-gpu-check/2": ("tests", "speed", "measures")}  # no profile part
 # where a step's time goes (repdist_gpucheck.profiling.category): kernels on a GPU, ATen

@@ -19,6 +19,7 @@ import numpy as np
 # values (an array whose every value is a float32 value was computed in float32). A singular value
 # of the centred data counts only above ROUNDING_FACTOR x eps x ||x||_F, the size rounding every
 # entry by eps (relative) can reach (Weyl; `Spectrum.tolerance`).
+#
 # eps (spacing at 1) of each precision a representation may have been computed in
 EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps),
        "bfloat16": 2.0**-7, "float16": float(np.finfo(np.float16).eps)}

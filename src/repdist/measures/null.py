@@ -24,6 +24,7 @@ from .selection import MEASURES
 # The null breaks the correspondence a measure relies on by reordering one model's rows, K times:
 # the inputs (f's rows) for every f-side measure, KL, d_LLV and its terms, d_logit and d_{f,g}; the
 # labels (g's rows) for the g-side ones (m_CCA of g, m_SVD of g).
+#
 # the measures a null can be drawn for, and which rows each one's null reorders
 LABEL_NULL = frozenset({"mcca_g", "m_svd_g"})
 INPUT_NULL = frozenset({

@@ -48,13 +48,8 @@ def cifar_model_settings(seeds, rep_dim=lambda wc: int(wc.M)):
         "g_width",
         "bn_momentum",
         "device",
-        "bf16",
-        "fp16",
         "tf32",
-        "cudnn_benchmark",
         "channels_last",
-        "stack",
-        "compile",
         "cuda_graph",
     )
     return lambda wc: {

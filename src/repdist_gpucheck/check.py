@@ -261,11 +261,10 @@ class GpuCheck:
 
     # b. speed: the candidates of repdist_gpucheck.candidates, in the order of what they can gain:
     # the references, CUDA graphs, then what no record has decided (one stack of 30, those beside
-    # the graph), then what the first record decided (jobs sharing a GPU, bf16, dense convolutions
-    # on streams, no channels_last). Each is checked against its reference and timed (--seconds),
-    # with the paper's minutes. `--parts compile`, the second command, times torch.compile's modes
-    # (minutes of compiling each) beside the CIFAR reference, in a record of its own
-    # (<gpu>-<date>-compile).
+    # the graph), then what the first record decided (jobs sharing a GPU, no channels_last). Each is
+    # checked against its reference and timed (--seconds), with the paper's minutes. `--parts
+    # compile`, the second command, times torch.compile's modes (minutes of compiling each) beside
+    # the CIFAR reference, in a record of its own (<gpu>-<date>-compile).
     def speed(self, end: float) -> tuple[str, str]:
         return self.candidates(end, "speed")
 

@@ -57,7 +57,7 @@ class Check:
     - rounding: the same in the production precision; `tolerance` is a multiple of `baseline`,
       the distance between two reference runs whose sums differ only in order.
     - baseline: the reference's own row.
-    - measures (bf16): the largest KL and d_LLV between a seed trained by the candidate and by
+    - measures (fp16): the largest KL and d_LLV between a seed trained by the candidate and by
       the reference (`distance`: d_LLV); passes when both are below the smallest between two
       reference seeds (`baseline`: d_LLV).
     - none: no check (`note` says why).

@@ -225,11 +225,9 @@ def our_stack(seeds: Sequence[int], rep_dim: int, protocol: str,
     c = PAPER_CONFIG["cifar10"]
     cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(seeds), base_width=BASE_WIDTH,
                            g_width=G_WIDTH, bn_momentum=c["bn_momentum"], device="cpu",
-                           bf16=False, fp16=False, tf32=c["tf32"], cudnn_benchmark=False,
-                           channels_last=False,
-                           eval_batch_size=c["eval_batch_size"], stack=c["stack"],
-                           compile="none", cuda_graph=False)
-    return cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, protocol), on_cuda=False).to(dtype)
+                           tf32=c["tf32"], channels_last=False,
+                           eval_batch_size=c["eval_batch_size"], cuda_graph=False)
+    return cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, protocol)).to(dtype)
 
 
 def run_ours(name: str, seeds: Sequence[int], images: Images, steps: int, at: Sequence[int],

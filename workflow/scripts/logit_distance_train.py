@@ -60,8 +60,7 @@ with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
             meta["imagenet"] = imagenet is not None
         log.info("teachers %s, %s, %s on %s", sm.params.seeds, arch, training, device)
         run = TeacherRun(arch, sm.params.seeds, training, probe, imagenet,
-                         in_order=bool(resnet and resnet["teacher_in_order"]),
-                         stack=resnet["stack"] if resnet else "loop")
+                         in_order=bool(resnet and resnet["teacher_in_order"]))
         train_teachers(run, data, files, meta, options)
     else:
         teachers = list(dict.fromkeys(t for t, _, _ in sm.params.members))
@@ -70,8 +69,7 @@ with job_log(sm.log[0], gpus=gpus, checkpoint=sm.params.checkpoint) as log:
                  student_arch, training, device)
         run = StudentRun(student_arch, students, training, sm.params.eval_every_epochs,
                          sm.params.d_rep_subsets, probe,
-                         teacher_arch=arch if resnet is not None else None,
-                         stack=resnet["stack"] if resnet else "loop")
+                         teacher_arch=arch if resnet is not None else None)
         snapshots = train_students(run, sm.input.teachers, data, files, meta, options)
         write_parquet(sm.output.snapshots, snapshots,
                       snapshots_metadata(student_arch, training, sm.params.run_config))

@@ -70,12 +70,11 @@ def build_model(arch: Arch, seed: int, imagenet: dict | None = None
     return build_follow_up(arch, seed)
 
 
-def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet], mode: str = "loop"
-                 ) -> FollowUpStack:
-    """Models of one architecture as one stack (ResNets: run one after another, `loop`, or as
-    one batched network, `vmap`: models.follow_up_resnet.stack_resnets)."""
+def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet]) -> FollowUpStack:
+    """Models of one architecture as one stack (ResNets run one after another, each model's
+    arithmetic its own: models.follow_up_resnet.stack_resnets)."""
     if all(isinstance(m, FollowUpResNet) for m in models):
-        return stack_resnets(models, mode)
+        return stack_resnets(models)
     return StackedFollowUp(models)
 
 
@@ -228,8 +227,7 @@ class TeacherRun:
     """What one teachers job trains: their architecture (with a concept probe for SUB's
     concept-bottleneck teachers), seeds and schedule; `probe` scores each model's test f;
     `imagenet` the ResNet-50's ImageNet weights (CIFAR-100; None: from scratch); `in_order`:
-    batches in the data's order every epoch (CIFAR-100's teacher loader); `stack` how ResNets
-    run together (stack_resnets)."""
+    batches in the data's order every epoch (CIFAR-100's teacher loader)."""
 
     arch: Arch
     seeds: Sequence[int]
@@ -237,7 +235,6 @@ class TeacherRun:
     probe: Probe | None = None
     imagenet: dict | None = None
     in_order: bool = False
-    stack: str = "loop"
 
 
 def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
@@ -245,10 +242,9 @@ def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
     """The teachers (their classifiers: cross entropy of the labels; options.objective for
     another, cbm_objective for SUB's), one stack, each written with its f on the train and test
     inputs, g, metrics and weights (their state-dict keys)."""
-    stack = stack_models([build_model(run.arch, s, run.imagenet) for s in run.seeds], run.stack)
+    stack = stack_models([build_model(run.arch, s, run.imagenet) for s in run.seeds])
     identity = {"arch": asdict(run.arch), "seeds": list(run.seeds),
-                **({"imagenet": True} if run.imagenet is not None else {}),
-                **({"stack": run.stack} if run.stack != "loop" else {})}
+                **({"imagenet": True} if run.imagenet is not None else {})}
     finals = _run(stack, data, run.training, int(run.seeds[0]), run.training.epochs,
                   replace(options, identity=identity, in_order=run.in_order))
     members = [{"role": "teacher", "seed": int(s)} for s in run.seeds]
@@ -401,8 +397,7 @@ def teacher_targets(teachers: FollowUpStack, x: np.ndarray, rows: Sequence[int],
 class StudentRun:
     """What one students job trains and measures: every student (teacher-major), their
     architecture, schedule, how often they are measured and d_rep's cap; `teacher_arch` the
-    teachers' (None: the students'; CIFAR-100's ResNet-50 beside ResNet-18 students);
-    `stack` how ResNets run together (stack_resnets)."""
+    teachers' (None: the students'; CIFAR-100's ResNet-50 beside ResNet-18 students)."""
 
     arch: Arch
     students: Sequence[Student]
@@ -411,7 +406,6 @@ class StudentRun:
     d_rep_subsets: int
     probe: Probe | None = None
     teacher_arch: Arch | None = None
-    stack: str = "loop"
 
 
 def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: TrainData,
@@ -427,12 +421,11 @@ def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: T
                               batch, options.device)
     del teachers_stack
     stack = stack_models([build_model(student_arch(run.arch, s.loss), s.seed)
-                          for s in students], run.stack)
+                          for s in students])
     per_epoch = training.steps_per_epoch(len(data.train_x))
     snapshots = StudentSnapshots(stack, data, teachers, run, per_epoch, batch)
     identity = {"arch": asdict(run.arch), "students": [asdict(s) for s in students],
-                **({"teacher_arch": asdict(run.teacher_arch)} if run.teacher_arch else {}),
-                **({"stack": run.stack} if run.stack != "loop" else {})}
+                **({"teacher_arch": asdict(run.teacher_arch)} if run.teacher_arch else {})}
     finals = _run(stack, data, training, students[0].seed, run.eval_every_epochs, replace(
         options, identity=identity, on_step=snapshots,
         resumables={**options.resumables, "snapshots": snapshots},

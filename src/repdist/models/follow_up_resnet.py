@@ -235,7 +235,9 @@ class StackedFollowUpResNet(FollowUpStack):
         return {k: v.detach().clone() for k, v in self.members[index].state_dict().items()}
 
 
-STACK_MODES = ("loop", "vmap")  # config logit_distance.cifar100.stack
+# how the ResNets of a stack run: the pipeline's `loop`, or `vmap`, which no GPU has timed yet
+# (benchmarks/follow_up_stack.py; docs/gpu.md, "Options to be timed")
+STACK_MODES = ("loop", "vmap")
 
 
 class VmappedFollowUpResNet(FollowUpStack):

@@ -1,11 +1,11 @@
 """Warm starts for a local run's script jobs: each job forked from an interpreter that has already
 imported the libraries every job imports, instead of a fresh Python importing them again.
 
-Those imports cost about 2 s of CPU a job: most of a toy run's CPU. So a local run's head starts one
+Those imports cost about 2 s of CPU a job, most of a toy run's CPU. So a local run's head starts one
 server that imports `PRELOAD` once, and each job hands its script to it (`delegate`). Where anything
-is missing, the job starts cold as before: a warm start is only ever a faster way to the same
-process. A run that plans GPU jobs, runs on a cluster or runs fewer than MIN_JOBS jobs starts none
-warm; `warm_starts: false` in the config turns it off everywhere."""
+is missing, the job starts cold: a warm start is only ever a faster way to the same process. A run
+that plans GPU jobs, runs on a cluster or runs fewer than MIN_JOBS jobs starts none warm. Config
+`warm_starts` turns it on: config.quick.yaml's runs start warm, config.yaml's stay cold."""
 
 from __future__ import annotations
 
@@ -356,6 +356,8 @@ def start_server(folder: Path, watch: int | None = None,
     return path
 
 
+# Paper-scale runs (config.yaml) stay cold: their start-ups are under 1 % of the run, and the
+# differences of a warm start (see MIN_JOBS) are not worth it there.
 def start_for_local_jobs(enabled: bool, local: bool, gpus: int, jobs: Iterable[object]) -> Path | None:
     """The Snakefile's `onstart`: the server, its output beside Snakemake's own logs
     (.snakemake/log), and its socket; None, every job starting cold, unless the config's

@@ -1,37 +1,13 @@
-"""The speed matrix of `make gpu-check` (repdist_gpucheck.check runs it in worker processes:
-each candidate way of training the paper's jobs on a GPU, its numerical checks against the
+"""The speed matrix of `make gpu-check`: each candidate way of training the paper's jobs on a GPU.
+repdist_gpucheck.check runs it in worker processes. Each candidate gets numerical checks against its
 family's reference path, and its steps/s over a timed window.
 
-Families, each one training job as the pipeline runs it on a GPU:
-- synthetic: K = 18, width 128, the four length-fixing variants x 20 seeds (80 MLPs) stacked;
-  the grid's 20 jobs take about the same time a step at every width on a GPU (launch-bound, the
-  baseline), so the paper's grid (1,360 models x 15,072 steps) is extrapolated as 20 such jobs;
-- cifar: the 10 seeds of an M stacked (grouped convolutions, channels_last, TF32 convolutions),
-  batch 32; the paper's 30 models x 20,319 steps extrapolated from the model-steps/s.
-Steps are timed after `skip` warm-up steps (cuDNN's choices, compilation, graph capture), the
-clean protocol, no test passes (as `make bench-gpu`'s baseline: the paper protocol adds a
-train-mode test pass every 2,000 steps).
+There are two families: synthetic (80 stacked MLPs) and cifar (10 stacked ResNets). `--inject`
+breaks named candidates on purpose, for the check's own tests. `--child` runs one of several
+concurrent processes of a job (the slots-per-GPU candidates).
 
-Checks, from the same initialisation on the same batches: `rounding` compares the candidate's
-parameters after `check_steps` steps in the production precision with the reference's, against
-the rounding baseline (the reference run again with every batch's rows reversed: the same sums in
-another order), passing within ROUNDING_FACTOR times it; a baseline that is not finite and > 0
-judges nothing, and the family's rows are then `invalid`; `float64` (a candidate whose
-arithmetic is the reference's) the same in float64 at a small size, within FLOAT64_TOL.
-`measures` (fp16: arithmetic not the reference's, so reordering noise is no yardstick):
-each seed trained `quality_steps` by the candidate against the same seed by the reference, by
-KL and d_LLV on held-out inputs, beside the smallest between two seeds of the reference, with
-its distance from a float64 run beside float32's (informational). A CUDA-graph candidate records
-each batch size's capture and replays; a failed capture makes its row `fallback`.
-
-`--inject` (REPDIST_GPU_CHECK_INJECT, the check's own tests) breaks named candidates on purpose:
-`capture:NAME` makes every capture of NAME fail, `wrong:NAME` trains NAME at a 2 % higher
-learning rate (a negative control its checks must mark FAILS).
-
-`--child` runs one of several concurrent processes of a job (the slots-per-GPU candidates).
-Everything runs under the host-copy guard (repdist.io.host), so the toy run on a CPU fails
-where a GPU run would on a tensor reaching numpy other than through to_host.
-"""
+Everything runs under the host-copy guard (repdist.io.host). So the toy run on a CPU fails where a
+GPU run would, on a tensor reaching numpy other than through to_host."""
 
 from __future__ import annotations
 
@@ -69,6 +45,12 @@ from repdist.training.loop import RunOptions, TrainData, train
 from repdist_dev.checkout import ROOT, train_config
 from repdist_gpucheck.record import Candidate, Check, GraphSize
 
+# The families, each one training job as the pipeline runs it on a GPU (GPU_SIZE):
+# - synthetic: K = 18, width 128, the four length-fixing variants x 20 seeds (80 MLPs) stacked. The
+#   grid's 20 jobs take about the same time a step at every width on a GPU (launch-bound, the
+#   baseline), so the paper's grid (1,360 models x 15,072 steps) is extrapolated as 20 such jobs;
+# - cifar: the 10 seeds of an M stacked (grouped convolutions, channels_last, TF32 convolutions),
+#   batch 32; the paper's 30 models x 20,319 steps extrapolated from the model-steps/s.
 PAPER = {"cifar_models": 30, "cifar_steps": 20_319, "grid_jobs": 20, "grid_models": 1_360,
          "grid_steps": 15_072}
 TOY_PROCESSES = 2  # the toy run's concurrent processes at most (a CPU of few cores)
@@ -409,6 +391,9 @@ def paper_run(job: Job, family: str, on_step: Callable[[int], bool]) -> dict[str
     return finals
 
 
+# Steps are timed after `skip` warm-up steps (cuDNN's choices, compilation, graph capture), in the
+# clean protocol, with no test passes. This is `make bench-gpu`'s baseline; the paper protocol adds
+# a train-mode test pass every 2,000 steps.
 def timed_rate(job: Job, family: str, device: torch.device, seconds: float, skip: int,
                barrier: Callable[[], None] | None = None) -> tuple[int, float, dict[str, Any]]:
     """Steps and seconds of a window of `seconds` after `skip` warm-up steps (synchronised at
@@ -483,6 +468,9 @@ class References:
         return distance(self.get(family, Run(reversed_batch=True)), self.get(family, Run()))
 
 
+# `--inject` (REPDIST_GPU_CHECK_INJECT, the check's own tests) breaks named candidates on purpose:
+# `capture:NAME` makes every capture of NAME fail, `wrong:NAME` trains NAME at a 2 % higher learning
+# rate (a negative control its checks must mark FAILS).
 def faults() -> dict[str, set[str]]:
     """REPDIST_GPU_CHECK_INJECT ("capture:NAME,wrong:NAME"): the candidates broken on purpose."""
     out: dict[str, set[str]] = {"capture": set(), "wrong": set()}
@@ -573,6 +561,8 @@ def toy_notes(spec: Spec, toy: bool) -> list[str]:
     return notes
 
 
+# A CUDA-graph candidate records each batch size's capture and replays; a failed capture makes its
+# row `fallback`.
 def graph_outcome(row: Candidate, finals: list[dict[str, Any]], device: torch.device,
                   notes: list[str]) -> None:
     """A CUDA-graph row's captures: each batch size of the timed run (the first process's), and
@@ -591,6 +581,14 @@ def graph_outcome(row: Candidate, finals: list[dict[str, Any]], device: torch.de
         notes.append("toy: nothing is captured on a CPU (the graph-ready step ran eagerly)")
 
 
+# The checks, from the same initialisation on the same batches:
+# - `rounding` compares the candidate's parameters after `check_steps` steps in the production
+#   precision with the reference's. The yardstick is the rounding baseline: the reference run again
+#   with every batch's rows reversed (the same sums in another order). It passes within
+#   ROUNDING_FACTOR times that baseline. A baseline that is not finite and > 0 judges nothing, and
+#   the family's rows are then `invalid`;
+# - `float64` (a candidate whose arithmetic is the reference's): the same in float64 at a small
+#   size, within FLOAT64_TOL.
 def checks_of(spec: Spec, size: Size, device: torch.device, refs: References
               ) -> tuple[list[Check], list[dict[str, Any]]]:
     """The candidate's checks against its family's reference, and the finals of its own check
@@ -624,6 +622,10 @@ def checks_of(spec: Spec, size: Size, device: torch.device, refs: References
     return out, runs
 
 
+# `measures` (fp16: arithmetic not the reference's, so reordering noise is no yardstick): each seed
+# trained `quality_steps` by the candidate against the same seed by the reference, by KL and d_LLV
+# on held-out inputs. That sits beside the smallest between two seeds of the reference, with its
+# distance from a float64 run beside float32's (informational).
 def measures_checks(spec: Spec, size: Size, device: torch.device, refs: References
                     ) -> list[Check]:
     """A precision of its own (fp16), judged by what a user of the models sees: each seed

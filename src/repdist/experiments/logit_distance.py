@@ -1,23 +1,12 @@
-"""The follow-up's distillation experiment (Nielsen et al. 2026, "Logit Distance Bounds
-Representational Similarity"), as their code runs it: teachers trained on the labels, then per
-teacher students trained on its logits by KL (theirs: KL(teacher || student)), by their L1 and
-L2 logit losses, and from the labels alone (a baseline), each at several seeds.
+"""The follow-up's distillation experiment, as their code runs it: teachers, then their students.
+The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity". Teachers
+are trained on the labels. Then per teacher, students are trained on its logits by KL (theirs:
+KL(teacher || student)), by their L1 and L2 logit losses, and from the labels alone (a baseline),
+each at several seeds.
 
-Their schedule (utils/train.py): Adam, batches of `batch_size` reshuffled every epoch (the last
-one short), the learning rate lr x 1e-3 for the first 20 epochs then decayed by 0.995 an epoch
-(training.settings.EpochSchedule), dropout 0.1 in the encoder. Every `eval_every_epochs` epochs
-each student is measured against its teacher on the training and the test inputs (their
-evaluate_train_test): KL(teacher || student), d_logit^2, m_CCA (exact, and theirs: scikit-
-learn's CCA fitted in-sample), d_rep (measures.logit_distance), the smallest probability tau of
-each, the student's accuracy and its agreement with the teacher.
-
-A job trains every model of its kind at once, as one stack (models.follow_up; CIFAR-100's
-ResNets: models.follow_up_resnet): the teachers of a data set, or all its students (every
-teacher x loss x seed), sharing one batch order a run; student (teacher t, loss, seed s) starts
-from their initialisation for seed s. On CIFAR-100 the teacher is a ResNet-50 (from ImageNet's
-weights where given) and the students ResNet-18s, and the teacher's batches come in the data's
-order every epoch (their loader has no shuffle).
-"""
+Their schedule is kept (`FollowUpTraining`). Every `eval_every_epochs` epochs each student is
+measured against its teacher (`StudentSnapshots`). A job trains every model of its kind at once, as
+one stack (`train_teachers`, `train_students`)."""
 
 from __future__ import annotations
 
@@ -89,6 +78,9 @@ def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet]) -> FollowUpStac
     return StackedFollowUp(models)
 
 
+# Their schedule (utils/train.py): Adam, batches of `batch_size` reshuffled every epoch (the last
+# one short), the learning rate lr x 1e-3 for the first 20 epochs then decayed by 0.995 an epoch
+# (training.settings.EpochSchedule), dropout 0.1 in the encoder.
 @dataclass(frozen=True)
 class FollowUpTraining:
     """How one kind of model of a data set trains (config.yaml `logit_distance.<set>`)."""
@@ -224,6 +216,12 @@ def _run(stack: FollowUpStack, data: TrainData, training: FollowUpTraining,
 Probe = Callable[[np.ndarray], dict[str, float]]  # a model's test f -> its concept probe
 
 
+# A job trains every model of its kind at once, as one stack (models.follow_up; CIFAR-100's ResNets:
+# models.follow_up_resnet): the teachers of a data set, or all its students (every teacher x loss x
+# seed), sharing one batch order a run. Student (teacher t, loss, seed s) starts from their
+# initialisation for seed s. On CIFAR-100 the teacher is a ResNet-50 (from ImageNet's weights where
+# given) and the students ResNet-18s, and the teacher's batches come in the data's order every epoch
+# (their loader has no shuffle).
 @dataclass(frozen=True)
 class TeacherRun:
     """What one teachers job trains: their architecture (with a concept probe for SUB's
@@ -334,6 +332,10 @@ def pair_metrics(teacher_f: np.ndarray, teacher_g: np.ndarray, f: np.ndarray, g:
             "teacher_accuracy": float(np.mean(zt.argmax(1) == labels))}
 
 
+# Every `eval_every_epochs` epochs each student is measured against its teacher on the training and
+# the test inputs (their evaluate_train_test): KL(teacher || student), d_logit^2, m_CCA (exact, and
+# theirs: scikit-learn's CCA fitted in-sample), d_rep (measures.logit_distance), the smallest
+# probability tau of each, the student's accuracy and its agreement with the teacher.
 class StudentSnapshots:
     """At the end of every `every` epochs (the loop's on_step), every student against its
     teacher on the train and test inputs (pair_metrics). Resumable: the rows so far travel

@@ -1,16 +1,9 @@
 """S ResNet-18s of the same shape trained as one network: the seeds of a CIFAR configuration.
 
-Every convolution becomes a grouped convolution with one group per seed (the stem, which reads
-the shared input image, a plain one with S x 64 output channels), and every BatchNorm one
-BatchNorm over S x C channels: per-channel statistics are per-seed statistics, so each seed
-keeps its own running means and variances, normalises with its own batch statistics and only
-ever meets its own weights, exactly as if it were trained alone (a float64 test holds this to
-1e-9). The output layer is a batched matmul. One network of S groups fills a GPU that one
-ResNet-18 at batch 32 leaves mostly idle.
-
-Models of different output dimensions stack too (the stack across M, config
-cifar10.stack_across_m: the ten seeds of each M as one network): their heads are padded with zero
-rows to the widest (mlp.padded_rows), which leaves each model's arithmetic its own.
+Every convolution becomes a grouped convolution with one group per seed, and every BatchNorm one
+BatchNorm over S x C channels. So each seed only ever meets its own weights and statistics, exactly
+as if it were trained alone (a float64 test holds this to 1e-9). One network of S groups fills a GPU
+that one ResNet-18 at batch 32 leaves mostly idle. Models of different output dimensions stack too.
 """
 
 from __future__ import annotations
@@ -48,6 +41,8 @@ def compile_arguments(mode: str, backend: str | None = None) -> dict[str, object
     return {} if mode == "default" else {"mode": mode}
 
 
+# The stem, which reads the shared input image, is a plain convolution with S x 64 output channels;
+# every other convolution is grouped, one group per seed.
 def _stacked_conv(convs: Sequence[nn.Conv2d], shared_input: bool) -> nn.Conv2d:
     first, count = convs[0], len(convs)
     conv = nn.Conv2d(
@@ -59,6 +54,8 @@ def _stacked_conv(convs: Sequence[nn.Conv2d], shared_input: bool) -> nn.Conv2d:
     return conv
 
 
+# One BatchNorm over S x C channels: per-channel statistics are per-seed statistics, so each seed
+# keeps its own running means and variances and normalises with its own batch statistics.
 def _stacked_batchnorm(norms: Sequence[nn.BatchNorm2d]) -> nn.BatchNorm2d:
     first = norms[0]
     norm = nn.BatchNorm2d(len(norms) * first.num_features, eps=first.eps, momentum=first.momentum,
@@ -85,6 +82,10 @@ def _stacked(modules: Sequence[nn.Module]) -> nn.Module:
     return clone
 
 
+# The output layer is a batched matmul. Models of different output dimensions stack too (the stack
+# across M, config cifar10.stack_across_m: the ten seeds of each M as one network): their heads are
+# padded with zero rows to the widest (mlp.padded_rows), which leaves each model's arithmetic its
+# own.
 class StackedResNet18(nn.Module):
     """ResNet-18s of the same width, one per model, as one network; output dimensions may
     differ (the stack across M: heads padded with zero rows to the widest, padded_rows)."""

@@ -19,7 +19,7 @@ configfile: Path(workflow.basedir) / "config.yaml"
 SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
-from repdist.pipeline.config_checks import check_config  # noqa: E402
+from repdist.pipeline.config_checks import check_config, check_removed_keys  # noqa: E402
 from repdist.pipeline.config_types import (
     named_null_section,
     whole_numbers_as_int,
@@ -34,6 +34,8 @@ prepend_pythonpath(SRC)
 
 SCHEMA = "workflow/schemas/config.schema.yaml"
 named_null_section(config)
+# a key config.yaml no longer holds stops the run, naming it and why
+check_removed_keys(config)
 validate(config, SCHEMA)
 whole_numbers_as_int(config, Path(workflow.basedir) / SCHEMA)
 # branches built on the synthetic grid follow an overlay that narrows it (pipeline/overlays.py);

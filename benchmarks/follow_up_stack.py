@@ -2,9 +2,10 @@
 
 Times one optimisation step (forward, backward, Adam) of S ResNet-18 students (M = 50, 100
 labels, batches of 32 CIFAR-sized images, the L2 loss on a teacher's logits) for each
-`logit_distance.cifar100.stack` mode: `loop` (the models one after another) and `vmap` (one
-batched network), after warm-up steps, and the design's students' training extrapolated from it
-(config.yaml: 100 students x 50 epochs x 1,563 steps). Prints a table; `--json` writes it.
+stack mode: `loop` (the models one after another, the pipeline's) and `vmap` (one batched
+network, no config key until a GPU times it: docs/gpu.md), after warm-up steps, and the
+design's students' training extrapolated from it (config.yaml: 100 students x 50 epochs x
+1,563 steps). Prints a table; `--json` writes it.
 
 Usage: python benchmarks/follow_up_stack.py [--device cuda] [--students 100] [--steps 10]
 """

@@ -2,7 +2,7 @@
 
 (a) CIFAR training steps/s at paper scale on the full-size stand-in (50,000 / 10,000 images):
     one ResNet-18 alone, the 10 seeds stacked (one network of grouped convolutions), variants of
-    the stacked step (no channels_last, bf16 autocast, torch.compile), and the original's way (f
+    the stacked step (no channels_last, torch.compile), and the original's way (f
     11 times a step, batches from a CPU DataLoader with 2 workers, batch 32); minutes for
     30 models x 20,319 steps extrapolated from each rate.
 (b) The synthetic grid (1,360 models x 15,072 steps): every training job of the grid as the
@@ -57,7 +57,7 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def cifar_rate(data, device, seeds, steps, base_width, channels_last=True, bf16=False,
+def cifar_rate(data, device, seeds, steps, base_width, channels_last=True,
                compile_f=False) -> float:
     """Training steps/s of `seeds` ResNet-18s stacked (1 = one model alone) on `device`.
     channels_last only on CUDA, as the pipeline (on some CPUs its convolution backward crawls)."""
@@ -65,8 +65,6 @@ def cifar_rate(data, device, seeds, steps, base_width, channels_last=True, bf16=
     stack = StackedModelClass([build_cifar_model(s, 2, K_CIFAR, 128, base_width,
                                                  effective_bn_momentum(K_CIFAR))
                                for s in range(seeds)])
-    if bf16:
-        stack.f_net.autocast_dtype = torch.bfloat16
     if compile_f:
         stack.f_net.body = torch.compile(stack.f_net.body)
     codes = label_codes(np.arange(K_CIFAR), K_CIFAR)
@@ -175,7 +173,7 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--original-steps", type=int, default=60)
     parser.add_argument("--grid-steps", type=int, default=1000)
     parser.add_argument("--variants", action="store_true",
-                        help="also time no-channels_last, bf16 and torch.compile")
+                        help="also time no-channels_last and torch.compile")
     parser.add_argument("--dag", action="store_true", help="also run and time the whole DAG")
     parser.add_argument("--smoke", action="store_true", help="tiny, on the CPU (for tests)")
     parser.add_argument("--json", type=Path)
@@ -197,8 +195,6 @@ def cifar_rates(args: argparse.Namespace, device: torch.device) -> dict[str, dic
              "stacked_10": cifar_rate(data, device, seeds, steps, base)}
     if args.variants:
         rates["stacked_10_no_channels_last"] = cifar_rate(data, device, seeds, steps, base, False)
-        if device.type == "cuda":
-            rates["stacked_10_bf16"] = cifar_rate(data, device, seeds, steps, base, bf16=True)
         rates["stacked_10_compiled"] = cifar_rate(data, device, seeds, steps, base,
                                                   compile_f=True)
     rates["original_way"] = original_rate(data, device, 3 if args.smoke else args.original_steps,

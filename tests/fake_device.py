@@ -290,10 +290,9 @@ def cifar_step() -> None:
     from repdist.training.loop import RunOptions, TrainData, train
 
     cfg = CifarModelConfig(rep_dim=2, seeds=[0, 1], base_width=4, g_width=8, bn_momentum=0.1,
-                           device="cpu", bf16=False, fp16=False, tf32="none",
-                           cudnn_benchmark=False, channels_last=True,
-                           eval_batch_size=8, stack="grouped", compile="none", cuda_graph=False)
-    stack = cifar_stack(cfg, 0.1, on_cuda=False)
+                           device="cpu", tf32="none", channels_last=True,
+                           eval_batch_size=8, cuda_graph=False)
+    stack = cifar_stack(cfg, 0.1)
     rng = np.random.default_rng(0)
     images = rng.normal(size=(32, 3, 32, 32)).astype(np.float32)
     labels = rng.integers(0, 10, 32)

@@ -262,10 +262,10 @@ def test_a_run_resumed_with_channels_last_flipped_starts_afresh(standin, tmp_pat
 
 @pytest.mark.slow  # float16 on a CPU crawls where it overflows (~10 s): `make test-slow`
 def test_an_fp16_run_resumes_with_its_loss_scale(standin, tmp_path, crash_after, monkeypatch):
-    """cifar10.fp16 (float16 autocast on the CPU here, as the toy check runs it), graph-ready:
-    killed after step 3 of 6 (checkpoints every 2), resumed: the weights, logs and loss scaler
-    (scale, steps since its last overflow) of the uninterrupted run, bitwise: the scaler's
-    state travels with the checkpoint. Its initial scale set high and its growth interval
+    """The fp16 candidate (float16 autocast on the CPU here, as the toy check runs it),
+    graph-ready: killed after step 3 of 6 (checkpoints every 2), resumed: the weights, logs
+    and loss scaler (scale, steps since its last overflow) of the uninterrupted run, bitwise:
+    the scaler's state travels with the checkpoint. Its initial scale set high and its growth interval
     short here, so that float16 overflows (steps skipped, the scale halved) and the scale grows
     again within the run."""
     from repdist.models.stacked import StackedModelClass

@@ -389,33 +389,63 @@ def test_snapshots_draw_the_null_of_their_own_measures():
         validate(cfg, SCHEMA)
 
 
-def test_the_cifar_speed_keys_are_in_the_schema_and_reach_the_job():
-    """cifar10.fp16, cudnn_benchmark and compile: elementwise validate (off by default, the
-    schema filling them in where a config leaves them out), a wrong type is refused, bf16 and
-    fp16 together stop naming the key; and every CifarModelConfig field is a key of cifar10
-    that cifar_model_settings hands to the job (rules/helpers/cifar10.smk)."""
+@pytest.mark.parametrize("path, why", [
+    (("cifar10", "bf16"), "0.85x"),
+    (("cifar10", "stack"), "0.30x"),
+    (("cifar10", "fp16"), "no GPU record has decided"),
+    (("cifar10", "compile"), "no GPU record has decided"),
+    (("cifar10", "cudnn_benchmark"), "no GPU record has decided"),
+    (("logit_distance", "cifar100", "stack"), "no GPU has timed vmap"),
+])
+def test_a_removed_key_stops_the_run_naming_it_and_why(path, why):
+    """A key config.yaml no longer holds (a record rejected the option, or none has decided
+    it) stops the run before validation, even at its old default, naming the key and why."""
+    from repdist.pipeline.config_checks import check_removed_keys
+
+    cfg = load()
+    check_removed_keys(cfg)
+    section = cfg
+    for part in path[:-1]:
+        section = section[part]
+    section[path[-1]] = False
+    key = ".".join(path)
+    with pytest.raises(ConfigError, match=f"config key '{key}': .*{why}.*delete the key"):
+        check_removed_keys(cfg)
+    with pytest.raises(WorkflowError, match=f"'{path[-1]}' was unexpected"):
+        validate(cfg, SCHEMA)  # the schema refuses it too
+
+
+def test_a_config_with_two_removed_keys_names_both():
+    from repdist.pipeline.config_checks import check_removed_keys
+
+    cfg = load()
+    cfg["cifar10"].update(bf16=False, fp16=False)
+    with pytest.raises(ConfigError, match="(?s)'cifar10.bf16'.*\n.*'cifar10.fp16'"):
+        check_removed_keys(cfg)
+
+
+def test_every_cifar_model_setting_reaches_the_job():
+    """Every CifarModelConfig field is a key of cifar10 that cifar_model_settings hands to the
+    job (rules/helpers/cifar10.smk)."""
     import re
     from dataclasses import fields
 
     from repdist.experiments.cifar import CifarModelConfig
 
-    cfg = load()
-    cfg["cifar10"].update(fp16=True, cudnn_benchmark=True, compile="elementwise")
-    validate(copy.deepcopy(cfg), SCHEMA)
-    check_config(cfg)
-    bare = load()
-    for key in ("fp16", "cudnn_benchmark"):
-        del bare["cifar10"][key]
-    validate(bare, SCHEMA)
-    assert (bare["cifar10"]["fp16"], bare["cifar10"]["cudnn_benchmark"]) == (False, False)
-    cfg["cifar10"]["cudnn_benchmark"] = "yes"
-    with pytest.raises(WorkflowError, match="'yes' is not of type 'boolean'"):
-        validate(copy.deepcopy(cfg), SCHEMA)
-    cfg["cifar10"].update(cudnn_benchmark=True, bf16=True)
-    with pytest.raises(ConfigError, match="cifar10.fp16.*at most one"):
-        check_config(cfg)
     helper = (ROOT / "rules" / "helpers" / "cifar10.smk").read_text()
     keys = re.search(r"def cifar_model_settings.*?keys = \((.*?)\)", helper, re.S).group(1)
     passed = set(re.findall(r'"(\w+)"', keys)) | {"rep_dim", "seeds", "eval_batch_size"}
     assert passed == {f.name for f in fields(CifarModelConfig)}
     assert passed - {"rep_dim", "seeds"} <= set(load()["cifar10"])
+
+
+def test_paper_runs_start_cold_and_quick_runs_warm():
+    """warm_starts: off in config.yaml (and the schema's default), on in config.quick.yaml."""
+    schema = yaml.safe_load(Path(SCHEMA).read_text())
+    assert schema["properties"]["warm_starts"]["default"] is False
+    paper, quick = load(), merged_quick()
+    assert paper["warm_starts"] is False and quick["warm_starts"] is True
+    bare = load()
+    del bare["warm_starts"]
+    validate(bare, SCHEMA)
+    assert bare["warm_starts"] is False

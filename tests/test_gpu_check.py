@@ -17,18 +17,14 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 import psutil
 
-from repdist.experiments.cifar import CifarModelConfig, cifar_stack
 from repdist.models.resnet import build_cifar_model, effective_bn_momentum
 from repdist.models.stacked import StackedModelClass
-from repdist.models.stacked_resnet import StreamedConv2d
-from repdist.training.loop import RunOptions, TrainData, train
 from repdist_gpucheck import candidates as gc
 from repdist_gpucheck import check as gpu_check
 from repdist_gpucheck import measures as gpu_measures
@@ -36,10 +32,9 @@ from repdist_gpucheck import profiling as gpu_profiling
 from repdist_gpucheck import pytest_plugin
 from repdist_gpucheck import record as rec
 
-from conftest import train_config
 
-TOY_CANDIDATES = ("synthetic.eager,synthetic.cuda_graph,cifar.stacked,cifar.streams,"
-                  "cifar.no_channels_last,cifar.bf16,cifar.fp16")
+TOY_CANDIDATES = ("synthetic.eager,synthetic.cuda_graph,cifar.stacked,cifar.cuda_graph,"
+                  "cifar.fp16,cifar.no_channels_last")
 # the negative controls: every capture of the graph candidate refused; no_channels_last (the
 # reference's own arithmetic on a CPU, which has no channels-last path) trained 2 % off
 INJECT = "capture:synthetic.cuda_graph,wrong:cifar.no_channels_last"
@@ -67,8 +62,8 @@ def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     timings), the measures and the profile at toy size, each part within its slice; the record
     reads back under the format, its table is printed last, and nothing lands in
     benchmarks/records/. The injected faults show: the refused capture's row is `fallback`
-    with its error, the candidate trained wrong FAILS both its checks; bf16 and fp16 are judged
-    by the trained models."""
+    with its error, the candidate trained wrong FAILS both its checks; fp16 is judged by the
+    trained models."""
     before = set((ROOT / "benchmarks/records").glob("*")) if (
         ROOT / "benchmarks/records").exists() else set()
     res = run_check(tmp_path, "--tests-k", "extract", "--only", TOY_CANDIDATES,
@@ -88,25 +83,24 @@ def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     assert graph.capture_error == "RuntimeError: capture refused on purpose (--inject capture)"
     assert graph.graphs and not any(g.captured or g.replayed for g in graph.graphs.values())
     assert all(g.eager > 0 for g in graph.graphs.values())
-    for name in ("synthetic.eager", "cifar.stacked", "cifar.streams", "cifar.bf16"):
+    for name in ("synthetic.eager", "cifar.stacked", "cifar.cuda_graph", "cifar.fp16"):
         assert rows[name].status == "ok" and rows[name].steps_per_s > 0
         assert rows[name].paper_minutes > 0
     assert rows["cifar.stacked"].checks[0].kind == "baseline"
     assert rows["cifar.stacked"].checks[0].baseline > 0  # float32 sums in another order differ
-    kinds = {c.kind: c for c in rows["cifar.streams"].checks}
+    kinds = {c.kind: c for c in rows["cifar.cuda_graph"].checks}
     assert kinds["float64"].passes and kinds["float64"].distance <= 1e-12
-    assert kinds["rounding"].passes is True and rows["cifar.streams"].within_reference
+    assert kinds["rounding"].passes is True and rows["cifar.cuda_graph"].within_reference
     wrong = {c.kind: c for c in rows["cifar.no_channels_last"].checks}
     assert wrong["float64"].passes is False and wrong["rounding"].passes is False
     assert rows["cifar.no_channels_last"].within_reference is False
-    for name in ("cifar.bf16", "cifar.fp16"):
-        half = {c.kind: c for c in rows[name].checks}
-        assert set(half) == {"measures", "float64"} and half["float64"].passes is None
-        judged = half["measures"]
-        assert judged.passes is True, name
-        assert 0 <= judged.values["d_llv"] < judged.values["d_llv_seeds"]
-        assert judged.values["kl"] < judged.values["kl_seeds"]
-        assert half["float64"].distance > half["float64"].baseline > 0  # rounds more
+    half = {c.kind: c for c in rows["cifar.fp16"].checks}
+    assert set(half) == {"measures", "float64"} and half["float64"].passes is None
+    judged = half["measures"]
+    assert judged.passes is True
+    assert 0 <= judged.values["d_llv"] < judged.values["d_llv_seeds"]
+    assert judged.values["kl"] < judged.values["kl_seeds"]
+    assert half["float64"].distance > half["float64"].baseline > 0  # rounds more
     profile = record.profile
     assert profile.job == "cifar.cuda_graph" and profile.device == "cpu"
     shares = {r.category: r.share for r in profile.rows}
@@ -120,7 +114,7 @@ def test_the_toy_check_writes_a_record_of_the_gpu_format(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [record_path.name, record_path.with_suffix(".md").name, "tests-junit.xml",
          "gpu-check.log"])  # four files: the record, its table, the tests' outcomes, the log
-    assert "| cifar.streams | cifar10.stack: streams | ok |" in res.stdout
+    assert "| cifar.cuda_graph | cifar10.cuda_graph: true | ok |" in res.stdout
     assert "| synthetic.cuda_graph | synthetic.cuda_graph: true | fallback |" in res.stdout
     line = next(x for x in res.stdout.splitlines() if x.startswith("| cifar.no_channels_last"))
     assert line.count("FAILS") == 2
@@ -140,7 +134,7 @@ def test_the_check_refuses_without_a_gpu(tmp_path):
 
 def a_record() -> dict:
     check = rec.Check("rounding", 30, 1e-6, 1e-6, 3e-6, True)
-    cand = rec.Candidate("cifar.bf16", "cifar", "cifar10.bf16: true", "cifar.stacked", "ok",
+    cand = rec.Candidate("cifar.fp16", "cifar", "fp16 with loss scaling", "cifar.stacked", "ok",
                          12.0, 1, 10, 500, 10.0, 50.0, 500.0, 20.3, "n", [check])
     profile = rec.Profile("cifar.cuda_graph", "the graph's replays, CUDA kernels", "cuda", 10,
                           15.0, 12.0, [rec.ProfileRow("weight gradient", 6.0, 0.4, 60.0,
@@ -180,7 +174,7 @@ def test_the_table_says_what_each_candidate_did(tmp_path):
     json_path, md_path = rec.write(record, tmp_path)
     assert json_path.name == "nvidia-h100-80gb-hbm3-2026-11-27.json"
     text = md_path.read_text()
-    line = next(x for x in text.splitlines() if x.startswith("| cifar.bf16"))
+    line = next(x for x in text.splitlines() if x.startswith("| cifar.fp16"))
     assert "| 50.0 | 20.30 | - | rounding 1.0e-06 ≤ 3.0e-06: ok |" in line  # no reference here
     assert ("| weight gradient | 6.000 | 40.0 % | 60.0 | sm90_xmma_wgrad_implicit_gemm: "
             "6.000 ms |") in text
@@ -188,56 +182,39 @@ def test_the_table_says_what_each_candidate_did(tmp_path):
     assert rec.read(json_path) == record
 
 
-def small_cifar_stack(stack: str):
+def small_cifar_stack():
     models = [build_cifar_model(s, 2, 10, 8, 2, effective_bn_momentum(10)).double()
               for s in (0, 1)]
-    net = StackedModelClass(models)
-    if stack == "streams":
-        net.f_net.stream_convolutions()
-    return net
+    return StackedModelClass(models)
 
 
-def test_the_streams_stack_trains_as_the_grouped_stack_in_float64():
-    """cifar10.stack: streams (dense convolutions per seed; on CUDA each on its own stream):
-    the same parameters in the same order, and the same models after training, 1e-12."""
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(24, 3, 32, 32)).astype(np.float32)
-    y = rng.integers(0, 10, 24)
-    from repdist.data.radial import label_codes
-
-    data = TrainData(x, y, x[:8], y[:8], label_codes(np.arange(10), 10))
-    nets = {}
-    for stack in ("grouped", "streams"):
-        nets[stack] = small_cifar_stack(stack)
-        train(nets[stack], data, train_config(steps=3, batch_size=8, eval_every=2, log_every=1,
-                                              protocol="clean"), RunOptions(eval_batch_size=8))
-    grouped, streams = nets["grouped"].state_dict(), nets["streams"].state_dict()
-    assert list(grouped) == list(streams)
-    assert isinstance(nets["streams"].f_net.body.layer1[0].conv1, StreamedConv2d)
-    for name, value in grouped.items():
-        if value.is_floating_point():
-            rel = float((value - streams[name]).norm() / max(float(value.norm()), 1e-300))
-            assert rel <= 1e-12, (name, rel)
-
-
-def test_the_cifar_candidates_keys_reach_the_model():
-    """stack and compile (config cifar10) as CifarModelConfig passes them: streams on any
-    device, compile on CUDA only (on a CPU the body stays eager); a bad value is refused."""
-    cfg = CifarModelConfig(rep_dim=2, seeds=[0, 1], base_width=2, g_width=8,
-                           bn_momentum="protocol", device="cpu", bf16=False, fp16=False,
-                           tf32="convolutions", cudnn_benchmark=False,
-                           channels_last=False, eval_batch_size=8, stack="streams",
-                           compile="default", cuda_graph=False)
-    stack = cifar_stack(cfg, 0.1, on_cuda=False)
-    assert stack.f_net.stack == "streams"
-    assert getattr(stack.f_net.body, "_compiled_call_impl", None) is None
-    stack.f_net.compile_body("reduce-overhead")
-    assert stack.f_net.body._compiled_call_impl is not None
-    assert list(stack.f_net.body.state_dict()) == list(
-        cifar_stack(CifarModelConfig(**{**cfg.__dict__, "stack": "grouped"}), 0.1,
-                    False).f_net.body.state_dict())
+def test_the_undecided_options_reach_the_model():
+    """fp16 and compile, no config keys (candidates.UNDECIDED), reach the stack the check
+    builds: float16 autocast of f, its trunk traced (on a CPU) with the state dict's keys
+    unchanged; a bad compile mode is refused."""
+    cpu = torch.device("cpu")
+    plain, _ = gc.cifar_job_stack({}, cpu, torch.float32, 2, 2, 2)
+    tried, _ = gc.cifar_job_stack({"fp16": True, "compile": "default"}, cpu, torch.float32,
+                                  2, 2, 2)
+    assert plain.f_net.autocast_dtype is None and tried.f_net.autocast_dtype == torch.float16
+    assert getattr(plain.f_net.body, "_compiled_call_impl", None) is None
+    assert tried.f_net.body._compiled_call_impl is not None
+    assert list(tried.f_net.body.state_dict()) == list(plain.f_net.body.state_dict())
+    float64, _ = gc.cifar_job_stack({"compile": "default"}, cpu, torch.float64, 2, 2, 2)
+    assert getattr(float64.f_net.body, "_compiled_call_impl", None) is None
     with pytest.raises(ValueError, match="compile must be one of"):
-        stack.f_net.compile_body("fast")
+        plain.f_net.compile_body("fast")
+
+
+def test_every_undecided_option_has_its_row_and_its_candidates():
+    """docs/gpu.md's table of the options to be timed holds each of candidates.UNDECIDED with
+    the command that times it, and each candidate it names is one the check runs."""
+    text = (ROOT / "docs" / "gpu.md").read_text()
+    table = text[text.index("## Options to be timed"):]
+    for option in gc.UNDECIDED:
+        row = next(x for x in table.splitlines() if x.startswith(f"| `{option.option}`"))
+        assert "to be timed" in row and f"`{option.command}`" in row, row
+        assert set(option.candidates) <= set(gc.BY_NAME), option
 
 
 def test_the_rounding_baseline_changes_only_the_order_of_sums():
@@ -387,7 +364,7 @@ def test_the_committed_records_are_records_of_their_names():
 # -- the candidates' keys --------------------------------------------------------------------
 
 def test_cudnn_benchmark_tries_every_algorithm():
-    """cifar10.cudnn_benchmark: cuDNN's benchmark with no limit on the algorithms it times;
+    """The cudnn_benchmark candidate: cuDNN's benchmark with no limit on the algorithms it times;
     off: PyTorch's defaults again (the check's later candidates run without it)."""
     from repdist.training.devices import set_cudnn_benchmark
 
@@ -397,15 +374,6 @@ def test_cudnn_benchmark_tries_every_algorithm():
     finally:
         set_cudnn_benchmark(False)
     assert not torch.backends.cudnn.benchmark and torch.backends.cudnn.benchmark_limit == 10
-
-
-def test_fp16_and_bf16_together_are_refused():
-    cfg = CifarModelConfig(rep_dim=2, seeds=[0], base_width=2, g_width=8, bn_momentum=0.1,
-                           device="cpu", bf16=True, fp16=True, tf32="none",
-                           cudnn_benchmark=False, channels_last=False, eval_batch_size=8,
-                           stack="grouped", compile="none", cuda_graph=False)
-    with pytest.raises(ValueError, match="at most one"):
-        cifar_stack(cfg, 0.1, on_cuda=True)
 
 
 def test_the_elementwise_compile_leaves_convolutions_to_aten():
@@ -425,7 +393,7 @@ def test_the_elementwise_compile_leaves_convolutions_to_aten():
     saved = inductor.max_autotune_conv_backends
     try:
         inductor.max_autotune_conv_backends = "ATEN,TRITON"
-        small_cifar_stack("grouped").f_net.compile_body("max-autotune-no-cudagraphs")
+        small_cifar_stack().f_net.compile_body("max-autotune-no-cudagraphs")
         assert inductor.max_autotune_conv_backends == "ATEN"
     finally:
         inductor.max_autotune_conv_backends = saved
@@ -433,19 +401,17 @@ def test_the_elementwise_compile_leaves_convolutions_to_aten():
 
 def test_the_new_candidates_are_judged_as_their_arithmetic_asks():
     """cudnn_benchmark (other sums, the same arithmetic): rounding; fp16 (a precision of its
-    own): the trained models; the streams in the graph (the same sums per seed): float64 too;
-    the elementwise compile: the compile part. Each beside the graph the default runs."""
+    own): the trained models; the elementwise compile: the compile part. Each beside the graph
+    the default runs, and the undecided ones before what a record decided."""
     spec = gc.BY_NAME
     assert (spec["cifar.cudnn_benchmark"].judge, spec["cifar.cudnn_benchmark"].exact) == (
         "rounding", False)
     assert spec["cifar.fp16"].judge == "measures"
-    assert spec["cifar.streams.cuda_graph"].exact
     assert spec["cifar.compile.elementwise"].part == "compile"
-    new = ("cifar.cudnn_benchmark", "cifar.fp16", "cifar.streams.cuda_graph",
-           "cifar.compile.elementwise")
+    new = ("cifar.cudnn_benchmark", "cifar.fp16", "cifar.compile.elementwise")
     assert all(spec[n].needs_graph for n in new)
     speed = gc.part_names("speed")
-    assert speed.index("cifar.streams.cuda_graph") < speed.index("synthetic.slots4")
+    assert speed.index("cifar.fp16") < speed.index("synthetic.slots4")
 
 
 # -- the profile part ------------------------------------------------------------------------

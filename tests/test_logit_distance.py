@@ -451,20 +451,20 @@ def test_a_rules_settings_become_its_jobs_runs():
     mlp = {"in_dim": 2, "hidden": 8, "depth": 1, "rep_dim": 2, "num_classes": 7}
     teachers = teacher_run(mlp, [400, 401], training, None)
     assert teachers.arch == FollowUpArch(**mlp) and teachers.imagenet is None
-    assert not teachers.in_order and teachers.stack == "loop"
+    assert not teachers.in_order
     members = [(401, "kl", 40), (401, "l1", 40), (400, "kl", 41)]
     run = student_run(mlp, members, training, 5, 100, None)
     assert run.students == [Student(0, 401, "kl", 40), Student(0, 401, "l1", 40),
                             Student(1, 400, "kl", 41)]
     assert run.arch == FollowUpArch(**mlp) and run.teacher_arch is None
     resnet = {"student_depth": 18, "imagenet_weights": None, "teacher_in_order": True,
-              "stack": "vmap", "eval_batch_size": 16}
+              "eval_batch_size": 16}
     wide = {"depth": 50, "rep_dim": 4, "num_classes": 100, "width": 4}
     assert architectures(wide, resnet) == (ResNetArch(**wide), ResNetArch(**{**wide, "depth": 18}))
     run = student_run(wide, members, training, 5, 100, resnet)
-    assert run.teacher_arch == ResNetArch(**wide) and run.stack == "vmap"
+    assert run.teacher_arch == ResNetArch(**wide) and run.arch.depth == 18
     cifar = teacher_run(wide, [10], training, resnet)
-    assert cifar.in_order and cifar.stack == "vmap" and cifar.imagenet is None
+    assert cifar.in_order and cifar.imagenet is None
     assert job_options("c.pt", "cpu", resnet).eval_batch_size == 16
     options = job_options("c.pt", "cpu", None, np.zeros((4, 3), dtype=np.int64))
     assert options.objective is not None and options.eval_batch_size is None

@@ -287,9 +287,9 @@ def test_resnet_students_learn_from_a_resnet50_teacher(tmp_path):
 
 
 def test_the_vmapped_stack_computes_what_the_loop_computes():
-    """stack: vmap (one batched network) against loop (each model alone): the same logits,
-    BatchNorm statistics after a training-mode pass, every gradient of the summed loss, and
-    state dicts in their keys; its rounding differs (grouped convolutions)."""
+    """vmap (one batched network, to be timed on a GPU) against loop (each model alone): the
+    same logits, BatchNorm statistics after a training-mode pass, every gradient of the summed
+    loss, and state dicts in their keys; its rounding differs (grouped convolutions)."""
     from repdist.models.follow_up_resnet import stack_resnets
     from repdist.training.distillation import follow_up_loss
 

@@ -31,7 +31,7 @@ def cifar_train_runtime(wildcards, attempt=1, n_seeds=1):
     """Minutes for n_seeds models trained together, with a margin, times the attempt (as
     training_runtime): at paper scale about 60 min for one model on a GPU (twice that for a
     stack of 10, and as many stacks of 10 as it holds), and on a CPU about 5 h a model (0.85 s
-    a step on 2 cores, docs/results.md), given 8.
+    a step on 2 cores, measured on the build machine), given 8.
     """
     scale = CIFAR["training"]["steps"] / 20000 * (CIFAR["base_width"] / 64) ** 2
     if CIFAR_GPU:
@@ -48,13 +48,8 @@ def cifar_model_settings(seeds, rep_dim=lambda wc: int(wc.M)):
         "g_width",
         "bn_momentum",
         "device",
-        "bf16",
-        "fp16",
         "tf32",
-        "cudnn_benchmark",
         "channels_last",
-        "stack",
-        "compile",
         "cuda_graph",
     )
     return lambda wc: {

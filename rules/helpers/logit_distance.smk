@@ -124,7 +124,7 @@ def logit_resnet_settings(dataset):
     """CIFAR-100's settings beyond the teacher's architecture (None for the MLP data sets)."""
     if dataset != "cifar100":
         return None
-    keys = ("imagenet_weights", "eval_batch_size", "teacher_in_order", "stack")
+    keys = ("imagenet_weights", "eval_batch_size", "teacher_in_order")
     return {
         **{key: CIFAR100[key] for key in keys},
         "student_depth": CIFAR100["student"]["depth"],

@@ -87,7 +87,7 @@ def cpc_runtime(wildcards, attempt=1):
     its flops over a rate, doubled, plus 5. One CPU core: 2e10 flop/s (the digits' width-128
     and -256 stacks of 10 seeds did 2.3e10 and 3.9e10 per second of CPU time, start-up
     included, on a 2-core AMD EPYC, 1.6e10 and 2.6e10 on cores shared with other work:
-    docs/results.md), 1 ms floor; a GPU: 3e13 flop/s (float32
+    docs/results.md, CHANGELOG.md), 1 ms floor; a GPU: 3e13 flop/s (float32
     matrix products of an H100 at width 8,192) and a 6 ms floor (a narrow step's kernel
     launches), estimated (docs/gpu.md)."""
     c = CPC_CONFIGS[wildcards.C]

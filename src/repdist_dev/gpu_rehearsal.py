@@ -1,36 +1,13 @@
-"""`make gpu-check-rehearsal` and `make gpu-run-rehearsal`: the GPU machine's run of `make
-gpu-check` and of `make run-synthetic`, rehearsed on this CPU.
+"""`make gpu-check-rehearsal` and `make gpu-run-rehearsal`: the GPU machine's run, on this CPU.
+They rehearse `make gpu-check` and `make run-synthetic` as an offline GPU machine runs them.
 
-An offline GPU machine gets the checkout with `.gpu-bundle/` and runs `bash .gpu-bundle/run.sh
-check` or `run-synthetic` (docs/gpu.md) with its own Python: no Snakemake beside it, no network,
-often no `git`. Whatever would break there breaks here first:
+That machine gets the checkout with `.gpu-bundle/` and runs `bash .gpu-bundle/run.sh check` or
+`run-synthetic` (docs/gpu.md). It has its own Python: no Snakemake beside it, no network, often no
+`git`. Whatever would break there breaks here first. The steps: pack the bundle into a copy of the
+checkout, stand in a bare Python, hide `git` and Snakemake, cut the network, run the command and
+judge its record. Each step is described at its function.
 
-1. the bundle is packed as `make gpu-bundle` packs it (repdist_dev.gpu_bundle), for this machine's
-   Python version, into a copy of the checkout's files (tracked, and new ones not ignored; no
-   `.git`, no `.venv`);
-2. a throwaway Python stands in for the machine's: a venv of this machine's interpreter (not
-   the project's venv) that holds torch and the image's package list only (DEFAULT_IMAGE of
-   repdist_dev.gpu_bundle and what those require, linked from the project's venv), and no
-   `snakemake` script;
-3. `PATH` leads to that Python and to this machine's commands less `git` and any `snakemake`,
-   and the network is cut (`unshare -n`: a network namespace of its own, only loopback);
-4. `--what check` (the default): `bash .gpu-bundle/run.sh check` runs in the copy with
-   REPDIST_GPU_TESTS_DEVICE=cpu (the toy check on the CPU: every GPU test, every candidate at toy
-   size, the measures, the profile), its files into OUT, and its wall time, install included,
-   is reported. A CPU is no GPU: the check gets a budget in which every part finishes here
-   (CPU_BUDGET_S; run.sh's limit above it), so that nothing is left unrun; the GPU run's own
-   arithmetic is docs/gpu.md's. It fails (exit 1) when the command fails, a part of the check is not ok, a GPU
-   test fails, or a candidate or measure row is not ok (a `wrong` or `capture` fault is injected
-   only by the check's own tests, never here);
-5. `--what run-synthetic`: `bash .gpu-bundle/run.sh run-synthetic` at the quick size
-   (quick_overlay: config.quick.yaml's scale into results/quick), with `--cut S` a first call cut
-   at S seconds and a second that must resume and finish the run. It fails when the last call
-   fails or the record (repdist_dev.run_record) is not a finished run's: not complete, a job
-   failed or left, calls missing, no training job's steps/s or graphs, no paper comparison or
-   authors' table (run_verdict).
-
-`--keep DIR` keeps the copy, the stand-in and the output there.
-"""
+`--keep DIR` keeps the copy, the stand-in and the output there."""
 
 from __future__ import annotations
 
@@ -53,6 +30,9 @@ CPU_BUDGET_S = 1800  # the check's budget here: every GPU test runs on 2 CPU cor
 RUN_BUDGET_S = 1800  # run-synthetic's limit here: the quick size on 2 CPU cores, with room
 
 
+# Step 1: the bundle is packed as `make gpu-bundle` packs it (repdist_dev.gpu_bundle), for this
+# machine's Python version, into a copy of the checkout's files (tracked, and new ones not ignored;
+# no `.git`, no `.venv`).
 def copy_checkout(dest: Path) -> None:
     """The checkout's files as they would be carried: tracked and new-not-ignored, no .git."""
     names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
@@ -77,6 +57,10 @@ def image_distributions(python: str) -> dict[str, md.Distribution]:
     return found
 
 
+# Step 2: a throwaway Python stands in for the machine's. It is a venv of this machine's interpreter
+# (not the project's venv) that holds torch and the image's package list only (DEFAULT_IMAGE of
+# repdist_dev.gpu_bundle and what those require, linked from the project's venv), and no `snakemake`
+# script.
 def stand_in_python(folder: Path) -> Path:
     """A venv of this machine's interpreter holding the image's packages only (links into the
     project's venv); its python."""
@@ -96,6 +80,8 @@ def stand_in_python(folder: Path) -> Path:
     return python
 
 
+# Step 3: `PATH` leads to that Python and to this machine's commands less `git` and any `snakemake`,
+# and the network is cut (`unshare -n`: a network namespace of its own, only loopback).
 def hidden_path(folder: Path, python: Path) -> str:
     """A PATH of the stand-in's bin and every command of this PATH but git's and Snakemake's
     (and none of a venv's)."""
@@ -203,6 +189,14 @@ def call(cmd: list[str], repo: Path, env: dict[str, str]) -> tuple[int, float]:
     return status, time.monotonic() - start
 
 
+# Step 4, `--what check` (the default): `bash .gpu-bundle/run.sh check` runs in the copy with
+# REPDIST_GPU_TESTS_DEVICE=cpu: the toy check on the CPU (every GPU test, every candidate at toy
+# size, the measures, the profile). Its files go into OUT, and its wall time, install included, is
+# reported. A CPU is no GPU: the check gets a budget in which every part finishes here
+# (CPU_BUDGET_S; run.sh's limit above it), so that nothing is left unrun. The GPU run's own
+# arithmetic is docs/gpu.md's. It fails (exit 1) when the command fails, a part of the check is not
+# ok, a GPU test fails, or a candidate or measure row is not ok. A `wrong` or `capture` fault is
+# injected only by the check's own tests, never here.
 def rehearse_check(work: Path, network: bool, check_args: list[str]) -> int:
     repo, out, env, prefix = prepare(work, network)
     env.update(REPDIST_GPU_TESTS_DEVICE="cpu", BUDGET=f"{CPU_BUDGET_S + 120}s")
@@ -264,6 +258,11 @@ def run_verdict(out: Path, calls: int = 1) -> list[str]:
     return wrong
 
 
+# Step 5, `--what run-synthetic`: `bash .gpu-bundle/run.sh run-synthetic` at the quick size
+# (quick_overlay: config.quick.yaml's scale into results/quick). With `--cut S`, a first call is cut
+# at S seconds and a second must resume and finish the run. It fails when the last call fails or the
+# record (repdist_dev.run_record) is not a finished run's: not complete, a job failed or left, calls
+# missing, no training job's steps/s or graphs, no paper comparison or authors' table (run_verdict).
 def rehearse_run(work: Path, network: bool, args: list[str], cut: float | None) -> int:
     repo, out, env, prefix = prepare(work, network)
     cmd = [*prefix, "bash", ".gpu-bundle/run.sh", "run-synthetic",

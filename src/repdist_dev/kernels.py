@@ -1,19 +1,10 @@
-"""`make test-kernels`: the tests that compare numbers (pytest's `numerics` marker: the measures,
-their ties and tolerances, training paths held to each other) under the float kernels of other
-CPUs than this one, so that no test, and no decision of a measure, rests on one CPU's rounding.
+"""`make test-kernels`: the tests that compare numbers, under the float kernels of other CPUs. No
+test, and no decision of a measure, may rest on one CPU's rounding.
 
-Each configuration is an environment the three libraries read at start-up:
-- OpenBLAS (numpy's and scipy's BLAS and LAPACK): OPENBLAS_CORETYPE = Haswell, Zen, Prescott,
-  and SkylakeX where the CPU has AVX-512 (else skipped, saying why);
-- numpy's own loops held to their baseline: NPY_DISABLE_CPU_FEATURES turns off the AVX2 and
-  AVX-512 dispatch groups numpy names (X86_V3, X86_V4, AVX512_ICL, AVX512_SPR in numpy 2.4);
-- torch's CPU kernels: ATEN_CPU_CAPABILITY = default or avx2, with MKL (torch's BLAS) held to
-  the same instructions by MKL_ENABLE_INSTRUCTIONS;
-- all of them at their baseline at once (the oldest x86-64 CPU the wheels run on).
-Before its tests, each configuration is probed in a fresh interpreter: OpenBLAS' core as
-threadpoolctl reports it, numpy's dispatch table, torch's capability. A configuration the
-libraries did not take fails (MKL's choice cannot be read back; its variable is set, not
-checked). Each one's result and time are printed; the exit status is 1 if any failed.
+The tests are those of pytest's `numerics` marker: the measures, their ties and tolerances, training
+paths held to each other. Each configuration is an environment that OpenBLAS, numpy and torch read
+at start-up. Each is probed before its tests. Each one's result and time are printed; the exit
+status is 1 if any failed.
 
     python -m repdist_dev.kernels [--only NAME[,NAME]] [--list] [pytest arguments after --]
 """
@@ -60,6 +51,14 @@ class Kernels:
     needs: str = ""  # a CPU feature without which it is skipped: "avx512f", "avx2"
 
 
+# The configurations:
+# - OpenBLAS (numpy's and scipy's BLAS and LAPACK): OPENBLAS_CORETYPE = Haswell, Zen, Prescott, and
+#   SkylakeX where the CPU has AVX-512 (else skipped, saying why);
+# - numpy's own loops held to their baseline: NPY_DISABLE_CPU_FEATURES turns off the AVX2 and
+#   AVX-512 dispatch groups numpy names (X86_V3, X86_V4, AVX512_ICL, AVX512_SPR in numpy 2.4);
+# - torch's CPU kernels: ATEN_CPU_CAPABILITY = default or avx2, with MKL (torch's BLAS) held to the
+#   same instructions by MKL_ENABLE_INSTRUCTIONS;
+# - all of them at their baseline at once (the oldest x86-64 CPU the wheels run on).
 def configurations() -> list[Kernels]:
     groups = tuple(NUMPY_GROUPS.split())
     blas = [Kernels(f"openblas-{core.lower()}", {"OPENBLAS_CORETYPE": core}, openblas=core,
@@ -80,6 +79,9 @@ def configurations() -> list[Kernels]:
                     openblas="Prescott", numpy_off=groups, torch="DEFAULT")]
 
 
+# Before its tests, each configuration is probed in a fresh interpreter: OpenBLAS' core as
+# threadpoolctl reports it, numpy's dispatch table, torch's capability. A configuration the
+# libraries did not take fails. MKL's choice cannot be read back: its variable is set, not checked.
 def probe(env: dict[str, str]) -> dict:
     """What the libraries report in a fresh interpreter under `env`."""
     out = subprocess.run([sys.executable, "-c", PROBE], env={**os.environ, **env},

@@ -1,22 +1,11 @@
-"""Regenerate requirements.lock from pyproject.toml (`make lock` runs this as `python -m
-repdist_dev.lock` with src/ on the path; needs uv and PyPI).
+"""Regenerate requirements.lock from pyproject.toml (`make lock`; needs uv and PyPI).
+`make lock` runs this as `python -m repdist_dev.lock` with src/ on the path.
 
-The lock holds every package `make venv` installs except torch, each pinned with `==` and the
-sha256 hashes of all its files on PyPI, resolved for CPython 3.11 on Linux x86-64:
-
-- inputs: pyproject.toml's dependencies with the extras `workflow` and `test`;
-- constraints: torch==TORCH_VERSION (the Makefile's pin, so that torch's own dependencies are
-  resolved for the torch the venv gets) and, for every package the per-rule conda envs
-  (envs/*.yaml) pin, that version: the venv and the conda envs run the same versions;
-- not emitted: torch itself (`make venv` installs it from $(TORCH): the CPU wheel by default, or
-  the user's own GPU build) and the CUDA runtime that PyPI's Linux torch wheel requires
-  (nvidia-*, cuda-*, triton), which a CPU wheel does not need and a GPU build brings itself.
-
-uv resolves twice: once without hashes to learn the names of torch's CUDA packages for this torch
-version, then with --generate-hashes and those names (and torch) left out. An existing lock is
-uv's preference: pins stay unless a constraint or pyproject.toml moves them (LOCK_ARGS=--upgrade
-takes the newest versions allowed). Standard library only, so the system python3 can run it.
-"""
+The lock holds every package `make venv` installs except torch. Each is pinned with `==` and the
+sha256 hashes of all its files on PyPI, resolved for CPython 3.11 on Linux x86-64. The venv and the
+per-rule conda envs run the same versions. An existing lock is uv's preference: pins stay unless a
+constraint or pyproject.toml moves them (LOCK_ARGS=--upgrade takes the newest versions allowed).
+Standard library only, so the system python3 can run it."""
 
 from __future__ import annotations
 
@@ -30,6 +19,14 @@ from pathlib import Path
 
 from repdist_dev.checkout import ROOT
 
+# What goes into the lock:
+# - inputs: pyproject.toml's dependencies with the extras `workflow` and `test`;
+# - constraints: torch==TORCH_VERSION (the Makefile's pin, so that torch's own dependencies are
+#   resolved for the torch the venv gets) and, for every package the per-rule conda envs
+#   (envs/*.yaml) pin, that version;
+# - not emitted: torch itself (`make venv` installs it from $(TORCH): the CPU wheel by default, or
+#   the user's own GPU build) and the CUDA runtime that PyPI's Linux torch wheel requires (nvidia-*,
+#   cuda-*, triton), which a CPU wheel does not need and a GPU build brings itself.
 LOCK = ROOT / "requirements.lock"
 EXTRAS = ("workflow", "test")
 PYTHON_VERSION = "3.11"
@@ -65,6 +62,8 @@ def compile_args(uv: str, constraints: Path) -> list[str]:
             "--default-index", INDEX, "--no-config", "-c", str(constraints)]
 
 
+# uv resolves twice: once without hashes to learn the names of torch's CUDA packages for this torch
+# version, then with --generate-hashes and those names (and torch) left out.
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--uv", default="uv", help="the uv executable")

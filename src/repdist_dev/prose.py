@@ -71,7 +71,7 @@ def sentences(path: str | Path) -> list[Sentence]:
     """Every sentence of a Markdown file, with its word count."""
     out = []
     for line, block, in_table in _blocks(Path(path).read_text()):
-        plain = _LINK.sub(r"\1", _CODE_SPAN.sub("code", block))
+        plain = _LINK.sub(r"\1", _CODE_SPAN.sub("`code`", block))
         for part in _SPLIT.split(plain):
             words = len(part.split())
             if words:

@@ -1,21 +1,11 @@
 """The quick DAG's budget: what `make test` can afford to run, kept as branches land.
 
-`make test` runs the quick DAG (config.quick.yaml) beside the other tests (tests/conftest.py), so
-the DAG's cost is much of the suite's: a job started cold imports its libraries (about 2 s of
-CPU for one that imports torch, 1.4 s more for one that builds an optimiser) before a few seconds
-of work at toy scale, and a local run's jobs start warm, forked from one interpreter that has
-imported them (repdist.pipeline.warm). Two figures, set from the measurements of 2026-11-27 and
-2026-11-29 (2-core AMD EPYC; tests/test_quick_budget.py holds them):
-
-- jobs: the quick DAG's dry run plans at most QUICK_JOBS (the recorded DAG, tests/data/dag);
-- CPU: the jobs' CPU seconds, each job's own from its log (`repdist job-times`), in units of
-  one torch job's start-up timed on the same machine (`startup_cpu`), at most QUICK_CPU_UNITS,
-  so that the figure means the same on a slow CPU as on a fast one.
-
-A branch that needs more trims the quick config where a test needs less (fewer seeds, steps,
-classifiers, stand-ins), or raises the figure here with the measurement that justifies it. The
-branches are the rule files: rules/<branch>.smk.
-"""
+`make test` runs the quick DAG (config.quick.yaml) beside the other tests, so the DAG's cost is much
+of the suite's. Two figures hold it (tests/test_quick_budget.py): its jobs, at most QUICK_JOBS, and
+its jobs' CPU seconds, at most QUICK_CPU_UNITS in units of one torch job's start-up. A branch that
+needs more trims the quick config where a test needs less (fewer seeds, steps, classifiers,
+stand-ins). Or it raises the figure here with the measurement that justifies it. The branches are
+the rule files: rules/<branch>.smk."""
 
 from __future__ import annotations
 
@@ -28,6 +18,15 @@ from pathlib import Path
 from repdist_dev.checkout import ROOT
 from repdist_dev.rule_files import rule_blocks
 
+# The quick DAG runs beside the other tests from tests/conftest.py. A job started cold imports its
+# libraries (about 2 s of CPU for one that imports torch, 1.4 s more for one that builds an
+# optimiser) before a few seconds of work at toy scale. A local run's jobs start warm, forked from
+# one interpreter that has imported them (repdist.pipeline.warm). The two figures were set from the
+# measurements of 2026-11-27 and 2026-11-29 (2-core AMD EPYC):
+# - jobs: the quick DAG's dry run plans at most QUICK_JOBS (the recorded DAG, tests/data/dag);
+# - CPU: the jobs' CPU seconds, each job's own from its log (`repdist job-times`), in units of one
+#   torch job's start-up timed on the same machine (`startup_cpu`), at most QUICK_CPU_UNITS, so that
+#   the figure means the same on a slow CPU as on a fast one.
 QUICK_JOBS = 136  # 134 jobs measured (the all rule included; PRH's study 10, the follow-up 16)
 QUICK_CPU_UNITS = 110.0  # 72 measured with warm starts (2026-11-29, pipeline/warm.py); 184
 # alone and 191 beside the tests when every job started cold (2026-11-28): a quick run whose

@@ -1,12 +1,10 @@
-"""Quick-DAG runs for the tests. CI shares them between its parts: `make test-slurm`
-(tests/slurm/slurm_check.py --keep-runs DIR) runs the quick DAG locally and through SLURM, and
-`make test-slow` and `make test` then read those two runs (REPDIST_QUICK_RUNS=DIR) instead of
-running the DAG again. A kept run is used only when it was made from the same workflow (the files
-that make the DAG's outputs, fingerprinted); otherwise a test session runs its own beside its
-other tests (`BesideRun`, started from tests/conftest.py): its first process to ask starts a
-runner (`python -m repdist_dev.quick_runs beside`) that runs the DAG as `make quick` does, every
-job on one thread as it shares the cores, and writes status.json when Snakemake has ended; every
-process of the session waits for that one run where it needs its outputs."""
+"""Quick-DAG runs for the tests, shared between CI's parts or run beside the tests.
+
+`make test-slurm` (tests/slurm/slurm_check.py --keep-runs DIR) runs the quick DAG locally and
+through SLURM. `make test-slow` and `make test` then read those two runs (REPDIST_QUICK_RUNS=DIR)
+instead of running the DAG again. A kept run is used only when it was made from the same workflow
+(the files that make the DAG's outputs, fingerprinted). Otherwise a test session runs its own beside
+its other tests (`BesideRun`, started from tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -128,6 +126,10 @@ def run_beside(folder: Path, watch: int, cores: int) -> int:
     return 0
 
 
+# A session's first process to ask starts a runner (`python -m repdist_dev.quick_runs beside`). It
+# runs the DAG as `make quick` does, every job on one thread as it shares the cores, and writes
+# status.json when Snakemake has ended. Every process of the session waits for that one run where it
+# needs its outputs.
 class BesideRun:
     """A quick DAG running beside the tests, shared by every process of one test session: the
     first to ask starts it (`start_or_join`), each waits for it where it needs its outputs."""

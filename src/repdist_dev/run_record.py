@@ -1,28 +1,11 @@
-"""The record of `bash .gpu-bundle/run.sh run-synthetic` (repdist_dev.gpu_bundle): what `make
-run-synthetic` did on a machine in one call, or in the calls that together finished it.
+"""The record of `bash .gpu-bundle/run.sh run-synthetic` (repdist_dev.gpu_bundle).
+It says what `make run-synthetic` did on a machine, in one call or in the calls that together
+finished it.
 
-run.sh writes it after every call, a call its time limit cut included, from the run's own files:
-
-- the calls: each one's start, seconds, Snakemake's exit status (124: cut at the limit) and jobs
-  done; `wall_s` and `minutes` over them all: a call that finds the newest record of the same
-  configs `partial` continues it (its calls kept, this one added), one after a `complete` record
-  starts a new one;
-- `status`: complete when Snakemake exited 0 and a dry run of the same command finds nothing left
-  to do, else partial (the jobs left by rule; in each call, the rules whose jobs failed, and
-  those whose jobs the stop at the limit ended);
-- the jobs by rule, from the run's benchmark files (repdist.cli.job_times, what `repdist
-  job-times` prints);
-- the synthetic training jobs: their seconds, and from each job's metrics.json (written by the
-  job, repdist.experiments.synthetic.speed_metrics) its steps, steps/s and each batch size's CUDA
-  graph: captured, replayed, eager steps;
-- the paper comparison's verdicts counted and its FAIL rows (tables/paper_comparison.csv);
-- our seed s against the authors' seed s: d_LLV per configuration (tables/ours_vs_authors.csv),
-  and whose checkpoints they were (the authors', or stand-ins made by the run).
-
-A value the files do not give is null, and `notes` says why. The record, `<gpu>-<date>-run-
-synthetic.json` and `.md` (`<gpu>`: the GPU's name as a file name, repdist_dev.records.slug; `cpu`
-without one), goes into `<outdir>/run-synthetic/` (where the next call finds it), into --out, and
-on a GPU into benchmarks/records/ of the checkout, to be committed.
+run.sh writes it after every call, a call its time limit cut included, from the run's own files. It
+holds the calls, the status, the jobs by rule, the training jobs' speed, the paper comparison's
+verdicts, and our seeds against the authors'. A value the files do not give is null, and `notes`
+says why.
 
     python -m repdist_dev.run_record --exit STATUS --started EPOCH [--begun EPOCH]
         [--budget LIMIT] [--gpu NAME] [--torch VERSION] [--config "OVERLAY ..."] [--out DIR]
@@ -88,6 +71,9 @@ def dry_run(configfiles: list[str]) -> tuple[int | None, dict[str, int], str]:
     return left_jobs(out.stdout + out.stderr, out.returncode)
 
 
+# `status`: complete when Snakemake exited 0 and a dry run of the same command finds nothing left to
+# do, else partial. A partial record names the jobs left by rule and, in each call, the rules whose
+# jobs failed and those whose jobs the stop at the limit ended.
 def left_jobs(text: str, status: int = 0) -> tuple[int | None, dict[str, int], str]:
     """From a dry run's output: the jobs left in all and by rule (its last job stats), or None
     and why."""
@@ -129,6 +115,9 @@ def job_metrics(results: Path, name: str) -> dict[str, Any] | None:
     return json.loads(found[0].read_text()) if found else None
 
 
+# The synthetic training jobs: their seconds, and from each job's metrics.json (written by the job,
+# repdist.experiments.synthetic.speed_metrics) its steps, steps/s and each batch size's CUDA graph:
+# captured, replayed, eager steps.
 def training(results: Path, jobs: list[Any]) -> list[dict[str, Any]]:
     """Each finished synthetic training job: its seconds (benchmark), steps, steps/s and CUDA
     graphs (its models' metrics)."""
@@ -155,6 +144,7 @@ def shown(path: Path) -> str:
     return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 
+# The paper comparison's verdicts counted and its FAIL rows (tables/paper_comparison.csv).
 def paper_comparison(results: Path) -> tuple[dict[str, Any] | None, str]:
     """The paper comparison's verdicts counted and its FAIL rows."""
     path = results / "tables" / "paper_comparison.csv"
@@ -197,6 +187,8 @@ def _summary(values: list[float | None], tolerance: float) -> dict[str, Any]:
             "max_d_llv": max(d) if d else None, "within": sum(v < tolerance for v in d)}
 
 
+# Our seed s against the authors' seed s: d_LLV per configuration (tables/ours_vs_authors.csv), and
+# whose checkpoints they were (the authors', or stand-ins made by the run).
 def authors(results: Path, config: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """Our seed s against the authors' seed s, per configuration: d_LLV's median and largest,
     the seeds within the retrace tolerance, the mean between different seeds (theirs, ours)."""
@@ -221,6 +213,10 @@ def authors(results: Path, config: dict[str, Any]) -> tuple[dict[str, Any] | Non
             "rows": table}, ""
 
 
+# The calls: each one's start, seconds, Snakemake's exit status (124: cut at the limit) and jobs
+# done; `wall_s` and `minutes` over them all. A call that finds the newest record of the same
+# configs `partial` continues it (its calls kept, this one added); one after a `complete` record
+# starts a new one.
 def previous(folder: Path, configfiles: list[str]) -> dict[str, Any] | None:
     """The record this call continues: the newest in `folder`, partial, of the same configs."""
     found = sorted(folder.glob(f"*{SUFFIX}.json"), key=lambda p: p.stat().st_mtime)
@@ -243,6 +239,8 @@ def this_call(args: argparse.Namespace, results: Path, now: float) -> dict[str, 
             "failed_rules": failed, "stopped_rules": stopped}
 
 
+# The jobs by rule come from the run's benchmark files (repdist.cli.job_times, what `repdist
+# job-times` prints).
 def build(args: argparse.Namespace) -> dict[str, Any]:
     """The record after this call (the earlier calls' kept where it continues one)."""
     now = time.time()
@@ -349,6 +347,10 @@ def verdict_lines(r: dict[str, Any]) -> list[str]:
     return lines
 
 
+# The record, `<gpu>-<date>-run-synthetic.json` and `.md` (`<gpu>`: the GPU's name as a file name,
+# repdist_dev.records.slug; `cpu` without one), goes into `<outdir>/run-synthetic/` (where the next
+# call finds it), into --out, and on a GPU into benchmarks/records/ of the checkout, to be
+# committed.
 def write(record: dict[str, Any], folders: list[Path]) -> list[Path]:
     """<folder>/<name>.json and .md in each folder, each file atomically."""
     name = record["run_synthetic"]["name"]

@@ -1,19 +1,9 @@
-"""`make timings`: the commands the README times, run as a newcomer runs them, and kept as a dated
-record that the README's and docs/speed.md's timing tables are rendered from.
+"""`make timings`: the commands the README times, run as a newcomer runs them, kept as a record.
+The README's and docs/speed.md's timing tables are rendered from the newest dated record.
 
-In a fresh clone of this commit (its own .venv: `make venv` is the first command timed), one
-command at a time on an otherwise idle machine: `make venv`, `make test`, `make quick`, `make
-test-slow`, and on request (`--with run-synthetic,test-slurm`) the paper-scale synthetic half and
-the SLURM check. Each command's wall time, exit status, test counts (pytest's closing line), and
-for the DAGs their jobs and CPU seconds by branch (the job logs, `repdist job-times`), go into
-`benchmarks/records/timings-<cpu>-<date>.json` with the commit, CPU model, cores and date; `make
-test`'s entry also says how long the quick DAG it ran beside the tests took, and the record the
-CPU seconds of one torch job's start-up (repdist_dev.quick_budget), the machine's speed that day.
-`--with floors` runs `make floors` (benchmarks/floors.py: each benchmark beside its floor, the
-authors' code on the bar workload where `--original` names it) and keeps its rows in the record.
-`--render-only` (also after a run) rewrites the tables between the timing markers of README.md
-and docs/speed.md from the newest record, and docs/speed.md's floors from the newest record that
-has them; tests/test_timings.py fails when a table and its record disagree.
+It runs in a fresh clone of this commit, one command at a time on an otherwise idle machine.
+`--render-only` (also after a run) rewrites the tables between the timing markers of README.md and
+docs/speed.md. tests/test_timings.py fails when a table and its record disagree.
 
     python -m repdist_dev.timings [--with run-synthetic,test-slurm,test-kernels,floors]
                                   [--original DIR] [--render-only]
@@ -42,6 +32,11 @@ from repdist_dev.records import RECORDS, slug
 SCHEMA = "repdist-timings/3"  # 3: floors; 2: the CPU's vector extensions (1 and 2 still read)
 OLD_SCHEMAS = ("repdist-timings/1", "repdist-timings/2")
 PREFIX = "timings-"
+# The commands timed: `make venv` (the first command, in the clone's own .venv), `make test`, `make
+# quick`, `make test-slow`, and on request (`--with run-synthetic,test-slurm`) the paper-scale
+# synthetic half and the SLURM check. `--with floors` runs `make floors` (benchmarks/floors.py: each
+# benchmark beside its floor, the authors' code on the bar workload where `--original` names it) and
+# keeps its rows in the record.
 DEFAULT = ("venv", "test", "quick", "test-slow")
 ON_REQUEST = ("run-synthetic", "test-slurm", "test-kernels", "floors")
 # the results folder each DAG command fills (outdir of its config), for its job logs
@@ -59,6 +54,8 @@ FLOORS_BEGIN, FLOORS_END = "<!-- floors: begin", "<!-- floors: end -->"
 FLOORS_JSON = "floors.json"  # what `make floors` writes in the timings' work folder
 TEST_COUNTS = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?|xfailed|xpassed)")
 STEPS = re.compile(r"(\d+) of (\d+) steps \(100%\) done")
+# the quick DAG's branches per sentence of the rendered block: short sentences as branches grow
+BRANCHES_PER_SENTENCE = 8
 
 
 class RecordError(ValueError):
@@ -165,15 +162,17 @@ def render(path: Path, record: dict[str, Any]) -> str:
              f"{record['cpu']}{_extensions(record)}, {record['cores']} cores, "
              f"{record['memory_gib']:.0f} GiB, one "
              f"command at a time on a fresh clone (`{path.relative_to(ROOT)}`)"
-             + (f"; one torch job's start-up took {record['startup_cpu_s']:.2f} s of CPU there "
-                "(the same VM runs a third slower on some days: compare within a record)."
+             + (f"; one torch job's start-up took {record['startup_cpu_s']:.2f} s of CPU there. "
+                "The same VM runs a third slower on some days: compare within a record."
                 if record["startup_cpu_s"] else ".")]
     quick = next((e for e in record["commands"] if e["command"] == "make quick"), None)
     if quick and quick["branches"]:
-        listed = ", ".join(f"{b} {duration(cpu)} ({n})" for b, (n, cpu) in
-                           quick["branches"].items())
+        listed = [f"{b} {duration(cpu)} ({n})" for b, (n, cpu) in quick["branches"].items()]
+        parts = [", ".join(listed[i:i + BRANCHES_PER_SENTENCE])
+                 for i in range(0, len(listed), BRANCHES_PER_SENTENCE)]
         lines += ["", f"The quick DAG's CPU by branch (rules/<branch>.smk, jobs in brackets, "
-                      f"from its job logs): {listed}."]
+                      f"from its job logs), largest first: {parts[0]}."
+                  + "".join(f" Then {part}." for part in parts[1:])]
     return "\n".join(lines + [END])
 
 
@@ -226,6 +225,8 @@ def floors_file() -> Path:
     return ROOT / "docs" / "speed.md"
 
 
+# `--render-only` renders README.md's and docs/speed.md's timing tables from the newest record, and
+# docs/speed.md's floors from the newest record that has them.
 def render_files(folder: Path = RECORDS) -> Path:
     """README.md's and docs/speed.md's blocks from the newest record, and docs/speed.md's
     floors from the newest record that has them; the newest record's path."""
@@ -314,6 +315,11 @@ def machine() -> dict[str, Any]:
             "memory_gib": round(memory / 2**30, 1), "python": platform.python_version()}
 
 
+# Each command's wall time, exit status, test counts (pytest's closing line), and for the DAGs their
+# jobs and CPU seconds by branch (the job logs, `repdist job-times`), go into
+# `benchmarks/records/timings-<cpu>-<date>.json` with the commit, CPU model, cores and date. `make
+# test`'s entry also says how long the quick DAG it ran beside the tests took. The record keeps the
+# CPU seconds of one torch job's start-up (repdist_dev.quick_budget): the machine's speed that day.
 def measure(targets: list[str], work: Path, original: Path | None = None) -> dict[str, Any]:
     """Every target in a fresh clone of HEAD under `work`: the record (not yet written)."""
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,

@@ -1,37 +1,13 @@
-"""The speed matrix of `make gpu-check` (repdist_gpucheck.check runs it in worker processes:
-each candidate way of training the paper's jobs on a GPU, its numerical checks against the
+"""The speed matrix of `make gpu-check`: each candidate way of training the paper's jobs on a GPU.
+repdist_gpucheck.check runs it in worker processes. Each candidate gets numerical checks against its
 family's reference path, and its steps/s over a timed window.
 
-Families, each one training job as the pipeline runs it on a GPU:
-- synthetic: K = 18, width 128, the four length-fixing variants x 20 seeds (80 MLPs) stacked;
-  the grid's 20 jobs take about the same time a step at every width on a GPU (launch-bound, the
-  baseline), so the paper's grid (1,360 models x 15,072 steps) is extrapolated as 20 such jobs;
-- cifar: the 10 seeds of an M stacked (grouped convolutions, channels_last, TF32 convolutions),
-  batch 32; the paper's 30 models x 20,319 steps extrapolated from the model-steps/s.
-Steps are timed after `skip` warm-up steps (cuDNN's choices, compilation, graph capture), the
-clean protocol, no test passes (as `make bench-gpu`'s baseline: the paper protocol adds a
-train-mode test pass every 2,000 steps).
+There are two families: synthetic (80 stacked MLPs) and cifar (10 stacked ResNets). `--inject`
+breaks named candidates on purpose, for the check's own tests. `--child` runs one of several
+concurrent processes of a job (the slots-per-GPU candidates).
 
-Checks, from the same initialisation on the same batches: `rounding` compares the candidate's
-parameters after `check_steps` steps in the production precision with the reference's, against
-the rounding baseline (the reference run again with every batch's rows reversed: the same sums in
-another order), passing within ROUNDING_FACTOR times it; a baseline that is not finite and > 0
-judges nothing, and the family's rows are then `invalid`; `float64` (a candidate whose
-arithmetic is the reference's) the same in float64 at a small size, within FLOAT64_TOL.
-`measures` (bf16, fp16: arithmetic not the reference's, so reordering noise is no yardstick):
-each seed trained `quality_steps` by the candidate against the same seed by the reference, by
-KL and d_LLV on held-out inputs, beside the smallest between two seeds of the reference, with
-its distance from a float64 run beside float32's (informational). A CUDA-graph candidate records
-each batch size's capture and replays; a failed capture makes its row `fallback`.
-
-`--inject` (REPDIST_GPU_CHECK_INJECT, the check's own tests) breaks named candidates on purpose:
-`capture:NAME` makes every capture of NAME fail, `wrong:NAME` trains NAME at a 2 % higher
-learning rate (a negative control its checks must mark FAILS).
-
-`--child` runs one of several concurrent processes of a job (the slots-per-GPU candidates).
-Everything runs under the host-copy guard (repdist.io.host), so the toy run on a CPU fails
-where a GPU run would on a tensor reaching numpy other than through to_host.
-"""
+Everything runs under the host-copy guard (repdist.io.host). So the toy run on a CPU fails where a
+GPU run would, on a tensor reaching numpy other than through to_host."""
 
 from __future__ import annotations
 
@@ -58,12 +34,7 @@ import torch
 import repdist.training.loop as loop_module
 from repdist.data.cifar10 import normalise
 from repdist.data.radial import label_codes, make_radial
-from repdist.experiments.cifar import (
-    CifarModelConfig,
-    autocast_dtype,
-    cifar_stack,
-    resolve_bn_momentum,
-)
+from repdist.experiments.cifar import CifarModelConfig, cifar_stack, resolve_bn_momentum
 from repdist.io.host import host_copies_guarded
 from repdist.measures.compare import compare
 from repdist.models.extract import extract
@@ -74,6 +45,12 @@ from repdist.training.loop import RunOptions, TrainData, train
 from repdist_dev.checkout import ROOT, train_config
 from repdist_gpucheck.record import Candidate, Check, GraphSize
 
+# The families, each one training job as the pipeline runs it on a GPU (GPU_SIZE):
+# - synthetic: K = 18, width 128, the four length-fixing variants x 20 seeds (80 MLPs) stacked. The
+#   grid's 20 jobs take about the same time a step at every width on a GPU (launch-bound, the
+#   baseline), so the paper's grid (1,360 models x 15,072 steps) is extrapolated as 20 such jobs;
+# - cifar: the 10 seeds of an M stacked (grouped convolutions, channels_last, TF32 convolutions),
+#   batch 32; the paper's 30 models x 20,319 steps extrapolated from the model-steps/s.
 PAPER = {"cifar_models": 30, "cifar_steps": 20_319, "grid_jobs": 20, "grid_models": 1_360,
          "grid_steps": 15_072}
 TOY_PROCESSES = 2  # the toy run's concurrent processes at most (a CPU of few cores)
@@ -144,10 +121,10 @@ REFERENCES = {"synthetic": "synthetic.eager", "cifar": "cifar.stacked"}  # today
 GRAPH = {"cuda_graph": True}
 # In the order they run: the references, the CUDA graphs (a launch-bound step), then what no
 # record has decided yet, by what it can gain (the stack of 30, beside the graph: cuDNN's timed
-# algorithms, float16, streams in the graph), then what the first record decided (jobs sharing a
-# GPU, bf16, the rest): the part's slice cuts the end of the list first. torch.compile's minutes
-# of compiling are the second command's (`--parts compile`), which times the CIFAR reference
-# again beside it.
+# algorithms, float16), then what the first record decided (jobs sharing a GPU, the rest): the
+# part's slice cuts the end of the list first. torch.compile's minutes of compiling are the
+# second command's (`--parts compile`), which times the CIFAR reference again beside it. The
+# options of UNDECIDED have no config key: their specs turn them on (cifar_job_stack).
 SPECS = [
     Spec("synthetic.eager", "synthetic", "", extra_s=20),
     Spec("cifar.stacked", "cifar", "", extra_s=30),
@@ -156,34 +133,55 @@ SPECS = [
     Spec("cifar.cuda_graph", "cifar", "cifar10.cuda_graph: true", GRAPH, exact=True),
     Spec("cifar.stack30", "cifar", "cifar10.stack_across_m: true (the three M's 30 models), "
          "graphed", {"stack_across_m": True, **GRAPH}, exact=True, extra_s=30),
-    Spec("cifar.cudnn_benchmark", "cifar", "cifar10.cudnn_benchmark: true, cuda_graph: true",
+    Spec("cifar.cudnn_benchmark", "cifar", "cudnn_benchmark (no key yet), graphed",
          {"cudnn_benchmark": True, **GRAPH}, extra_s=30),
-    Spec("cifar.fp16", "cifar", "cifar10.fp16: true, cuda_graph: true", {"fp16": True, **GRAPH},
-         extra_s=40, judge="measures"),
-    Spec("cifar.streams.cuda_graph", "cifar", "cifar10.stack: streams, cuda_graph: true",
-         {"stack": "streams", **GRAPH}, exact=True),
+    Spec("cifar.fp16", "cifar", "fp16 with loss scaling (no key yet), graphed",
+         {"fp16": True, **GRAPH}, extra_s=40, judge="measures"),
     Spec("synthetic.slots4", "synthetic", "gpu_slots_per_gpu: 4", processes=4, extra_s=30),
     Spec("synthetic.cuda_graph.slots4", "synthetic",
          "synthetic.cuda_graph: true, gpu_slots_per_gpu: 4", GRAPH, processes=4, extra_s=30),
     Spec("cifar.jobs3", "cifar", "gpu_slots_per_gpu: 3 (the three M at once)", processes=3,
          extra_s=35),
-    Spec("cifar.bf16", "cifar", "cifar10.bf16: true", {"bf16": True}, extra_s=40,
-         judge="measures"),
     Spec("synthetic.slots2", "synthetic", "gpu_slots_per_gpu: 2", processes=2),
-    Spec("cifar.streams", "cifar", "cifar10.stack: streams", {"stack": "streams"}, exact=True),
     Spec("cifar.no_channels_last", "cifar", "cifar10.channels_last: false",
          {"channels_last": False}, exact=True),
-    Spec("cifar.compile.elementwise", "cifar", "cifar10.compile: elementwise, cuda_graph: true",
+    Spec("cifar.compile.elementwise", "cifar", "compile: elementwise (no key yet), graphed",
          {"compile": "elementwise", **GRAPH}, extra_s=110, part="compile"),
-    Spec("cifar.compile.default", "cifar", "cifar10.compile: default", {"compile": "default"},
-         extra_s=110, part="compile"),
-    Spec("cifar.compile.reduce-overhead", "cifar", "cifar10.compile: reduce-overhead",
+    Spec("cifar.compile.default", "cifar", "compile: default (no key yet)",
+         {"compile": "default"}, extra_s=110, part="compile"),
+    Spec("cifar.compile.reduce-overhead", "cifar", "compile: reduce-overhead (no key yet)",
          {"compile": "reduce-overhead"}, extra_s=110, part="compile"),
     Spec("cifar.compile.max-autotune-no-cudagraphs", "cifar",
-         "cifar10.compile: max-autotune-no-cudagraphs",
+         "compile: max-autotune-no-cudagraphs (no key yet)",
          {"compile": "max-autotune-no-cudagraphs"}, extra_s=170, part="compile"),
 ]
 BY_NAME = {s.name: s for s in SPECS}
+
+
+@dataclass(frozen=True)
+class Undecided:
+    """An option no record has decided: no config key holds it until one does (docs/gpu.md,
+    "Options to be timed"). `candidates` are the specs that time it; `command` times it on
+    a GPU machine."""
+
+    option: str
+    does: str
+    candidates: tuple[str, ...]
+    command: str
+
+
+SPEED = "bash .gpu-bundle/run.sh check --parts speed --only cifar.stacked,cifar.cuda_graph,"
+UNDECIDED = (
+    Undecided("fp16", "float16 autocast for f, the loss scaled on the device", ("cifar.fp16",),
+              SPEED + "cifar.fp16"),
+    Undecided("compile", "torch.compile of the ResNet trunk in one of four modes",
+              tuple(s.name for s in SPECS if s.part == "compile"),
+              "bash .gpu-bundle/run.sh check --parts compile"),
+    Undecided("cudnn_benchmark", "cuDNN times every algorithm of each convolution",
+              ("cifar.cudnn_benchmark",), SPEED + "cifar.cudnn_benchmark"),
+    Undecided("stack: vmap", "the follow-up's CIFAR-100 ResNets as one batched network", (),
+              "python benchmarks/follow_up_stack.py --device cuda"),
+)
 
 
 def part_names(part: str, only: list[str] | None = None) -> list[str]:
@@ -248,8 +246,8 @@ class Job:
 def build_job(family: str, options: dict[str, Any], size: Size, device: torch.device,
               dtype: torch.dtype = torch.float32, rep_dim: int = 2, small: bool = False) -> Job:
     """The family's job with a candidate's `options`, in `dtype` (`small`: the float64 check's
-    size). On a CPU (the toy run) bf16 or float16 autocast and a traced-only compile stand in
-    for CUDA's."""
+    size). On a CPU (the toy run) float16 autocast and a traced-only compile stand in for
+    CUDA's."""
     graph = {"cuda_graph": True} if options.get("cuda_graph") else {}
     scaled = {"loss_scaling": True} if options.get("fp16") else {}
     scale = float(options.get("lr_scale", 1.0))
@@ -279,27 +277,32 @@ def cifar_job_stack(options: dict[str, Any], device: torch.device, dtype: torch.
                     rep_dim: int | tuple[int, ...], base: int, seeds: int
                     ) -> tuple[torch.nn.Module, bool]:
     """The CIFAR stack of `seeds` seeds at `rep_dim` (one M, or several: the stack across M)
-    as config cifar10 builds it with a candidate's options; whether its images are
-    channels-last."""
+    as config cifar10 builds it, with a candidate's options turned on (undecided_options);
+    whether its images are channels-last."""
     on_cuda = device.type == "cuda"
-    compile_mode = options.get("compile", "none") if dtype == torch.float32 else "none"
     cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(range(seeds)), base_width=base,
                            g_width=128, bn_momentum="protocol", device=device.type,
-                           bf16=bool(options.get("bf16")), fp16=bool(options.get("fp16")),
                            tf32="convolutions",
-                           cudnn_benchmark=bool(options.get("cudnn_benchmark")),
                            channels_last=bool(options.get("channels_last", True)),
-                           eval_batch_size=64, stack=options.get("stack", "grouped"),
-                           compile=compile_mode, cuda_graph=bool(options.get("cuda_graph")))
+                           eval_batch_size=64, cuda_graph=bool(options.get("cuda_graph")))
     if on_cuda:
         set_cuda_float32(cfg.tf32)
-        set_cudnn_benchmark(cfg.cudnn_benchmark)
-    stack = cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, "paper"), on_cuda)
-    if not on_cuda:  # the toy run's stand-in for CUDA's autocast
-        stack.f_net.autocast_dtype = autocast_dtype(cfg)
-    if not on_cuda and compile_mode != "none":
-        stack.f_net.compile_body(compile_mode, backend="eager")
+        set_cudnn_benchmark(bool(options.get("cudnn_benchmark")))
+    stack = cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, "paper"))
+    undecided_options(stack, options, on_cuda, dtype)
     return stack.to(dtype), cfg.channels_last and on_cuda
+
+
+def undecided_options(stack: StackedModelClass, options: dict[str, Any], on_cuda: bool,
+                      dtype: torch.dtype) -> None:
+    """Turn on in `stack` what a candidate's options ask and no config key holds (UNDECIDED):
+    float16 autocast of f (`fp16`; on a CPU too, the toy run's stand-in for CUDA's), and a
+    torch.compile mode of its trunk (`compile`, float32 only; on a CPU traced only). cuDNN's
+    benchmark is set with the device's float32 mode (cifar_job_stack)."""
+    if options.get("fp16"):
+        stack.f_net.autocast_dtype = torch.float16
+    mode = options.get("compile", "none") if dtype == torch.float32 else "none"
+    stack.f_net.compile_body(mode, backend=None if on_cuda else "eager")
 
 
 class ReversedBatch(torch.nn.Module):
@@ -388,6 +391,9 @@ def paper_run(job: Job, family: str, on_step: Callable[[int], bool]) -> dict[str
     return finals
 
 
+# Steps are timed after `skip` warm-up steps (cuDNN's choices, compilation, graph capture), in the
+# clean protocol, with no test passes. This is `make bench-gpu`'s baseline; the paper protocol adds
+# a train-mode test pass every 2,000 steps.
 def timed_rate(job: Job, family: str, device: torch.device, seconds: float, skip: int,
                barrier: Callable[[], None] | None = None) -> tuple[int, float, dict[str, Any]]:
     """Steps and seconds of a window of `seconds` after `skip` warm-up steps (synchronised at
@@ -462,6 +468,9 @@ class References:
         return distance(self.get(family, Run(reversed_batch=True)), self.get(family, Run()))
 
 
+# `--inject` (REPDIST_GPU_CHECK_INJECT, the check's own tests) breaks named candidates on purpose:
+# `capture:NAME` makes every capture of NAME fail, `wrong:NAME` trains NAME at a 2 % higher learning
+# rate (a negative control its checks must mark FAILS).
 def faults() -> dict[str, set[str]]:
     """REPDIST_GPU_CHECK_INJECT ("capture:NAME,wrong:NAME"): the candidates broken on purpose."""
     out: dict[str, set[str]] = {"capture": set(), "wrong": set()}
@@ -543,8 +552,6 @@ def toy_notes(spec: Spec, toy: bool) -> list[str]:
     notes = []
     if toy and spec.options.get("compile", "none") != "none":
         notes.append("toy: traced with backend eager, not compiled")
-    if toy and spec.options.get("bf16"):
-        notes.append("toy: bf16 autocast on the CPU")
     if toy and spec.options.get("fp16"):
         notes.append("toy: float16 autocast on the CPU, the loss scaled there")
     if toy and spec.options.get("cudnn_benchmark"):
@@ -554,6 +561,8 @@ def toy_notes(spec: Spec, toy: bool) -> list[str]:
     return notes
 
 
+# A CUDA-graph candidate records each batch size's capture and replays; a failed capture makes its
+# row `fallback`.
 def graph_outcome(row: Candidate, finals: list[dict[str, Any]], device: torch.device,
                   notes: list[str]) -> None:
     """A CUDA-graph row's captures: each batch size of the timed run (the first process's), and
@@ -572,6 +581,14 @@ def graph_outcome(row: Candidate, finals: list[dict[str, Any]], device: torch.de
         notes.append("toy: nothing is captured on a CPU (the graph-ready step ran eagerly)")
 
 
+# The checks, from the same initialisation on the same batches:
+# - `rounding` compares the candidate's parameters after `check_steps` steps in the production
+#   precision with the reference's. The yardstick is the rounding baseline: the reference run again
+#   with every batch's rows reversed (the same sums in another order). It passes within
+#   ROUNDING_FACTOR times that baseline. A baseline that is not finite and > 0 judges nothing, and
+#   the family's rows are then `invalid`;
+# - `float64` (a candidate whose arithmetic is the reference's): the same in float64 at a small
+#   size, within FLOAT64_TOL.
 def checks_of(spec: Spec, size: Size, device: torch.device, refs: References
               ) -> tuple[list[Check], list[dict[str, Any]]]:
     """The candidate's checks against its family's reference, and the finals of its own check
@@ -605,9 +622,13 @@ def checks_of(spec: Spec, size: Size, device: torch.device, refs: References
     return out, runs
 
 
+# `measures` (fp16: arithmetic not the reference's, so reordering noise is no yardstick): each seed
+# trained `quality_steps` by the candidate against the same seed by the reference, by KL and d_LLV
+# on held-out inputs. That sits beside the smallest between two seeds of the reference, with its
+# distance from a float64 run beside float32's (informational).
 def measures_checks(spec: Spec, size: Size, device: torch.device, refs: References
                     ) -> list[Check]:
-    """A precision of its own (bf16), judged by what a user of the models sees: each seed
+    """A precision of its own (fp16), judged by what a user of the models sees: each seed
     trained `quality_steps` by the candidate against the same seed by the reference (KL, d_LLV,
     m_CCA of f on held-out inputs) beside the nearest two seeds of the reference; and how far it
     lands from float64 at the small size beside float32 (informational)."""

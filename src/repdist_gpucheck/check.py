@@ -1,36 +1,11 @@
-"""`make gpu-check OUT=DIR`: the GPU decided in one run. In this order, each part in a time slice
-of the budget (default 480 s: with the bundle's install the command ends within 9 minutes; time
-a part leaves goes to the next) and cut short cleanly when it overruns (its processes ended,
-what finished kept, the rest recorded as such):
+"""`make gpu-check OUT=DIR`: the GPU decided in one run.
+Its parts run in order: tests, speed, measures, profile, then the table and the record.
 
-a. tests: every test of the suite marked `gpu` (`pytest -m gpu tests/`, the short ones first,
-   repdist_gpucheck.pytest_plugin orders them) in their check mode (REPDIST_GPU_CHECK=1: the quick DAG
-   narrowed to one synthetic and one CIFAR training job and their pairs, the authors'
-   comparison at K = 4); each outcome as it comes;
-b. speed: the candidates of repdist_gpucheck.candidates in the order of what they can gain
-   (the references, CUDA graphs, then what no record has decided: one stack of 30, those beside
-   the graph; then what the first record decided: jobs sharing a GPU, bf16, dense convolutions
-   on streams, no channels_last), each checked against its reference and timed (--seconds),
-   with the paper's minutes;
-c. measures: compare at GPT-2's shapes on the GPU with the exact pivot search against the CPU
-   path's default estimate (repdist_gpucheck.measures);
-d. profile: where a step of the CIFAR job with its CUDA graph spends its time, by kernel name in
-   categories (convolution forward, its two gradients, BatchNorm, elementwise, the optimiser,
-   idle; repdist_gpucheck.profiling);
-e. the short table, printed last, and the record <gpu>-<date>.json + .md (repdist_gpucheck.record)
-   in DIR, rewritten atomically after every result, so a run cut short leaves what finished;
-   on a GPU also copied into benchmarks/records/ of the checkout, to be committed.
-`--parts compile` is the second command: torch.compile's modes (minutes of compiling each)
-beside the CIFAR reference, in a record of its own (<gpu>-<date>-compile).
-
-DIR also gets tests-junit.xml and gpu-check.log (every process's output): four files. The exit
-status is 0 when every part asked for is ok, 1 when one failed, 3 when one overran or was
-skipped, 128 + the signal when SIGTERM or SIGINT ended it (every part's processes ended first,
-the record kept). Without a CUDA GPU it refuses; REPDIST_GPU_TESTS_DEVICE=cpu (or --toy) runs the
-whole check at toy size on the CPU and writes a record of the same format (tests/test_gpu_check.py
-keeps it working; `make gpu-check-rehearsal` runs it as an offline GPU machine would).
-docs/gpu.md says how to read a record.
-"""
+Each part gets a time slice of the budget (default 480 s), and is cut short cleanly when it
+overruns. `--parts compile` is the second command: torch.compile's modes, in a record of its own.
+The exit status is 0 when every part asked for is ok, 1 when one failed, and 3 when one overran or
+was skipped. Without a CUDA GPU it refuses; REPDIST_GPU_TESTS_DEVICE=cpu (or --toy) runs the whole
+check at toy size on the CPU. docs/gpu.md says how to read a record."""
 
 from __future__ import annotations
 
@@ -59,10 +34,16 @@ from repdist_gpucheck.profiling import JOB as PROFILED_JOB
 # of the budget less RESERVE_S, in the order the parts run; compile is the second command's
 # (alone it gets the whole budget). Their needs on the first GPU run, an H200: tests ~188 s,
 # speed ~205 s at 5 s a candidate before the candidates added since (~50 s more),
-# measures ~40 s; the profile ~25 s, estimated (docs/gpu.md, the budget's arithmetic)
+# measures ~40 s; the profile ~25 s, estimated (docs/gpu.md, "The budget"; CHANGELOG.md)
 SHARES = {"tests": 0.42, "speed": 0.40, "measures": 0.10, "profile": 0.08, "compile": 1.0}
 RESERVE_S = 15.0  # the last record and the table
+# The budget defaults to 480 s, so that with the bundle's install the command ends within 9 minutes.
+# Time a part leaves goes to the next. A part that overruns is cut short cleanly: its processes
+# ended, what finished kept, the rest recorded as such.
 BUDGET_S = {"gpu": 480.0, "toy": 480.0}
+# Exit statuses: 0 when every part asked for is ok, 1 when one failed, 3 when one overran or was
+# skipped, 128 + the signal when SIGTERM or SIGINT ended it (every part's processes ended first, the
+# record kept).
 EXIT = {"ok": 0, "failed": 1, "cut": 3}
 PROBE = r"""
 import json, os, platform, torch
@@ -206,6 +187,10 @@ class GpuCheck:
 
     # ----- a. tests -------------------------------------------------------------------------
 
+    # a. tests: every test of the suite marked `gpu` (`pytest -m gpu tests/`, the short ones first:
+    # repdist_gpucheck.pytest_plugin orders them) in their check mode. That mode
+    # (REPDIST_GPU_CHECK=1) narrows the quick DAG to one synthetic and one CIFAR training job and
+    # their pairs, and the authors' comparison to K = 4. Each outcome is recorded as it comes.
     def tests(self, end: float) -> tuple[str, str]:
         events = self.work / "tests.jsonl"
         targets = [*gpu_test_files(), *(["-k", self.args.tests_k] if self.args.tests_k
@@ -274,6 +259,12 @@ class GpuCheck:
 
     # ----- b. speed (and the compile part) --------------------------------------------------
 
+    # b. speed: the candidates of repdist_gpucheck.candidates, in the order of what they can gain:
+    # the references, CUDA graphs, then what no record has decided (one stack of 30, those beside
+    # the graph), then what the first record decided (jobs sharing a GPU, no channels_last). Each is
+    # checked against its reference and timed (--seconds), with the paper's minutes. `--parts
+    # compile`, the second command, times torch.compile's modes (minutes of compiling each) beside
+    # the CIFAR reference, in a record of its own (<gpu>-<date>-compile).
     def speed(self, end: float) -> tuple[str, str]:
         return self.candidates(end, "speed")
 
@@ -365,6 +356,8 @@ class GpuCheck:
 
     # ----- c. measures ----------------------------------------------------------------------
 
+    # c. measures: compare at GPT-2's shapes on the GPU with the exact pivot search, against the CPU
+    # path's default estimate (repdist_gpucheck.measures).
     def measures(self, end: float) -> tuple[str, str]:
         events = self.work / "measures.jsonl"
         proc = self.spawn([sys.executable, "-m", "repdist_gpucheck.measures", "--results",
@@ -406,6 +399,9 @@ class GpuCheck:
 
     # ----- d. profile -----------------------------------------------------------------------
 
+    # d. profile: where a step of the CIFAR job with its CUDA graph spends its time, by kernel name
+    # in categories: convolution forward, its two gradients, BatchNorm, elementwise, the optimiser,
+    # idle (repdist_gpucheck.profiling).
     def profile(self, end: float) -> tuple[str, str]:
         result = self.work / "profile.json"
         proc = self.spawn([sys.executable, "-m", "repdist_gpucheck.profiling", "--result",
@@ -443,6 +439,11 @@ class GpuCheck:
         return EXIT["failed"] if "failed" in statuses else (
             EXIT["ok"] if statuses == {"ok"} else EXIT["cut"])
 
+    # e. the short table, printed last, and the record <gpu>-<date>.json + .md
+    # (repdist_gpucheck.record) in DIR. The record is rewritten atomically after every result, so a
+    # run cut short leaves what finished. On a GPU it is also copied into benchmarks/records/ of the
+    # checkout, to be committed. DIR also gets tests-junit.xml and gpu-check.log (every process's
+    # output): four files.
     def finish(self) -> None:
         self.record.status = "complete"
         self.save()
@@ -519,6 +520,9 @@ def interrupt(signum: int, frame: Any) -> None:
     raise Interrupted(signum)
 
 
+# Without a CUDA GPU the check refuses. REPDIST_GPU_TESTS_DEVICE=cpu (or --toy) runs the whole check
+# at toy size on the CPU and writes a record of the same format. tests/test_gpu_check.py keeps that
+# working; `make gpu-check-rehearsal` runs it as an offline GPU machine would.
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     found = probe()

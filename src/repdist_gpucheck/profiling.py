@@ -1,21 +1,11 @@
-"""The profile part of `make gpu-check` (repdist_gpucheck.check runs it in a worker process):
-where the time of a CIFAR training step goes. torch.profiler over PROFILED_STEPS steps of the
-CIFAR family's job with its CUDA graph (candidate JOB: the stacked reference, `cuda_graph` on,
-as config.yaml trains it), after the candidates' warm-up steps (the graphs captured by then),
-its time by kernel name in the record's categories (record.PROFILE_CATEGORIES; `category`):
-convolution forward, data gradient (dgrad), weight gradient (wgrad), BatchNorm, other
-elementwise kernels and reductions, the optimiser (Adam, the loss scaler), other (matrix
-products, layout transforms, copies between buffers), and idle: the profiled window's wall time
-that no kernel covered (launches, the host's Python, synchronisation).
+"""The profile part of `make gpu-check`: where the time of a CIFAR training step goes.
+repdist_gpucheck.check runs it in a worker process.
 
-On CUDA the categories are those of the kernels on the GPU (cuDNN names its kernels by what they
-compute: `*fprop*`, `*dgrad*`, `*wgrad*`, `bn_fw*`, ...). Kernels inside CUDA graph replays are
-profiled with CUPTI; where the replays showed no convolution kernel (a profiler that does not
-see into graphs), the eager step of the same job is profiled instead and the record says so.
-On a CPU (the toy run) the graph-ready step runs eagerly and its ATen operators are grouped by
-their own time (a convolution's backward is one operator for both gradients there:
-"convolution backward").
-"""
+torch.profiler runs over PROFILED_STEPS steps of the CIFAR family's job with its CUDA graph, after
+the candidates' warm-up steps. The time is summed by kernel name into the record's categories
+(record.PROFILE_CATEGORIES; `category`). "idle" is the profiled window's wall time that no kernel
+covered (launches, the host's Python, synchronisation). On a CPU (the toy run) ATen operators stand
+in for kernels."""
 
 from __future__ import annotations
 
@@ -36,6 +26,11 @@ from repdist_dev.checkout import ROOT
 from repdist_gpucheck.candidates import BY_NAME, GPU_SIZE, TOY_SIZE, build_job, paper_run, sync
 from repdist_gpucheck.record import PROFILE_CATEGORIES, Profile, ProfileRow
 
+# The job is candidate JOB: the stacked reference, `cuda_graph` on, as config.yaml trains it. It is
+# profiled after the candidates' warm-up steps, so the graphs are captured by then. The categories:
+# convolution forward, data gradient (dgrad), weight gradient (wgrad), BatchNorm, other elementwise
+# kernels and reductions, the optimiser (Adam, the loss scaler), other (matrix products, layout
+# transforms, copies between buffers), and idle.
 JOB = "cifar.cuda_graph"  # the candidate whose job is profiled
 PROFILED_STEPS = {"gpu": 10, "toy": 3}
 WINDOW = "repdist.profiled_steps"  # the profiler's range around the profiled steps
@@ -156,6 +151,10 @@ def breakdown(spans: Sequence[Span], window: tuple[float, float], steps: int,
     return rows, busy / 1e3 / steps
 
 
+# On CUDA the categories are those of the kernels on the GPU (cuDNN names its kernels by what they
+# compute: `*fprop*`, `*dgrad*`, `*wgrad*`, `bn_fw*`, ...). On a CPU (the toy run) the graph-ready
+# step runs eagerly and its ATen operators are grouped by their own time. A convolution's backward
+# is one operator for both gradients there: "convolution backward".
 def spans_of(events: Any, on_device: bool) -> tuple[list[Span], tuple[float, float]]:
     """The profiler's events as spans (CUDA kernels, copies and fills on a GPU; CPU operators
     on a CPU) and the window's start and end on the host. On CUDA a profiler range (the window,
@@ -206,6 +205,9 @@ def profiled(options: dict[str, Any], toy: bool, device: torch.device
     return spans, bounds, finals
 
 
+# Kernels inside CUDA graph replays are profiled with CUPTI. Where the replays showed no convolution
+# kernel (a profiler that does not see into graphs), the eager step of the same job is profiled
+# instead, and the record says so.
 def profile_job(toy: bool, device: torch.device) -> Profile:
     """The profile of JOB's steps; on CUDA, where the graph's replays showed no convolution
     kernel, of the eager step of the same job instead (said in `source`)."""

@@ -1,14 +1,13 @@
-"""The record `make gpu-check` writes (repdist_gpucheck.check): its format, checked on reading
-and writing, and the short table printed last and kept beside it as Markdown.
+"""The record `make gpu-check` writes (repdist_gpucheck.check): its format, and its short table.
+The format is checked on reading and writing; the table is printed last and kept beside it as
+Markdown.
 
 A record is one JSON object, `Record` below: what ran where (GPU, torch, CUDA, commit, date), how
 each part of the check went within its time slice, the GPU tests' outcomes, each speed candidate
 with its numerical checks, the measures at GPT-2's shapes, and where the CIFAR step's time goes
-(`Profile`). `Record.from_dict` refuses any missing, extra or mistyped field, so a toy run on a
-CPU (tests/test_gpu_check.py) keeps the format a GPU run will write; it reads the format before
-the profile part too (OLDER_SCHEMAS), whose records have no `profile`. Defaults change on what a
-committed record shows (docs/gpu.md).
-"""
+(`Profile`). `Record.from_dict` refuses any missing, extra or mistyped field. So a toy run on a CPU
+(tests/test_gpu_check.py) keeps the format a GPU run will write. Defaults change on what a committed
+record shows (docs/gpu.md)."""
 
 from __future__ import annotations
 
@@ -25,6 +24,8 @@ from typing import Any
 SCHEMA = "repdist-gpu-check/3"
 PART_NAMES = ("tests", "speed", "measures", "profile", "compile")  # in the order they run
 DEFAULT_PARTS = ("tests", "speed", "measures", "profile")  # one command; compile is the second
+# A record of a format before the profile part (OLDER_SCHEMAS) is read too; it has no `profile`.
+#
 # the formats this reader also reads, each with its default parts (the record's name omits them)
 OLDER_SCHEMAS = {"repdist-gpu-check/2": ("tests", "speed", "measures")}  # no profile part
 # where a step's time goes (repdist_gpucheck.profiling.category): kernels on a GPU, ATen
@@ -56,7 +57,7 @@ class Check:
     - rounding: the same in the production precision; `tolerance` is a multiple of `baseline`,
       the distance between two reference runs whose sums differ only in order.
     - baseline: the reference's own row.
-    - measures (bf16): the largest KL and d_LLV between a seed trained by the candidate and by
+    - measures (fp16): the largest KL and d_LLV between a seed trained by the candidate and by
       the reference (`distance`: d_LLV); passes when both are below the smallest between two
       reference seeds (`baseline`: d_LLV).
     - none: no check (`note` says why).

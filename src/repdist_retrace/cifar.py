@@ -1,32 +1,14 @@
-"""Our CIFAR-10 step against the original's: the same seeds trained by the authors' code and by
-ours on the same CIFAR-format images, step by step, beside a float-rounding baseline.
+"""Our CIFAR-10 step against the original's: the same seeds trained by both, step by step.
+The authors' code and ours train on the same CIFAR-format images, beside a float-rounding baseline
+(the same run on one thread instead of two).
 
-Runs, per seed (ResNet-18 f, M = --rep-dim, g of width 128, batch 32, Adam at 1e-4):
-- `original`: the authors' `src/training/train.py::train` with their ModelClass and ResNet18,
-  imported from --original at run time (f evaluated K + 1 = 11 times a step);
-- `ours`: `repdist.training.loop.train` under each --protocol, every seed alone;
-- `ours-t1`: the same with one thread instead of two (only the summation order changes): the
-  rounding baseline every other distance is read against;
-- `stacked` (--stacked): all --seeds as one stack (grouped convolutions), against each alone.
-Prints first where ours and the original part: the first batch's gradient of each at seed 0's
-initial weights. Then, per seed, every step's loss of each run; then, per comparison, the
-largest difference per group of tensors (f's weights, g's weights, BatchNorm running
-statistics) at the --at steps, and KL, d_LLV and m_CCA(f) between the two models after the
-last step (eval mode, test images).
-
-Shims (named in the output): torchvision, which the original loads CIFAR-10 with, is replaced by
-a TensorDataset of the same images scaled as its ToTensor + Normalize(0.5, 0.5) do, loaded with
-num_workers=0 (the global RNG draws are a DataLoader's own, whatever its workers); for float64 a
-forward pre-hook casts g's one-hot input (`.float()` in the original) to float64.
+It prints first where ours and the original part: the first batch's gradient of each. Then every
+step's loss of each run, the largest difference per group of tensors at the --at steps, and KL,
+d_LLV and m_CCA(f) after the last step. Shims stand in for torchvision (named in the output).
 
 Usage: python -m repdist_retrace.cifar --original ../shared/authors-code [--steps 20]
     [--float64] [--seeds 0] [--protocol paper clean] [--stacked] [--n-train 2000] [--json F]
     [--device cuda [--tf32 convolutions|none|all]]
-On --device cuda both codes train on the GPU (float32 in the --tf32 mode, cifar10.tf32 by
-default, PyTorch's own default being what the original gets); the threads baseline then says
-only that the GPU's sums are repeatable.
-Images: a generated stand-in (--n-train/--n-test images, repdist.data.cifar10.write_standin), or
---cifar-root, a cifar-10-batches-py folder (its first --n-train and --n-test images).
 """
 
 from __future__ import annotations
@@ -69,6 +51,9 @@ BASE_WIDTH = PAPER_CONFIG["cifar10"]["base_width"]
 SHIMS = ("torchvision.datasets.CIFAR10 + ToTensor + Normalize(0.5, 0.5) -> TensorDataset of the "
          "same uint8 images, /255, -0.5, /0.5 in torch; DataLoader num_workers 2 -> 0")
 SHIM_FLOAT64 = "float64: a forward pre-hook on g_net casts the one-hot input to float64"
+# On --device cuda both codes train on the GPU (float32 in the --tf32 mode, cifar10.tf32 by default,
+# PyTorch's own default being what the original gets); the threads baseline then says only that the
+# GPU's sums are repeatable.
 DEVICE = torch.device("cpu")  # --device: where both codes train
 
 
@@ -123,6 +108,10 @@ def import_original(folder: Path):
     return ModelConfig, TrainConfig, initialize_model, original_train, TargetType
 
 
+# Shims (named in the output): torchvision, which the original loads CIFAR-10 with, is replaced by a
+# TensorDataset of the same images scaled as its ToTensor + Normalize(0.5, 0.5) do, loaded with
+# num_workers=0 (the global RNG draws are a DataLoader's own, whatever its workers). For float64 a
+# forward pre-hook casts g's one-hot input (`.float()` in the original) to float64 (original_model).
 def original_loaders(images: Images, dtype: torch.dtype, batch_size: int):
     """The shim for their torchvision CIFAR10 dataset: the same images, scaled as ToTensor and
     Normalize((0.5,) * 3, (0.5,) * 3) do."""
@@ -199,6 +188,8 @@ def _done(run: Run) -> None:
           f"s/step, last loss {run.losses[-1]:.10f}", flush=True)
 
 
+# Printed first: where ours and the original part, the first batch's gradient of each at seed 0's
+# initial weights.
 def first_gradients(folder: Path, images: Images, rep_dim: int, dtype: torch.dtype) -> dict:
     """Where ours and the original part: the gradient of the first batch (32 training images) at
     seed 0's initial weights, theirs from their ModelClass.forward, ours from batch_nll (paper
@@ -234,11 +225,9 @@ def our_stack(seeds: Sequence[int], rep_dim: int, protocol: str,
     c = PAPER_CONFIG["cifar10"]
     cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(seeds), base_width=BASE_WIDTH,
                            g_width=G_WIDTH, bn_momentum=c["bn_momentum"], device="cpu",
-                           bf16=False, fp16=False, tf32=c["tf32"], cudnn_benchmark=False,
-                           channels_last=False,
-                           eval_batch_size=c["eval_batch_size"], stack=c["stack"],
-                           compile="none", cuda_graph=False)
-    return cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, protocol), on_cuda=False).to(dtype)
+                           tf32=c["tf32"], channels_last=False,
+                           eval_batch_size=c["eval_batch_size"], cuda_graph=False)
+    return cifar_stack(cfg, resolve_bn_momentum(cfg.bn_momentum, protocol)).to(dtype)
 
 
 def run_ours(name: str, seeds: Sequence[int], images: Images, steps: int, at: Sequence[int],
@@ -352,6 +341,8 @@ def compare_runs(label: str, a: Run, b: Run, at: Sequence[int], steps: int, imag
 
 # --- the driver -----------------------------------------------------------------------------
 
+# Images: a generated stand-in (--n-train/--n-test images, repdist.data.cifar10.write_standin), or
+# --cifar-root, a cifar-10-batches-py folder (its first --n-train and --n-test images).
 def load_images(args: argparse.Namespace, tmp: Path) -> Images:
     if args.cifar_root:
         data, source = load_cifar10(args.cifar_root), f"CIFAR-10 at {args.cifar_root}"
@@ -363,6 +354,13 @@ def load_images(args: argparse.Namespace, tmp: Path) -> Images:
                   f"{source}: {args.n_train} training and {args.n_test} test images")
 
 
+# Runs, per seed (ResNet-18 f, M = --rep-dim, g of width 128, batch 32, Adam at 1e-4):
+# - `original`: the authors' `src/training/train.py::train` with their ModelClass and ResNet18,
+#   imported from --original at run time (f evaluated K + 1 = 11 times a step);
+# - `ours`: `repdist.training.loop.train` under each --protocol, every seed alone;
+# - `ours-t1`: the same with one thread instead of two (only the summation order changes): the
+#   rounding baseline every other distance is read against;
+# - `stacked` (--stacked): all --seeds as one stack (grouped convolutions), against each alone.
 def all_runs(args: argparse.Namespace, images: Images, dtype: torch.dtype) -> dict:
     """Every run the comparisons need, keyed by (name, protocol, seed)."""
     common = (images, args.steps, args.at)
@@ -413,6 +411,10 @@ def print_losses(args: argparse.Namespace, runs: dict) -> None:
         print(f"{'s/step':>5} " + " ".join(f"{r.seconds_per_step:22.2f}" for _, r in cols))
 
 
+# Per seed, every step's loss of each run (print_losses); then, per comparison, the largest
+# difference per group of tensors (f's weights, g's weights, BatchNorm running statistics) at the
+# --at steps, and KL, d_LLV and m_CCA(f) between the two models after the last step (eval mode, test
+# images).
 def print_comparisons(rows: list[dict]) -> None:
     print("\nLargest relative difference of one tensor per group, max|a-b|/max|a| and "
           "||a-b||/||a||")

@@ -1,22 +1,12 @@
-"""repdist.measures.prh against the Platonic Representation Hypothesis' own `metrics.py`
-(minyoungg/platonic-rep), imported at run time from a folder that holds it.
+"""repdist.measures.prh against the Platonic Representation Hypothesis' own `metrics.py`.
+Their code (minyoungg/platonic-rep) is imported at run time from a folder that holds it.
 
-Their module imports torchaudio for one function, `edit_distance`; where torchaudio does not
-import (here: it is not installed beside the pinned torch) a shim module stands in for it,
-whose `edit_distance` is the textbook Levenshtein recursion (`repdist`'s own code is not used
-for it, so the comparison stays independent). Prints each metric from both on random pairs
-(their pipeline: rows L2-normalised; the outlier clamp compared separately).
+It prints each metric from both on random pairs (their pipeline: rows L2-normalised; the outlier
+clamp compared separately). A shim stands in for torchaudio where it does not import. With `--study
+RESULTS` (a run's output folder holding prh/: `make quick` makes one), their study's own code runs
+on our files: scores, best layer pairs, and the language stand-ins' features.
 
-With `--study RESULTS` (a run's output folder holding prh/: `make quick` makes one), their
-study's own code on our files: their `remove_outliers` and `compute_score` (measure_alignment.py)
-on our saved features give each pair's score and best layer pair (the concatenated layers
-passed as one more layer), and their `extract_llm_features` (extract_features.py: timm,
-torchvision and datasets stubbed, their model loader without device_map, which needs
-accelerate) re-run on each language stand-in gives our features and bits per byte when ours
-were read with `padding: prh`.
-
-Usage: python -m repdist_retrace.prh --original path/to/platonic-rep [--study results/quick]
-"""
+Usage: python -m repdist_retrace.prh --original path/to/platonic-rep [--study results/quick]"""
 
 from __future__ import annotations
 
@@ -34,6 +24,10 @@ from repdist.measures import prh
 from repdist.measures.extra import mutual_knn
 
 
+# Their module imports torchaudio for one function, `edit_distance`. Where torchaudio does not
+# import (here: it is not installed beside the pinned torch) a shim module stands in for it. Its
+# `edit_distance` is the textbook Levenshtein recursion: `repdist`'s own code is not used for it, so
+# the comparison stays independent.
 def levenshtein(a, b) -> float:
     m, n = len(a), len(b)
     d = np.zeros((m + 1, n + 1))
@@ -73,6 +67,9 @@ def stub_modules() -> None:
             sys.modules[name] = module
 
 
+# `--study`: their `remove_outliers` and `compute_score` (measure_alignment.py) on our saved
+# features give each pair's score and best layer pair (the concatenated layers passed as one more
+# layer).
 def their_scores(study: Path) -> None:
     """Their compute_score on our features, pair by pair, beside our table."""
     import pandas as pd
@@ -103,6 +100,9 @@ def their_scores(study: Path) -> None:
           f"{worst:.1e}")
 
 
+# `--study`: their `extract_llm_features` (extract_features.py: timm, torchvision and datasets
+# stubbed, their model loader without device_map, which needs accelerate) re-run on each language
+# stand-in gives our features and bits per byte when ours were read with `padding: prh`.
 def their_extraction(study: Path, batch_size: int) -> None:
     """Their extract_llm_features on each language stand-in, beside our features."""
     import argparse as ap

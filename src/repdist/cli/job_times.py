@@ -1,16 +1,11 @@
-"""`repdist job-times [RESULTS]`: where a run's time went, from its per-job benchmark files
-and job logs.
+"""`repdist job-times [RESULTS]`: where a run's time went, from its per-job benchmark files and job
+logs.
 
-Every heavy rule has a Snakemake `benchmark:` file (the job's seconds, its peak memory). Summed
-by rule, and training jobs by width (their cost grows with width squared), they show which jobs
-a faster run must make faster, and with the machine line every job logs (`repdist.pipeline.machine`)
-they say on what CPU that time was spent: the same run differs by a third between two virtual
-machines of the same size. Every job's log also ends with its CPU seconds, its interpreter's
-start-up and imports included (`repdist.pipeline.joblog`): summed by rule, the whole run's
-CPU, light jobs and all; and, where it drew any, the pairs and seconds of its permutation nulls
-(`repdist.measures.null`): what the null added to the run. Reads only text: no torch, works
-while a run goes on.
-"""
+Every heavy rule has a Snakemake `benchmark:` file (the job's seconds, its peak memory). Summed by
+rule, and training jobs by width, they show which jobs a faster run must make faster. The machine
+line every job logs says on what CPU that time was spent. Every job's log also ends with its CPU
+seconds, and the cost of its permutation nulls (`cpu_lines`, `null_lines`). Reads only text: no
+torch, works while a run goes on."""
 
 from __future__ import annotations
 
@@ -25,6 +20,7 @@ from ..pipeline.machine import MACHINE_PREFIX
 from .common import add_results_argument, plural, report_runner
 from .progress import jobs_done, run_log
 
+# Training jobs are summed by width because their cost grows with width squared.
 WIDTH = re.compile(r"(?:^|_)w(\d+)(?:_|$)")
 PER_CLASS_COUNT = re.compile(r"_K\d+$")  # flat benchmark files named per K (one rule)
 ELAPSED = re.compile(r"Elapsed time: (\S+)")
@@ -79,6 +75,8 @@ def benchmarks(results: Path) -> list[JobTime]:
     return jobs
 
 
+# With the machine line every job logs (`repdist.pipeline.machine`), the times say on what CPU they
+# were spent: the same run differs by a third between two virtual machines of the same size.
 def machines(results: Path) -> Counter[str]:
     """How many job logs under results/logs name each machine."""
     seen: Counter[str] = Counter()
@@ -126,6 +124,8 @@ def cpu_by_rule(jobs: list[JobCpu]) -> dict[str, tuple[int, float, float]]:
     return dict(sorted(table.items(), key=lambda item: -item[1][1]))
 
 
+# Every job's log ends with its CPU seconds, its interpreter's start-up and imports included
+# (`repdist.pipeline.joblog`): summed by rule, the whole run's CPU, light jobs and all.
 def cpu_lines(results: Path) -> list[str]:
     """The report's second table: CPU seconds by rule, from the job logs."""
     jobs = job_cpu(results)
@@ -144,6 +144,8 @@ def cpu_lines(results: Path) -> list[str]:
     return lines
 
 
+# Where a job drew any, its log gives the pairs and seconds of its permutation nulls
+# (`repdist.measures.null`): what the null added to the run.
 def null_lines(results: Path) -> list[str]:
     """The report's third table, where a job drew a permutation null: its pairs and seconds
     by rule, from the job logs (the same logs' last job of a rule: the latest run's)."""

@@ -1,14 +1,11 @@
 """`repdist progress [RESULTS]`: the state of a run, from the files it writes as it goes.
 
-Snakemake reports a job only when it ends; training jobs run for minutes to hours. This reads
-what every training job logs (`training.progress` lines, "finished in", tracebacks), the
-checkpoint sidecars (`checkpoint.pt.json`: the last step saved) and Snakemake's own log (jobs
-done of planned: the newest log whose jobs write into the folder, as a workflow's folder keeps
-the logs of all its runs), so a person watching a workstation or a SLURM run can tell a slow
-job from a stuck one and guess when the run ends. Reads only text and JSON: no torch, works on
-a results folder on a shared file system while the run goes on. A folder that holds no run is
-reported as such, with the runs found elsewhere, never as another folder's run.
-"""
+Snakemake reports a job only when it ends; training jobs run for minutes to hours. This reads the
+training jobs' logs, the checkpoint sidecars and Snakemake's own log (`report`). So a person
+watching a workstation or a SLURM run can tell a slow job from a stuck one and guess when the run
+ends. Reads only text and JSON: no torch, works on a results folder on a shared file system while
+the run goes on. A folder that holds no run is reported as such, with the runs found elsewhere,
+never as another folder's run."""
 
 from __future__ import annotations
 
@@ -173,6 +170,10 @@ def job_line(j: JobProgress) -> str:
     return f"  {j.state:9} {j.rule:20} {j.name:24} {step}  {loss}  {tail}"
 
 
+# What it reads: what every training job logs (`training.progress` lines, "finished in",
+# tracebacks), the checkpoint sidecars (`checkpoint.pt.json`: the last step saved) and Snakemake's
+# own log (jobs done of planned: the newest log whose jobs write into the folder, as a workflow's
+# folder keeps the logs of all its runs).
 def report(results: str | Path) -> str:
     """The text `repdist progress` prints: the run's Snakemake log, its training jobs and
     checkpoints; or, for a folder that holds no run, that plainly and where runs are."""

@@ -1,14 +1,10 @@
 """A byte-level BPE tokenizer (GPT-2's scheme), trained here so that the `lm` branch needs no
 download and no extra package.
 
-Text is first cut into pre-tokens (an optional space and a run of word characters, of
-punctuation, or of whitespace: PRETOKEN, which covers every character, so decode(encode(t)) == t
-for any text), each pre-token is a sequence of its UTF-8 bytes (ids 0..255), and training
-repeatedly merges the most frequent adjacent pair into a new id (ties: the smallest pair), over
-a dictionary of pre-token frequencies with pair counts kept up to date incrementally (only the
-pre-tokens that hold the merged pair are recounted). Encoding applies the merges by rank, as
-GPT-2's does. Deterministic: the same text and vocabulary size give the same merges.
-"""
+Text is first cut into pre-tokens (PRETOKEN), each a sequence of its UTF-8 bytes (ids 0..255).
+Training repeatedly merges the most frequent adjacent pair into a new id (`train_bpe`). Encoding
+applies the merges by rank, as GPT-2's does. Deterministic: the same text and vocabulary size give
+the same merges."""
 
 from __future__ import annotations
 
@@ -20,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# A pre-token is an optional space and a run of word characters, of punctuation, or of whitespace.
+# PRETOKEN covers every character, so decode(encode(t)) == t for any text.
 PRETOKEN = re.compile(r"'(?:[sdmt]|ll|ve|re)(?!\w)| ?\w+| ?[^\s\w]+|\s+(?!\S)|\s+")
 BYTES = 256
 FORMAT = "repdist byte-level BPE 1"
@@ -107,6 +105,9 @@ class BPETokenizer:
         return cls.from_json(json.loads(Path(path).read_text()))
 
 
+# Training merges the most frequent adjacent pair into a new id (ties: the smallest pair), over a
+# dictionary of pre-token frequencies. Pair counts are kept up to date incrementally: only the
+# pre-tokens that hold the merged pair are recounted.
 def train_bpe(text: str, vocab_size: int) -> BPETokenizer:
     """Merges learnt on `text` until `vocab_size` tokens (256 bytes + merges), or until no pair
     occurs twice (then fewer: `vocab_size` of the result says how many)."""

@@ -1,16 +1,10 @@
-"""Image-caption pairs, the inputs of the Platonic Representation Hypothesis' study (Huh et al.
-2024: 1,024 Wikipedia images and captions, the hub dataset `minhuh/prh` at revision
-`wit_1024`), and a stand-in set made here (offline).
+"""Image-caption pairs, the inputs of the Platonic Representation Hypothesis' study.
+The study (Huh et al. 2024) reads 1,024 Wikipedia images and captions: the hub dataset `minhuh/prh`
+at revision `wit_1024`. A stand-in set is made here (offline).
 
-Two layouts, read the same way from a folder or from a hub dataset's files:
-- images beside a `metadata.jsonl`, one JSON object a line: `file_name` (the image, relative to
-  the folder) and `text` (the caption, or a list of captions: `caption` picks one), as Hugging
-  Face's image folders hold them;
-- parquet files (a hub dataset's): a column `image` of {bytes, path} and a column `text`.
-
-Every image is opened while reading (PIL, converted to RGB), so that a caption without an
-image or an image that does not open stops a job before it writes anything, naming the file.
-"""
+Two layouts are read the same way, from a folder or from a hub dataset's files (`read_folder`).
+Every image is opened while reading (PIL, converted to RGB). So a caption without an image, or an
+image that does not open, stops a job before it writes anything, naming the file."""
 
 from __future__ import annotations
 
@@ -118,8 +112,13 @@ def _from_parquet(files: Sequence[Path], caption: int, source: str) -> ImageCapt
     return ImageCaptions(images, captions, source)
 
 
+# The two layouts:
+# - images beside a `metadata.jsonl`, one JSON object a line: `file_name` (the image, relative to
+#   the folder) and `text` (the caption, or a list of captions: `caption` picks one), as Hugging
+#   Face's image folders hold them;
+# - parquet files (a hub dataset's): a column `image` of {bytes, path} and a column `text`.
 def read_folder(folder: str | Path, caption: int = 0) -> ImageCaptions:
-    """The pairs in a folder: metadata.jsonl and images, or parquet files (module doc)."""
+    """The pairs in a folder: metadata.jsonl and images, or parquet files (see above)."""
     folder = Path(folder).expanduser()
     if not folder.is_dir():
         raise ImageCaptionError(f"{folder}: no such folder of image-caption pairs")

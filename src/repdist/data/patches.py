@@ -1,19 +1,12 @@
-"""Image patches for Roeder et al. (2021)'s contrastive experiment (§5.2, App. A.3, Fig. 3a):
-from each image a patch of its top half (x, f's input) and one of its bottom half (y, g's
-input), each augmented independently with random brightness, contrast, saturation and hue.
+"""Image patches for Roeder et al. (2021)'s contrastive experiment (§5.2, App. A.3, Fig. 3a).
+From each image: a patch of its top half (x, f's input) and one of its bottom half (y, g's input),
+each augmented independently with random brightness, contrast, saturation and hue.
 
 Images are float tensors (N, C, H, W) in [0, 1]; patches leave flattened to (N, C * h * w) and
-scaled to [-1, 1] (CIFAR-10's usual 0.5 / 0.5 normalisation). In training each patch lies at a
-random place in its half; for evaluation (the validation loss, the measures' held-out set) at
-the centre of its half, unaugmented, so every model sees the same inputs.
-
-The augmentation follows torchvision's ColorJitter, written out so that it runs on any device
-without torchvision: a factor b ~ U[max(0, 1 - s), 1 + s] per image for brightness (x b),
-contrast (about the patch's mean grey level) and saturation (about each pixel's grey level),
-then a hue shift h ~ U[-s, s] of a turn, here a rotation of the chroma plane in YIQ space (a
-linear stand-in for HSV's hue shift); values clipped to [0, 1] after each. Images that are not
-RGB (grey ones, C = 1) have no saturation or hue: brightness and contrast only.
-"""
+scaled to [-1, 1] (CIFAR-10's usual 0.5 / 0.5 normalisation). In training a patch lies at random in
+its half. For evaluation (the validation loss, the measures' held-out set) it lies at the centre of
+its half, unaugmented, so every model sees the same inputs. The augmentation is torchvision's
+ColorJitter, written out (`augment`)."""
 
 from __future__ import annotations
 
@@ -104,6 +97,12 @@ def random_patches(images: torch.Tensor, spec: PatchSpec, generator: torch.Gener
     return out
 
 
+# The augmentation follows torchvision's ColorJitter, written out so that it runs on any device
+# without torchvision. A factor b ~ U[max(0, 1 - s), 1 + s] per image for brightness (x b), contrast
+# (about the patch's mean grey level) and saturation (about each pixel's grey level). Then a hue
+# shift h ~ U[-s, s] of a turn, here a rotation of the chroma plane in YIQ space (a linear stand-in
+# for HSV's hue shift). Values are clipped to [0, 1] after each. Images that are not RGB (grey ones,
+# C = 1) have no saturation or hue: brightness and contrast only.
 def augment(patches: torch.Tensor, spec: PatchSpec, generator: torch.Generator) -> torch.Tensor:
     """Random brightness, contrast, then (colour only) saturation and hue, one draw per patch."""
     x = patches

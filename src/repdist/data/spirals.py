@@ -1,19 +1,11 @@
-"""The follow-up's 2-D spirals (Nielsen et al. 2026, "Logit Distance Bounds Representational
-Similarity"; their `dsets/synthetic.py::generate_2d_data`), generated as their code does and
-saved, where theirs stops before saving (it calls `quit()` first).
+"""The follow-up's 2-D spirals, generated as their code does and saved.
+The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity" (their
+`dsets/synthetic.py::generate_2d_data`). Their code stops before saving: it calls `quit()` first.
 
-`n_labels * n_spirals` arms of `n_per_arm` points at radii linspace(1, 10, n_per_arm), arm
-(i, k) at the angle 0.2 pi / n_labels * r / 2 + (i n_spirals + k) 2 pi / (n_labels n_spirals),
-each point jittered by s pi / (n_labels n_spirals), s ~ U(-0.75, 0.75). Labels: for every
-spiral k a fresh permutation of 1 .. n_labels - 1 labels arms 1 .. n_labels - 1, arm 0 label 0;
-the labels are listed spiral-major while the points are listed label-major, so the label of
-the b-th block of points is the b-th block of the label list (their code's order, kept: every
-label still covers n_spirals arms). The draws come from numpy's legacy global RNG after their
-`set_random_seed(seed)` (np.random.seed): `numpy.random.RandomState(seed)` here, one uniform a
-point in their order, then one permutation a spiral. Split 50/25/25 by scikit-learn's
-`train_test_split(test_size=0.5, random_state=42, stratify=labels)` twice, as theirs. Saved in
-their format: X_*, Y_*, Z_* (Z: the dummy concepts, -1) as float32, int64, float32 arrays.
-"""
+`n_labels * n_spirals` arms of `n_per_arm` points, labelled and drawn as theirs (`spiral_points`).
+Split 50/25/25 by scikit-learn's `train_test_split(test_size=0.5, random_state=42, stratify=labels)`
+twice, as theirs. Saved in their format: X_*, Y_*, Z_* (Z: the dummy concepts, -1) as float32,
+int64, float32 arrays."""
 
 from __future__ import annotations
 
@@ -35,6 +27,15 @@ class SpiralsData:
     num_classes: int
 
 
+# Arms of `n_per_arm` points at radii linspace(1, 10, n_per_arm), arm (i, k) at the angle 0.2 pi /
+# n_labels * r / 2 + (i n_spirals + k) 2 pi / (n_labels n_spirals), each point jittered by s pi /
+# (n_labels n_spirals), s ~ U(-0.75, 0.75). Labels: for every spiral k a fresh permutation of 1 ..
+# n_labels - 1 labels arms 1 .. n_labels - 1, arm 0 label 0. The labels are listed spiral-major
+# while the points are listed label-major, so the label of the b-th block of points is the b-th
+# block of the label list (their code's order, kept: every label still covers n_spirals arms). The
+# draws come from numpy's legacy global RNG after their `set_random_seed(seed)` (np.random.seed):
+# `numpy.random.RandomState(seed)` here, one uniform a point in their order, then one permutation a
+# spiral.
 def spiral_points(seed: int, n_spirals: int = 4, n_labels: int = 7,
                   n_per_arm: int = 1000) -> tuple[np.ndarray, np.ndarray]:
     """Every point and its label, in their order: (N, 2) float64 and (N,) int64."""

@@ -1,22 +1,11 @@
-"""SUB (Bader, Girrbach, Alaniz, Akata, ICCV 2025: CUB birds with one attribute substituted, 33
-birds and 33 attributes), as the follow-up reads it (their `dsets/sub.py`,
-`dsets/preprocess_sub.py`): the DINOv2-base CLS token of every image, saved by their
-preprocessing as a torch file (`data/SUB_dinov2_embeddings.pt`: `embeddings` (N, 768) float32,
-`labels` the birds, `attributes` the substituted attribute, `model`, `image_size`, `dataset`,
-`split`). Split as theirs: train_test_split(test_size=0.3, random_state=42, stratify=birds), then
-the rest 80/20 (train, validation) the same way.
+"""SUB as the follow-up reads it: the DINOv2-base CLS token of every image, in a torch file.
+SUB is Bader, Girrbach, Alaniz, Akata, ICCV 2025: CUB birds with one attribute substituted, 33 birds
+and 33 attributes. The follow-up reads it in their `dsets/sub.py` and `dsets/preprocess_sub.py`.
 
-Their preprocessing makes that file from the hub dataset `Jessica-bader/SUB` (its `test` split:
-parquet files with columns `image` {bytes, path}, `bird_label` and `attr_label`), each image
-converted to RGB and resized to 512 x 512 (bilinear) before DINOv2-base's own processor;
-`sub_batches` reads those files (from a folder or the hub's cache) a batch at a time, so that
-the ~40,000 images are never held at once.
-
-Stand-ins made here (offline, for the quick DAG and the tests): the images in the hub's layout
-(`write_sub_image_standin`: each bird a shape and colour, each attribute a place and lightness),
-or the features file itself (`write_sub_standin`: each bird a random centre in 768 dimensions,
-each attribute a random direction added to it, Gaussian noise).
-"""
+Their preprocessing saves the features file (`data/SUB_dinov2_embeddings.pt`) from the hub dataset
+`Jessica-bader/SUB`. `sub_batches` reads that dataset's files a batch at a time. The split is theirs
+(`split_sub`). Stand-ins are made here, offline, for the quick DAG and the tests: the images in the
+hub's layout, or the features file itself."""
 
 from __future__ import annotations
 
@@ -32,6 +21,8 @@ from .image_captions import cell_bytes, hub_dataset_folder, open_image
 
 SPLITS = ("train", "val", "test")
 SPLIT_SEED = 42  # their random_state
+# The features file (`data/SUB_dinov2_embeddings.pt`): `embeddings` (N, 768) float32, `labels` the
+# birds, `attributes` the substituted attribute, `model`, `image_size`, `dataset`, `split`.
 KEYS = ("embeddings", "labels", "attributes")
 SUB_SPLIT = "test"  # the split it reads (SUB's only one)
 COLUMNS = ("image", "bird_label", "attr_label")
@@ -81,6 +72,11 @@ def sub_images(source: str, revision: str | None = None) -> SubImages:
     return SubImages(files, rows, f"{source}{at}")
 
 
+# Their preprocessing makes the features file from the hub dataset `Jessica-bader/SUB` (its `test`
+# split: parquet files with columns `image` {bytes, path}, `bird_label` and `attr_label`). Each
+# image is converted to RGB and resized to 512 x 512 (bilinear) before DINOv2-base's own processor.
+# `sub_batches` reads those files (from a folder or the hub's cache) a batch at a time, so that the
+# ~40,000 images are never held at once.
 def sub_batches(images: SubImages, batch_size: int, size: int | None = IMAGE_SIZE
                 ) -> Iterator[tuple[list[Any], np.ndarray, np.ndarray]]:
     """(RGB images, birds, attributes) `batch_size` rows at a time, in the files' order (each
@@ -139,9 +135,11 @@ def load_sub_features(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndar
     return x, birds, attributes
 
 
+# Split as theirs: train_test_split(test_size=0.3, random_state=42, stratify=birds), then the rest
+# 80/20 (train, validation) the same way.
 def split_sub(x: np.ndarray, birds: np.ndarray, attributes: np.ndarray,
               split_seed: int = SPLIT_SEED) -> SubData:
-    """Their split (module docstring)."""
+    """Their split (see above)."""
     from sklearn.model_selection import train_test_split
 
     x_rest, x_test, a_rest, a_test, y_rest, y_test = train_test_split(
@@ -154,9 +152,13 @@ def split_sub(x: np.ndarray, birds: np.ndarray, attributes: np.ndarray,
                    int(birds.max()) + 1, int(attributes.max()) + 1)
 
 
+# Stand-ins made here (offline, for the quick DAG and the tests): the images in the hub's layout
+# (`write_sub_image_standin`: each bird a shape and colour, each attribute a place and lightness),
+# or the features file itself (`write_sub_standin`: each bird a random centre in 768 dimensions,
+# each attribute a random direction added to it, Gaussian noise).
 def write_sub_standin(path: str | Path, per_bird: int, seed: int, birds: int = 33,
                       attributes: int = 33, dim: int = 768) -> None:
-    """A stand-in features file in their format (module docstring), written atomically."""
+    """A stand-in features file in their format (KEYS), written atomically."""
     import torch
 
     from ..io import atomic_path

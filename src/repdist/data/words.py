@@ -1,17 +1,9 @@
-"""Word-level text for Roeder et al. (2021)'s Fig. 1 (a log-bilinear word model): a corpus read
-into a training and a held-out split, cut into words, a vocabulary of the most frequent words
-(the rest one `<unk>` token), and the (context, next word) windows the model learns from.
+"""Word-level text for Roeder et al. (2021)'s Fig. 1 (a log-bilinear word model).
 
-A word is a run of word characters (letters, digits, underscore) or one other non-space
-character, so punctuation is a word of its own, as in the tokenised Billion Word benchmark;
-case is kept. Each split is one stream of words: a window may run across a line's (or, for the
-standard library, a file's) end.
-
-The corpus is the standard library's sources (`stdlib_text`: whole files, split by a hash of
-their path) or a UTF-8 text file, split by line: a line is held out when the hash of its text
-falls in the held-out fraction (`stdlib_text.in_eval`), so repeated lines land on the same side
-and the split of a line never depends on the others.
-"""
+A corpus is read into a training and a held-out split and cut into words. The vocabulary holds the
+most frequent words (the rest one `<unk>` token). The model learns from (context, next word)
+windows. A word is a run of word characters or one other non-space character (`words`). The corpus
+is the standard library's sources or a UTF-8 text file (`read_corpus`)."""
 
 from __future__ import annotations
 
@@ -28,8 +20,12 @@ UNK = "<unk>"  # every word outside the vocabulary; no text's word can be it (`<
 WORD = re.compile(r"\w+|[^\w\s]")
 
 
+# A word is a run of word characters (letters, digits, underscore) or one other non-space character,
+# so punctuation is a word of its own, as in the tokenised Billion Word benchmark; case is kept.
+# Each split is one stream of words: a window may run across a line's (or, for the standard library,
+# a file's) end.
 def words(text: str) -> list[str]:
-    """The words of `text` in order (see the module's text)."""
+    """The words of `text` in order (see above)."""
     return WORD.findall(text)
 
 
@@ -42,6 +38,10 @@ class Split:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+# The corpus is the standard library's sources (`stdlib_text`: whole files, split by a hash of their
+# path) or a UTF-8 text file, split by line. A line is held out when the hash of its text falls in
+# the held-out fraction (`stdlib_text.in_eval`), so repeated lines land on the same side and the
+# split of a line never depends on the others.
 def read_corpus(corpus: str, max_bytes: int, held_out_fraction: float) -> Split:
     """`corpus` ("stdlib" or a UTF-8 text file's path) split into training and held-out text;
     the standard library read up to `max_bytes` (a file's are all read)."""

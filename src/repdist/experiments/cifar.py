@@ -15,7 +15,7 @@ import torch
 
 from ..data.cifar10 import CIFAR10, normalise
 from ..data.radial import label_codes
-from ..training.devices import resolve_device, set_cuda_float32, set_cudnn_benchmark
+from ..training.devices import resolve_device, set_cuda_float32
 from ..io import provenance
 from ..models.extract import extract
 from ..models.resnet import build_cifar_model, effective_bn_momentum
@@ -38,14 +38,9 @@ class CifarModelConfig:
     g_width: int
     bn_momentum: float | str  # "protocol", "original" (1 - 0.9^(K+1)) or a number
     device: str  # auto | cpu | cuda
-    bf16: bool  # CUDA only: bfloat16 autocast for f
-    fp16: bool  # CUDA only: float16 autocast for f, the loss scaled (not with bf16)
     tf32: str  # CUDA only: convolutions | none | all (training.devices.set_cuda_float32)
-    cudnn_benchmark: bool  # CUDA only: cuDNN times every algorithm (set_cudnn_benchmark)
     channels_last: bool  # CUDA only
     eval_batch_size: int
-    stack: str  # grouped | streams (models.stacked_resnet.STACK_MODES)
-    compile: str  # CUDA only: torch.compile mode of f's body (COMPILE_MODES), or none
     cuda_graph: bool  # CUDA: the step replayed from CUDA graphs (RunOptions.cuda_graph)
 
     @property
@@ -90,28 +85,13 @@ LOSS_NOTE = {
 }
 
 
-def autocast_dtype(cfg: CifarModelConfig) -> torch.dtype | None:
-    """f's autocast precision (bf16 or fp16), None for float32."""
-    if cfg.bf16 and cfg.fp16:
-        raise ValueError("cifar10.bf16 and cifar10.fp16 are two precisions of f: at most one")
-    return torch.bfloat16 if cfg.bf16 else torch.float16 if cfg.fp16 else None
-
-
-def cifar_stack(cfg: CifarModelConfig, momentum: float, on_cuda: bool) -> StackedModelClass:
+def cifar_stack(cfg: CifarModelConfig, momentum: float) -> StackedModelClass:
     """The (ResNet-18 f, MLP g) models of the job (cfg.models) as one stack, each initialised as
     the original's seed s at its M, with BatchNorm momentum `momentum` (resolve_bn_momentum)."""
-    precision = autocast_dtype(cfg)
-    stack = StackedModelClass([
+    return StackedModelClass([
         build_cifar_model(seed, m, NUM_CLASSES, cfg.g_width, cfg.base_width, momentum)
         for m, seed in cfg.models
     ])
-    if on_cuda:
-        stack.f_net.autocast_dtype = precision
-    if cfg.stack == "streams":
-        stack.f_net.stream_convolutions()
-    if on_cuda:
-        stack.f_net.compile_body(cfg.compile)
-    return stack
 
 
 def cifar_identity(cfg: CifarModelConfig, data: CIFAR10, momentum: float,
@@ -120,8 +100,7 @@ def cifar_identity(cfg: CifarModelConfig, data: CIFAR10, momentum: float,
     rep_dim = cfg.rep_dim if isinstance(cfg.rep_dim, int) else list(cfg.rep_dim)
     return {"model": {"rep_dim": rep_dim, "seeds": list(cfg.seeds),
                       "base_width": cfg.base_width, "g_width": cfg.g_width,
-                      "bn_momentum": momentum, "bf16": cfg.bf16 and on_cuda,
-                      **({"fp16": True} if cfg.fp16 and on_cuda else {}),
+                      "bn_momentum": momentum,
                       **({"tf32": cfg.tf32} if on_cuda else {})},
             "data": {"n_train": len(data.train_labels), "n_test": len(data.test_labels),
                      "standin": data.standin}}
@@ -144,9 +123,8 @@ def train_cifar_models(
     on_cuda = device.type == "cuda"
     if on_cuda:
         set_cuda_float32(cfg.tf32)
-        set_cudnn_benchmark(cfg.cudnn_benchmark)
     momentum = resolve_bn_momentum(cfg.bn_momentum, train_cfg.protocol)
-    stack = cifar_stack(cfg, momentum, on_cuda)
+    stack = cifar_stack(cfg, momentum)
     codes = label_codes(np.arange(NUM_CLASSES), NUM_CLASSES)
     splits = {"test": (normalise(data.test_images), data.test_labels),
               "train": (normalise(data.train_images), data.train_labels)}
@@ -155,7 +133,7 @@ def train_cifar_models(
     options = RunOptions(checkpoint=checkpoint, device=device,
                          eval_batch_size=cfg.eval_batch_size,
                          channels_last=cfg.channels_last and on_cuda, final_train_eval=True,
-                         cuda_graph=cfg.cuda_graph, loss_scaling=cfg.fp16 and on_cuda,
+                         cuda_graph=cfg.cuda_graph,
                          identity=cifar_identity(cfg, data, momentum, on_cuda))
     log, finals = train(stack, train_data, train_cfg, options)
     f_all = {}

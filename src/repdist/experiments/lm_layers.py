@@ -1,30 +1,13 @@
-"""Language models compared layer by layer (Roeder et al. 2021, Fig. 4: GPT-2's four sizes,
-SVCCA at 16, 64, 256 and 768 components per layer, averaged over the pairs of models; the
-head's input, the identifiable representation, came out the most linearly related).
+"""Language models compared layer by layer (Roeder et al. 2021, Fig. 4).
+They compared GPT-2's four sizes by SVCCA at 16, 64, 256 and 768 components per layer, averaged over
+the pairs of models; the head's input, the identifiable representation, came out the most linearly
+related.
 
-Each model's hidden states (repdist.extract.layers) are written beside its files, one parquet
-per layer in the embeddings format (index, label, pred, f_0..: what io/representations.py
-reads, e.g. as a folder's embeddings.parquet for `repdist compare`), with `layers.json`
-naming them. For every pair of models and every layer slot: SVCCA at each configured
-component count (capped by the two widths; the count used, capped by the ranks, is recorded),
-linear CKA and m_CCA over the directions both vary in (at most min(M_a, M_b); M - 1 for a
-head's input after a final LayerNorm, with the count and a note), all from measures/: each
-layer prepared once as the f-side measures prepare f (prepared.py::alignment_view: its
-centred states and the basis at the precision its values show), CKA by alignment.py, SVCCA
-and m_CCA from the bases (extra.py, cca.py), which take two widths.
-
-Layer slots: with `lm.layers: all` and models of one depth, slot l is layer l of each model;
-models of different depths are matched by relative depth, the slots being the shallowest
-model's layers (slot i of S is layer round(i (L_m - 1) / (S - 1)) of a model with L_m), so the
-first slot is the embeddings and the last the head's input in every model. With a list of
-indices, slot k is the k-th listed layer of each model.
-
-With a permutation null (measures/null.py), each row has the null's tau, p and calibrated
-score (one model's inputs reordered, the same orderings at every slot), and `layer_tables`
-also gives, per pair and whole-representation measure (CKA, m_CCA), the best slot calibrated
-as a whole (Gröger et al.'s Algorithm 2): the maximum over slots is taken inside each draw, so
-that searching over layers is paid for.
-"""
+Each model's hidden states (repdist.extract.layers) are written beside its files, one parquet per
+layer (`write_layers`). For every pair of models and every layer slot (`layer_slots`): SVCCA at each
+configured component count, linear CKA and m_CCA (`pair_rows`). With a permutation null
+(measures/null.py), each row has the null's tau, p and calibrated score, and the best slot is
+calibrated as a whole (`layer_tables`)."""
 
 from __future__ import annotations
 
@@ -66,6 +49,9 @@ def layer_file(index: int) -> str:
     return f"layer{index}.parquet"
 
 
+# One parquet per layer in the embeddings format (index, label, pred, f_0..: what
+# io/representations.py reads, e.g. as a folder's embeddings.parquet for `repdist compare`), with
+# `layers.json` naming them.
 def write_layers(folder: str | Path, states: Mapping[int, np.ndarray], labels: np.ndarray,
                  preds: np.ndarray, info: Mapping[str, Any]) -> None:
     """Every selected layer's states as a parquet file in `folder`, and the index (`info`:
@@ -110,8 +96,13 @@ def read_layer_set(name: str, folder: str | Path) -> LayerSet:
     return LayerSet(name, folder, json.loads((folder / INDEX).read_text()))
 
 
+# Layer slots: with `lm.layers: all` and models of one depth, slot l is layer l of each model.
+# Models of different depths are matched by relative depth, the slots being the shallowest model's
+# layers (slot i of S is layer round(i (L_m - 1) / (S - 1)) of a model with L_m), so the first slot
+# is the embeddings and the last the head's input in every model. With a list of indices, slot k is
+# the k-th listed layer of each model.
 def layer_slots(models: Sequence[LayerSet], selected: str | Sequence[int]) -> list[list[int]]:
-    """Per model, its layer at each slot (see the module's text)."""
+    """Per model, its layer at each slot (see above)."""
     if selected != "all":
         slots = [m.written for m in models]
         if len({len(s) for s in slots}) > 1:
@@ -125,6 +116,12 @@ def layer_slots(models: Sequence[LayerSet], selected: str | Sequence[int]) -> li
     return [[round(i * (m.count - 1) / (shallow - 1)) for i in range(shallow)] for m in models]
 
 
+# Per pair and slot: SVCCA at each configured component count (capped by the two widths; the count
+# used, capped by the ranks, is recorded), linear CKA and m_CCA over the directions both vary in (at
+# most min(M_a, M_b); M - 1 for a head's input after a final LayerNorm, with the count and a note),
+# all from measures/. Each layer is prepared once as the f-side measures prepare f
+# (prepared.py::alignment_view: its centred states and the basis at the precision its values show),
+# CKA by alignment.py, SVCCA and m_CCA from the bases (extra.py, cca.py), which take two widths.
 def pair_rows(a: AlignmentView, b: AlignmentView,
               components: Sequence[int]) -> list[dict[str, Any]]:
     """SVCCA at each component count (capped by the widths, each capped count once), linear
@@ -167,6 +164,11 @@ class LayerTables:
     best: pd.DataFrame
 
 
+# With a permutation null, each row has the null's tau, p and calibrated score (one model's inputs
+# reordered, the same orderings at every slot). `layer_tables` also gives, per pair and
+# whole-representation measure (CKA, m_CCA), the best slot calibrated as a whole (Gröger et al.'s
+# Algorithm 2): the maximum over slots is taken inside each draw, so that searching over layers is
+# paid for.
 def layer_tables(models: Sequence[LayerSet], selected: str | Sequence[int],
                  components: Sequence[int], null: NullSettings | None = None) -> LayerTables:
     """Every pair of models at every slot: one row per measure and component count, SVCCA's

@@ -1,23 +1,12 @@
-"""The follow-up's distillation experiment (Nielsen et al. 2026, "Logit Distance Bounds
-Representational Similarity"), as their code runs it: teachers trained on the labels, then per
-teacher students trained on its logits by KL (theirs: KL(teacher || student)), by their L1 and
-L2 logit losses, and from the labels alone (a baseline), each at several seeds.
+"""The follow-up's distillation experiment, as their code runs it: teachers, then their students.
+The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity". Teachers
+are trained on the labels. Then per teacher, students are trained on its logits by KL (theirs:
+KL(teacher || student)), by their L1 and L2 logit losses, and from the labels alone (a baseline),
+each at several seeds.
 
-Their schedule (utils/train.py): Adam, batches of `batch_size` reshuffled every epoch (the last
-one short), the learning rate lr x 1e-3 for the first 20 epochs then decayed by 0.995 an epoch
-(training.settings.EpochSchedule), dropout 0.1 in the encoder. Every `eval_every_epochs` epochs
-each student is measured against its teacher on the training and the test inputs (their
-evaluate_train_test): KL(teacher || student), d_logit^2, m_CCA (exact, and theirs: scikit-
-learn's CCA fitted in-sample), d_rep (measures.logit_distance), the smallest probability tau of
-each, the student's accuracy and its agreement with the teacher.
-
-A job trains every model of its kind at once, as one stack (models.follow_up; CIFAR-100's
-ResNets: models.follow_up_resnet): the teachers of a data set, or all its students (every
-teacher x loss x seed), sharing one batch order a run; student (teacher t, loss, seed s) starts
-from their initialisation for seed s. On CIFAR-100 the teacher is a ResNet-50 (from ImageNet's
-weights where given) and the students ResNet-18s, and the teacher's batches come in the data's
-order every epoch (their loader has no shuffle).
-"""
+Their schedule is kept (`FollowUpTraining`). Every `eval_every_epochs` epochs each student is
+measured against its teacher (`StudentSnapshots`). A job trains every model of its kind at once, as
+one stack (`train_teachers`, `train_students`)."""
 
 from __future__ import annotations
 
@@ -81,15 +70,17 @@ def build_model(arch: Arch, seed: int, imagenet: dict | None = None
     return build_follow_up(arch, seed)
 
 
-def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet], mode: str = "loop"
-                 ) -> FollowUpStack:
-    """Models of one architecture as one stack (ResNets: run one after another, `loop`, or as
-    one batched network, `vmap`: models.follow_up_resnet.stack_resnets)."""
+def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet]) -> FollowUpStack:
+    """Models of one architecture as one stack (ResNets run one after another, each model's
+    arithmetic its own: models.follow_up_resnet.stack_resnets)."""
     if all(isinstance(m, FollowUpResNet) for m in models):
-        return stack_resnets(models, mode)
+        return stack_resnets(models)
     return StackedFollowUp(models)
 
 
+# Their schedule (utils/train.py): Adam, batches of `batch_size` reshuffled every epoch (the last
+# one short), the learning rate lr x 1e-3 for the first 20 epochs then decayed by 0.995 an epoch
+# (training.settings.EpochSchedule), dropout 0.1 in the encoder.
 @dataclass(frozen=True)
 class FollowUpTraining:
     """How one kind of model of a data set trains (config.yaml `logit_distance.<set>`)."""
@@ -228,13 +219,18 @@ def _run(stack: FollowUpStack, data: TrainData, training: FollowUpTraining,
 Probe = Callable[[np.ndarray], dict[str, float]]  # a model's test f -> its concept probe
 
 
+# A job trains every model of its kind at once, as one stack (models.follow_up; CIFAR-100's ResNets:
+# models.follow_up_resnet): the teachers of a data set, or all its students (every teacher x loss x
+# seed), sharing one batch order a run. Student (teacher t, loss, seed s) starts from their
+# initialisation for seed s. On CIFAR-100 the teacher is a ResNet-50 (from ImageNet's weights where
+# given) and the students ResNet-18s, and the teacher's batches come in the data's order every epoch
+# (their loader has no shuffle).
 @dataclass(frozen=True)
 class TeacherRun:
     """What one teachers job trains: their architecture (with a concept probe for SUB's
     concept-bottleneck teachers), seeds and schedule; `probe` scores each model's test f;
     `imagenet` the ResNet-50's ImageNet weights (CIFAR-100; None: from scratch); `in_order`:
-    batches in the data's order every epoch (CIFAR-100's teacher loader); `stack` how ResNets
-    run together (stack_resnets)."""
+    batches in the data's order every epoch (CIFAR-100's teacher loader)."""
 
     arch: Arch
     seeds: Sequence[int]
@@ -242,7 +238,6 @@ class TeacherRun:
     probe: Probe | None = None
     imagenet: dict | None = None
     in_order: bool = False
-    stack: str = "loop"
 
 
 def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
@@ -250,10 +245,9 @@ def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
     """The teachers (their classifiers: cross entropy of the labels; options.objective for
     another, cbm_objective for SUB's), one stack, each written with its f on the train and test
     inputs, g, metrics and weights (their state-dict keys)."""
-    stack = stack_models([build_model(run.arch, s, run.imagenet) for s in run.seeds], run.stack)
+    stack = stack_models([build_model(run.arch, s, run.imagenet) for s in run.seeds])
     identity = {"arch": asdict(run.arch), "seeds": list(run.seeds),
-                **({"imagenet": True} if run.imagenet is not None else {}),
-                **({"stack": run.stack} if run.stack != "loop" else {})}
+                **({"imagenet": True} if run.imagenet is not None else {})}
     finals = _run(stack, data, run.training, int(run.seeds[0]), run.training.epochs,
                   replace(options, identity=identity, in_order=run.in_order))
     members = [{"role": "teacher", "seed": int(s)} for s in run.seeds]
@@ -341,6 +335,10 @@ def pair_metrics(teacher_f: np.ndarray, teacher_g: np.ndarray, f: np.ndarray, g:
             "teacher_accuracy": float(np.mean(zt.argmax(1) == labels))}
 
 
+# Every `eval_every_epochs` epochs each student is measured against its teacher on the training and
+# the test inputs (their evaluate_train_test): KL(teacher || student), d_logit^2, m_CCA (exact, and
+# theirs: scikit-learn's CCA fitted in-sample), d_rep (measures.logit_distance), the smallest
+# probability tau of each, the student's accuracy and its agreement with the teacher.
 class StudentSnapshots:
     """At the end of every `every` epochs (the loop's on_step), every student against its
     teacher on the train and test inputs (pair_metrics). Resumable: the rows so far travel
@@ -402,8 +400,7 @@ def teacher_targets(teachers: FollowUpStack, x: np.ndarray, rows: Sequence[int],
 class StudentRun:
     """What one students job trains and measures: every student (teacher-major), their
     architecture, schedule, how often they are measured and d_rep's cap; `teacher_arch` the
-    teachers' (None: the students'; CIFAR-100's ResNet-50 beside ResNet-18 students);
-    `stack` how ResNets run together (stack_resnets)."""
+    teachers' (None: the students'; CIFAR-100's ResNet-50 beside ResNet-18 students)."""
 
     arch: Arch
     students: Sequence[Student]
@@ -412,7 +409,6 @@ class StudentRun:
     d_rep_subsets: int
     probe: Probe | None = None
     teacher_arch: Arch | None = None
-    stack: str = "loop"
 
 
 def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: TrainData,
@@ -428,12 +424,11 @@ def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: T
                               batch, options.device)
     del teachers_stack
     stack = stack_models([build_model(student_arch(run.arch, s.loss), s.seed)
-                          for s in students], run.stack)
+                          for s in students])
     per_epoch = training.steps_per_epoch(len(data.train_x))
     snapshots = StudentSnapshots(stack, data, teachers, run, per_epoch, batch)
     identity = {"arch": asdict(run.arch), "students": [asdict(s) for s in students],
-                **({"teacher_arch": asdict(run.teacher_arch)} if run.teacher_arch else {}),
-                **({"stack": run.stack} if run.stack != "loop" else {})}
+                **({"teacher_arch": asdict(run.teacher_arch)} if run.teacher_arch else {})}
     finals = _run(stack, data, training, students[0].seed, run.eval_every_epochs, replace(
         options, identity=identity, on_step=snapshots,
         resumables={**options.resumables, "snapshots": snapshots},

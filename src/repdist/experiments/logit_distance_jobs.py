@@ -37,14 +37,14 @@ def teacher_run(arch: Mapping[str, Any], seeds: Sequence[int], training: FollowU
                 resnet: Mapping[str, Any] | None, probe: Probe | None = None) -> TeacherRun:
     """A teachers job's run: CIFAR-100's ResNets from ImageNet's weights where
     resnet["imagenet_weights"] names a file (read here), in the data's order where
-    resnet["teacher_in_order"], stacked as resnet["stack"] says."""
+    resnet["teacher_in_order"]."""
     teachers, _ = architectures(arch, resnet)
     if resnet is None:
         return TeacherRun(teachers, seeds, training, probe)
     weights = resnet["imagenet_weights"]
     return TeacherRun(teachers, seeds, training, probe,
                       read_imagenet_weights(weights) if weights else None,
-                      in_order=bool(resnet["teacher_in_order"]), stack=resnet["stack"])
+                      in_order=bool(resnet["teacher_in_order"]))
 
 
 def student_run(arch: Mapping[str, Any], members: Sequence[Member], training: FollowUpTraining,
@@ -56,8 +56,7 @@ def student_run(arch: Mapping[str, Any], members: Sequence[Member], training: Fo
     seeds = list(dict.fromkeys(int(t) for t, _, _ in members))
     run_of = [Student(seeds.index(int(t)), int(t), loss, int(s)) for t, loss, s in members]
     return StudentRun(students, run_of, training, eval_every_epochs, d_rep_subsets, probe,
-                      teacher_arch=teachers if resnet is not None else None,
-                      stack=resnet["stack"] if resnet is not None else "loop")
+                      teacher_arch=teachers if resnet is not None else None)
 
 
 def job_options(checkpoint: str | Path, device: str | torch.device,

@@ -1,20 +1,11 @@
-"""The follow-up's tables (experiments/logit_distance.py's models): each student's last
-measurement with its chance level, their figures' inverse-variance averages, the two bounds,
-and the paper comparison's rows for the follow-up's claims.
+"""The follow-up's tables, from experiments/logit_distance.py's models.
+They hold each student's last measurement with its chance level, their figures' inverse-variance
+averages, the two bounds, and the paper comparison's rows for the follow-up's claims.
 
-- `final_table`: every student against its teacher on the test inputs at the end of training:
-  compare()'s KL, m_CCA(f) and d_logit, each with its permutation null (the student's inputs
-  reordered), d_rep with its own (the same reorderings), Theorem F.1's two sides and the KL
-  bound under tau-lower-boundedness (measures.logit_distance), with the looseness of each.
-- `inverse_variance_summary`: their figures' average over teachers (their
-  figures/inverse_variance_weighted_average.py): each teacher a measuring instrument, its
-  students' mean weighted by the inverse of their variance; the average's variance is
-  1 / sum of the weights (a teacher whose students agree exactly, variance 0, is averaged
-  plainly with the others of variance 0).
-- `follow_up_checks`: L1 and L2 students linearly closer to their teachers than KL students
-  (calibrated m_CCA higher, d_rep lower), paired by teacher and seed, beyond two standard
-  errors; the F.1 bound on every student.
-"""
+- `final_table`: every student against its teacher on the test inputs at the end of training;
+- `inverse_variance_summary`: their figures' average over teachers;
+- `follow_up_checks`: L1 and L2 students linearly closer to their teachers than KL students. Each is
+  described at its function."""
 
 from __future__ import annotations
 
@@ -54,9 +45,12 @@ def _d_rep_null(f: np.ndarray, g: np.ndarray, f_t: np.ndarray, g_t: np.ndarray,
     return {"d_rep": observed, "d_rep_tau": tau, "d_rep_p": p, "d_rep_calibrated": calibrated}
 
 
+# A final row: compare()'s KL, m_CCA(f) and d_logit, each with its permutation null (the student's
+# inputs reordered), d_rep with its own (the same reorderings), Theorem F.1's two sides and the KL
+# bound under tau-lower-boundedness (measures.logit_distance), with the looseness of each.
 def student_row(teacher: tuple[np.ndarray, np.ndarray], student: tuple[np.ndarray, np.ndarray],
                 null: NullSettings | None, subsets: int) -> dict[str, Any]:
-    """One student's final row (module docstring), from (f, g) of it and of its teacher; with
+    """One student's final row (see above), from (f, g) of it and of its teacher; with
     `null` None, no permutation null (config null.permutations 0)."""
     (f_t, g_t), (f, g) = teacher, student
     drawn = None if null is None else {"permutations": null.permutations, "alpha": null.alpha,
@@ -97,6 +91,10 @@ def probe_columns(student_metrics: Mapping[str, Any],
             "concept_probe_gap": teacher_metrics[PROBE] - student_metrics[PROBE]}
 
 
+# Their figures' average over teachers (their figures/inverse_variance_weighted_average.py): each
+# teacher a measuring instrument, its students' mean weighted by the inverse of their variance. The
+# average's variance is 1 / sum of the weights. A teacher whose students agree exactly (variance 0)
+# is averaged plainly with the others of variance 0.
 def inverse_variance_summary(snapshots: pd.DataFrame,
                              metrics: Sequence[str] = tuple(METRICS)) -> pd.DataFrame:
     """Per loss, epoch, split and metric: the inverse-variance weighted mean over teachers of
@@ -162,6 +160,9 @@ def probe_checks(final: pd.DataFrame, data: str, standin: bool) -> list[Check]:
     return checks
 
 
+# L1 and L2 students linearly closer to their teachers than KL students (calibrated m_CCA higher,
+# d_rep lower), paired by teacher and seed, beyond two standard errors; the F.1 bound on every
+# student.
 def follow_up_checks(final: pd.DataFrame, data: str) -> list[Check]:
     """The follow-up's claims on its own experiment (tables/logit_distance_<set>_final.csv):
     for L1 and L2 students against the KL students of the same teacher and seed, calibrated

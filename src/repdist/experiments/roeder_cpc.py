@@ -1,14 +1,10 @@
-"""Roeder et al. (2021) §5.2 and App. A.3, their Fig. 3: contrastive models (CPC on image
-patches, models/cpc.py) trained in pairs, their f and g compared by mean CCA over training
-(3b), against the amount of training data (3c) and against the hidden units (3d).
+"""Roeder et al. (2021) §5.2 and App. A.3, their Fig. 3: contrastive models trained in pairs.
+The models are CPC on image patches (models/cpc.py). Their f and g are compared by mean CCA over
+training (3b), against the amount of training data (3c) and against the hidden units (3d).
 
 One job trains one configuration (width, share of the training data, step budget): its seeds
-stacked, each early-stopped on the validation loss (training/early_stopping.py), the pairs of
-seeds compared by m_CCA of f and of g at every snapshot step (kept in the checkpoint, so the
-job resumes). Each seed's files hold f on the top patches and g on the bottom patches of the
-held-out test images: a fixed candidate set of K = n_test labels on which KL, d_LLV and m_CCA
-are defined as for any model of the family (experiments/roeder_cpc_tables.py, the pairs job).
-"""
+stacked, each early-stopped on the validation loss (training/early_stopping.py). The pairs of seeds
+are compared by m_CCA of f and of g at every snapshot step (`train_cpc`)."""
 
 from __future__ import annotations
 
@@ -150,6 +146,10 @@ def held_out_patches(stack: ContrastiveStack, images: np.ndarray) -> tuple[np.nd
     return to_host(x), to_host(y)
 
 
+# The snapshots are kept in the checkpoint, so the job resumes. Each seed's files hold f on the top
+# patches and g on the bottom patches of the held-out test images: a fixed candidate set of K =
+# n_test labels on which KL, d_LLV and m_CCA are defined as for any model of the family
+# (experiments/roeder_cpc_tables.py, the pairs job).
 def train_cpc(cfg: CPCModelConfig, train_cfg: TrainConfig, data: CPCData, run: CPCRun,
               files: Sequence[SeedFiles], run_config: Mapping[str, Any]) -> pd.DataFrame:
     """Train the configuration's seeds together, early-stopped, with snapshots; write every

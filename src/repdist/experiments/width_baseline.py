@@ -1,19 +1,13 @@
-"""What the paper's width claim is read against (Fig. 3 right, App. F.7: d_LLV and d_{f,g}
-between seeds fall with width), per width of the unnormalised variant:
+"""What the paper's width claim is read against, per width of the unnormalised variant.
+The claim (Fig. 3 right, App. F.7): d_LLV and d_{f,g} between seeds fall with width. Two baselines:
 
-- the same seeds untrained: the stack at initialisation (each seed initialised as its trained
-  model was, experiments/synthetic.py), compared on the same test inputs, pair for pair with
-  the kept (high-accuracy) seeds of the trained ones;
-- the permutation null (measures/null.py) of d_LLV and d_{f,g} of the trained models: their
-  tau (the alpha quantile of each distance with one model's inputs reordered: what chance
-  reaches) and each pair's calibrated distance, for the first `null_pairs` kept pairs
-  (config synthetic.baseline_null_pairs, 10 by default). Both
-  draw one comparison at a time (~1-2 ms a draw at N = 2,000), so a width's chance level is
-  the mean over those pairs, not every pair's (190 at 20 seeds).
+- the same seeds untrained: the stack at initialisation, compared pair for pair with the kept
+  (high-accuracy) seeds of the trained ones (`untrained_pairs`);
+- the permutation null (measures/null.py) of d_LLV and d_{f,g} of the trained models, for the first
+  `null_pairs` kept pairs (`width_baseline`).
 
-A width the summary leaves out (fewer than min_seeds seeds above the accuracy threshold) has
-no row. `beyond` in paper_comparison reads the claim against the nearer of the two baselines.
-"""
+A width the summary leaves out (fewer than min_seeds seeds above the accuracy threshold) has no row.
+`beyond` in paper_comparison reads the claim against the nearer of the two baselines."""
 
 from __future__ import annotations
 
@@ -36,6 +30,9 @@ UNTRAINED_MEASURES = ("d_llv", "d_fg", "mcca_f", "mutual_knn_f")
 NULL_DISTANCES = ("d_llv", "d_fg")
 
 
+# The same seeds untrained: the stack at initialisation (each seed initialised as its trained model
+# was, experiments/synthetic.py), compared on the same test inputs, pair for pair with the kept
+# (high-accuracy) seeds of the trained ones.
 def untrained_pairs(model_cfg: SyntheticModelConfig, pairs: Sequence[tuple[int, int]],
                     measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
     """UNTRAINED_MEASURES of the configuration's seeds at initialisation, for these pairs of
@@ -74,6 +71,11 @@ def baseline_row(k: int, width: int, untrained: pd.DataFrame,
     return row
 
 
+# The permutation null gives the trained models' tau (the alpha quantile of each distance with one
+# model's inputs reordered: what chance reaches) and each pair's calibrated distance, for the first
+# `null_pairs` kept pairs (config synthetic.baseline_null_pairs, 10 by default). Both baselines draw
+# one comparison at a time (~1-2 ms a draw at N = 2,000), so a width's chance level is the mean over
+# those pairs, not every pair's (190 at 20 seeds).
 def width_baseline(configs: Sequence[SyntheticModelConfig], pairs_tables: Sequence[str | Path],
                    models: Mapping[str, Sequence[Any]], kept: tuple[float, int],
                    measure_kwargs: Mapping[str, Any], null: Mapping[str, Any] | None,

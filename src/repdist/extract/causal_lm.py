@@ -1,17 +1,10 @@
-"""A causal language model is a model of the paper's family too: the logits of the token after
-position t are W h_t + b, so f(x) is the head's input at t (the last hidden state of the
-context x = tokens[..t]), g(y) the head's weight row of token y, and K the vocabulary.
+"""A causal language model is a model of the paper's family too: f is the head's input, g its rows.
+The logits of the token after position t are W h_t + b. So f(x) is the head's input at t (the last
+hidden state of the context x = tokens[..t]), g(y) the head's weight row of token y, and K the
+vocabulary.
 
-The head's input is (batch, sequence, width) rather than a classifier's (batch, features), and
-a Hugging Face model returns an object with `.logits`; otherwise the extraction is the
-classifier's (classifier.py): the head tapped while the whole model runs, its outputs checked
-against the model's at every position kept, the bias folded or dropped. A tied head (GPT-2's
-lm_head shares the token embedding's weight) is an nn.Linear like any other: g is its weight.
-When a LayerNorm comes right before the head (GPT-2, Pythia), f centred over inputs has rank at
-most width - 1 (its normalised coordinates sum to zero, to float32 rounding): m_CCA averages
-over the M - 1 directions f varies in and says so (mcca_f_components; a folded head bias is a
-constant coordinate, which centring removes too).
-"""
+Otherwise the extraction is the classifier's (classifier.py): the head tapped while the whole model
+runs, its outputs checked against the model's at every position kept, the bias folded or dropped."""
 
 from __future__ import annotations
 
@@ -135,6 +128,13 @@ def _logits_of(output: Any) -> Any:
     return output
 
 
+# The head's input is (batch, sequence, width) rather than a classifier's (batch, features), and a
+# Hugging Face model returns an object with `.logits`; that is what differs from classifier.py. A
+# tied head (GPT-2's lm_head shares the token embedding's weight) is an nn.Linear like any other: g
+# is its weight. When a LayerNorm comes right before the head (GPT-2, Pythia), f centred over inputs
+# has rank at most width - 1 (its normalised coordinates sum to zero, to float32 rounding). m_CCA
+# averages over the M - 1 directions f varies in and says so (mcca_f_components; a folded head bias
+# is a constant coordinate, which centring removes too).
 @torch.no_grad()
 def causal_lm_representations(model: nn.Module, tokens: Any, head: str | None = None, *,
                               positions: str = "all", bias: str = "fold",

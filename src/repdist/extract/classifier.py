@@ -1,14 +1,11 @@
 """Any classifier whose logits come from a final linear layer is a model of the paper's family:
-logits = W f(x) + b, so f(x) is the layer's input and g(y) its weight row y. The bias is one
-more coordinate: f'(x) = [f(x), 1], g'(y) = [W_y, b_y] give the same logits, hence the same
-p(y|x), with M + 1 dimensions (the paper's identifiability results hold for f', g'). Dropping
-it (`bias="drop"`) keeps M dimensions but describes another distribution when b is not constant.
+logits = W f(x) + b, so f(x) is the layer's input and g(y) its weight row y. The bias is one more
+coordinate: f'(x) = [f(x), 1], g'(y) = [W_y, b_y] give the same logits, hence the same p(y|x), with
+M + 1 dimensions (the paper's identifiability results hold for f', g'). Dropping it (`bias="drop"`)
+keeps M dimensions but describes another distribution when b is not constant.
 
-The layer's inputs are taken with a forward hook while the whole model runs (eval mode, no
-gradient, batch by batch, on the GPU when there is one), and its outputs are checked against
-the model's: a head that is not the last step of the logits (a non-linearity or another layer
-after it) is an error, not a silent mismatch.
-"""
+The layer's inputs are taken with a forward hook while the whole model runs, and its outputs are
+checked against the model's (`tapped_head`)."""
 
 from __future__ import annotations
 
@@ -158,6 +155,9 @@ class TappedHead:
                 None if bias is None else bias.detach().double().cpu())
 
 
+# The head is tapped in eval mode, with no gradient, batch by batch, on the GPU when there is one. A
+# head that is not the last step of the logits (a non-linearity or another layer after it) is an
+# error, not a silent mismatch.
 @contextlib.contextmanager
 def tapped_head(model: nn.Module, head: str | None, bias: str,
                 device: str | torch.device | None) -> Iterator[TappedHead]:

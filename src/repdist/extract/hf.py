@@ -1,14 +1,11 @@
 """Hugging Face causal LMs and tokenizers, by local folder or hub id, for
 `causal_lm_representations` (causal_lm.py does the extraction; nothing here extracts).
 
-`transformers` is optional (`pip install repdist[lm]`): it is imported when a model or tokenizer
-is loaded, and its absence is an ExtractionError that says how to install it. A name that is
-neither a folder nor in the Hugging Face cache while the hub cannot be reached (no network, or
-HF_HUB_OFFLINE=1) is an ExtractionError naming the model and what to do, not a traceback.
-HF_HUB_OFFLINE is read at each call (huggingface_hub reads it once, at import), so that setting
-it later still means "the cache only". Models load in float32 with eager attention, so that
-softmax(f g^T) is the model's own next-token distribution to float32 rounding.
-"""
+`transformers` is optional (`pip install repdist[lm]`): it is imported when a model or tokenizer is
+loaded, and its absence is an ExtractionError that says how to install it. A model that cannot be
+found offline is an ExtractionError naming the model and what to do, not a traceback. Models load in
+float32 with eager attention, so that softmax(f g^T) is the model's own next-token distribution to
+float32 rounding."""
 
 from __future__ import annotations
 
@@ -34,6 +31,9 @@ def _transformers(name: str) -> Any:
     return transformers
 
 
+# A name that is neither a folder nor in the Hugging Face cache while the hub cannot be reached (no
+# network, or HF_HUB_OFFLINE=1) is an ExtractionError. HF_HUB_OFFLINE is read at each call
+# (huggingface_hub reads it once, at import), so that setting it later still means "the cache only".
 def _load(what: str, name_or_path: str, load: Any, revision: str | None = None,
           **kwargs: Any) -> Any:
     """`load(name_or_path, ...)` (at `revision`: a hub branch, tag or commit, e.g. one of

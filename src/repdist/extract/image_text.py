@@ -1,21 +1,12 @@
-"""Every layer's features of a language model on captions and of a vision encoder on images, as
-the Platonic Representation Hypothesis' `extract_features.py` (Huh et al. 2024) takes them.
+"""Every layer's features of a language model on captions and of a vision encoder on images.
+They are taken as the Platonic Representation Hypothesis' `extract_features.py` (Huh et al. 2024)
+takes them.
 
-Language: every `hidden_states` entry (the embeddings included), each averaged over the
-caption's tokens (the attention mask), with the captions left-padded by the pad token (or, where
-the tokenizer has none, the end-of-text token, as theirs); and each caption's bits per byte: the
-cross-entropy of every token predicted from a real one, summed, times log2 e, over the caption's
-UTF-8 bytes. Two paddings:
-- `prh`: theirs bit for bit: every caption padded to the longest caption of the whole set, and
-  no position ids passed, so a model with absolute positions (GPT-2) reads each caption at
-  positions shifted by its padding, and its features depend on the longest caption;
-- `batch` (the default here): padded to the longest caption of each batch, with position ids
-  counted from each caption's first token, so that a caption's features are its own.
-
-Vision: the CLS token (token 0) after every block (transformers' `hidden_states[1:]`, the
-blocks' outputs, as their `blocks.{i}.add_1` in timm), or, for encoders without a CLS token
-(SigLIP's), every token averaged. Nothing is written here; models are loaded by extract/hf.py.
-"""
+Language: every `hidden_states` entry (the embeddings included), each averaged over the caption's
+tokens, and each caption's bits per byte. Captions are padded one of two ways: `prh`, theirs bit for
+bit, or `batch`, the default here, so that a caption's features are its own (`caption_batches`).
+Vision: the CLS token after every block, or every token averaged for encoders without one
+(`vision_features`). Nothing is written here; models are loaded by extract/hf.py."""
 
 from __future__ import annotations
 
@@ -69,9 +60,16 @@ class CaptionBatch:
     rows: slice
 
 
+# Captions are left-padded by the pad token (or, where the tokenizer has none, the end-of-text
+# token, as theirs). Two paddings:
+# - `prh`: theirs bit for bit: every caption padded to the longest caption of the whole set, and no
+#   position ids passed, so a model with absolute positions (GPT-2) reads each caption at positions
+#   shifted by its padding, and its features depend on the longest caption;
+# - `batch` (the default here): padded to the longest caption of each batch, with position ids
+#   counted from each caption's first token, so that a caption's features are its own.
 def caption_batches(tokenizer: Any, captions: Sequence[str], batch_size: int,
                     padding: str = "batch", start: int = 0) -> Iterator[CaptionBatch]:
-    """The captions in batches from row `start`, tokenized as `padding` says (module doc)."""
+    """The captions in batches from row `start`, tokenized as `padding` says (see above)."""
     import torch
 
     if padding not in PADDINGS:
@@ -90,6 +88,8 @@ def caption_batches(tokenizer: Any, captions: Sequence[str], batch_size: int,
         yield CaptionBatch(tokens["input_ids"], mask, positions, rows)
 
 
+# A caption's bits per byte: the cross-entropy of every token predicted from a real one, summed,
+# times log2 e, over the caption's UTF-8 bytes.
 def bits_per_byte(logits: Any, ids: Any, mask: Any, captions: Sequence[str]) -> np.ndarray:
     """Each caption's summed cross-entropy of its tokens predicted from a real token (theirs:
     the mask of the input position), in bits, over its UTF-8 bytes (float64)."""
@@ -102,12 +102,14 @@ def bits_per_byte(logits: Any, ids: Any, mask: Any, captions: Sequence[str]) -> 
     return to_host(nats, np.float64) * LOG2_E / size
 
 
+# Language: every `hidden_states` entry (the embeddings included), each averaged over the caption's
+# tokens (the attention mask).
 def language_features(model: Any, tokenizer: Any, captions: Sequence[str],
                       reading: Reading = Reading(), start: int = 0,
                       progress: Progress | None = None,
                       ) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
     """(rows, features B x L x D float32, bits per byte B) batch by batch from row `start`:
-    every hidden state mask-mean pooled over the caption's tokens (module doc)."""
+    every hidden state mask-mean pooled over the caption's tokens (see above)."""
     import torch
 
     device = reading.device
@@ -133,6 +135,9 @@ def vision_pooling(model: Any) -> str:
     return "mean" if getattr(model.config, "model_type", "") in NO_CLS else "cls"
 
 
+# Vision: the CLS token (token 0) after every block (transformers' `hidden_states[1:]`, the blocks'
+# outputs, as their `blocks.{i}.add_1` in timm), or, for encoders without a CLS token (SigLIP's),
+# every token averaged.
 def vision_features(model: Any, processor: Any, images: Sequence[Any],
                     reading: Reading = Reading(), start: int = 0,
                     progress: Progress | None = None) -> Iterator[tuple[slice, np.ndarray]]:

@@ -1,15 +1,10 @@
-"""A causal LM's hidden states layer by layer, at the positions f is taken (Roeder et al. 2021,
-Fig. 4: which layers of two models are linearly related?).
+"""A causal LM's hidden states layer by layer, at the positions f is taken.
+This answers Roeder et al. 2021, Fig. 4: which layers of two models are linearly related?
 
-The layers of a model, in order: a Hugging Face model's `output_hidden_states` (the embeddings,
-then every block's output; GPT-2, GPT-NeoX and Llama give the final norm's output as the last,
-which is the head's input), or, for a model with a `blocks` ModuleList (models/gpt.py), the
-input of the first block (the embeddings), every block's output; then the head's input (f) as
-a layer of its own, unless the last hidden state already is it (equal bit for bit). Every state
-is kept in float32, the precision the models compute in, at the positions of
-`causal_lm_representations` (the last of each context, or every one), so that a layer of one
-model and a layer of another describe the same inputs.
-"""
+The layers are the embeddings, every block's output, then the head's input (f), in order
+(`_hidden_source`). Every state is kept in float32, the precision the models compute in, at the
+positions of `causal_lm_representations` (the last of each context, or every one). So a layer of one
+model and a layer of another describe the same inputs."""
 
 from __future__ import annotations
 
@@ -89,6 +84,11 @@ def _is_hf(model: nn.Module) -> bool:
     return hasattr(getattr(model, "config", None), "output_hidden_states")
 
 
+# The layers of a model, in order: a Hugging Face model's `output_hidden_states` (the embeddings,
+# then every block's output; GPT-2, GPT-NeoX and Llama give the final norm's output as the last,
+# which is the head's input), or, for a model with a `blocks` ModuleList (models/gpt.py), the input
+# of the first block (the embeddings), every block's output. Then the head's input (f) is a layer of
+# its own, unless the last hidden state already is it (equal bit for bit).
 @contextlib.contextmanager
 def _hidden_source(model: nn.Module) -> Iterator[Callable[..., list[torch.Tensor]]]:
     """A function (ids on the device, mask on the host) -> the model's hidden states of one
@@ -134,7 +134,7 @@ def causal_lm_layers(model: nn.Module, tokens: Any, layers: str | Sequence[int] 
                      reading: LayerReading = LayerReading(), *,
                      targets: np.ndarray | None = None,
                      progress: Progress | None = None) -> LayerStates:
-    """The selected layers' hidden states of `model` on `tokens` (see the module's text).
+    """The selected layers' hidden states of `model` on `tokens` (`_hidden_source`).
     `tokens` as for causal_lm_representations; `targets`: the next token of every kept
     position where the caller knows more than the input holds (a window's last token), else
     the input's; `progress` is called with (contexts done, contexts) after every batch."""

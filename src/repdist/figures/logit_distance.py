@@ -1,14 +1,10 @@
-"""The follow-up's figures (Nielsen et al. 2026; their figures/metric_plots_cifar.py and
-bound_plot_cifar.py), from experiments/logit_distance_tables.py's tables.
+"""The follow-up's figures, from experiments/logit_distance_tables.py's tables.
+They are Nielsen et al. 2026's figures/metric_plots_cifar.py and bound_plot_cifar.py.
 
-- `metrics_figure`: each metric over epochs for each pair of losses (L1 vs KL, L1 vs L2, L2 vs
-  KL), the inverse-variance average over teachers with a band of ± 1.96 standard deviations of
-  that average, test inputs solid, training inputs dashed (the legend says so).
-- `bound_figure`: Theorem F.1 per student, sum (1 - rho^2) lambda against d_logit^2 with the
-  bound's line (every point below it), and the KL bound 2 KL / tau^2 against d_logit^2 (every
-  point above its line: how far above is how loose it is). Each loss has its own hollow
-  marker, so students of two losses at the same place are both seen.
-"""
+- `metrics_figure`: each metric over epochs for each pair of losses (L1 vs KL, L1 vs L2, L2 vs KL),
+  the inverse-variance average over teachers with a band of ± 1.96 standard deviations of that
+  average, test inputs solid, training inputs dashed (the legend says so).
+- `bound_figure`: Theorem F.1 per student, and the KL bound, each against d_logit^2."""
 
 from __future__ import annotations
 
@@ -76,6 +72,10 @@ def _band(ax: plt.Axes, summary: pd.DataFrame, loss: str, metric: str) -> None:
             ax.fill_between(x, mean - half, mean + half, color=colour, alpha=0.2, lw=0)
 
 
+# Theorem F.1 per student: sum (1 - rho^2) lambda against d_logit^2 with the bound's line (every
+# point below it). The KL bound 2 KL / tau^2 against d_logit^2 (every point above its line: how far
+# above is how loose it is). Each loss has its own hollow marker, so students of two losses at the
+# same place are both seen.
 def bound_figure(final: pd.DataFrame, title: str) -> plt.Figure:
     """Theorem F.1 (left) and the KL bound (right) per student against d_logit^2, each loss
     its own hollow marker; one legend beside the right panel."""

@@ -1,16 +1,10 @@
-"""The one place where values leave a device: a tensor, on the CPU or a GPU, becomes a numpy
-array on the host only through `to_host`.
+"""The one place where values leave a device: a tensor becomes a numpy array only through `to_host`.
 
-numpy cannot read a CUDA tensor (`np.asarray` of one raises), so code that hands tensors to numpy
-runs on a CPU and stops at the first step on a GPU: the first GPU run of this project did, at
-its first logged loss. nanoGPT's train.py marks its one sync point; `to_host` is ours, and
-`host_copies_guarded()` makes the rule checkable on a machine without a GPU: within it, numpy's
-implicit conversion of a tensor (`Tensor.__array__`: np.asarray, np.mean, pandas on a tensor)
-raises, and so does `Tensor.numpy()` anywhere but inside `to_host`. The test suite trains and
-extracts under it, and jobs run under it when REPDIST_GUARD_HOST_COPIES=1 (pipeline.joblog).
+This holds for a tensor on the CPU or a GPU. numpy cannot read a CUDA tensor (`np.asarray` of one
+raises). So code that hands tensors to numpy runs on a CPU and stops at the first step on a GPU.
+`host_copies_guarded()` makes the rule checkable on a machine without a GPU.
 
-torch is never imported here: measures and file readers take tensors without needing torch.
-"""
+torch is never imported here: measures and file readers take tensors without needing torch."""
 
 from __future__ import annotations
 
@@ -36,6 +30,7 @@ def is_tensor(value: Any) -> bool:
     return hasattr(value, "detach") and hasattr(value, "device")
 
 
+# nanoGPT's train.py marks its one sync point; `to_host` is ours (why: CHANGELOG.md).
 def to_host(value: Any, dtype: Any = None) -> np.ndarray:
     """`value` (a tensor on any device, or anything numpy takes) as a numpy array on the host.
 
@@ -55,6 +50,10 @@ def to_host(value: Any, dtype: Any = None) -> np.ndarray:
     return array if dtype is None else array.astype(dtype, copy=False)
 
 
+# Within the guard, numpy's implicit conversion of a tensor (`Tensor.__array__`: np.asarray,
+# np.mean, pandas on a tensor) raises, and so does `Tensor.numpy()` anywhere but inside `to_host`.
+# The test suite trains and extracts under it, and jobs run under it when
+# REPDIST_GUARD_HOST_COPIES=1 (pipeline.joblog).
 @contextlib.contextmanager
 def host_copies_guarded(scope: str | None = None) -> Iterator[None]:
     """Within the block, a tensor that reaches numpy other than through `to_host` raises

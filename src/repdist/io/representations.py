@@ -1,15 +1,11 @@
 """A model's representations on disk: f (N x M) over evaluation inputs, g (K x M) over labels.
 
-The tables this pipeline writes: embeddings (index, label, pred, f_0..f_{M-1}) and
-unembeddings (label, g_0..g_{M-1}). `repdist compare` reads them and anyone's arrays:
-- a folder with `embeddings.parquet` (or `embeddings_test.parquet`) and `unembeddings.parquet`;
-- an `.npz` with arrays `f` and `g`;
-- a `.pt` / `.pth` dict of tensors `f` and `g`, read with weights_only=True.
-Rows are matched by identity, never by position: an embeddings table's rows are ordered by
-`index`, an unembeddings table's by `label` (an .npz or .pt may hold `index` and `g_label`
-arrays). Duplicates, gaps and foreign columns are refused. Problems are ModelInputError (a
-ValueError) naming the file, the column and the first offending value.
-"""
+The tables this pipeline writes: embeddings (index, label, pred, f_0..f_{M-1}) and unembeddings
+(label, g_0..g_{M-1}). `repdist compare` reads them and anyone's arrays (`load_model`). Rows are
+matched by identity, never by position: an embeddings table's rows are ordered by `index`, an
+unembeddings table's by `label` (an .npz or .pt may hold `index` and `g_label` arrays). Duplicates,
+gaps and foreign columns are refused. Problems are ModelInputError (a ValueError) naming the file,
+the column and the first offending value."""
 
 from __future__ import annotations
 
@@ -195,6 +191,10 @@ class _Read:
     labels: Any = None
 
 
+# What `repdist compare` reads:
+# - a folder with `embeddings.parquet` (or `embeddings_test.parquet`) and `unembeddings.parquet`;
+# - an `.npz` with arrays `f` and `g`;
+# - a `.pt` / `.pth` dict of tensors `f` and `g`, read with weights_only=True.
 def load_model(path: str | Path, gaps: bool = False) -> LoadedModel:
     """f and g of one model, as float64 arrays, from a folder, .npz or .pt file, rows ordered
     by their identities; `gaps` lets those identities skip values (for --match intersect)."""

@@ -1,17 +1,11 @@
 """Exact mean canonical correlation m_CCA (closed form, not sklearn's iterative NIPALS CCA).
 
-Canonical correlations are the singular values of Ux^T Uy where Ux, Uy are orthonormal bases
-of the centred representations; m_CCA is their mean over the first n_components. Invariant to
-any invertible affine map of either representation, as identifiability requires.
+Canonical correlations are the singular values of Ux^T Uy where Ux, Uy are orthonormal bases of the
+centred representations; m_CCA is their mean over the first n_components. Invariant to any
+invertible affine map of either representation, as identifiability requires.
 
-The rank (how many directions a representation varies in) fits the precision it was computed
-in: a float32 model's f, even stored as float64, carries float32 rounding, so a direction it
-does not vary in (a final LayerNorm's: its normalised coordinates sum to zero) shows up at
-~1e-7 of the largest singular value, not at float64's 1e-16. `detect_precision` reads it from
-the values (an array whose every value is a float32 value was computed in float32), and a
-singular value of the centred data counts only above ROUNDING_FACTOR x eps x ||x||_F, the
-size rounding every entry by eps (relative) can reach (Weyl; `Spectrum.tolerance`).
-"""
+The rank (how many directions a representation varies in) fits the precision it was computed in
+(`detect_precision`, `Spectrum.tolerance`)."""
 
 from __future__ import annotations
 
@@ -19,6 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# A float32 model's f, even stored as float64, carries float32 rounding. So a direction it does not
+# vary in (a final LayerNorm's: its normalised coordinates sum to zero) shows up at ~1e-7 of the
+# largest singular value, not at float64's 1e-16. `detect_precision` reads the precision from the
+# values (an array whose every value is a float32 value was computed in float32). A singular value
+# of the centred data counts only above ROUNDING_FACTOR x eps x ||x||_F, the size rounding every
+# entry by eps (relative) can reach (Weyl; `Spectrum.tolerance`).
+#
 # eps (spacing at 1) of each precision a representation may have been computed in
 EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps),
        "bfloat16": 2.0**-7, "float16": float(np.finfo(np.float16).eps)}

@@ -1,14 +1,11 @@
 """Intervals for a mean over pairs of seeds that respect what the pairs share.
 
-The 45 pairs of 10 seeds are not 45 independent draws: every seed is in 9 of them, so a
-seed that came out unusual moves 9 pairs at once, and the standard error of the pairs' mean
-(sd / sqrt(pairs), what the papers show) is too narrow. The bootstrap here resamples seeds,
-not pairs: each draw takes S seeds with replacement, and the mean over the pairs of two
-distinct seeds drawn (a seed drawn twice counts twice; a pair of a seed with itself is
-undefined and left out) is that draw's; the interval is the percentile interval of the draws.
-Where each value is its own unit (a teacher seed and its student), `unit_bootstrap_interval`
-resamples the values themselves. Reproducible from `seed` (numpy.random.default_rng).
-"""
+The 45 pairs of 10 seeds are not 45 independent draws: every seed is in 9 of them. So a seed that
+came out unusual moves 9 pairs at once, and the standard error of the pairs' mean (sd / sqrt(pairs),
+what the papers show) is too narrow. The bootstrap here resamples seeds, not pairs
+(`seed_bootstrap_interval`). Where each value is its own unit (a teacher seed and its student),
+`unit_bootstrap_interval` resamples the values themselves. Reproducible from `seed`
+(numpy.random.default_rng)."""
 
 from __future__ import annotations
 
@@ -20,6 +17,9 @@ BOOTSTRAP_DRAWS = 2000
 LEVEL = 0.95
 
 
+# Each draw takes S seeds with replacement. The draw's value is the mean over the pairs of two
+# distinct seeds drawn (a seed drawn twice counts twice; a pair of a seed with itself is undefined
+# and left out). The interval is the percentile interval of the draws.
 def seed_bootstrap_interval(seeds_a: Sequence[int], seeds_b: Sequence[int],
                             values: Sequence[float], draws: int = BOOTSTRAP_DRAWS,
                             level: float = LEVEL, seed: int = 0) -> tuple[float, float]:

@@ -1,27 +1,12 @@
-"""The follow-up's measures (Nielsen et al. 2026, "Logit Distance Bounds Representational
-Similarity"; their `dissimilarities/` and `figures/bound_plot_cifar.py`), from two models'
-embeddings f (N x M) and unembeddings g (K x M), logits f g^T.
+"""The follow-up's measures, from two models' embeddings f (N x M) and unembeddings g (K x M).
+The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity" (their
+`dissimilarities/` and `figures/bound_plot_cifar.py`). The logits are f g^T.
 
-- `d_logit_squared`: E_x sum_y (l~_y(x) - l~'_y(x))^2 with l~ the logits centred over labels
-  (their `calculate_d_2_logit`; the square of measures.extra's d_logit).
-- `d_rep`: the linear-identifiability dissimilarity by its definition: for a pivot label p and
-  M other labels S, L_m = [g_m(y) - g_m(p)]_{y in S} (M x M); equal distributions give
-  L_1 f_1(x) = L_2 f_2(x), so f_1 = A f_2 with A = L_1^{-1} L_2; d_rep is the mean over every
-  pivot and every M-subset of the other labels (a seeded sample of `max_subsets` where there
-  are more) of E_x ||f_1(x) - A f_2(x)||^2. Their two functions estimate it from 7 pivots x 15
-  random subsets (synthetic), one without the square, one divided by the number of (pivot,
-  subset) pairs twice: docs/logit_distance.md and `repdist_retrace.logit_distance` say by how
-  much each differs. A subset whose L_1 is singular (condition number above 1/eps) is left out.
-- `f1_bound`: their Theorem F.1 plot's two sides: sum_k (1 - rho_k^2) lambda_k and d_logit^2,
-  rho_k the canonical correlations of the two embeddings (descending, zeros past their number)
-  and lambda_k the largest M eigenvalues of the covariance over inputs of the first model's
-  centred logits (descending). Derived here (docs/logit_distance.md): the least-squares fit of
-  model 1's logits from model 2's embedding leaves at least the left side, and model 2's own
-  logits are one such fit, so left <= right for any two models; their script pairs unsorted
-  eigenvalues with sorted correlations.
-- `kl_bound`: under tau-lower-bounded probabilities (every p, p' >= tau), d_logit^2 <=
-  2 KL / tau^2 (|log p - log p'| <= |p - p'| / tau, then Pinsker); the bound and tau.
-"""
+- `d_logit_squared`: the squared distance of the logits centred over labels;
+- `d_rep`: the linear-identifiability dissimilarity, by its definition;
+- `f1_bound`: their Theorem F.1 plot's two sides;
+- `kl_bound`: d_logit^2 bounded by the KL under probabilities bounded below. Each is defined at its
+  function; docs/logit_distance.md says how ours differ from theirs."""
 
 from __future__ import annotations
 
@@ -58,6 +43,8 @@ def min_probability(z: np.ndarray) -> float:
     return float(np.exp(_log_softmax(z).min()))
 
 
+# d_logit^2 = E_x sum_y (l~_y(x) - l~'_y(x))^2 with l~ the logits centred over labels (their
+# `calculate_d_2_logit`; the square of measures.extra's d_logit).
 def d_logit_squared(z1: np.ndarray, z2: np.ndarray) -> float:
     """E_x sum_y of the squared difference of the logits centred over labels."""
     d = (z1 - z1.mean(axis=1, keepdims=True)) - (z2 - z2.mean(axis=1, keepdims=True))
@@ -111,9 +98,17 @@ def _d_rep_terms(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
     return a, DRep(float("nan"), int(ok.sum()), int((~ok).sum()), sampled)
 
 
+# d_rep by its definition: for a pivot label p and M other labels S, L_m = [g_m(y) - g_m(p)]_{y in
+# S} (M x M). Equal distributions give L_1 f_1(x) = L_2 f_2(x), so f_1 = A f_2 with A = L_1^{-1}
+# L_2. d_rep is the mean over every pivot and every M-subset of the other labels (a seeded sample of
+# `max_subsets` where there are more) of E_x ||f_1(x) - A f_2(x)||^2. A subset whose L_1 is singular
+# (condition number above 1/eps) is left out. Their two functions estimate it from 7 pivots x 15
+# random subsets (synthetic), one without the square, one divided by the number of (pivot, subset)
+# pairs twice: docs/logit_distance.md and `repdist_retrace.logit_distance` say by how much each
+# differs.
 def d_rep(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
           max_subsets: int = MAX_SUBSETS, seed: int = 0) -> DRep:
-    """d_rep of model 1 (f1, g1) against model 2 (module docstring), both of one width M. From
+    """d_rep of model 1 (f1, g1) against model 2 (defined above), both of one width M. From
     second moments: E||f1 - A f2||^2 = tr E[f1 f1^T] - 2 tr(A E[f2 f1^T]) + tr(A E[f2 f2^T] A^T),
     O(N M^2) once and O(M^3) a pair; the mean over pairs is a mean of squares (at least 0)."""
     f1, f2 = np.asarray(f1, dtype=np.float64), np.asarray(f2, dtype=np.float64)
@@ -155,6 +150,13 @@ class F1Bound:
         return self.left <= self.right * (1 + 1e-9) + 1e-12
 
 
+# Their Theorem F.1 plot's two sides: sum_k (1 - rho_k^2) lambda_k and d_logit^2, rho_k the
+# canonical correlations of the two embeddings (descending, zeros past their number) and lambda_k
+# the largest M eigenvalues of the covariance over inputs of the first model's centred logits
+# (descending). Derived here (docs/logit_distance.md): the least-squares fit of model 1's logits
+# from model 2's embedding leaves at least the left side, and model 2's own logits are one such fit,
+# so left <= right for any two models. Their script pairs unsorted eigenvalues with sorted
+# correlations.
 def f1_bound(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray) -> F1Bound:
     """Theorem F.1's two sides for model 1 (the teacher) and model 2 (the student)."""
     z1, z2 = logits(f1, g1), logits(f2, g2)
@@ -168,6 +170,8 @@ def f1_bound(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray) -> 
     return F1Bound(left, d_logit_squared(z1, z2), rho, eigenvalues)
 
 
+# Under tau-lower-bounded probabilities (every p, p' >= tau), d_logit^2 <= 2 KL / tau^2 (|log p -
+# log p'| <= |p - p'| / tau, then Pinsker); the bound and tau.
 def kl_bound(teacher: np.ndarray, student: np.ndarray) -> tuple[float, float]:
     """(2 KL(teacher || student) / tau^2, tau) from two N x K logit arrays, tau the smallest
     probability either model gives (the bound on d_logit^2 under tau-lower-boundedness)."""

@@ -1,32 +1,11 @@
 """The measures at vocabulary scale: K in the tens of thousands (a language model's vocabulary).
 
-The exact path (compare.py) holds N x K log-likelihoods and K x K covariances: at N = 10,000
-and K = 50,257 (GPT-2) those are 4 GB and 20 GB. But ell(x, y) = f(x)^T g(y) - lse(x) has
-rank at most M + 1: centred over inputs, ell_c = F G^T with F = [f - mean f, -(lse - mean lse)]
-(N x (M+1)) and G = [g, 1] (K x (M+1)). Every covariance of log-likelihood columns the paper's
-d_LLV and m_SVD_f read is then G_a S G_b^T with S = F^T F / (N - 1), an (M+1) x (M+1) matrix;
-the input side's variances over labels are quadratic forms in g's M x M covariance; d_logit's
-too. Only the log-normaliser lse(x) and the KL need every logit: they stream over blocks of
-labels (an online logsumexp), STREAM_ROWS x STREAM_LABELS logits at a time.
-
-Two searches of the paper's d_LLV and d_{f,g} are combinatorial and are sampled here:
-- d_LLV's pivot label a (and left-out b) minimise t1 over K(K-1) pairs; the exact search
-  costs K^2 (M+1) per model (8e12 operations at GPT-2's size). Above `max_pivots` labels,
-  dist_type "max" runs a branch and bound (PivotSearch: exact when its bound closes within
-  max_pivots rows), "mean" a seeded sample of max_pivots pivots; when not proven, t1 and so
-  d_LLV can only come out at or above the exact minimum (a PivotSampleWarning);
-  benchmarks/measures_sweep.py --pivot-error measures how far (docs/measures.md).
-- m_SVD_f runs over a seeded sample of label sets, as the exact path does above
-  MAX_LABEL_SETS; here as many as SET_FLOPS allows for M x M SVDs (d_fg_estimate says so).
-Where the exact path settles near-ties by recomputing from the log-likelihoods, this path
-takes the moments as they are (~1e-8 absolute rounding in the terms): pivots and left-out
-labels within LOW_RANK_TIE of the lowest are tied, the smallest taken (llv.first_tied).
-
-`device` (compare's keyword): the streamed logits and the pivot rows, this path's two costs of
-order N K M and K^2 M, run with torch on that device (a GPU: "cuda", "cuda:1"; "auto" takes one
-when torch sees one), float64 as on the CPU, in larger blocks; only per-input and per-pivot
-results come back (repdist.io.host.to_host). None or "cpu": the CPU path as it always was.
-"""
+The exact path (compare.py) holds N x K log-likelihoods and K x K covariances: at N = 10,000 and K =
+50,257 (GPT-2) those are 4 GB and 20 GB. But ell(x, y) = f(x)^T g(y) - lse(x) has rank at most M +
+1. So every covariance the measures read is a small (M+1) x (M+1) product. Only the log-normaliser
+lse(x) and the KL need every logit: they stream over blocks of labels. Two searches are
+combinatorial and are sampled here: d_LLV's pivot label, and m_SVD_f's label sets. `device`
+(compare's keyword) runs the two large costs with torch on a GPU."""
 
 from __future__ import annotations
 
@@ -52,6 +31,16 @@ from .llv import (
 )
 from .svd import MAX_LABEL_SETS, mean_singular_values
 
+# The low-rank form: centred over inputs, ell_c = F G^T with F = [f - mean f, -(lse - mean lse)] (N
+# x (M+1)) and G = [g, 1] (K x (M+1)). Every covariance of log-likelihood columns the paper's d_LLV
+# and m_SVD_f read is then G_a S G_b^T with S = F^T F / (N - 1), an (M+1) x (M+1) matrix. The input
+# side's variances over labels are quadratic forms in g's M x M covariance; d_logit's too. Only
+# lse(x) and the KL need every logit: they stream over blocks of labels (an online logsumexp),
+# STREAM_ROWS x STREAM_LABELS logits at a time.
+#
+# Ties: where the exact path settles near-ties by recomputing from the log-likelihoods, this path
+# takes the moments as they are (~1e-8 absolute rounding in the terms). Pivots and left-out labels
+# within LOW_RANK_TIE of the lowest are tied, the smallest taken (llv.first_tied).
 METHODS = ("auto", "exact", "low_rank")
 LOW_RANK_ABOVE_LABELS = 1024  # method "auto": the exact path up to this many labels
 LOW_RANK_TIE = NEAR_TIE  # T values from moments this close are tied (~1e-8 rounding)
@@ -85,6 +74,11 @@ def check_method(method: str) -> None:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
+# `device` (compare's keyword): the streamed logits and the pivot rows, this path's two costs of
+# order N K M and K^2 M, run with torch on that device (a GPU: "cuda", "cuda:1"; "auto" takes one
+# when torch sees one). They run in float64 as on the CPU, in larger blocks; only per-input and
+# per-pivot results come back (repdist.io.host.to_host). None or "cpu": the CPU path as it always
+# was.
 def compute_device(device: str) -> str | None:
     """Where the low-rank path's streams and pivot search run for compare's `device`: None
     for "cpu" (numpy, and torch on the CPU where installed: the path as it always was), else
@@ -119,6 +113,8 @@ def use_low_rank(method: str, num_labels: int) -> bool:
     return method == "low_rank" or (method == "auto" and num_labels > LOW_RANK_ABOVE_LABELS)
 
 
+# m_SVD_f runs over a seeded sample of label sets, as the exact path does above MAX_LABEL_SETS; here
+# as many as SET_FLOPS allows for M x M SVDs (d_fg_estimate says so).
 def default_label_sets(rep_dim: int, low_rank: bool) -> int:
     """max_label_sets when none is given: MAX_LABEL_SETS, or at vocabulary scale as many M x M
     SVDs as SET_FLOPS allows (18 at M = 768), at least MIN_LABEL_SETS."""
@@ -364,6 +360,12 @@ class LowRankLabelSide:
     near_tied: tuple[list[tuple[int, int, float]], ...] = ([], [])  # each model's, pivot's row
 
 
+# d_LLV's pivot label a (and left-out b) minimise t1 over K(K-1) pairs; the exact search costs K^2
+# (M+1) per model (8e12 operations at GPT-2's size). Above `max_pivots` labels, dist_type "max" runs
+# a branch and bound (PivotSearch: exact when its bound closes within max_pivots rows), "mean" a
+# seeded sample of max_pivots pivots. When not proven, t1 and so d_LLV can only come out at or above
+# the exact minimum (a PivotSampleWarning). benchmarks/measures_sweep.py --pivot-error measures how
+# far (docs/measures.md).
 def pivot_sample(num_labels: int, max_pivots: int, seed: int) -> np.ndarray:
     """Every label when there are at most max_pivots, else a seeded sample of them, sorted."""
     if num_labels <= max_pivots:

@@ -1,26 +1,11 @@
 """Every score beside its chance level: a permutation null for each pairwise measure.
 
-A score between two models means little until one knows what two unrelated representations of
-the same size would get: for CCA-, CKA- and k-NN-based scores that level is well above zero and
-grows with the width M against the inputs N (Gröger, Wen and Brbić 2026). The null breaks the
-correspondence a measure relies on by reordering one model's rows, K times: the inputs (f's
-rows) for every f-side measure, KL, d_LLV and its terms, d_logit and d_{f,g}; the labels (g's
-rows) for the g-side ones (m_CCA of g, m_SVD of g). Each draw is the same comparison
-(compare.py), of the first model and the second one reordered; the second model's per-model
-pieces (bases, centred data, neighbour lists, log-likelihoods) are reordered, not recomputed
-(prepared.permuted_inputs), so a draw costs only the pair's work; the measures whose pair work
-is a product or a lookup draw all K at once (null_batch.py), the others one at a time.
-
-Per measure (their Algorithm 1): the threshold tau, the ceil((1 - alpha)(K + 1))-th smallest of
-the observed score and the K null scores; the add-one p-value (1 + #{null >= observed}) / (K + 1);
-the calibrated score clip((s - tau) / (s_max - tau), 0, 1), 0 at chance. Distances (DISTANCES)
-take the lower tail: tau the ceil(alpha (K + 1))-th smallest, p = (1 + #{null <= observed}) /
-(K + 1) and the calibrated score clip((tau - d) / tau, 0, 1) (1 at d = 0, 0 at chance or above).
-Where a side has few rows (g over 4-6 labels: 24 to 720 orderings) and its orderings other
-than the identity number at most K, all of them are used: an exact test. Draws come from
-numpy.random.default_rng(seed), the same for every pair, so a table is reproducible bit for bit.
-`aggregate_null` calibrates a maximum (or mean) over layer pairs as a whole (their Algorithm 2).
-"""
+A score between two models means little until one knows what two unrelated representations of the
+same size would get. For CCA-, CKA- and k-NN-based scores that level is well above zero, and grows
+with the width M against the inputs N (Gröger, Wen and Brbić 2026). The null reorders one model's
+rows, K times, and scores each draw as compare.py does. Per measure it gives a threshold tau, a
+p-value and a calibrated score (their Algorithm 1; `null_stats`). `aggregate_null` calibrates a
+maximum (or mean) over layer pairs as a whole (their Algorithm 2)."""
 
 from __future__ import annotations
 
@@ -36,6 +21,10 @@ import numpy as np
 from .prepared import PreparedModel, permuted_inputs, permuted_labels
 from .selection import MEASURES
 
+# The null breaks the correspondence a measure relies on by reordering one model's rows, K times:
+# the inputs (f's rows) for every f-side measure, KL, d_LLV and its terms, d_logit and d_{f,g}; the
+# labels (g's rows) for the g-side ones (m_CCA of g, m_SVD of g).
+#
 # the measures a null can be drawn for, and which rows each one's null reorders
 LABEL_NULL = frozenset({"mcca_g", "m_svd_g"})
 INPUT_NULL = frozenset({
@@ -110,6 +99,9 @@ def null_settings(value: Any) -> NullSettings | None:
     return settings if settings.permutations > 0 else None
 
 
+# Where a side has few rows (g over 4-6 labels: 24 to 720 orderings) and its orderings other than
+# the identity number at most K, all of them are used: an exact test. Draws come from
+# numpy.random.default_rng(seed), the same for every pair, so a table is reproducible bit for bit.
 def permutations(n: int, count: int, seed: int) -> tuple[Iterator[np.ndarray], int, bool]:
     """(the orderings, how many, exact) of n rows: every ordering but the identity when they
     number at most `count` (an exact test), else `count` draws of default_rng(seed)."""
@@ -126,9 +118,14 @@ def permutations(n: int, count: int, seed: int) -> tuple[Iterator[np.ndarray], i
 NULL_TIE = 1e-12
 
 
+# Per measure (their Algorithm 1): the threshold tau, the ceil((1 - alpha)(K + 1))-th smallest of
+# the observed score and the K null scores; the add-one p-value (1 + #{null >= observed}) / (K + 1);
+# the calibrated score clip((s - tau) / (s_max - tau), 0, 1), 0 at chance. Distances (DISTANCES)
+# take the lower tail: tau the ceil(alpha (K + 1))-th smallest, p = (1 + #{null <= observed}) / (K +
+# 1) and the calibrated score clip((tau - d) / tau, 0, 1) (1 at d = 0, 0 at chance or above).
 def null_stats(observed: float, null: np.ndarray, alpha: float, distance: bool = False,
                score_max: float = 1.0) -> tuple[float, float, float]:
-    """(tau, p, calibrated) of one observed score against its K null scores (module doc)."""
+    """(tau, p, calibrated) of one observed score against its K null scores (see above)."""
     if not np.isfinite(observed) or not np.isfinite(null).all():
         return float("nan"), float("nan"), float("nan")
     k = len(null)
@@ -155,6 +152,11 @@ Evaluate = Callable[[PreparedModel, PreparedModel, frozenset[str]], Mapping[str,
 Batch = Callable[[str, np.ndarray], "np.ndarray | None"]
 
 
+# Each draw is the same comparison (compare.py), of the first model and the second one reordered.
+# The second model's per-model pieces (bases, centred data, neighbour lists, log-likelihoods) are
+# reordered, not recomputed (prepared.permuted_inputs), so a draw costs only the pair's work. The
+# measures whose pair work is a product or a lookup draw all K at once (null_batch.py), the others
+# one at a time.
 def pair_null(m1: PreparedModel, m2: PreparedModel, observed: Mapping[str, Any],
               settings: NullSettings, evaluate: Evaluate, selected: Iterable[str],
               batch: Batch | None = None) -> tuple[dict[str, float], list[str]]:

@@ -1,22 +1,13 @@
-"""The alignment metrics of the Platonic Representation Hypothesis (Huh et al. 2024, seed 004),
-as its authors compute them (minyoungg/platonic-rep, `metrics.py` and `measure_alignment.py`),
-written here from their definitions, in float64, without forming N x N matrices where a
+"""The alignment metrics of the Platonic Representation Hypothesis, as its authors compute them.
+That is Huh et al. 2024, seed 004 (minyoungg/platonic-rep, `metrics.py` and `measure_alignment.py`).
+They are written here from their definitions, in float64, without forming N x N matrices where a
 product of the features gives the same sums.
 
-Two representations X, Y (N x d, N x d') of the same N inputs. Their conventions, each an option
-of its own here: rows clamped at the q-quantile of |values| (q = 0.95, `clamp_outliers`), then
-L2-normalised (`unit_rows`); neighbours by inner product, never the row itself; the "ip" kernel
-K = X X^T. Their normalisers add 1e-6 to the denominator (`PRH_EPS`), kept for equality.
-
-- cycle_knn: share of inputs i found among the X-neighbours of i's Y-neighbours;
-- lcs_knn: mean length of the longest common subsequence of i's two ordered neighbour lists;
-- edit_distance_knn: 1 - mean Levenshtein distance of those lists / k;
-- unbiased_cka: CKA from the unbiased HSIC estimator (Song et al. 2012, eq. 5);
-- cknna: unbiased CKA restricted to the pairs (i, j) that are mutual top-k neighbours in both;
-- svcca_zscored: their SVCCA convention (columns z-scored, a fixed number of components, 10)
-  with an exact SVD where they use a randomised one, and exact canonical correlations where
-  they fit sklearn's iterative CCA.
-"""
+Two representations X, Y (N x d, N x d') of the same N inputs. Their conventions, each an option of
+its own here: rows clamped at the q-quantile of |values| (q = 0.95, `clamp_outliers`), then
+L2-normalised (`unit_rows`); neighbours by inner product, never the row itself; the "ip" kernel K =
+X X^T. Their normalisers add 1e-6 to the denominator (`PRH_EPS`), kept for equality. The metrics: at
+their functions."""
 
 from __future__ import annotations
 
@@ -59,6 +50,7 @@ def prh_prepare(x: np.ndarray, q: float = PRH_OUTLIER_QUANTILE, exact: bool = Fa
     return unit_rows(clamp_outliers(x, q, exact))  # zero rows stay zero, as in theirs
 
 
+# cycle_knn: share of inputs i found among the X-neighbours of i's Y-neighbours.
 def cycle_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
     """Share of i with i among the X-neighbours of some Y-neighbour of i (PRH `cycle_knn`)."""
     n = len(nn_x)
@@ -90,11 +82,13 @@ def _pairwise_dp(a: np.ndarray, b: np.ndarray, lcs: bool) -> np.ndarray:
     return prev[m]
 
 
+# lcs_knn: mean length of the longest common subsequence of i's two ordered neighbour lists.
 def lcs_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
     """Mean LCS length of the two ordered neighbour lists (PRH `lcs_knn`: not divided by k)."""
     return float(_pairwise_dp(nn_x, nn_y, lcs=True).mean())
 
 
+# edit_distance_knn: 1 - mean Levenshtein distance of those lists / k.
 def edit_distance_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
     """1 - mean Levenshtein distance of the two ordered neighbour lists / k."""
     return float(1 - _pairwise_dp(nn_x, nn_y, lcs=False).mean() / nn_x.shape[1])
@@ -115,6 +109,7 @@ def hsic_unbiased_linear(x: np.ndarray, y: np.ndarray) -> float:
     return float(value / (n * (n - 3)))
 
 
+# unbiased_cka: CKA from the unbiased HSIC estimator (Song et al. 2012, eq. 5).
 def unbiased_cka(x: np.ndarray, y: np.ndarray) -> float:
     """CKA of the linear kernels of the rows as given, from the unbiased HSIC (PRH
     `unbiased_cka`, kernel "ip"); their 1e-6 in the denominator."""
@@ -142,6 +137,7 @@ def _top_k_pairs(x: np.ndarray, k: int) -> np.ndarray:
     return np.sort(keys.ravel())
 
 
+# cknna: unbiased CKA restricted to the pairs (i, j) that are mutual top-k neighbours in both.
 def cknna(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> float:
     """PRH `cknna` (unbiased, distance-aware): the unbiased HSIC of K and L kept only on pairs
     (i, j) among i's top-k by inner product in both, normalised by the same of K with K and of
@@ -211,6 +207,9 @@ def knn_metrics(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> dict[str, float
 PRH_SVCCA_COMPONENTS = 10
 
 
+# svcca_zscored: their SVCCA convention (columns z-scored, a fixed number of components, 10) with an
+# exact SVD where they use a randomised one, and exact canonical correlations where they fit
+# sklearn's iterative CCA.
 def svcca_zscored(x: np.ndarray, y: np.ndarray, k: int = PRH_SVCCA_COMPONENTS) -> float:
     """Mean canonical correlation of the top-k left singular vectors of the column-z-scored x
     and y (sd with N - 1, +1e-8 as theirs); NaN when k exceeds either side's dimension."""

@@ -1,21 +1,10 @@
-"""The Platonic Representation Hypothesis' study score (Huh et al. 2024, `measure_alignment.py`):
-one of their eight metrics between every layer of one model and every layer of another (plus
-each model's layers concatenated, their App. C.2), the best pair kept; and its permutation null
-with the maximum taken inside each draw (null.aggregate_null: searching the layer pairs is paid
-for).
+"""The Platonic Representation Hypothesis' study score (Huh et al. 2024, `measure_alignment.py`).
 
-Their preparation (`prepare_features`): one outlier threshold per model over all its layers (the
-mean over inputs of each input's q-quantile of |values| across every layer, or with `exact` the
-q-quantile of all values), every layer clamped at it, then each layer's rows L2-normalised (in
-`compute_score`); the concatenation is the clamped layers side by side, normalised as a whole.
-
-Mutual k-NN, the study's metric, reads each layer's neighbour lists, found once (blockwise, no
-N x N matrix held). A draw reorders the second model's rows: its neighbour graphs are then the
-same graphs with every input relabelled, so the whole table of a draw is one lookup of each of
-the second model's graphs (relabelled) in the union of the first model's, where each edge
-carries the set of the first model's layers that hold it (packed bits). The other metrics are
-recomputed on the reordered rows (the k-NN ones from relabelled neighbour lists).
-"""
+It is one of their eight metrics between every layer of one model and every layer of another, plus
+each model's layers concatenated (their App. C.2); the best pair is kept. Its permutation null takes
+the maximum inside each draw (null.aggregate_null), so searching the layer pairs is paid for. Their
+preparation is `prepare_layers`. Mutual k-NN, the study's metric, finds each layer's neighbour lists
+once, and a draw is one lookup (`KnnGraphs`)."""
 
 from __future__ import annotations
 
@@ -64,9 +53,13 @@ class ModelLayers:
         return self._graphs[k]
 
 
+# Their preparation (`prepare_features`): one outlier threshold per model over all its layers (the
+# mean over inputs of each input's q-quantile of |values| across every layer, or with `exact` the
+# q-quantile of all values), every layer clamped at it, then each layer's rows L2-normalised (in
+# `compute_score`). The concatenation is the clamped layers side by side, normalised as a whole.
 def prepare_layers(layers: Sequence[np.ndarray], q: float = prh.PRH_OUTLIER_QUANTILE,
                    exact: bool = False, concatenated: bool = True) -> ModelLayers:
-    """One model's layers as their metrics read them (module doc): clamped at one threshold
+    """One model's layers as their metrics read them (see above): clamped at one threshold
     over all layers, each L2-normalised, and the concatenation of the clamped layers last."""
     if not len(layers):
         raise ValueError("a model needs at least one layer")
@@ -80,6 +73,12 @@ def prepare_layers(layers: Sequence[np.ndarray], q: float = prh.PRH_OUTLIER_QUAN
     return ModelLayers(out + [unit_rows(clamped)] if concatenated else out)
 
 
+# Mutual k-NN, the study's metric, reads each layer's neighbour lists, found once (blockwise, no N x
+# N matrix held). A draw reorders the second model's rows: its neighbour graphs are then the same
+# graphs with every input relabelled. So the whole table of a draw is one lookup of each of the
+# second model's graphs (relabelled) in the union of the first model's, where each edge carries the
+# set of the first model's layers that hold it (packed bits). The other metrics are recomputed on
+# the reordered rows (the k-NN ones from relabelled neighbour lists).
 class KnnGraphs:
     """One model's k-NN graphs, one per layer, as sorted edge keys i * N + j, and the union of
     its edges with the layers that hold each (packed bits, one row an edge)."""

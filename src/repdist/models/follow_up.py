@@ -1,20 +1,12 @@
-"""The follow-up's models (Nielsen et al. 2026, "Logit Distance Bounds Representational
-Similarity"; their `backbones/nn.py`, `models/classifier.py`, `kldistill.py`, `logitdistill.py`,
-`cbm.py`): an encoder f, then a bias-free linear head whose weight rows are the unembeddings g.
+"""The follow-up's models: an encoder f, then a bias-free linear head whose rows are the
+unembeddings g.
+The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity" (their
+`backbones/nn.py`, `models/classifier.py`, `kldistill.py`, `logitdistill.py`, `cbm.py`).
 
-The encoder is their MLP: `depth` blocks of Linear -> ReLU -> Dropout(0.1), then a linear map to
-the M-dimensional embedding (`enc_final`): depth 3, width 512 on the spirals ("MLP"), depth 1,
-width 2,048 from 768-d features on SUB ("Shallow"). State-dict keys are theirs
-(`encoder.enc_block_1.weight`, ..., `linear.weight`, `probe.weight`), so a checkpoint passes
-between the two codes. Built in their order after `torch.manual_seed(seed)`: the encoder's
-layers, the head, the concept probe (a concept-bottleneck teacher, SUB), then, for every model
-but a plain classifier (students, the concept-bottleneck model), Xavier-uniform on the head:
-the same initial weights as theirs.
-
-`StackedFollowUp` holds S such models as stacked weights and runs them with batched matmuls,
-each with its own dropout masks: every model follows the trajectory it would follow alone,
-given the same batches and masks.
-"""
+The encoder is their MLP (`FollowUpArch`). State-dict keys and initial weights are theirs, so a
+checkpoint passes between the two codes (`build_follow_up`). `StackedFollowUp` holds S such models
+as stacked weights and runs them with batched matmuls, each with its own dropout masks: every model
+follows the trajectory it would follow alone, given the same batches and masks."""
 
 from __future__ import annotations
 
@@ -25,6 +17,9 @@ import torch
 from torch import nn
 
 
+# The encoder is their MLP: `depth` blocks of Linear -> ReLU -> Dropout(0.1), then a linear map to
+# the M-dimensional embedding (`enc_final`): depth 3, width 512 on the spirals ("MLP"), depth 1,
+# width 2,048 from 768-d features on SUB ("Shallow").
 @dataclass(frozen=True)
 class FollowUpArch:
     """One model of the follow-up: encoder (in_dim -> hidden x depth -> rep_dim), head over
@@ -72,8 +67,13 @@ class FollowUpMLP(nn.Module):
         return self.linear(self.embed(x))
 
 
+# State-dict keys are theirs (`encoder.enc_block_1.weight`, ..., `linear.weight`, `probe.weight`),
+# so a checkpoint passes between the two codes. Built in their order after
+# `torch.manual_seed(seed)`: the encoder's layers, the head, the concept probe (a concept-bottleneck
+# teacher, SUB), then, for every model but a plain classifier (students, the concept-bottleneck
+# model), Xavier-uniform on the head: the same initial weights as theirs.
 def build_follow_up(arch: FollowUpArch, seed: int) -> FollowUpMLP:
-    """The model their code builds after set_random_seed(seed) (see the module docstring)."""
+    """The model their code builds after set_random_seed(seed) (see above)."""
     torch.manual_seed(seed)
     return FollowUpMLP(arch)
 

@@ -1,25 +1,12 @@
-"""The follow-up's CIFAR-100 networks (their `backbones/resnet.py` over a copy of torchvision's
-ResNet, `models/classifier.py`, `kldistill.py`, `logitdistill.py`): a torchvision ResNet-18 or
-ResNet-50 as it is for ImageNet (7 x 7 stem of stride 2, max-pool, torchvision's `fc` built but
-never used), its pooled features mapped to the M-dimensional embedding by `linear`, then the
-bias-free head whose rows are the unembeddings g.
+"""The follow-up's CIFAR-100 networks: a torchvision ResNet-18 or ResNet-50, as for ImageNet.
+They are their `backbones/resnet.py` over a copy of torchvision's ResNet, `models/classifier.py`,
+`kldistill.py` and `logitdistill.py`. The ResNet is as it is for ImageNet (7 x 7 stem of stride 2,
+max-pool, torchvision's `fc` built but never used). Its pooled features are mapped to the
+M-dimensional embedding by `linear`, then the bias-free head whose rows are the unembeddings g.
 
-State-dict keys are theirs: `encoder.tv_layers.*` (torchvision's own names, so an ImageNet file
-of torchvision's loads into it as it is), `encoder.conv1.weight` (a 3 x 3 stem their wrapper
-builds and never calls), `encoder.linear.*`, `linear.weight`. Built in their order after
-`torch.manual_seed(seed)`: torchvision's layers and its initialisation (Kaiming-normal
-convolutions, BatchNorm at 1 and 0), the ImageNet weights where given, the wrapper's stem and
-map, the head, and Xavier-uniform on the head for every model but the plain classifier (their
-students): the same initial weights as theirs.
-
-`width` scales every channel count with torchvision's 64 as 1 (the stem, the four stages'
-64, 128, 256 and 512 planes, their unused stem): 64 is theirs; a stand-in's smaller networks
-keep the depth, the code path and the key names.
-
-Their teacher is `pretrain_resnet50v2`: torchvision's IMAGENET1K_V2 weights, which their code
-downloads; here they are read from a file the user has (`resnet50-11ad3fa6.pth`), and a teacher
-without it trains from scratch, which its files then say (`imagenet` in the metadata).
-"""
+State-dict keys and initial weights are theirs (`build_follow_up_resnet`). `width` scales every
+channel count (`TorchvisionResNet`). Their teacher starts from ImageNet weights, read here from a
+file the user has (`read_imagenet_weights`)."""
 
 from __future__ import annotations
 
@@ -86,6 +73,9 @@ class Bottleneck(nn.Module):
         return self.relu(out + (x if self.downsample is None else self.downsample(x)))
 
 
+# `width` scales every channel count with torchvision's 64 as 1 (the stem, the four stages' 64, 128,
+# 256 and 512 planes, their unused stem): 64 is theirs. A stand-in's smaller networks keep the
+# depth, the code path and the key names.
 class TorchvisionResNet(nn.Module):
     """torchvision's ResNet (v1.5: the stride in the bottleneck's 3 x 3), its names, its
     construction order and its initialisation, `fc` over 1,000 ImageNet classes included;
@@ -180,6 +170,9 @@ class FollowUpResNet(nn.Module):
         return self.linear(self.embed(x))
 
 
+# Their teacher is `pretrain_resnet50v2`: torchvision's IMAGENET1K_V2 weights, which their code
+# downloads. Here they are read from a file the user has (`resnet50-11ad3fa6.pth`). A teacher
+# without it trains from scratch, which its files then say (`imagenet` in the metadata).
 def read_imagenet_weights(path: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
     """torchvision's ResNet-50 ImageNet state dict from `path`; ImageNetWeightsError naming
     the file to download where it is missing or holds something else."""
@@ -198,9 +191,16 @@ def read_imagenet_weights(path: str | os.PathLike[str]) -> dict[str, torch.Tenso
     return state
 
 
+# State-dict keys are theirs: `encoder.tv_layers.*` (torchvision's own names, so an ImageNet file of
+# torchvision's loads into it as it is), `encoder.conv1.weight` (a 3 x 3 stem their wrapper builds
+# and never calls), `encoder.linear.*`, `linear.weight`. Built in their order after
+# `torch.manual_seed(seed)`: torchvision's layers and its initialisation (Kaiming-normal
+# convolutions, BatchNorm at 1 and 0), the ImageNet weights where given, the wrapper's stem and map,
+# the head, and Xavier-uniform on the head for every model but the plain classifier (their
+# students): the same initial weights as theirs.
 def build_follow_up_resnet(arch: ResNetArch, seed: int, imagenet: dict | None = None
                            ) -> FollowUpResNet:
-    """The model their code builds after set_random_seed(seed) (see the module docstring)."""
+    """The model their code builds after set_random_seed(seed) (see above)."""
     if imagenet is not None and (arch.depth != 50 or arch.width != FULL_WIDTH):
         raise ValueError("ImageNet weights are for the ResNet-50 teacher at torchvision's "
                          f"width {FULL_WIDTH}")
@@ -235,7 +235,9 @@ class StackedFollowUpResNet(FollowUpStack):
         return {k: v.detach().clone() for k, v in self.members[index].state_dict().items()}
 
 
-STACK_MODES = ("loop", "vmap")  # config logit_distance.cifar100.stack
+# how the ResNets of a stack run: the pipeline's `loop`, or `vmap`, which no GPU has timed yet
+# (benchmarks/follow_up_stack.py; docs/gpu.md, "Options to be timed")
+STACK_MODES = ("loop", "vmap")
 
 
 class VmappedFollowUpResNet(FollowUpStack):

@@ -1,18 +1,10 @@
-"""The log-bilinear language model (Mnih & Teh 2012) of Roeder et al. (2021)'s Fig. 1, in the
-family p(y|x) = softmax_y(f(x)^T g(y)), seeds stacked along a leading dimension.
+"""The log-bilinear language model (Mnih & Teh 2012) of Roeder et al. (2021)'s Fig. 1.
+It is in the family p(y|x) = softmax_y(f(x)^T g(y)), seeds stacked along a leading dimension.
 
-A word w has a context vector r_w and a target vector q_w (M = 2 in the figure) and a bias b_w.
-The context x = (w_1 .. w_n) is predicted as f(x) = sum_i C_i r_{w_i}, C_i an M x M matrix per
-position, and the next word scores f(x)^T q_y + b_y. The bias is the family's with one more
-coordinate: f~(x) = (f(x), 1) and g~(y) = (q_y, b_y) give f~^T g~ = f^T q_y + b_y, so `embed`
-and `unembed` return these (M + 1 columns); f~'s last coordinate never varies (m_CCA of f runs
-over the M that do). p(y|x) is unchanged by f~ -> A f~, g~ -> A^{-T} g~ for every invertible A
-that keeps f~'s 1 (last row (0 .. 0, 1)): q_y -> B^{-T} q_y + c for f -> B f + t, so the word
-vectors q of two models that fit the same p differ by an affine map of R^M.
-
-Inputs are word ids held as floats (the training loop keeps inputs in the model's float type:
-exact below 2^24), the context's words in order; `codes`, what g reads, are the word ids (V, 1).
-"""
+A word w has a context vector r_w and a target vector q_w (M = 2 in the figure) and a bias b_w. The
+context x = (w_1 .. w_n) is predicted as f(x) = sum_i C_i r_{w_i}, C_i an M x M matrix per position,
+and the next word scores f(x)^T q_y + b_y. `embed` and `unembed` fold the bias into one more
+coordinate (M + 1 columns; see StackedLogBilinear). Inputs are word ids held as floats."""
 
 from __future__ import annotations
 
@@ -23,6 +15,8 @@ from torch import nn
 
 from .stacked import StackedNLL
 
+# Inputs are word ids held as floats (the training loop keeps inputs in the model's float type:
+# exact below 2^24), the context's words in order; `codes`, what g reads, are the word ids (V, 1).
 MAX_VOCABULARY = 2**24  # word ids travel as float32 (training/loop.py): exact up to here
 INIT_STD = 0.1  # word vectors at the start, N(0, INIT_STD^2) per coordinate
 
@@ -39,6 +33,12 @@ def _seed_parameters(seed: int, vocabulary: int, context: int,
     }
 
 
+# The bias is the family's with one more coordinate: f~(x) = (f(x), 1) and g~(y) = (q_y, b_y) give
+# f~^T g~ = f^T q_y + b_y, so `embed` and `unembed` return these (M + 1 columns). f~'s last
+# coordinate never varies (m_CCA of f runs over the M that do). p(y|x) is unchanged by f~ -> A f~,
+# g~ -> A^{-T} g~ for every invertible A that keeps f~'s 1 (last row (0 .. 0, 1)): q_y -> B^{-T} q_y
+# + c for f -> B f + t. So the word vectors q of two models that fit the same p differ by an affine
+# map of R^M.
 class StackedLogBilinear(nn.Module):
     """S log-bilinear models of one shape: context_vectors (S, V, M), positions (S, n, M, M),
     target_vectors (S, V, M), bias (S, V); model s starts as `_seed_parameters(seeds[s])`."""

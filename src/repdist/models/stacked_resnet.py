@@ -1,22 +1,9 @@
 """S ResNet-18s of the same shape trained as one network: the seeds of a CIFAR configuration.
 
-Every convolution becomes a grouped convolution with one group per seed (the stem, which reads
-the shared input image, a plain one with S x 64 output channels), and every BatchNorm one
-BatchNorm over S x C channels: per-channel statistics are per-seed statistics, so each seed
-keeps its own running means and variances, normalises with its own batch statistics and only
-ever meets its own weights, exactly as if it were trained alone (a float64 test holds this to
-1e-9). The output layer is a batched matmul. One network of S groups fills a GPU that one
-ResNet-18 at batch 32 leaves mostly idle.
-
-Models of different output dimensions stack too (the stack across M, config
-cifar10.stack_across_m: the ten seeds of each M as one network): their heads are padded with zero
-rows to the widest (mlp.padded_rows), which leaves each model's arithmetic its own.
-
-`stack="streams"` (config cifar10.stack) computes each grouped convolution as S dense ones,
-one per seed, each on its own CUDA stream (in turn on a CPU), also inside a CUDA graph's
-capture, where the forked streams become parallel branches of the graph: the same parameters,
-state dict and arithmetic per seed (float64: equal to the grouped stack, tests/test_gpu_check.py),
-for `make gpu-check` to time against cuDNN's grouped kernels.
+Every convolution becomes a grouped convolution with one group per seed, and every BatchNorm one
+BatchNorm over S x C channels. So each seed only ever meets its own weights and statistics, exactly
+as if it were trained alone (a float64 test holds this to 1e-9). One network of S groups fills a GPU
+that one ResNet-18 at batch 32 leaves mostly idle. Models of different output dimensions stack too.
 """
 
 from __future__ import annotations
@@ -26,13 +13,12 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
-from torch.nn import functional
 
 from .resnet import ResNet18
 from .mlp import padded_rows
 
-STACK_MODES = ("grouped", "streams")
-# torch.compile's modes for the stack's body (config cifar10.compile; "none": eager);
+# torch.compile's modes for the stack's body ("none": eager), candidates of `make gpu-check`
+# that no record has decided yet (docs/gpu.md, "Options to be timed");
 # "elementwise": inductor's fusion of what lies between the convolutions, the convolutions left
 # to cuDNN, no autotuning and no CUDA graphs of inductor's own (the training step's graph,
 # RunOptions.cuda_graph, captures it)
@@ -42,45 +28,6 @@ COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune-no-cudagrap
 # to ATen (cuDNN): torch 2.11's Triton convolution template miscomputes 3x3 kernels
 ATEN_CONVOLUTIONS = {"max_autotune_conv_backends": "ATEN"}
 ELEMENTWISE = {"max_autotune": False, "triton.cudagraphs": False, **ATEN_CONVOLUTIONS}
-_STREAMS: dict[tuple[torch.device, int], torch.cuda.Stream] = {}
-
-
-def _side_stream(device: torch.device, index: int) -> torch.cuda.Stream:
-    """The index-th side stream of a CUDA device, made once per process."""
-    key = (device, index)
-    if key not in _STREAMS:
-        _STREAMS[key] = torch.cuda.Stream(device=device)
-    return _STREAMS[key]
-
-
-class StreamedConv2d(nn.Conv2d):
-    """A grouped convolution (one group per seed) computed as one dense convolution per group:
-    on CUDA each on a side stream of its own, forked from the current stream and joined back
-    before the output is used (inside a CUDA graph's capture the fork and the join are
-    captured: the convolutions become parallel branches of the graph, and so do their
-    gradients, which autograd runs on the streams of their forward); on other devices one
-    after another. Same weight tensor and state dict as the grouped nn.Conv2d it replaces."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
-        inputs, weights = x.chunk(self.groups, dim=1), self.weight.chunk(self.groups, dim=0)
-
-        def conv(xi: torch.Tensor, wi: torch.Tensor) -> torch.Tensor:
-            return functional.conv2d(xi, wi, None, self.stride, self.padding, self.dilation)
-
-        if not x.is_cuda:
-            return torch.cat([conv(xi, wi) for xi, wi in zip(inputs, weights, strict=True)], 1)
-        main = torch.cuda.current_stream(x.device)
-        outs = []
-        for i, (xi, wi) in enumerate(zip(inputs, weights, strict=True)):
-            side = _side_stream(x.device, i)
-            side.wait_stream(main)
-            x.record_stream(side)  # read there (and by its backward): not reused before
-            with torch.cuda.stream(side):
-                outs.append(conv(xi, wi))
-        for i, out in enumerate(outs):
-            main.wait_stream(_side_stream(x.device, i))
-            out.record_stream(main)  # made on a side stream, read on this one
-        return torch.cat(outs, 1)
 
 
 def compile_arguments(mode: str, backend: str | None = None) -> dict[str, object]:
@@ -94,16 +41,8 @@ def compile_arguments(mode: str, backend: str | None = None) -> dict[str, object
     return {} if mode == "default" else {"mode": mode}
 
 
-def streamed(conv: nn.Conv2d) -> nn.Conv2d:
-    """`conv` as a StreamedConv2d sharing its weight (a plain convolution stays as it is)."""
-    if conv.groups == 1:
-        return conv
-    out = StreamedConv2d(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride,
-                         conv.padding, conv.dilation, conv.groups, bias=False, device="meta")
-    out.weight = conv.weight
-    return out
-
-
+# The stem, which reads the shared input image, is a plain convolution with S x 64 output channels;
+# every other convolution is grouped, one group per seed.
 def _stacked_conv(convs: Sequence[nn.Conv2d], shared_input: bool) -> nn.Conv2d:
     first, count = convs[0], len(convs)
     conv = nn.Conv2d(
@@ -115,6 +54,8 @@ def _stacked_conv(convs: Sequence[nn.Conv2d], shared_input: bool) -> nn.Conv2d:
     return conv
 
 
+# One BatchNorm over S x C channels: per-channel statistics are per-seed statistics, so each seed
+# keeps its own running means and variances and normalises with its own batch statistics.
 def _stacked_batchnorm(norms: Sequence[nn.BatchNorm2d]) -> nn.BatchNorm2d:
     first = norms[0]
     norm = nn.BatchNorm2d(len(norms) * first.num_features, eps=first.eps, momentum=first.momentum,
@@ -141,14 +82,16 @@ def _stacked(modules: Sequence[nn.Module]) -> nn.Module:
     return clone
 
 
+# The output layer is a batched matmul. Models of different output dimensions stack too (the stack
+# across M, config cifar10.stack_across_m: the ten seeds of each M as one network): their heads are
+# padded with zero rows to the widest (mlp.padded_rows), which leaves each model's arithmetic its
+# own.
 class StackedResNet18(nn.Module):
     """ResNet-18s of the same width, one per model, as one network; output dimensions may
     differ (the stack across M: heads padded with zero rows to the widest, padded_rows)."""
 
-    def __init__(self, nets: Sequence[ResNet18], stack: str = "grouped") -> None:
+    def __init__(self, nets: Sequence[ResNet18]) -> None:
         super().__init__()
-        if stack not in STACK_MODES:
-            raise ValueError(f"stack must be one of {STACK_MODES}, got {stack!r}")
         body = copy.copy(nets[0])
         body._modules = dict(nets[0]._modules)
         body.conv1 = _stacked_conv([n.conv1 for n in nets], shared_input=True)
@@ -161,20 +104,7 @@ class StackedResNet18(nn.Module):
         self.linear_weight = nn.Parameter(padded_rows([n.linear.weight.detach() for n in nets]))
         self.linear_bias = nn.Parameter(padded_rows([n.linear.bias.detach()[:, None]
                                                      for n in nets]))
-        self.autocast_dtype: torch.dtype | None = None  # e.g. torch.bfloat16 on CUDA
-        self.stack = "grouped"
-        if stack == "streams":
-            self.stream_convolutions()
-
-    def stream_convolutions(self) -> None:
-        """Every grouped convolution as dense ones on CUDA streams (StreamedConv2d): the same
-        parameters in the same order (build the optimiser after this)."""
-        convs = [(module, name, child) for module in self.body.modules()
-                 for name, child in module.named_children()
-                 if isinstance(child, nn.Conv2d) and not isinstance(child, StreamedConv2d)]
-        for module, name, child in convs:
-            setattr(module, name, streamed(child))
-        self.stack = "streams"
+        self.autocast_dtype: torch.dtype | None = None  # e.g. torch.float16 on CUDA
 
     @property
     def num_models(self) -> int:

@@ -1,17 +1,11 @@
 """The run's GPU plan, made once in the head when the DAG is built (rules/common.smk calls
-`plan_gpus`), without torch, on a machine that may have no GPU (a SLURM login node): whether
-the training jobs run where there are GPUs, how many GPU jobs Snakemake runs at once (its `gpu`
-resource), and the pool of GPUs a local run's GPU jobs share (pipeline.gpu_pool). The probes
-of this machine's GPUs (the NVIDIA driver's files, CUDA_VISIBLE_DEVICES; no torch) live here
-too; a running job asks torch instead (training/devices.py::resolve_device).
+`plan_gpus`), without torch, on a machine that may have no GPU (a SLURM login node).
 
-- A run that declares `gpu` (a SLURM profile's `resources: [gpu=N]`, `--resources gpu=N`) is
-  planned as declared: N GPU jobs at once, whatever the building machine has. On a workstation
-  they share the first ceil(N / k) GPUs it sees, k = `gpu_slots_per_gpu` jobs on each; on
-  SLURM each job gets a GPU of its own from the scheduler (k is not used there).
-- An undeclared run asks this machine: with GPUs, each visible GPU holds k jobs at once, so
-  the `gpu` resource becomes GPUs x k (one job per GPU by default).
-"""
+It says whether the training jobs run where there are GPUs, how many GPU jobs Snakemake runs at once
+(its `gpu` resource), and the pool of GPUs a local run's GPU jobs share (pipeline.gpu_pool). A run
+that declares `gpu` is planned as declared; an undeclared run asks this machine (`plan_gpus`). The
+probes of this machine's GPUs (the NVIDIA driver's files, CUDA_VISIBLE_DEVICES; no torch) live here
+too; a running job asks torch instead (training/devices.py::resolve_device)."""
 
 from __future__ import annotations
 
@@ -51,7 +45,7 @@ def visible_gpus() -> list[str]:
 def gpus_planned(declared: int | None, present: bool | None = None) -> bool:
     """Whether the training jobs run where there are GPUs: as the run declares (`declared`,
     its `gpu` resource; 0 turns GPUs off), else as this machine has (`present`; None asks it;
-    see the module's text)."""
+    see plan_gpus)."""
     if declared is not None:
         return declared > 0
     return cuda_present() if present is None else present
@@ -89,6 +83,12 @@ class GpuPlan:
         return export_pool(self.pool, self.slots_per_gpu)
 
 
+# - A run that declares `gpu` (a SLURM profile's `resources: [gpu=N]`, `--resources gpu=N`) is
+#   planned as declared: N GPU jobs at once, whatever the building machine has. On a workstation
+#   they share the first ceil(N / k) GPUs it sees, k = `gpu_slots_per_gpu` jobs on each; on SLURM
+#   each job gets a GPU of its own from the scheduler (k is not used there).
+# - An undeclared run asks this machine: with GPUs, each visible GPU holds k jobs at once, so the
+#   `gpu` resource becomes GPUs x k (one job per GPU by default).
 def plan_gpus(declared: int | None, slots_per_gpu: int = 1, visible: list[str] | None = None,
               present: bool | None = None) -> GpuPlan:
     """The plan of a run that declared `declared` GPU jobs (None: undeclared); `visible` and

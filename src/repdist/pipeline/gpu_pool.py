@@ -1,17 +1,10 @@
 """One GPU slot for each GPU job on a workstation of one or several GPUs.
 
-Snakemake counts GPU jobs (the `gpu` resource: it never runs more of them at once than the run
-declares) but does not say which GPU a job gets: every job would see all of them and start on
-GPU 0. So the head exports the run's pool (`export_pool`: the GPUs that hold the run's GPU jobs,
-all it sees when undeclared; pipeline.gpu_plan decides) with its slots per GPU (config
-`gpu_slots_per_gpu`, 1 by default: one job per GPU), and each GPU job takes one free slot of it
-for its lifetime (`gpu_slot`), by an exclusive lock on a file per slot, shared by every run on
-the machine, and sets CUDA_VISIBLE_DEVICES to the slot's GPU before CUDA starts. Slots are
-taken GPU by GPU before a GPU's second slot, so jobs spread over the GPUs first; a GPU never
-holds more jobs than its slots. The lock goes with the process, however it ends (SIGKILL
-included). On SLURM the scheduler binds GPUs itself (gres, one per job), so jobs there leave
-the pool alone.
-"""
+Snakemake counts GPU jobs (the `gpu` resource) but does not say which GPU a job gets: every job
+would see all of them and start on GPU 0. So the head exports the run's pool of GPUs
+(`export_pool`), and each GPU job takes one free slot of it for its lifetime (`gpu_slot`). The job
+then sets CUDA_VISIBLE_DEVICES to the slot's GPU before CUDA starts. On SLURM the scheduler binds
+GPUs itself (gres, one per job), so jobs there leave the pool alone."""
 
 from __future__ import annotations
 
@@ -37,6 +30,9 @@ def pool_ids(declared: int | None, visible: list[str], slots_per_gpu: int = 1) -
     return visible if declared is None else visible[:-(-declared // slots_per_gpu)]
 
 
+# The pool: the GPUs that hold the run's GPU jobs, all it sees when undeclared (pipeline.gpu_plan
+# decides), with its slots per GPU (config `gpu_slots_per_gpu`, 1 by default: one job per GPU).
+# Snakemake never runs more GPU jobs at once than the run declares.
 def export_pool(ids: list[str], slots_per_gpu: int = 1) -> list[str]:
     """In the head: the run's pool (pool_ids) and its slots per GPU into the environment its
     local jobs inherit."""
@@ -83,6 +79,10 @@ def slots_per_gpu() -> int:
     return max(1, int(os.environ.get(PER_GPU_ENV) or 1))
 
 
+# A slot is held by an exclusive lock on a file per slot, shared by every run on the machine. Slots
+# are taken GPU by GPU before a GPU's second slot, so jobs spread over the GPUs first; a GPU never
+# holds more jobs than its slots. The lock goes with the process, however it ends (SIGKILL
+# included).
 @contextlib.contextmanager
 def gpu_slot(logger: logging.Logger, poll_s: float = 0.5,
              say_every_s: float = 60.0) -> Iterator[str | None]:

@@ -1,16 +1,10 @@
 """Branches that follow an overlay: a user who narrows the synthetic grid (fewer class counts,
 widths or seeds) or shortens training should not have to switch off the branches built on it.
-`adapt_to_overlays` fits them, in place, to what the run trains, before the config checks, and
-returns one line per change for the log:
 
-- width figures: class counts the run does not train leave their figure groups;
-- the authors' models: compared on the part of their grid (class counts, widths, seeds) that the
-  run trains; off when none of it is;
-- training dynamics: snapshots after the last step are dropped;
-- distillation: teacher seeds the run does not train are dropped; off when none is left;
-- Roeder's Fig. 2c on the NeurIPS models: left out when the run does not train them;
-- `models:` groups: a path starting with `{outdir}/` is under the run's output folder.
-"""
+`adapt_to_overlays` fits them, in place, to what the run trains, before the config checks. It
+returns one line per change for the log. Each branch's rule is at the function that applies it:
+width figures, the authors' models, training dynamics, distillation, Roeder's Fig. 2c and `models:`
+groups."""
 
 from __future__ import annotations
 
@@ -39,6 +33,7 @@ def _kept(values: list[Any], allowed: Any) -> list[Any]:
     return [v for v in values if v in allowed]
 
 
+# Width figures: class counts the run does not train leave their figure groups.
 def _width_figures(config: Config) -> list[str]:
     syn = config["synthetic"]
     groups = [kept for group in syn["width_figures"]
@@ -49,6 +44,8 @@ def _width_figures(config: Config) -> list[str]:
     return [f"synthetic.width_figures: {groups} (was {old}), the class counts this run trains"]
 
 
+# The authors' models: compared on the part of their grid (class counts, widths, seeds) that the run
+# trains; off when none of it is.
 def _authors(config: Config) -> list[str]:
     aut, syn = config["authors_models"], config["synthetic"]
     if aut["enabled"] is False:
@@ -73,6 +70,7 @@ def _authors(config: Config) -> list[str]:
     return notes
 
 
+# Training dynamics: snapshots after the last step are dropped.
 def _dynamics(config: Config) -> list[str]:
     dyn, steps = config["dynamics"], config["synthetic"]["training"]["steps"]
     kept = [s for s in dyn["snapshots"] if s <= steps]
@@ -86,6 +84,7 @@ def _dynamics(config: Config) -> list[str]:
             f"steps (synthetic.training.steps); {kept} kept"]
 
 
+# Distillation: teacher seeds the run does not train are dropped; off when none is left.
 def _distillation(config: Config) -> list[str]:
     dist, n_seeds = config["distillation"], config["synthetic"]["n_seeds"]
     if not dist["enabled"]:
@@ -112,6 +111,7 @@ def neurips_fit_trained(config: Config) -> bool:
             and max(config["roeder"]["fit_seeds"]) < syn["n_seeds"])
 
 
+# Roeder's Fig. 2c on the NeurIPS models: left out when the run does not train them.
 def _roeder(config: Config) -> list[str]:
     if not config["roeder"]["enabled"] or neurips_fit_trained(config):
         return []
@@ -120,6 +120,7 @@ def _roeder(config: Config) -> list[str]:
             f"width {width}, seeds {config['roeder']['fit_seeds']}"]
 
 
+# `models:` groups: a path starting with `{outdir}/` is under the run's output folder.
 def _models_under_outdir(config: Config) -> None:
     prefix = OUTDIR_PLACEHOLDER + "/"
     outdir = str(config["outdir"]).rstrip("/")

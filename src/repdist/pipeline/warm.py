@@ -1,29 +1,11 @@
-"""Warm starts for a local run's script jobs: each job forked from an interpreter that has
-already imported the libraries every job imports, instead of a fresh Python importing them again.
+"""Warm starts for a local run's script jobs: each job forked from an interpreter that has already
+imported the libraries every job imports, instead of a fresh Python importing them again.
 
-A job of the quick DAG does seconds of work at most, and a fresh interpreter pays about 2 s of CPU
-to import torch, pandas and matplotlib first (1 s more where it builds an optimiser, which imports
-torch._dynamo): most of a toy run's CPU. So the head process of a local run (Snakefile `onstart`;
-never on a cluster, whose jobs must run inside their own allocation) starts one server
-(`python -m repdist.pipeline.warm SOCKET --watch PID`) that imports `PRELOAD` once and waits.
-Every job still starts as Snakemake starts it (`python .snakemake/scripts/tmp….py`), but its
-interpreter first runs the hook on PYTHONPATH (`warm_hook/sitecustomize.py`): a Snakemake
-script, run by the server's own interpreter, is handed over (`delegate`). The client sends its
-arguments, working directory, environment and standard streams (the descriptors themselves) and
-the server forks a child that becomes the job: same script, same streams, same environment, its
-threads set from it as Snakemake sets them. The client forwards SIGTERM, SIGINT and SIGHUP to
-the child and exits with its status; a child whose client disappears is stopped.
-
-What differs from a cold start, and where it shows:
-- Snakemake's `benchmark:` files measure the client's process tree: their wall seconds stay
-  right, their CPU and memory columns are the client's. The job log's last line holds the
-  job's own CPU and peak memory, and says that it started warm.
-- Environment variables a preloaded library reads when it is imported are the head's, not the
-  job's (threads excepted, set from the job's environment as Snakemake sets them).
-Where anything is missing (no server yet, another interpreter, a conda env), the job starts
-cold as before: a warm start is only ever a faster way to the same process. A run that plans
-GPU jobs, runs on a cluster or runs fewer than MIN_JOBS jobs starts none warm; `warm_starts:
-false` in the config turns it off everywhere."""
+Those imports cost about 2 s of CPU a job, most of a toy run's CPU. So a local run's head starts one
+server that imports `PRELOAD` once, and each job hands its script to it (`delegate`). Where anything
+is missing, the job starts cold: a warm start is only ever a faster way to the same process. A run
+that plans GPU jobs, runs on a cluster or runs fewer than MIN_JOBS jobs starts none warm. Config
+`warm_starts` turns it on: config.quick.yaml's runs start warm, config.yaml's stay cold."""
 
 from __future__ import annotations
 
@@ -56,6 +38,17 @@ PRELOAD = ("numpy", "pandas", "pyarrow.parquet", "pyarrow.dataset", "scipy.linal
            "fontTools.subset", "torch", "torch._dynamo", "sklearn.linear_model",
            "sklearn.cross_decomposition", "transformers.modeling_utils", "snakemake.script",
            "threadpoolctl", "tabulate")
+# A job of the quick DAG does seconds of work at most, and a fresh interpreter pays about 2 s of CPU
+# to import torch, pandas and matplotlib first (1 s more where it builds an optimiser, which imports
+# torch._dynamo). Where anything is missing (no server yet, another interpreter, a conda env), the
+# job starts cold.
+#
+# What differs from a cold start, and where it shows:
+# - Snakemake's `benchmark:` files measure the client's process tree: their wall seconds stay right,
+#   their CPU and memory columns are the client's. The job log's last line holds the job's own CPU
+#   and peak memory, and says that it started warm.
+# - Environment variables a preloaded library reads when it is imported are the head's, not the
+#   job's (threads excepted, set from the job's environment as Snakemake sets them).
 MIN_JOBS = 6  # fewer jobs than this start cold (start_for_local_jobs)
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 HEADER = struct.Struct("!I")  # a message's length, before its JSON
@@ -106,6 +99,13 @@ def handed_over(argv: list[str], environ: os._Environ | dict) -> bool:
         bool(argv) and SCRIPTS_DIR in os.path.abspath(argv[0]) and argv[0].endswith(".py")
 
 
+# Every job still starts as Snakemake starts it (`python .snakemake/scripts/tmp….py`), but its
+# interpreter first runs the hook on PYTHONPATH (`warm_hook/sitecustomize.py`): a Snakemake script,
+# run by the server's own interpreter, is handed over. The client sends its arguments, working
+# directory, environment and standard streams (the descriptors themselves), and the server forks a
+# child that becomes the job: same script, same streams, same environment, its threads set from it
+# as Snakemake sets them. The client forwards SIGTERM, SIGINT and SIGHUP to the child and exits with
+# its status; a child whose client disappears is stopped.
 def delegate() -> None:
     """Hand this job to the server and exit with the job's status; return (to start cold)
     where the server cannot be reached or cannot start it."""
@@ -331,6 +331,9 @@ def _stop_all(running: dict[int, socket.socket], listener: socket.socket, path: 
 
 # -- the head: start the server, point the jobs at it -----------------------------------------
 
+# The head process of a local run (Snakefile `onstart`; never on a cluster, whose jobs must run
+# inside their own allocation) starts one server (`python -m repdist.pipeline.warm SOCKET --watch
+# PID`) that imports `PRELOAD` once and waits.
 def start_server(folder: Path, watch: int | None = None,
                  names: tuple[str, ...] = PRELOAD) -> Path:
     """Start the server in the background for the process `watch` (default: this one) and set
@@ -353,6 +356,8 @@ def start_server(folder: Path, watch: int | None = None,
     return path
 
 
+# Paper-scale runs (config.yaml) stay cold: their start-ups are under 1 % of the run, and the
+# differences of a warm start (see MIN_JOBS) are not worth it there.
 def start_for_local_jobs(enabled: bool, local: bool, gpus: int, jobs: Iterable[object]) -> Path | None:
     """The Snakefile's `onstart`: the server, its output beside Snakemake's own logs
     (.snakemake/log), and its socket; None, every job starting cold, unless the config's

@@ -1,18 +1,9 @@
 """Batch orders: the original's torch DataLoader order (paper protocol) and a seeded numpy one.
 
-A `DataLoader(shuffle=True)` draws, from the global torch RNG, one int64 "base seed" when an
-iterator is created (for worker seeding) and one more when its RandomSampler starts, which
-seeds a private generator for `randperm(n)`; a `shuffle=False` test loader's iterator draws a
-base seed too. The original created a train iterator per epoch and a test iterator after the
-update of every step i with i % 2000 == 0, all after `torch.manual_seed(0)`. Replaying those
-draws on a private generator seeded the same way gives its batches in its order without
-touching the global RNG (tests hold this to a real DataLoader).
-
-A run draws its whole order before it starts (`BatchOrder`): one permutation of range(n) per
-epoch, batch j of an epoch its rows j*b .. (j+1)*b, the last batch of an epoch short where b
-does not divide n. The training loop copies it to the device once and slices it there, so a
-step never waits for an index batch from the host.
-"""
+The original's order is replayed on a private generator seeded as its global RNG was, without
+touching the global RNG (`dataloader_order`; tests hold this to a real DataLoader). A run draws its
+whole order before it starts (`BatchOrder`). The training loop copies it to the device once and
+slices it there, so a step never waits for an index batch from the host."""
 
 from __future__ import annotations
 
@@ -27,6 +18,8 @@ import torch
 from ..io.host import to_host
 
 
+# The whole order: one permutation of range(n) per epoch, batch j of an epoch its rows j*b ..
+# (j+1)*b, the last batch of an epoch short where b does not divide n.
 @dataclass(frozen=True)
 class BatchOrder:
     """`steps` index batches of size `batch_size` (the last of each epoch short, or with
@@ -72,6 +65,13 @@ class BatchOrder:
             yield flat[slice(*self.bounds(step))]
 
 
+# A `DataLoader(shuffle=True)` draws, from the global torch RNG, one int64 "base seed" when an
+# iterator is created (for worker seeding) and one more when its RandomSampler starts, which seeds a
+# private generator for `randperm(n)`; a `shuffle=False` test loader's iterator draws a base seed
+# too. The original created a train iterator per epoch and a test iterator after the update of every
+# step i with i % 2000 == 0, all after `torch.manual_seed(0)`. Replaying those draws on a private
+# generator seeded the same way gives its batches in its order without touching the global RNG
+# (tests hold this to a real DataLoader).
 def dataloader_order(
     n: int,
     batch_size: int,

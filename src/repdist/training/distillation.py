@@ -1,22 +1,14 @@
 """Distillation objectives: a student p'(y|x) trained to match a teacher p(y|x) on the training
-inputs, by one of the losses the follow-up compares (Nielsen, Marconato, Gresele, Dittadi,
-Buchholz, "Logit Distance Bounds Representational Similarity", 2026):
+inputs.
+The losses are those the follow-up compares (Nielsen, Marconato, Gresele, Dittadi, Buchholz, "Logit
+Distance Bounds Representational Similarity", 2026).
 
 - `kl`: E_x KL(p(.|x) || p'(.|x)), the usual distillation loss (temperature 1);
-- `logit_l2`: E_x sum_y (l~'_y(x) - l~_y(x))^2 with centred log-probabilities
-  l~_y(x) = log p(y|x) - mean_y' log p(y'|x): the square of the `d_logit` this project measures
-  (measures.extra), the loss the follow-up proposes;
-- `logit_l1`: E_x sum_y |l~'_y(x) - l~_y(x)|, its L1 variant;
-- `labels`: the NLL of the true labels alone, the teacher ignored (the baseline: an
-  independently trained seed).
-
-All in float64 from the student's float64 log-probabilities, as the training loss.
-
-The follow-up's own losses (`follow_up_loss`, their `utils/losses.py`) are on raw logits, in the
-logits' float type, as theirs: `kl` KL(teacher || student) (KLDivLoss, batchmean, of the two
-log-softmaxes), `l1` the mean over a batch's logits of |student - teacher| (F.l1_loss), `l2` the
-sum of squared logit differences over the batch size; `labels` their classifier's cross entropy.
-"""
+- `logit_l2`: the square of the `d_logit` this project measures, the loss the follow-up proposes;
+- `logit_l1`: its L1 variant;
+- `labels`: the NLL of the true labels alone, the teacher ignored (the baseline). All in float64, as
+  the training loss (`distillation_loss`). The follow-up's own losses, on raw logits as theirs, are
+  `follow_up_loss`."""
 
 from __future__ import annotations
 
@@ -32,6 +24,11 @@ def _centred(log_probs: torch.Tensor) -> torch.Tensor:
     return log_probs - log_probs.mean(dim=-1, keepdim=True)
 
 
+# - `logit_l2`: E_x sum_y (l~'_y(x) - l~_y(x))^2 with centred log-probabilities l~_y(x) = log p(y|x)
+#   - mean_y' log p(y'|x): the square of the `d_logit` this project measures (measures.extra);
+# - `logit_l1`: E_x sum_y |l~'_y(x) - l~_y(x)|;
+# - `labels`: the baseline is an independently trained seed. All in float64 from the student's
+#   float64 log-probabilities, as the training loss.
 def distillation_loss(kind: str, student: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
     """The mean over a batch of one loss between (..., B, K) float64 log-probabilities: the
     student's and the teacher's. Returns (...,): one value per model of a stack."""
@@ -67,6 +64,10 @@ def distillation_objective(kind: str, teacher_log_probs: torch.Tensor | None) ->
 
 
 
+# The follow-up's own losses (their `utils/losses.py`) are on raw logits, in the logits' float type,
+# as theirs: `kl` KL(teacher || student) (KLDivLoss, batchmean, of the two log-softmaxes), `l1` the
+# mean over a batch's logits of |student - teacher| (F.l1_loss), `l2` the sum of squared logit
+# differences over the batch size; `labels` their classifier's cross entropy.
 def follow_up_loss(kind: str, student: torch.Tensor, teacher: torch.Tensor | None = None,
                    labels: torch.Tensor | None = None) -> torch.Tensor:
     """The follow-up's loss `kind` per model between (..., B, K) logits (or, for `labels`, the

@@ -1,16 +1,11 @@
-"""Early stopping per model of a stack, on the loop's test passes (Roeder et al. 2021, App. A.3:
-"we early stop based on a validation loss failing to improve further"): give the run the
-validation set as its test data.
+"""Early stopping per model of a stack, on the loop's test passes: give the run the validation set.
+Roeder et al. 2021, App. A.3: "we early stop based on a validation loss failing to improve further".
 
-A model stops after `patience` test passes in a row without a loss below its best: its weights
-go back to those of its best pass, its Adam moments are zeroed and its loss no longer sends a
-gradient, so Adam leaves it exactly where it is (a zero gradient on zero moments is a zero
-update) while the other models of the stack train on. Each model thus ends as if it had been
-stopped alone at its best pass. The run ends when every model has stopped; at its last step the
-models still training are set back to their best pass too. The best weights, losses and steps
-travel with the checkpoint (`state_dict`), so a resumed run stops where an uninterrupted one
-does.
-"""
+A model stops after `patience` test passes in a row without a loss below its best. It then stays at
+its best pass while the other models of the stack train on (`EarlyStopping`). So each model ends as
+if it had been stopped alone at its best pass. The run ends when every model has stopped. The best
+weights, losses and steps travel with the checkpoint (`state_dict`), so a resumed run stops where an
+uninterrupted one does."""
 
 from __future__ import annotations
 
@@ -21,6 +16,10 @@ import numpy as np
 import torch
 
 
+# A stopped model's weights go back to those of its best pass, its Adam moments are zeroed and its
+# loss no longer sends a gradient. So Adam leaves it exactly where it is (a zero gradient on zero
+# moments is a zero update) while the other models of the stack train on. At the run's last step the
+# models still training are set back to their best pass too.
 @dataclass
 class EarlyStopping:
     """Per-model early stopping for a stack of `num_models` models whose every parameter holds

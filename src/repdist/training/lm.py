@@ -1,17 +1,10 @@
-"""The training loop of the causal language models (the `lm` branch), in the phases of
-training/loop.py: setup, resume, loop, finals.
+"""The training loop of the causal language models (the `lm` branch), in the phases of loop.py.
+The phases are those of training/loop.py: setup, resume, loop, finals.
 
-loop.py's `train` fits classifiers: one label per input, float inputs, g over class codes, and
-its evaluation and loss bookkeeping assume (batch, K) log-probabilities. A language model
-predicts a token at every position of an integer context, so it gets this short loop instead,
-sharing what is not classifier-specific: Adam (`make_adam`), the clean protocol's batch order
-(`numpy_order`, seeded by the model's seed: the seed sets both the initialisation and the
-order), resumable checkpoints and progress lines. A step does not wait for the host: its index
-batch is a slice of the batch order copied to the device once (`BatchOrder.on_device`, as in
-loop.py) and its loss is summed into the logged window there; values leave the device only
-through `to_host`, at the log, eval and checkpoint points. With the same seed, data, settings
-and thread count a run is bit-for-bit repeatable, resumed or not.
-"""
+A language model predicts a token at every position of an integer context, so it gets this short
+loop instead of loop.py's `train`, sharing what is not classifier-specific (`train_lm`). A step does
+not wait for the host. With the same seed, data, settings and thread count a run is bit-for-bit
+repeatable, resumed or not."""
 
 from __future__ import annotations
 
@@ -110,6 +103,11 @@ class LMOptions:
     identity: Mapping[str, Any] | None = None
 
 
+# loop.py's `train` fits classifiers: one label per input, float inputs, g over class codes, and its
+# evaluation and loss bookkeeping assume (batch, K) log-probabilities. This loop shares what is not
+# classifier-specific: Adam (`make_adam`), the clean protocol's batch order (`numpy_order`, seeded
+# by the model's seed: the seed sets both the initialisation and the order), resumable checkpoints
+# and progress lines.
 def train_lm(model: torch.nn.Module, train: np.ndarray, eval_windows: np.ndarray,
              cfg: LMTrainConfig, seed: int,
              options: LMOptions = LMOptions()) -> tuple[LMTrainLog, dict[str, Any]]:
@@ -151,6 +149,9 @@ def _resume(run: _Run, cfg: LMTrainConfig, checkpoint: str | Path | None) -> Non
     LOG.info("resuming from step %d (%s)", run.start_step, checkpoint)
 
 
+# A step does not wait for the host: its index batch is a slice of the batch order copied to the
+# device once (`BatchOrder.on_device`, as in loop.py) and its loss is summed into the logged window
+# there. Values leave the device only through `to_host`, at the log, eval and checkpoint points.
 def _loop(run: _Run, cfg: LMTrainConfig, seed: int, checkpoint: str | Path | None) -> None:
     progress = ProgressLog(cfg.steps, run.start_step)
     order = numpy_order(len(run.train), cfg.batch_size, cfg.steps, seed)

@@ -1,19 +1,12 @@
 """The training loop of every model here: synthetic MLPs and CIFAR ResNets, seeds stacked.
 
 Adam, loss = mean NLL with f evaluated once per batch, under one of two protocols
-(`training.protocol`): `paper` retraces the original's runs (whole epochs, its DataLoader's
-batch order, train-mode test passes after the update), `clean` runs exactly the nominal steps.
-All seeds share one batch order, as in the original. Data lives on the training device.
-Checkpoints record their configuration and are written atomically every `checkpoint_every`
-steps; a run finding its own checkpoint resumes to the same result as an uninterrupted run.
-
-The batch order is drawn before the run and lives on the device with the data; the step
-(`_train_step`) indexes it there and sums its loss into the logged-loss window there, so a
-step never waits for the host: values leave the device (`to_host`) only when a log entry, a
-progress line, a test pass or a checkpoint is due. `RunOptions.cuda_graph` replays that same
-step from CUDA graphs (`_StepGraphs`); `RunOptions.loss_scaling` scales its loss for float16
-(torch.amp.GradScaler with the fused Adam, on the device too).
-"""
+(`training.protocol`): `paper` retraces the original's runs (whole epochs, its DataLoader's batch
+order, train-mode test passes after the update), `clean` runs exactly the nominal steps. All seeds
+share one batch order, as in the original. Data lives on the training device. Checkpoints record
+their configuration and are written atomically every `checkpoint_every` steps; a run finding its own
+checkpoint resumes to the same result as an uninterrupted run. A step never waits for the host
+(`_train_step`)."""
 
 from __future__ import annotations
 
@@ -402,6 +395,12 @@ def _set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
         group["lr"] = lr
 
 
+# The batch order is drawn before the run and lives on the device with the data. The step indexes it
+# there and sums its loss into the logged-loss window there, so a step never waits for the host:
+# values leave the device (`to_host`) only when a log entry, a progress line, a test pass or a
+# checkpoint is due. `RunOptions.cuda_graph` replays that same step from CUDA graphs
+# (`_StepGraphs`); `RunOptions.loss_scaling` scales its loss for float16 (torch.amp.GradScaler with
+# the fused Adam, on the device too).
 def _train_step(run: _Run, objective: Objective | None, idx: torch.Tensor) -> None:
     """One optimisation step on the batch `idx` (indices on the device), its per-model loss
     summed into the window `run.running` in place: nothing leaves the device, nothing is

@@ -19,7 +19,10 @@ configfile: Path(workflow.basedir) / "config.yaml"
 SRC = str(Path(workflow.basedir) / "src")
 sys.path.insert(0, SRC)
 
-from repdist.pipeline.config_checks import check_config, check_removed_keys  # noqa: E402
+from repdist.pipeline.config_checks import (
+    check_config,
+    check_removed_keys,
+)  # noqa: E402
 from repdist.pipeline.config_types import (
     named_null_section,
     whole_numbers_as_int,

@@ -129,6 +129,7 @@ def test_cifar_trainer_resumes_bitwise_with_batchnorm(standin, tmp_path, crash_a
     assert finals["steps_run"] < cfg.steps
     for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
                             strict=True):
+        # exact: the same run, resumed
         assert torch.equal(p, q), name  # includes BN running_mean/var and num_batches_tracked
     assert log_resumed == log_whole
 
@@ -197,7 +198,7 @@ def assert_cifar_stack_is_each_alone(stack, finals, alone):
             q = ours[name]
             assert q.shape == p.shape, (i, name)
             if not p.is_floating_point():
-                assert torch.equal(p, q), name  # num_batches_tracked
+                assert torch.equal(p, q), name  # exact: integers (num_batches_tracked)
                 continue
             rel = float((p - q).norm() / max(float(p.norm()), 1e-300))
             assert rel <= 1e-9, (i, name, rel)
@@ -257,7 +258,7 @@ def test_a_run_resumed_with_channels_last_flipped_starts_afresh(standin, tmp_pat
     assert "checkpoint set aside: memory_format" in caplog.text
     for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
                             strict=True):
-        assert torch.equal(p, q), name
+        assert torch.equal(p, q), name  # exact: the same fresh run
 
 
 @pytest.mark.slow  # float16 on a CPU crawls where it overflows (~10 s): `make test-slow`
@@ -304,5 +305,5 @@ def test_an_fp16_run_resumes_with_its_loss_scale(standin, tmp_path, crash_after,
     assert finals["loss_scaler"]["scale"] < 2.0 ** 24  # it backed off: float16 overflowed
     for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
                             strict=True):
-        assert torch.equal(p, q), name
+        assert torch.equal(p, q), name  # exact: the same run, resumed
     assert log_resumed == log_whole

@@ -92,6 +92,7 @@ def test_jobs_in_processes_give_the_same_table(tmp_path, model_paths):
     one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
     assert run(*model_paths, "-o", one, *FAST) == 0
     assert run(*model_paths, "-o", two, *FAST, "--jobs", "2") == 0
+    # exact: the same computation in worker processes
     pd.testing.assert_frame_equal(pd.read_parquet(one), pd.read_parquet(two), check_exact=True)
 
 
@@ -121,6 +122,7 @@ def test_a_measures_subset_gives_only_those_columns_and_skips_the_rest(
         "mcca_f_components",
         "warning",
     ]
+    # exact: the same computation, fewer columns
     pd.testing.assert_frame_equal(table, pd.read_parquet(full)[table.columns], check_exact=True)
 
 
@@ -135,6 +137,7 @@ def test_csv_and_parquet_outputs_hold_the_same_table_with_provenance(tmp_path, m
     numbers = [c for c in parquet.columns if parquet[c].dtype.kind in "fiub"]
     pd.testing.assert_frame_equal(plain_csv[numbers], parquet[numbers], rtol=1e-15)
     exact = pd.read_csv(as_csv, float_precision="round_trip")  # 17 digits written
+    # exact: a round trip, 17 digits
     pd.testing.assert_frame_equal(exact[numbers], parquet[numbers], check_exact=True)
     assert plain_csv.input_set.tolist() == [str(s.tolist()) for s in parquet.input_set]
     meta = read_parquet_metadata(as_parquet)

@@ -65,9 +65,11 @@ def test_early_stopping_keeps_each_models_best_pass_and_stops_when_all_have(monk
     assert stopping["steps_done"] == 50 and finals["steps_run"] == 50
     for i, best in enumerate((20, 30)):  # each model ends at its best pass's weights
         for name, value in stack.state_dict().items():
+            # exact: restored from a copy
             assert torch.equal(value[i], kept[best][name][i]), (i, name)
     # model 0 stayed at its best from step 40 on while model 1 trained (zero moments, no grad)
     for name, value in kept[50].items():
+        # exact: restored from a copy, then not stepped
         assert torch.equal(value[0], kept[20][name][0]), name
         assert not torch.equal(value[1], kept[40][name][1]), name
 
@@ -84,6 +86,7 @@ def test_models_still_training_at_the_last_step_take_their_best_pass(monkeypatch
     assert finals["early_stopping"]["stopped_step"] == [None, None]  # ran to the end
     for i, best in enumerate((20, 10)):
         for name, value in stack.state_dict().items():
+            # exact: restored from a copy
             assert torch.equal(value[i], kept[best][name][i]), (i, name)
 
 
@@ -110,7 +113,7 @@ def test_early_stopping_resumes_to_the_uninterrupted_run(tmp_path, crash_after):
     assert again["early_stopping"] == finals["early_stopping"]
     for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
                             strict=True):
-        assert torch.equal(p, q), name
+        assert torch.equal(p, q), name  # exact: the same run, resumed
 
 
 def test_early_stopping_needs_a_stack_and_the_clean_protocol():

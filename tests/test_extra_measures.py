@@ -60,7 +60,9 @@ def test_knn_tree_and_blockwise_agree(rng):
 
     x = rng.normal(size=(257, 4))
     tree = knn_indices(x, 5)
+    # exact: integers
     np.testing.assert_array_equal(knn_indices_blockwise(unit_rows(x), 5, block=16), tree)
+    # exact: integers
     np.testing.assert_array_equal(knn_indices_blockwise(unit_rows(x), 5, block=10_000), tree)
     wide = rng.normal(size=(120, 40))  # above the k-d tree's dimension: blockwise path
     assert knn_indices(wide, 3).shape == (120, 3)

@@ -59,10 +59,11 @@ def test_folded_bias_gives_the_models_own_logits(inputs):
     with torch.no_grad():
         logits = net(inputs).double().numpy()
     np.testing.assert_allclose(reps.f @ reps.g.T, logits, atol=1e-5)
+    # exact: a copy
     np.testing.assert_array_equal(reps.g[:, -1], net.classifier.bias.detach().double().numpy())
     dropped = classifier_representations(net, inputs, head="classifier", bias="drop")
     assert dropped.f.shape == (300, 2) and not dropped.bias_folded
-    np.testing.assert_array_equal(dropped.f, reps.f[:, :2])
+    np.testing.assert_array_equal(dropped.f, reps.f[:, :2])  # exact: the same forward
 
 
 def test_the_default_head_is_the_last_linear_registered(inputs):
@@ -136,7 +137,7 @@ def test_written_representations_are_what_compare_reads(inputs, tmp_path):
     reps = [classifier_representations(trained(s), inputs, head="classifier") for s in (0, 1)]
     write_representations(tmp_path / "a.npz", reps[0], note="seed 0")
     loaded = load_model(tmp_path / "a.npz")
-    np.testing.assert_array_equal(loaded.f, reps[0].f)
+    np.testing.assert_array_equal(loaded.f, reps[0].f)  # exact: a round trip
     meta = read_npz_metadata(tmp_path / "a.npz")
     assert meta["head"] == "classifier" and meta["bias"] == "folded" and meta["M"] == 3
     assert meta["note"] == "seed 0" and "package_version" in meta

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 import transformers  # in the test extra and the lock: its absence fails, not skips
+from tolerances import close_in, magnitude
 
 from repdist.cli import main
 from repdist.extract import (
@@ -103,12 +104,14 @@ def test_loaded_models_give_their_next_token_probabilities(saved, layout):
         np.testing.assert_allclose(log_softmax(rep.f @ rep.g.T), expected, atol=1e-6, rtol=0)
         embedding = original.get_input_embeddings().weight.detach().numpy()
         unembedding = original.get_output_embeddings().weight.detach().numpy()
-        np.testing.assert_array_equal(rep.g, unembedding)
-        assert np.array_equal(rep.g, embedding) == (layout == "gpt2")  # tied only in GPT-2
+        np.testing.assert_array_equal(rep.g, unembedding)  # exact: a copy of the weights
+        tied = np.array_equal(rep.g, embedding)  # exact: a tied head is the embedding's array
+        assert tied == (layout == "gpt2")  # tied only in GPT-2
         last = causal_lm_representations(model, {"input_ids": ids, "attention_mask": mask},
                                          head, positions="last")
         rows = np.cumsum(lengths) - 1
-        np.testing.assert_array_equal(last.f, rep.f[rows])
+        # one batch of 7 contexts against batches of 3: float32's rounding apart
+        np.testing.assert_allclose(last.f, rep.f[rows], **close_in(np.float32, magnitude(rep.f)))
         fs.append(rep.f)
     assert not np.allclose(fs[0], fs[1])  # the seeds are different models
 
@@ -118,7 +121,7 @@ def test_a_half_precision_checkpoint_loads_as_float32(tmp_path):
     half.save_pretrained(tmp_path / "bf16")
     model = load_causal_lm(str(tmp_path / "bf16"))
     assert {p.dtype for p in model.parameters()} == {torch.float32}
-    np.testing.assert_array_equal(model.lm_head.weight.detach().numpy(),
+    np.testing.assert_array_equal(model.lm_head.weight.detach().numpy(),  # exact: bfloat16 widened
                                   half.lm_head.weight.detach().float().numpy())
 
 
@@ -137,7 +140,7 @@ def test_a_head_bias_is_folded_into_f_and_g(saved):
     ids = token_ids(1)
     rep = causal_lm_representations(model, ids, head_name, positions="all", bias="fold")
     assert rep.bias_folded and rep.f.shape == (ids.size, WIDTH + 1)
-    np.testing.assert_array_equal(rep.g[:, -1], bias.numpy())
+    np.testing.assert_array_equal(rep.g[:, -1], bias.numpy())  # exact: a copy
     expected = model_log_probs(original, ids).reshape(-1, VOCAB)
     np.testing.assert_allclose(log_softmax(rep.f @ rep.g.T), expected, atol=1e-6, rtol=0)
 
@@ -163,8 +166,8 @@ def test_the_command_line_extracts_a_saved_model_and_the_file_reads_back(saved, 
         # the file holds exactly what the Python call extracts
         rep = causal_lm_representations(load_causal_lm(str(folder)), ids, positions="all")
         loaded = load_model(tmp_path / f"{layout}{seed}_all.npz")
-        np.testing.assert_array_equal(loaded.f, rep.f)
-        np.testing.assert_array_equal(loaded.g, rep.g)
+        np.testing.assert_array_equal(loaded.f, rep.f)  # exact: one forward of 7 contexts, saved
+        np.testing.assert_array_equal(loaded.g, rep.g)  # exact: a copy of the weights, saved
 
 
 def test_text_is_cut_into_windows_of_the_tokenizers_ids(saved, tmp_path, capsys):
@@ -175,9 +178,9 @@ def test_text_is_cut_into_windows_of_the_tokenizers_ids(saved, tmp_path, capsys)
     (tmp_path / "text.txt").write_text(text)
     contexts = text_contexts(text, load_tokenizer(str(folder)), 5)
     assert contexts.dtype == np.int64 and contexts.shape == (len(ids) // 5, 5)
-    np.testing.assert_array_equal(contexts.ravel(), ids[: contexts.size])
+    np.testing.assert_array_equal(contexts.ravel(), ids[: contexts.size])  # exact: integers
     np.testing.assert_array_equal(text_contexts(text, load_tokenizer(str(folder)), 5, 2),
-                                  contexts[:2])
+                                  contexts[:2])  # exact: integers
     # the model's own tokenizer (its folder) by default, or --tokenizer
     for extra in ([], ["--tokenizer", str(folder)]):
         out = tmp_path / f"text{len(extra)}.npz"
@@ -191,7 +194,7 @@ def test_text_is_cut_into_windows_of_the_tokenizers_ids(saved, tmp_path, capsys)
         np.testing.assert_allclose(log_softmax(loaded.f @ loaded.g.T), expected, atol=1e-6,
                                    rtol=0)
         labels = np.concatenate([windows[:, 1:], np.full((3, 1), -1)], axis=1).ravel()
-        np.testing.assert_array_equal(np.load(out)["labels"], labels)
+        np.testing.assert_array_equal(np.load(out)["labels"], labels)  # exact: integers
     with pytest.raises(ExtractionError, match="shorter than one context"):
         text_contexts("the cat", load_tokenizer(str(folder)), 5)
 

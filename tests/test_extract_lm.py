@@ -107,10 +107,10 @@ def test_f_and_g_give_the_models_next_token_probabilities(layout):
         expected = model_log_probs(model, tokens)[mask]
         np.testing.assert_allclose(log_softmax(rep.f @ rep.g.T), expected, atol=1e-6, rtol=0)
         if layout == "gpt2":  # tied: g is the token embedding
-            np.testing.assert_array_equal(rep.g, model.wte.weight.detach().numpy())
+            np.testing.assert_array_equal(rep.g, model.wte.weight.detach().numpy())  # exact: a copy
         nxt = np.where(mask[:, 1:], tokens["input_ids"][:, 1:], NO_NEXT_TOKEN)
         expected_labels = np.concatenate([nxt, np.full((len(nxt), 1), NO_NEXT_TOKEN)], axis=1)
-        np.testing.assert_array_equal(rep.labels, expected_labels[mask])
+        np.testing.assert_array_equal(rep.labels, expected_labels[mask])  # exact: integers
     assert not np.allclose(reps[0].f, reps[1].f)  # the seeds are different models
     result = compare(reps[0].f, reps[0].g, reps[1].f, reps[1].g, num_samples=2,
                      measures=["kl", "d_llv"])
@@ -132,7 +132,8 @@ def test_the_last_position_of_each_context_is_its_last_unmasked_token(side):
     assert last.f.shape == (len(mask), WIDTH) and last.info["contexts"] == len(mask)
     rows = np.cumsum(mask.ravel())[[i * LENGTH + np.flatnonzero(m).max()
                                     for i, m in enumerate(mask)]] - 1
-    np.testing.assert_array_equal(last.f, every.f[rows])
+    np.testing.assert_array_equal(last.f, every.f[rows])  # exact: one forward of 9 contexts in both
+    # exact: integers
     np.testing.assert_array_equal(last.labels, NO_NEXT_TOKEN)  # nothing follows a context's end
 
 
@@ -142,8 +143,9 @@ def test_a_head_bias_is_folded_or_dropped_and_plain_arrays_are_unmasked():
     folded = causal_lm_representations(model, ids)
     dropped = causal_lm_representations(model, ids, bias="drop")
     assert folded.f.shape == (ids.size, WIDTH + 1) and folded.bias_folded
+    # exact: a copy
     np.testing.assert_array_equal(folded.g[:, -1], model.lm_head.bias.detach().numpy())
-    np.testing.assert_array_equal(dropped.f, folded.f[:, :-1])
+    np.testing.assert_array_equal(dropped.f, folded.f[:, :-1])  # exact: the same forward
     expected = model_log_probs(model, {"input_ids": ids}).reshape(-1, VOCAB)
     np.testing.assert_allclose(log_softmax(folded.f @ folded.g.T), expected, atol=1e-6, rtol=0)
 
@@ -152,8 +154,8 @@ def test_written_lm_representations_read_back(tmp_path):
     rep = causal_lm_representations(TinyLM("gpt2", 0), padded_tokens(), positions="last")
     write_representations(tmp_path / "lm.npz", rep, model="tiny gpt2-like")
     loaded = load_model(tmp_path / "lm.npz")
-    np.testing.assert_array_equal(loaded.f, rep.f)
-    np.testing.assert_array_equal(loaded.g, rep.g)
+    np.testing.assert_array_equal(loaded.f, rep.f)  # exact: a round trip
+    np.testing.assert_array_equal(loaded.g, rep.g)  # exact: a round trip
     meta = read_npz_metadata(tmp_path / "lm.npz")
     assert meta["positions"] == "last" and meta["contexts"] == 9 and meta["K"] == VOCAB
 
@@ -265,6 +267,7 @@ def test_a_model_without_an_attention_mask_keyword_runs_on_the_ids_alone():
     np.testing.assert_allclose(reps.f @ reps.g.T, logits, rtol=1e-10, atol=1e-10)
     ones = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
     same = causal_lm_representations(model, ones, positions="last")
+    # exact: one forward of 5 contexts in both
     np.testing.assert_array_equal(same.f, reps.f.reshape(5, LENGTH, -1)[:, -1])
     with pytest.raises(ExtractionError, match="takes no attention_mask.*padded"):
         causal_lm_representations(model, padded_tokens(), positions="all")

@@ -4,6 +4,7 @@ how many, without crashing."""
 import numpy as np
 import pandas as pd
 import pytest
+from tolerances import FLOAT64_ROUNDING, ULPS
 
 from repdist.figures.bound import bound_figure
 from repdist.figures.cifar import loss_diff_figure
@@ -127,7 +128,7 @@ def test_data_figure_draws_every_training_point_coloured_by_class():
     data = make_radial(500, 6, 0)
     ax = data_figure(data).axes[0]
     np.testing.assert_allclose(scatter_points(ax), data.x, rtol=1e-6)
-    np.testing.assert_array_equal(ax.collections[0].get_array(), data.labels)
+    np.testing.assert_array_equal(ax.collections[0].get_array(), data.labels)  # exact: integers
 
 
 def test_loss_diff_figure_draws_one_point_per_pair_per_dimension():
@@ -163,7 +164,9 @@ def test_the_seed_comparison_draws_the_m_cca_it_is_given(rng):
     f = rng.normal(size=(50, 2))
     a = pd.DataFrame({"f_0": f[:, 0], "f_1": f[:, 1], "pred": np.arange(50) % 10})
     b = a.assign(f_0=a["f_0"] + rng.normal(size=50), pred=np.arange(50) % 3)
-    assert embeddings_mcca(a, b) == mean_cca(f, b[["f_0", "f_1"]].to_numpy())
+    # a table's columns come F-ordered, f C-ordered: its centring sums in another order
+    want = mean_cca(f, b[["f_0", "f_1"]].to_numpy())
+    assert embeddings_mcca(a, b) == pytest.approx(want, rel=ULPS * FLOAT64_ROUNDING)
     fig = seed_comparison(a, b, 0.123456, [f"c{i}" for i in range(10)], ("seed 0", "seed 1"),
                           standin=True)
     assert "= 0.123 on the test set" in fig._suptitle.get_text()

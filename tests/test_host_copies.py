@@ -41,7 +41,7 @@ def test_the_guard_refuses_what_numpy_does_implicitly_and_restores_torch():
         for convert in (np.asarray, pd.Series, torch.Tensor.numpy, old_as_list):
             with pytest.raises(ImplicitHostCopy):
                 convert(t)
-        np.testing.assert_array_equal(to_host(t), [0.0, 1.0, 2.0])
+        np.testing.assert_array_equal(to_host(t), [0.0, 1.0, 2.0])  # exact: a copy
         half = to_host(torch.ones(2, dtype=torch.bfloat16), np.float64)
         assert half.dtype == np.float64 and half.tolist() == [1.0, 1.0]
         assert to_host([1, 2]).tolist() == [1, 2]  # not a tensor: numpy's own conversion

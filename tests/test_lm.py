@@ -131,7 +131,7 @@ def test_lm_loss_falls_and_a_seed_repeats_bit_for_bit(data):
     train_lm(other, train, evals, CFG, seed=1)
     for (name, a), b, c in zip(model.state_dict().items(), again.state_dict().values(),
                                other.state_dict().values(), strict=True):
-        assert torch.equal(a, b), name
+        assert torch.equal(a, b), name  # exact: the same seed run again
     assert not torch.equal(model.head.weight, other.head.weight)
 
 
@@ -157,7 +157,7 @@ def test_a_killed_lm_run_resumes_to_the_same_weights(data, tmp_path, monkeypatch
     _, finals = train_lm(resumed, train, evals, CFG, seed=2, options=LMOptions(checkpoint=ckpt))
     assert finals["steps_run"] == CFG.steps - 12
     for a, b in zip(whole.state_dict().values(), resumed.state_dict().values(), strict=True):
-        assert torch.equal(a, b)
+        assert torch.equal(a, b)  # exact: the same run, resumed
 
 
 @pytest.mark.parametrize("tied", [False, True])
@@ -173,6 +173,7 @@ def test_extraction_of_a_trained_gpt_is_exact(data, tied):
     assert f.shape == (tokens.size, 16) and g.shape == (400, 16)
     got = torch.log_softmax(torch.from_numpy(f @ g.T), -1).numpy()
     assert np.abs(got - want).max() < 1e-6
+    # exact: integers
     assert np.array_equal(reps.labels.reshape(tokens.shape)[:, :-1], tokens[:, 1:])
     centred = f - f.mean(axis=0)
     assert np.linalg.matrix_rank(centred) == 16  # RMSNorm: f keeps full rank (m_CCA defined)

@@ -81,7 +81,7 @@ def test_the_spirals_are_their_arms_labels_and_split():
     assert sizes == {"train": 140, "val": 70, "test": 70}
     assert np.bincount(data.labels["train"], minlength=7).tolist() == [20] * 7
     again = make_spirals(400, n_per_arm=10)
-    assert all(np.array_equal(data.x[s], again.x[s]) for s in data.x)
+    assert all(np.array_equal(data.x[s], again.x[s]) for s in data.x)  # exact: the same seeded draw
     assert not np.array_equal(make_spirals(401, n_per_arm=10).x["train"], data.x["train"])
 
 
@@ -94,6 +94,7 @@ def test_spirals_are_saved_in_their_format_and_read_back(tmp_path):
         assert npz["X_train"].dtype == np.float32 and npz["Y_train"].dtype == np.int64
         assert (npz["Z_test"] == -1).all()
     back = load_spirals(tmp_path / "s.npz")
+    # exact: a round trip
     assert back.num_classes == 7 and np.array_equal(back.x["test"], data.x["test"])
     np.savez(tmp_path / "bad.npz", X_train=np.zeros((3, 2)))
     with pytest.raises(ValueError, match="not a spirals file"):
@@ -120,7 +121,7 @@ def test_a_model_starts_from_their_initial_weights(xavier):
     theirs = their_construction(40, xavier)
     assert list(ours) == list(theirs)
     for key, value in theirs.items():
-        assert torch.equal(ours[key], value), key
+        assert torch.equal(ours[key], value), key  # exact: their seeded draws, reproduced
 
 
 def test_a_stack_is_each_model_alone():
@@ -206,6 +207,7 @@ def test_the_loop_steps_at_the_scheduled_rate():
                       checkpoint_every=0, protocol="clean")
     train(stack, data, cfg, RunOptions(on_step=at, lr_factor=EpochSchedule(1, 0.0, 1.0)
                                        .per_step(4)))
+    # exact: a rate of 0 moves no weight
     assert all(torch.equal(seen[4][k], v) for k, v in start.items())
     assert not torch.equal(seen[8]["head"], start["head"])
 
@@ -382,8 +384,8 @@ def test_subs_images_become_their_features_file_as_their_preprocessing_makes_it(
     with torch.no_grad():
         want = model(**processor(images=theirs, return_tensors="pt")).last_hidden_state[:, 0]
     np.testing.assert_allclose(x, want.numpy(), rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(birds, np.repeat(np.arange(4), 3))
-    np.testing.assert_array_equal(attributes, table["attr_label"])
+    np.testing.assert_array_equal(birds, np.repeat(np.arange(4), 3))  # exact: integers
+    np.testing.assert_array_equal(attributes, table["attr_label"])  # exact: integers
     saved = torch.load(path, weights_only=True)
     assert {k: saved[k] for k in info} == info
 

@@ -52,6 +52,7 @@ def test_the_standin_loads_as_cifar100_and_its_files_have_the_real_keys(standin)
     assert len(meta["fine_label_names"]) == 100 and len(meta["coarse_label_names"]) == 20
     unit = to_unit(data.test_images)
     assert unit.dtype == np.float32 and unit.min() >= 0 and unit.max() <= 1
+    # exact: IEEE's float32 k / 255 * 255 is k for each byte k
     assert np.array_equal(unit * 255, data.test_images.astype(np.float32))
 
 
@@ -119,7 +120,7 @@ def test_a_model_maps_cifar_images_to_its_embedding_and_logits():
     other = build_follow_up_resnet(ResNetArch(depth=18, rep_dim=50, xavier_head=True), seed=5)
     for (name, p), q, r in zip(student.state_dict().items(), again.state_dict().values(),
                                other.state_dict().values(), strict=True):
-        assert torch.equal(p, q), name
+        assert torch.equal(p, q), name  # exact: the same seed built again
         if p.is_floating_point() and p.std() > 0:
             assert not torch.equal(p, r), name
 
@@ -131,6 +132,7 @@ def test_the_teacher_reads_imagenet_weights_from_a_file_or_says_what_to_download
     teacher = build_follow_up_resnet(ResNetArch(depth=50), seed=10,
                                      imagenet=read_imagenet_weights(tmp_path / "resnet50.pth"))
     for name, value in imagenet.items():
+        # exact: a copy from the file
         assert torch.equal(teacher.encoder.tv_layers.state_dict()[name], value), name
     with pytest.raises(ImageNetWeightsError, match=f"{IMAGENET_V2_URL}.*imagenet_weights"):
         read_imagenet_weights(tmp_path / "absent.pth")

@@ -414,7 +414,7 @@ def test_sampled_label_sets_are_distinct_sorted_and_seeded(k, m, limit):
     assert (np.diff(sets, axis=1) > 0).all()  # each set's labels ascending
     assert len(np.unique(sets, axis=0)) == limit  # distinct sets
     assert (np.lexsort(sets.T[::-1]) == np.arange(limit)).all()  # rows in lexicographic order
-    np.testing.assert_array_equal(label_sets(k, m, limit, seed=11), sets)
+    np.testing.assert_array_equal(label_sets(k, m, limit, seed=11), sets)  # exact: integers
     assert not np.array_equal(label_sets(k, m, limit, seed=12), sets)
 
 
@@ -422,7 +422,8 @@ def test_label_sets_below_the_limit_are_all_of_them_in_order():
     from itertools import combinations
 
     want = np.array(list(combinations(range(10), 3)))
-    np.testing.assert_array_equal(label_sets(12, 3), want)
+    np.testing.assert_array_equal(label_sets(12, 3), want)  # exact: integers
+    # exact: integers
     np.testing.assert_array_equal(label_sets(12, 3, max_sets=len(want), seed=5), want)
 
 
@@ -466,9 +467,10 @@ def test_pivot_objective_without_the_cubic_array_is_bitwise_the_same(k, dist_typ
         if trial == 5:  # rows that are all +inf (pivots not re-scored)
             a_term[k // 2] = b_term[k // 2] = np.inf
         want = _cubic_objective(a_term, b_term, dist_type)
+        # exact: the same row sums, blocked
         np.testing.assert_array_equal(_objective_from_terms(a_term, b_term, dist_type), want)
         rows = np.array([0, k - 1])
-        np.testing.assert_array_equal(
+        np.testing.assert_array_equal(  # exact: the same row sums, blocked
             _objective_from_terms(a_term[rows], b_term[rows], dist_type, rows), want[rows]
         )
 
@@ -484,7 +486,7 @@ def test_mean_objective_at_many_labels_is_the_running_sum(rng, monkeypatch):
     monkeypatch.setattr(llv, "CUBIC_MEAN_MAX_LABELS", 10)
     got = llv._objective_from_terms(a_term, b_term, "mean")
     np.testing.assert_allclose(got, want, rtol=1e-13)
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))  # exact: booleans
 
 
 def test_absurd_label_counts_are_refused_before_any_work(rng):
@@ -532,7 +534,7 @@ def test_exact_rows_without_a_cache_are_the_cached_numbers(rng):
             warnings.simplefilter("ignore", RuntimeWarning)  # the tied labels' 0/0
             cached = exact_objective_rows(ll_1, ll_2, pivots, dist_type, cache={})
             light = exact_objective_rows(ll_1, ll_2, pivots, dist_type)
-        np.testing.assert_array_equal(light, cached)
+        np.testing.assert_array_equal(light, cached)  # exact: the same formulas, buffers reused
         assert np.isnan(cached[4]).any() and np.isfinite(cached[0, 1:]).all()
 
 

@@ -108,6 +108,7 @@ def test_streamed_kl_and_lse_equal_the_direct_ones_across_blocks(monkeypatch, ba
     np.testing.assert_allclose(lse2, logsumexp_rows(f2 @ g2.T)[:, 0], rtol=1e-13)
     assert kl == pytest.approx(mean_kl(log_likelihoods(f1, g1), log_likelihoods(f2, g2)),
                                rel=1e-11)
+    # exact: the same pass over blocks
     np.testing.assert_allclose(lr.streamed_lse(f1, g1), lse1, rtol=0, atol=0)
 
 
@@ -137,7 +138,7 @@ def test_the_covariance_over_labels_summed_by_blocks_is_the_covariance(monkeypat
     g1, g2 = rng.normal(size=(120, 5)) + 40.0, rng.normal(size=(120, 4)) - 3.0
     own = lr.label_covariance(g1, g1)
     np.testing.assert_allclose(own, np.cov(g1.T), rtol=1e-12, atol=1e-13)
-    np.testing.assert_array_equal(own, own.T)
+    np.testing.assert_array_equal(own, own.T)  # exact: numpy's c^T c is a symmetric product
     np.testing.assert_allclose(lr.label_covariance(g1, g2), np.cov(g1.T, g2.T)[:5, 5:],
                                rtol=1e-12, atol=1e-13)
 

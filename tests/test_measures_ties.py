@@ -62,7 +62,7 @@ def test_rows_tied_to_rounding_get_the_exact_ties_pivot_rows_on_both_paths(dist_
     assert np.isinf(exact[list(TIE)]).all() and np.isfinite(np.delete(exact, TIE)).all()
     for noise, device in ((0.0, "cpu"), (1e-12, None), (1e-12, "cpu")):
         got = pivot_minima(noise, dist_type, device)
-        np.testing.assert_array_equal(np.isinf(got), np.isinf(exact))
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(exact))  # exact: booleans
         np.testing.assert_allclose(got[np.isfinite(got)], exact[np.isfinite(exact)], rtol=1e-9)
 
 
@@ -155,10 +155,11 @@ def test_neighbours_tied_to_rounding_are_taken_by_index_on_every_search():
     near[[50, 51, 52]] = x[10] * (1.0 + np.array([[1e-14], [-1e-14], [3e-15]]))
     want = knn_indices(exact, 10)
     assert want[10, :3].tolist() == [50, 51, 52] and want[51, :3].tolist() == [10, 50, 52]
-    np.testing.assert_array_equal(knn_indices(near, 10), want)
+    np.testing.assert_array_equal(knn_indices(near, 10), want)  # exact: integers
+    # exact: integers
     np.testing.assert_array_equal(knn_indices_blockwise(unit_rows(near), 10, block=64), want)
     ip = ip_knn_indices(near, 10)
-    np.testing.assert_array_equal(ip, ip_knn_indices(exact, 10))
+    np.testing.assert_array_equal(ip, ip_knn_indices(exact, 10))  # exact: integers
     copies = [[j for j in row if j in (10, 50, 51, 52)] for row in ip]
     assert all(c == sorted(c) for c in copies) and max(map(len, copies)) >= 3
 
@@ -179,11 +180,11 @@ def test_one_scan_for_both_searches_gives_each_searchs_neighbours(monkeypatch, t
     x[70] = 0.0
     by_cosine, by_product = extra.knn_both_blockwise(x, 10, block=64)
     assert by_cosine[10, :3].tolist() == [50, 51, 52] and by_cosine[11, 0] == 60
-    np.testing.assert_array_equal(by_cosine, knn_indices(x, 10))
-    np.testing.assert_array_equal(by_product, ip_knn_indices(x, 10))
+    np.testing.assert_array_equal(by_cosine, knn_indices(x, 10))  # exact: integers
+    np.testing.assert_array_equal(by_product, ip_knn_indices(x, 10))  # exact: integers
     view = AlignmentView(x)  # what compare() reads: the two lists from the one scan
-    np.testing.assert_array_equal(view.knn_idx, by_cosine)
-    np.testing.assert_array_equal(view.ip_knn, knn_edge_keys(by_product))
+    np.testing.assert_array_equal(view.knn_idx, by_cosine)  # exact: integers
+    np.testing.assert_array_equal(view.ip_knn, knn_edge_keys(by_product))  # exact: integers
 
 
 def test_a_constant_representation_up_to_rounding_is_constant():

@@ -134,7 +134,7 @@ def test_clamp_outliers_by_hand():
     # exact: the sorted |values|' element at floor(0.5 * 20) = 10 is 11
     assert clamp_outliers(x, 0.5, exact=True).max() == 11.0
     assert clamp_outliers(-x, 0.5, exact=True).min() == -11.0
-    assert np.array_equal(clamp_outliers(x, 1), x)
+    assert np.array_equal(clamp_outliers(x, 1), x)  # exact: q = 1 returns x
 
 
 def test_prh_prepare_gives_unit_rows_and_knn_metrics_of_identical_inputs():
@@ -189,5 +189,5 @@ def test_inner_product_neighbours_equal_the_dense_ranking(m, monkeypatch):
     dense = np.argsort(-sim, axis=1, kind="stable")[:, :10]
     got = ip_knn_indices(x, 10)
     nonzero = np.arange(400) != 5  # row 5: every product is 0, any 10 others are right
-    assert np.array_equal(got[nonzero], dense[nonzero])
+    assert np.array_equal(got[nonzero], dense[nonzero])  # exact: integers
     assert 5 not in got[5] and len(set(got[5])) == 10

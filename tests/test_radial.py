@@ -42,5 +42,5 @@ def test_spec_golden_counts_and_first_points():
 def test_truncated_one_hot_code():
     codes = label_codes(np.arange(4), 4)
     assert codes.shape == (4, 3) and codes.dtype == np.float32
-    np.testing.assert_array_equal(codes[:3], np.eye(3))
+    np.testing.assert_array_equal(codes[:3], np.eye(3))  # exact: one-hot codes
     assert not codes[3].any()

@@ -114,7 +114,7 @@ def test_sigkilled_training_job_resumes_to_the_same_model(tmp_path, case):
         a = torch.load(whole / rel, weights_only=True)
         b = torch.load(killed / rel, weights_only=True)
         assert a.keys() == b.keys()
-        assert all(torch.equal(a[k], b[k]) for k in a), rel
+        assert all(torch.equal(a[k], b[k]) for k in a), rel  # exact: the same run, resumed
     if not case["cifar"]:
         pd.testing.assert_frame_equal(pd.read_parquet(whole / TARGET),
                                       pd.read_parquet(killed / TARGET))
@@ -194,7 +194,7 @@ def test_a_checkpoint_of_another_lr_is_set_aside_not_resumed(tmp_path):
     for rel in SYNTHETIC["models"]:
         a = torch.load(fresh / rel, weights_only=True)
         b = torch.load(changed / rel, weights_only=True)
-        assert all(torch.equal(a[k], b[k]) for k in a), rel
+        assert all(torch.equal(a[k], b[k]) for k in a), rel  # exact: the same fresh run
     metrics = (changed / SYNTHETIC["models"][0]).with_name("metrics.json").read_text()
     assert '"steps_total": 4082' in metrics  # 26 whole epochs of 157 batches
 
@@ -318,7 +318,7 @@ def test_out_of_gpu_memory_ends_the_job_naming_it_what_to_lower_and_its_checkpoi
     _, finals = train(resumed, data, cfg, RunOptions(checkpoint=ckpt))
     assert finals["steps_run"] == 7
     for a, b in zip(whole.state_dict().values(), resumed.state_dict().values(), strict=True):
-        assert torch.equal(a, b)
+        assert torch.equal(a, b)  # exact: the same run, resumed
 
 
 def test_every_gpu_job_kind_is_told_what_to_lower_when_out_of_memory(tmp_path):

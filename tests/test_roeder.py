@@ -38,6 +38,7 @@ def test_roeder_model_has_four_hidden_layers_a_bottleneck_and_a_class_table():
     }
     codes = torch.eye(18, 17)
     g = model.unembed(codes)
+    # exact: one-hot codes pick rows
     assert torch.equal(g[-1], torch.zeros(2)) and torch.equal(g[:-1], model.g_net.l1.weight.T)
 
 
@@ -48,7 +49,7 @@ def test_roeder_model_is_seeded_f_then_g():
     for ours, alone in ((model.f_net, f), (model.g_net, g)):
         for (name, a), b in zip(ours.state_dict().items(), alone.state_dict().values(),
                                 strict=True):
-            assert torch.equal(a, b), name
+            assert torch.equal(a, b), name  # exact: the same seeded draws
 
 
 def test_a_stack_of_roeder_models_trains_each_as_alone():

@@ -49,9 +49,9 @@ def test_fixed_pair_cuts_the_centre_of_each_half():
     x = torch.from_numpy(images(3, channels=2, size=8))
     top, bottom = fixed_pair(x, PatchSpec(2, 4))
     # halves of 4 rows: the patch's rows 1-2 (top) and 5-6 (bottom), columns 2-5
-    np.testing.assert_array_equal(top.numpy(), (x[:, :, 1:3, 2:6].reshape(3, -1) * 2 - 1).numpy())
-    np.testing.assert_array_equal(bottom.numpy(),
-                                  (x[:, :, 5:7, 2:6].reshape(3, -1) * 2 - 1).numpy())
+    for got, rows in ((top, slice(1, 3)), (bottom, slice(5, 7))):
+        want = x[:, :, rows, 2:6].reshape(3, -1) * 2 - 1  # as (x - 0.5) / 0.5: one rounding
+        np.testing.assert_array_equal(got.numpy(), want.numpy())  # exact: the same rounding
 
 
 def test_random_patches_stay_in_their_half_and_are_the_image_there():
@@ -63,8 +63,8 @@ def test_random_patches_stay_in_their_half_and_are_the_image_there():
     assert top_at[:, 1].max() == 3 and bottom_at[:, 1].min() == 0
     for i in range(0, 200, 37):
         (r, c), (rb, cb) = top_at[i].tolist(), bottom_at[i].tolist()
-        assert torch.equal(top[i], x[i, :, r:r + 3, c:c + 5])  # no augmentation asked
-        assert torch.equal(bottom[i], x[i, :, rb:rb + 3, cb:cb + 5])
+        assert torch.equal(top[i], x[i, :, r:r + 3, c:c + 5])  # exact: a copy, not augmented
+        assert torch.equal(bottom[i], x[i, :, rb:rb + 3, cb:cb + 5])  # exact: a copy
 
 
 def test_a_patch_taller_than_a_half_is_refused():
@@ -239,7 +239,7 @@ def test_train_cpc_resumes_to_the_uninterrupted_run(tmp_path, crash_after):
         assert (ma["best_step"], ma["stopped_step"]) == (mb["best_step"], mb["stopped_step"])
         for (name, x), y in zip(torch.load(a.model).items(), torch.load(b.model).values(),
                                 strict=True):
-            assert torch.equal(x, y), name
+            assert torch.equal(x, y), name  # exact: the same run, resumed
 
 
 def test_the_validation_loss_is_the_contrastive_loss_of_fixed_patches():

@@ -40,8 +40,8 @@ def test_noise_columns_widen_the_input_and_leave_signal_and_labels_alone():
     plain, noisy = make_roeder(500, seed=3), make_roeder(500, seed=3, noise_dims=20)
     assert plain.x.shape == (500, 2) and noisy.x.shape == (500, 22)
     assert noisy.x.dtype == np.float32
-    np.testing.assert_array_equal(noisy.x[:, :2], plain.x)
-    np.testing.assert_array_equal(noisy.labels, plain.labels)
+    np.testing.assert_array_equal(noisy.x[:, :2], plain.x)  # exact: the same seeded draw
+    np.testing.assert_array_equal(noisy.labels, plain.labels)  # exact: integers
     assert 2.7 < noisy.x[:, 2:].std() < 3.3  # N(0, 3^2), as the signal
     assert not np.array_equal(make_roeder(500, seed=4).x, plain.x)
 

@@ -63,7 +63,7 @@ def test_the_vocabulary_keeps_the_most_frequent_words_and_one_unk_for_the_rest()
     assert vocab.words == ("a", "b", "e", UNK)  # the tie b/e in code-point order
     assert vocab.counts == (4, 3, 3, 3) and sum(vocab.counts) == len(tokens)
     assert vocab.size == 4 and vocab.unk == 3
-    np.testing.assert_array_equal(vocab.ids(["e", "c", "a", "zz"]), [2, 3, 0, 3])
+    np.testing.assert_array_equal(vocab.ids(["e", "c", "a", "zz"]), [2, 3, 0, 3])  # exact: integers
     for size in range(2, 6):  # a larger cap keeps the smaller one's words, in order
         words_kept = build_vocabulary(tokens, size).words[:-1]
         assert words_kept == build_vocabulary(tokens, size + 1).words[: size - 1]
@@ -82,7 +82,7 @@ def test_windows_are_every_context_and_the_word_after_it():
     x, y = windows(ids, 3)
     assert x.shape == (7, 3) and y.shape == (7,)
     for t in range(7):
-        np.testing.assert_array_equal(x[t], ids[t : t + 3])
+        np.testing.assert_array_equal(x[t], ids[t : t + 3])  # exact: integers
         assert y[t] == ids[t + 3]
     assert windows(ids[:3], 3)[0].shape == (0, 3)
     with pytest.raises(ValueError, match="context must be >= 1"):
@@ -92,7 +92,7 @@ def test_windows_are_every_context_and_the_word_after_it():
 def test_spread_takes_distinct_indices_over_the_whole_range():
     rows = spread(1000, 37)
     assert rows[0] == 0 and rows[-1] == 999 and len(set(rows)) == 37
-    np.testing.assert_array_equal(spread(5, 5), np.arange(5))
+    np.testing.assert_array_equal(spread(5, 5), np.arange(5))  # exact: integers
     with pytest.raises(ValueError):
         spread(3, 4)
 
@@ -150,9 +150,10 @@ def test_f_and_g_carry_the_bias_as_one_more_coordinate():
     codes = torch.arange(11, dtype=torch.float64)
     f, g = model.embed(x), model.unembed(codes)
     assert f.shape == (2, 6, 3) and g.shape == (2, 11, 3)
-    assert torch.equal(f[..., -1], torch.ones(2, 6, dtype=torch.float64))
+    assert torch.equal(f[..., -1], torch.ones(2, 6, dtype=torch.float64))  # exact: ones
     torch.testing.assert_close(torch.log_softmax(f @ g.transpose(1, 2), -1),
                                model.log_probs(x, codes), rtol=0, atol=1e-12)
+    # exact: copies of the parameters
     assert torch.equal(g[..., -1], model.bias) and torch.equal(g[..., :2], model.target_vectors)
 
 
@@ -183,6 +184,7 @@ def test_each_seed_starts_as_alone_and_bad_shapes_are_refused():
     stack, alone = small_model((3, 5)), small_model((5,))
     for name, p in alone.named_parameters():
         if name != "bias":
+            # exact: the same seeded draws
             assert torch.equal(dict(stack.named_parameters())[name][1], p[0]), name
     with pytest.raises(ValueError, match=r"contexts must be \(B, 3\) word ids"):
         stack.embed(torch.zeros(4, 2, dtype=torch.float64))
@@ -294,7 +296,7 @@ def test_a_words_run_resumes_from_its_checkpoint_to_the_same_models(tmp_path, ca
     assert "resuming from step 40 of 60" in caplog.text
     for first, resumed in zip(*weights, strict=True):
         for name, p in first.items():
-            assert torch.equal(p, resumed[name]), name
+            assert torch.equal(p, resumed[name]), name  # exact: the same run, resumed
 
 
 def test_a_checkpoint_of_another_text_is_not_resumed(tmp_path, caplog):

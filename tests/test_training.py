@@ -35,7 +35,7 @@ def test_initialisation_follows_the_original_order():
     g = SmallMLP(K - 1, 16, 2)
     for (name, p), q in zip(model.state_dict().items(), [*f.state_dict().values(),
                                                           *g.state_dict().values()], strict=True):
-        assert torch.equal(p, q), name
+        assert torch.equal(p, q), name  # exact: the same seeded draws
     assert list(model.state_dict())[:2] == ["f_net.l1.weight", "f_net.l1.bias"]
 
 
@@ -106,8 +106,9 @@ def test_paper_batch_order_is_the_original_dataloader_order(n, batch_size, steps
     epochs = math.ceil(steps / math.ceil(n / batch_size))
     got = list(dataloader_batches(n, batch_size, epochs, 0, lambda s: s % eval_every == 0))
     assert len(got) == len(expected)
-    assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))  # exact: integers
     without_test_draws = list(dataloader_batches(n, batch_size, epochs, 0))
+    # exact: integers
     assert not all(np.array_equal(a, b) for a, b in zip(without_test_draws, expected,
                                                            strict=True))
 
@@ -207,7 +208,7 @@ def test_resume_from_checkpoint_is_bitwise_identical(data, tmp_path, crash_after
         cfg, RunOptions(checkpoint=ckpt))
     for (name, p), q in zip(whole.state_dict().items(), resumed.state_dict().values(),
                             strict=True):
-        assert torch.equal(p, q), name
+        assert torch.equal(p, q), name  # exact: the same run, resumed
     assert log_resumed == log_whole
 
 
@@ -298,7 +299,7 @@ def test_checkpoint_of_another_configuration_is_set_aside(data, tmp_path, crash_
     train(fresh, TrainData(*args), new, RunOptions(identity={"model": "tiny"}))
     for (name, p), q in zip(fresh.state_dict().items(), resumed.state_dict().values(),
                             strict=True):
-        assert torch.equal(p, q), name
+        assert torch.equal(p, q), name  # exact: the same fresh run
 
 
 def test_fewer_steps_than_the_checkpoint_start_fresh(data, tmp_path, crash_after, caplog):
@@ -395,4 +396,4 @@ def test_a_damaged_checkpoint_is_set_aside_and_training_starts_fresh(data, tmp_p
     fresh = _tiny()
     train(fresh, args, cfg)
     for p, q in zip(fresh.state_dict().values(), resumed.state_dict().values(), strict=True):
-        assert torch.equal(p, q)
+        assert torch.equal(p, q)  # exact: the same fresh run

@@ -113,6 +113,7 @@ def alike(below: PathCollection, above: PathCollection) -> bool:
     """Whether `above`'s markers hide `below`'s: the same shape and size, and opaque."""
     faces = above.get_facecolors()
     return (len(faces) > 0 and bool((faces[:, 3] > 0.9).all())
+            # exact: one marker shape's vertices, the same table in matplotlib for both
             and np.array_equal(below.get_paths()[0].vertices, above.get_paths()[0].vertices)
             and np.allclose(below.get_sizes(), above.get_sizes()[0]))
 

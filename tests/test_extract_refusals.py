@@ -220,3 +220,19 @@ def test_an_unexpected_error_is_still_a_traceback(folder, monkeypatch, capsys):
         cli_in_process("extract", *RANDOM, "--inputs", "x32.npy", "-o", "out.npz", cwd=folder,
                        monkeypatch=monkeypatch, capsys=capsys)
     assert not (folder / "out.npz").exists()
+
+
+def test_non_finite_representations_are_said_and_not_written(tmp_path):
+    """What extract writes passes the checks compare makes (io.validation): a model whose f
+    came out NaN is refused in words, and no file appears."""
+    import numpy as np
+
+    from repdist.extract.classifier import ClassifierRepresentations, write_representations
+    from repdist.io.validation import InputError
+
+    f = np.ones((4, 2))
+    f[1, 0] = np.nan
+    reps = ClassifierRepresentations(f, np.ones((3, 2)), "head", False, None, {"N": 4})
+    with pytest.raises(InputError, match=r"not written\): the model's f has 1 NaN"):
+        write_representations(tmp_path / "reps.npz", reps)
+    assert not (tmp_path / "reps.npz").exists()

@@ -21,6 +21,7 @@ from torch import nn
 
 from ..io import provenance, write_npz
 from ..io.host import to_host
+from ..io.validation import check_finite, representations
 from ..measures.extra import centred_log_probs
 
 BIAS_MODES = ("fold", "drop")
@@ -313,9 +314,13 @@ def assemble(name: str, f: torch.Tensor, weight: torch.Tensor, layer_bias: torch
 def write_representations(path: str | Path, reps: ClassifierRepresentations,
                           **extra: Any) -> None:
     """The .npz `repdist compare` reads (arrays f, g, and labels when known), atomically, with
-    provenance (what was extracted, how, and `extra`)."""
+    provenance (what was extracted, how, and `extra`). f and g pass the checks `repdist
+    compare` makes (io.validation) first: a model whose f is NaN is said, not written."""
     if Path(path).suffix != ".npz":
         raise ValueError(f"{path}: representations are written as .npz")
+    f, g = representations(reps.f, reps.g, f"{path} (not written)")
+    for name, values in (("f", f), ("g", g)):
+        check_finite(values, f"{path} (not written): the model's {name}")
     arrays = {"f": reps.f, "g": reps.g}
     if reps.labels is not None:
         arrays["labels"] = reps.labels

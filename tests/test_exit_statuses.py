@@ -102,3 +102,21 @@ def test_the_docs_list_the_code_sample_rules():
     docs = (ROOT / "docs" / "measures.md").read_text()
     listed = docs.split("<!-- sample rules:")[1].split("\n\n")[0].splitlines()[1:]
     assert listed == [f"- {line}" for line in rules_text()]
+
+
+@pytest.mark.parametrize("f,g,fragment", [
+    (np.zeros((5, 0)), np.zeros((4, 0)), "f must be a non-empty 2-D array (N x M)"),
+    (np.ones((5, 2)) * 1j, np.ones((4, 2)), "f holds complex numbers (complex128)"),
+    (np.full((5, 2), "a"), np.ones((4, 2)), "f is not a numeric array"),
+    (np.ones((5, 2)), np.ones((4, 3)), "f has M=2 columns but g has 3"),
+    (np.ones((1, 2)), np.ones((4, 2)), "need a set of M + 1 = 3 distinct inputs, but N = 1"),
+])
+def test_the_python_api_refuses_the_same_inputs_in_words(f, g, fragment):
+    """compare() checks its arrays where the command line does (io.validation): M = 0 once
+    ended in a memoryview error, complex arrays lost their imaginary part."""
+    from repdist.io.validation import InputError
+    from repdist.measures import compare
+
+    with pytest.raises(InputError) as err:
+        compare(f, g, f, g, num_samples=1)
+    assert fragment in str(err.value)

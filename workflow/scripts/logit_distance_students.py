@@ -3,28 +3,27 @@
 one stack with their schedule, measured every eval_every_epochs epochs; each written with its f,
 g, metrics (SUB: the attribute probe) and weights (their keys), and the snapshots' table."""
 
-import torch
-
 from repdist.experiments.logit_distance import (
     follow_up_training,
-    job_data,
     snapshots_metadata,
     train_students,
 )
-from repdist.experiments.logit_distance_jobs import job_metadata, job_options, student_run
+from repdist.experiments.logit_distance_jobs import (
+    job_metadata,
+    job_options,
+    job_start,
+    student_run,
+)
 from repdist.experiments.outputs import train_test_seed_files
 from repdist.io import write_parquet
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint
-from repdist.training.devices import resolve_device
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 p = sm.params
 gpus = sm.resources.get("gpu", 0)
 with job_log(sm.log[0], gpus=gpus, checkpoint=p.checkpoint) as log:
-    torch.set_num_threads(sm.threads)
-    device = resolve_device(p.device, "logit_distance.device", promised=bool(gpus))
-    job = job_data(p.dataset, sm.input.data, p.arch["num_classes"], p.probe_seed)
+    device, job = job_start(p, sm.input.data, sm.threads, gpus)
     run = student_run(p.arch, p.members, follow_up_training(p.training, p.epochs),
                       p.eval_every_epochs, p.d_rep_subsets, p.resnet, job.probe)
     log.info("%d students of teachers %s, %s, %s on %s", len(run.students),

@@ -3,22 +3,22 @@ one stack with their schedule (trained on the labels; SUB's on the birds and the
 CIFAR-100's ResNet-50s from ImageNet's weights where given), each written with its f, g, metrics
 (SUB: the attribute probe) and weights (their keys)."""
 
-import torch
-
-from repdist.experiments.logit_distance import follow_up_training, job_data, train_teachers
-from repdist.experiments.logit_distance_jobs import job_metadata, job_options, teacher_run
+from repdist.experiments.logit_distance import follow_up_training, train_teachers
+from repdist.experiments.logit_distance_jobs import (
+    job_metadata,
+    job_options,
+    job_start,
+    teacher_run,
+)
 from repdist.experiments.outputs import train_test_seed_files
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint
-from repdist.training.devices import resolve_device
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 p = sm.params
 gpus = sm.resources.get("gpu", 0)
 with job_log(sm.log[0], gpus=gpus, checkpoint=p.checkpoint) as log:
-    torch.set_num_threads(sm.threads)
-    device = resolve_device(p.device, "logit_distance.device", promised=bool(gpus))
-    job = job_data(p.dataset, sm.input.data, p.arch["num_classes"], p.probe_seed)
+    device, job = job_start(p, sm.input.data, sm.threads, gpus)
     run = teacher_run(p.arch, p.seeds, follow_up_training(p.training, p.epochs), p.resnet,
                       job.probe)
     meta = job_metadata(p.dataset, p.run_config)

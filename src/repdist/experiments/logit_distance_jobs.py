@@ -16,8 +16,18 @@ from ..io import provenance
 from ..models.follow_up import FollowUpArch
 from ..models.follow_up_resnet import ResNetArch, read_imagenet_weights
 from ..training.distillation import cbm_objective
+from ..training.devices import resolve_device
 from ..training.loop import RunOptions
-from .logit_distance import Arch, FollowUpTraining, Probe, Student, StudentRun, TeacherRun
+from .logit_distance import (
+    Arch,
+    FollowUpTraining,
+    JobData,
+    Probe,
+    Student,
+    StudentRun,
+    TeacherRun,
+    job_data,
+)
 
 Member = tuple[int, str, int]  # a student: (teacher seed, loss, seed)
 
@@ -74,3 +84,12 @@ def job_options(checkpoint: str | Path, device: str | torch.device,
 def job_metadata(dataset: str, run_config: Mapping[str, Any]) -> dict[str, Any]:
     """What every file of a training job carries: the experiment, the data set, provenance."""
     return {"experiment": "logit_distance", "data": dataset, **provenance(run_config)}
+
+
+def job_start(params: Any, data: Any, threads: int, gpus: int) -> tuple[torch.device, JobData]:
+    """What a teachers or students job sets up first: its threads, its device (a GPU only where
+    the job was promised one) and its data set's arrays."""
+    torch.set_num_threads(threads)
+    device = resolve_device(params.device, "logit_distance.device", promised=bool(gpus))
+    return device, job_data(params.dataset, data, params.arch["num_classes"],
+                            params.probe_seed)

@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 from repdist.data.radial import label_codes, make_radial
-from repdist.experiments.synthetic import SyntheticModelConfig, synthetic_data, synthetic_stack
+from repdist.experiments.synthetic.training import (SyntheticModelConfig, synthetic_data,
+                                                    synthetic_stack)
 from repdist.models.mlp import build_synthetic_model
 from repdist.models.stacked import StackedModelClass
 from repdist.training.loop import GRAPH_WARMUP, RunOptions, TrainData, train

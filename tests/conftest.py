@@ -40,7 +40,7 @@ def measure_settings() -> dict:
 
 def kl_table_config(**overrides):
     """The KL table's settings as the rule builds them, with overrides."""
-    from repdist.experiments.kl_table import KLTableConfig
+    from repdist.experiments.constructed.kl_table import KLTableConfig
 
     return KLTableConfig(**{**PAPER_CONFIG["kl_table"], **measure_settings(),
                             "seed": PAPER_CONFIG["seed"], **overrides})
@@ -48,7 +48,7 @@ def kl_table_config(**overrides):
 
 def constructed_bound_config(num_classes, noise_level, **overrides):
     """One constructed classifier's sweep settings as the rule builds them, with overrides."""
-    from repdist.experiments.constructed_bound import ConstructedBoundConfig
+    from repdist.experiments.constructed.bound import ConstructedBoundConfig
 
     shared = {k: v for k, v in PAPER_CONFIG["constructed"].items() if k != "classifiers"}
     return ConstructedBoundConfig(num_classes=num_classes, noise_level=noise_level,

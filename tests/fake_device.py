@@ -270,7 +270,7 @@ def synthetic_resume() -> None:
 @case
 def distillation_step() -> None:
     """The teachers' log-probabilities on the device and a student step with the KL objective."""
-    from repdist.experiments.distillation import teacher_log_probs
+    from repdist.experiments.distillation.training import teacher_log_probs
     from repdist.training.distillation import distillation_objective
     from repdist.training.loop import RunOptions, train
 
@@ -286,7 +286,7 @@ def cifar_step() -> None:
     """Two stacked ResNet-18s (grouped convolutions, per-seed BatchNorm), channels-last, the
     paper protocol's train-mode test passes, on the device."""
     from repdist.data.radial import label_codes
-    from repdist.experiments.cifar import CifarModelConfig, cifar_stack
+    from repdist.experiments.cifar.training import CifarModelConfig, cifar_stack
     from repdist.training.loop import RunOptions, TrainData, train
 
     cfg = CifarModelConfig(rep_dim=2, seeds=[0, 1], base_width=4, g_width=8, bn_momentum=0.1,

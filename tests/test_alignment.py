@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from repdist.experiments.alignment import alignment_table, alignment_trends, read_alignment_table
-from repdist.experiments.paper_comparison import alignment_checks
+from repdist.experiments.synthetic.alignment import (alignment_table, alignment_trends,
+                                                     read_alignment_table)
+from repdist.experiments.paper_comparison.checks import alignment_checks
 from repdist.figures.style import plt
 from repdist.figures.synthetic import alignment_figure
 from repdist.io import write_parquet

@@ -26,8 +26,8 @@ from repdist.models.authors import CHECKSUMS
 from repdist.experiments.outputs import SeedFiles
 from repdist.io import file_digest as sha256sum
 from repdist.io.download import ChecksumError, DownloadError
-from repdist.experiments.authors import extract_synthetic, initialisation_table
-from repdist.experiments.ours_vs_authors import ours_vs_authors, ours_vs_authors_markdown
+from repdist.experiments.authors.checkpoints import extract_synthetic, initialisation_table
+from repdist.experiments.authors.ours_vs_authors import ours_vs_authors, ours_vs_authors_markdown
 from repdist.models.mlp import build_synthetic_model
 
 
@@ -211,7 +211,7 @@ def zenodo(tmp_path):
 
     from repdist.models.authors import cifar_name
     from repdist.io import file_digest
-    from repdist.experiments.authors import write_cifar_standin
+    from repdist.experiments.authors.checkpoints import write_cifar_standin
 
     site = tmp_path / "site"
     (site / "files").mkdir(parents=True)
@@ -229,7 +229,7 @@ def zenodo(tmp_path):
 
 def test_cifar_checkpoints_from_a_zenodo_record_are_checked_and_read(zenodo, tmp_path):
     from repdist.models.authors import load_cifar_model
-    from repdist.experiments.authors import fetch_cifar
+    from repdist.experiments.authors.checkpoints import fetch_cifar
 
     record, names, site = zenodo
     fetch_cifar(record, names, tmp_path / "got")
@@ -259,8 +259,8 @@ def test_cifar_checkpoint_of_another_shape_is_refused(tmp_path):
     ([0.003, 0.005, 0.013, 0.017, 0.05, 0.04, 0.043, 0.022, 0.3, 0.012], "FAIL"),
 ])
 def test_only_the_retrace_goal_has_a_verdict(d_llv, verdict):
-    from repdist.experiments.paper_comparison import retrace_checks
-    from repdist.experiments.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
+    from repdist.experiments.paper_comparison.checks import retrace_checks
+    from repdist.experiments.authors.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
 
     table = pd.DataFrame({c: 0.0 for c in OURS_VS_AUTHORS_COLUMNS}, index=range(10))
     table["K"], table["width"], table["seed"] = [4] * 5 + [6] * 5, 16, list(range(5)) * 2

@@ -217,7 +217,7 @@ def test_stacked_cifar_seeds_in_float32_give_the_same_models(standin):
 
 
 def test_bn_momentum_follows_the_protocol():
-    from repdist.experiments.cifar import resolve_bn_momentum
+    from repdist.experiments.cifar.training import resolve_bn_momentum
 
     assert resolve_bn_momentum("protocol", "paper") == pytest.approx(1 - 0.9**11)
     assert resolve_bn_momentum("protocol", "clean") == 0.1

@@ -316,7 +316,7 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(case, tmp_path, family, c
 def test_bad_options_are_refused_before_reading_models(
     args, fragment, tmp_path, capsys, monkeypatch
 ):
-    from repdist.experiments import models
+    from repdist.experiments.models import groups as models
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(models, "load_model", lambda p: pytest.fail("read a model"))

@@ -314,10 +314,10 @@ def test_paper_constants_live_in_config_yaml_only():
     config.yaml, through the rules or the tests' helpers), so no default can drift from it."""
     from dataclasses import MISSING, fields
 
-    from repdist.experiments.cifar import CifarModelConfig
-    from repdist.experiments.constructed_bound import ConstructedBoundConfig
-    from repdist.experiments.kl_table import KLTableConfig
-    from repdist.experiments.synthetic import SyntheticModelConfig
+    from repdist.experiments.cifar.training import CifarModelConfig
+    from repdist.experiments.constructed.bound import ConstructedBoundConfig
+    from repdist.experiments.constructed.kl_table import KLTableConfig
+    from repdist.experiments.synthetic.training import SyntheticModelConfig
     from repdist.training.settings import TrainConfig
 
     for cls in (TrainConfig, SyntheticModelConfig, CifarModelConfig, KLTableConfig,
@@ -430,7 +430,7 @@ def test_every_cifar_model_setting_reaches_the_job():
     import re
     from dataclasses import fields
 
-    from repdist.experiments.cifar import CifarModelConfig
+    from repdist.experiments.cifar.training import CifarModelConfig
 
     helper = (ROOT / "rules" / "helpers" / "cifar10.smk").read_text()
     keys = re.search(r"def cifar_model_settings.*?keys = \((.*?)\)", helper, re.S).group(1)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from repdist.experiments.constructed_bound import constructed_bound_sweep
-from repdist.experiments.kl_table import kl_table, kl_table_latex
+from repdist.experiments.constructed.bound import constructed_bound_sweep
+from repdist.experiments.constructed.kl_table import kl_table, kl_table_latex
 from repdist.models.constructed import evenly_spaced_classifier, kl_table_pair
 
 from conftest import PAPER_CONFIG, constructed_bound_config, kl_table_config
@@ -82,7 +82,7 @@ def test_constructed_models_respect_the_bound(k, noise):
 
 
 def test_workshop_example_reproduces_the_workshop_numbers():
-    from repdist.experiments.workshop_example import workshop_table
+    from repdist.experiments.constructed.workshop import workshop_table
 
     table = workshop_table(seed=0).set_index("quantity")["ours"]
     assert 1e-10 < table["NLL' (model ', mean)"] < 5e-9  # paper: 9e-10

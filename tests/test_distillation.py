@@ -10,8 +10,8 @@ import pytest
 import torch
 from conftest import train_config
 
-from repdist.experiments.distillation import StudentSpec, train_students
-from repdist.experiments.distillation_table import (
+from repdist.experiments.distillation.training import StudentSpec, train_students
+from repdist.experiments.distillation.table import (
     COLUMNS,
     LoadedSeed,
     Teachers,
@@ -20,8 +20,8 @@ from repdist.experiments.distillation_table import (
     student_rows,
 )
 from repdist.experiments.outputs import SeedFiles
-from repdist.experiments.paper_comparison import distillation_checks
-from repdist.experiments.synthetic import SyntheticModelConfig, train_configurations
+from repdist.experiments.paper_comparison.checks import distillation_checks
+from repdist.experiments.synthetic.training import SyntheticModelConfig, train_configurations
 from repdist.io.representations import load_representations
 from repdist.measures import compare
 from repdist.measures.extra import d_logit

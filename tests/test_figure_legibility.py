@@ -194,7 +194,7 @@ RNG_SEED = 0
 
 
 def width_figures() -> list[Figure]:
-    from repdist.experiments.widths import measures_by_width, width_summary
+    from repdist.experiments.synthetic.widths import measures_by_width, width_summary
     from repdist.figures.synthetic import MEASURE_PANELS, measures_vs_width_figure, width_figure
 
     pairs = synthetic_pairs()
@@ -211,7 +211,7 @@ def width_figures() -> list[Figure]:
 
 def synthetic_figures() -> list[Figure]:
     from repdist.data.radial import make_radial
-    from repdist.experiments.alignment import alignment_table, alignment_trends
+    from repdist.experiments.synthetic.alignment import alignment_table, alignment_trends
     from repdist.figures.synthetic import alignment_figure, data_figure
     from test_alignment import grid
 

@@ -9,7 +9,7 @@ from tolerances import FLOAT64_ROUNDING, ULPS
 from repdist.figures.bound import bound_figure
 from repdist.figures.cifar import loss_diff_figure
 from repdist.figures.style import plt
-from repdist.experiments.widths import measures_by_width, width_summary
+from repdist.experiments.synthetic.widths import measures_by_width, width_summary
 from repdist.figures.synthetic import MEASURE_PANELS, measures_vs_width_figure, width_figure
 
 

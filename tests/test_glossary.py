@@ -56,7 +56,7 @@ METRICS = [{"final_test_loss": 1.0 + s, "test_accuracy": 0.5, "final_test_loss_e
 
 
 def test_repdist_compares_columns_have_entries():
-    from repdist.experiments.models import table_columns
+    from repdist.experiments.models.groups import table_columns
 
     columns = table_columns(CompareSettings(**EVERYTHING))
     assert {"m_svd_f_min", "cknna_f_calibrated", "d_fg_tau", "warning"} <= set(columns)
@@ -72,8 +72,8 @@ def test_the_pairs_tables_columns_have_entries(tmp_path, rng):
         compare_seeds,
         null_fields_of,
     )
-    from repdist.experiments.roeder_cpc_tables import CONFIG_COLUMNS
-    from repdist.experiments.roeder_words_pairs import WORDS_PAIR_COLUMNS
+    from repdist.experiments.roeder.cpc_tables import CONFIG_COLUMNS
+    from repdist.experiments.roeder.words_pairs import WORDS_PAIR_COLUMNS
     from repdist.figures.lm import TABLE_COLUMNS
 
     emb, unemb = write_models(tmp_path, 3, rng)
@@ -92,14 +92,14 @@ def test_the_pairs_tables_columns_have_entries(tmp_path, rng):
 def test_the_snapshots_and_students_columns_have_entries(rng):
     """The training snapshots (ours and Roeder's CPC, with its canonical correlations) by
     their Snapshots object; the students' table and summary by their functions."""
-    from repdist.experiments.distillation_table import (
+    from repdist.experiments.distillation.table import (
         LoadedSeed,
         Teachers,
         distillation_summary,
         student_rows,
     )
-    from repdist.experiments.dynamics import Snapshots
-    from repdist.experiments.roeder_cpc_tables import SNAPSHOT_COLUMNS, cca_coefficients
+    from repdist.experiments.synthetic.dynamics import Snapshots
+    from repdist.experiments.roeder.cpc_tables import SNAPSHOT_COLUMNS, cca_coefficients
 
     models = [random_model(rng, n=N, k=K, m=M) for _ in range(3)]
     stacked = (np.stack([f for f, _ in models]), np.stack([g for _, g in models]))
@@ -116,7 +116,7 @@ def test_the_snapshots_and_students_columns_have_entries(rng):
 
 
 def test_the_language_models_layer_tables_columns_have_entries(tmp_path, rng):
-    from repdist.experiments.lm_layers import (
+    from repdist.experiments.lm.layers import (
         layer_summary,
         layer_tables,
         read_layer_set,
@@ -138,8 +138,8 @@ def test_the_language_models_layer_tables_columns_have_entries(tmp_path, rng):
 def test_prhs_tables_columns_have_entries(rng):
     """The study's table (every layer pair, its null, Benjamini-Hochberg) and the synthetic
     grid's alignment table, by their functions."""
-    from repdist.experiments.alignment import alignment_table
-    from repdist.experiments.prh_study import StudyModel, StudySettings, study_table
+    from repdist.experiments.synthetic.alignment import alignment_table
+    from repdist.experiments.prh.study import StudyModel, StudySettings, study_table
     from repdist.measures.null import NullSettings
 
     def model(name, modality, **info):
@@ -159,7 +159,7 @@ def test_prhs_tables_columns_have_entries(rng):
 def test_the_follow_ups_tables_columns_have_entries(rng):
     """Its snapshots' declared columns (the frame's), the final table with its nulls and the
     concept probe's columns, and the inverse-variance summary, by their functions."""
-    from repdist.experiments.logit_distance_tables import (
+    from repdist.experiments.logit_distance.tables import (
         SNAPSHOT_COLUMNS,
         final_table,
         inverse_variance_summary,

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from repdist.experiments.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
-from repdist.experiments.paper_comparison import Check, comparison_frame
+from repdist.experiments.authors.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
+from repdist.experiments.paper_comparison.checks import Check, comparison_frame
 from repdist.io import write_csv
 from repdist_dev import gpu_rehearsal, run_record
 from repdist_dev.gpu_bundle import AUTHORS_CHECKPOINTS, RUN_SH, copy_authors_files
@@ -122,7 +122,7 @@ def trained(tmp_path_factory):
     from conftest import train_config
 
     from repdist.experiments.outputs import SeedFiles
-    from repdist.experiments.synthetic import SyntheticModelConfig, train_configurations
+    from repdist.experiments.synthetic.training import SyntheticModelConfig, train_configurations
 
     root = tmp_path_factory.mktemp("trained") / "synthetic" / "K4" / "w8_g0_f0"
     files = [SeedFiles({"test": root / f"seed{s}/embeddings.parquet"},

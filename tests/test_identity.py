@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repdist.experiments.models import compare_models
+from repdist.experiments.models.groups import compare_models
 from repdist.io.representations import (
     ModelInputError,
     embeddings_frame,

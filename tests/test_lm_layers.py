@@ -11,7 +11,7 @@ import torch
 import transformers  # in the test extra and the lock: its absence fails, not skips
 from tolerances import close_in, magnitude
 
-from repdist.experiments.lm_layers import (
+from repdist.experiments.lm.layers import (
     LAYER_COLUMNS,
     layer_slots,
     pair_rows,
@@ -296,7 +296,7 @@ def test_with_a_null_every_row_has_its_chance_level_and_the_best_slot_pays_for_t
     the largest of the slots'; its tau is higher than any one slot's); a model and an invertible
     map of it: every row's p is 1 / (K + 1). The best slot's null equals null.aggregate_null
     of the per-slot draws (Algorithm 2, tests/test_null_reference.py against their code)."""
-    from repdist.experiments.lm_layers import BEST_COLUMNS, NULL_COLUMNS, layer_tables
+    from repdist.experiments.lm.layers import BEST_COLUMNS, NULL_COLUMNS, layer_tables
     from repdist.measures.null import NullSettings
 
     null = NullSettings(permutations=19, seed=2)
@@ -323,7 +323,7 @@ def test_with_a_null_every_row_has_its_chance_level_and_the_best_slot_pays_for_t
 def test_with_a_null_the_summary_and_figure_carry_each_layers_chance_level(tmp_path, rng):
     """layer_summary adds the means of tau and the calibrated score; the figure draws CKA's and
     m_CCA's tau dotted, one point per slot."""
-    from repdist.experiments.lm_layers import layer_tables
+    from repdist.experiments.lm.layers import layer_tables
     from repdist.figures.lm import layers_figure
     from repdist.measures.null import NullSettings
 

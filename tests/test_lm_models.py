@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from repdist.experiments.lm_extraction import (
+from repdist.experiments.lm.extraction import (
     CorpusConfig,
     check_same_vocabulary,
     corpus_text,
@@ -352,7 +352,7 @@ def test_the_loader_refuses_a_revision_of_a_folder_and_a_path_that_is_no_folder(
 def test_models_of_three_widths_keep_every_models_width_in_the_pairs_provenance(rng, tmp_path):
     """Widths 3, 5 and 3: the pairs table's metadata holds every model's M (and revision), and
     the figure's title their range, not the first model's."""
-    from repdist.experiments.lm_extraction import write_lm_model
+    from repdist.experiments.lm.extraction import write_lm_model
     from repdist.experiments.outputs import SeedFiles
     from repdist.experiments.pairs import pairs_metadata
     from repdist.figures.lm import seed_pairs_figure
@@ -383,7 +383,7 @@ def test_models_of_three_widths_keep_every_models_width_in_the_pairs_provenance(
 
 
 def test_the_layer_tables_provenance_holds_for_every_model(tmp_path, rng):
-    from repdist.experiments.lm_layers import layers_metadata, read_layer_set, write_layers
+    from repdist.experiments.lm.layers import layers_metadata, read_layer_set, write_layers
 
     sets = []
     for name, revision in (("a", "step1"), ("b", "step2")):

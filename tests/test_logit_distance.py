@@ -24,7 +24,7 @@ from repdist.data.sub import (
     write_sub_image_standin,
     write_sub_standin,
 )
-from repdist.experiments.logit_distance import (
+from repdist.experiments.logit_distance.training import (
     FollowUpTraining,
     Student,
     StudentRun,
@@ -36,7 +36,7 @@ from repdist.experiments.logit_distance import (
     train_teachers,
     write_sub_features,
 )
-from repdist.experiments.logit_distance_tables import (
+from repdist.experiments.logit_distance.tables import (
     _iv_average,
     final_table,
     follow_up_checks,
@@ -439,9 +439,9 @@ def test_the_concept_probe_reads_a_concept_that_is_there_and_not_one_that_is_not
 
 
 def test_a_rules_settings_become_its_jobs_runs():
-    """experiments.logit_distance_jobs: the MLP data sets' one architecture, CIFAR-100's ResNet
+    """experiments.logit_distance.jobs: the MLP data sets' one architecture, CIFAR-100's ResNet
     teacher and students, each student indexed to its teacher, SUB's objective and probe seed."""
-    from repdist.experiments.logit_distance_jobs import (
+    from repdist.experiments.logit_distance.jobs import (
         architectures,
         job_options,
         student_run,

@@ -175,7 +175,7 @@ def test_a_stack_of_resnets_trains_each_as_it_would_alone():
     """Two ResNet-18s as one stack, two Adam steps on the summed losses: each model's weights
     and BatchNorm statistics equal its own training alone; state_dict_of is its own state in
     their keys."""
-    from repdist.experiments.logit_distance import stack_models
+    from repdist.experiments.logit_distance.training import stack_models
     from repdist.training.distillation import follow_up_loss
     from repdist.training.loop import make_adam
 
@@ -209,7 +209,7 @@ def test_a_stack_of_resnets_trains_each_as_it_would_alone():
 def test_the_teachers_batches_come_in_the_datas_order_when_asked():
     """Their CIFAR-100 teacher's loader has no shuffle: with in_order every epoch takes the
     examples in their order (the last batch short); without it each epoch is a permutation."""
-    from repdist.experiments.logit_distance import stack_models
+    from repdist.experiments.logit_distance.training import stack_models
     from repdist.models.follow_up import FollowUpArch, build_follow_up
     from repdist.training.loop import RunOptions, TrainData, batch_nll, train
     from repdist.training.settings import TrainConfig
@@ -240,7 +240,7 @@ def test_resnet_students_learn_from_a_resnet50_teacher(tmp_path):
     """The CIFAR-100 jobs at toy size: a ResNet-50 teacher (ImageNet weights given: its
     layers start from them) trained in the data's order, then ResNet-18 students by each
     loss on its logits, measured after every epoch; every model written, loadable as theirs."""
-    from repdist.experiments.logit_distance import (
+    from repdist.experiments.logit_distance.training import (
         Student,
         StudentRun,
         TeacherRun,
@@ -251,7 +251,7 @@ def test_resnet_students_learn_from_a_resnet50_teacher(tmp_path):
     from repdist.experiments.outputs import SeedFiles
     from repdist.training.loop import RunOptions
     from repdist.training.settings import EpochSchedule
-    from repdist.experiments.logit_distance import FollowUpTraining
+    from repdist.experiments.logit_distance.training import FollowUpTraining
 
     folder = write_standin(tmp_path / ARCHIVE.folder, n_train=40, n_test=16, seed=1)
     data = cifar100_train_data(folder / "train")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from repdist.experiments.logit_distance_tables import follow_up_checks
-from repdist.experiments.paper_comparison import (
+from repdist.experiments.logit_distance.tables import follow_up_checks
+from repdist.experiments.paper_comparison.checks import (
     NO_DATA,
     NOT_JUDGED,
     PAPER_SCALE,

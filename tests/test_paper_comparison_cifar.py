@@ -3,7 +3,7 @@ test loss, low KL, high d_LLV) stated beside our values, informational (no numbe
 
 import pandas as pd
 
-from repdist.experiments.paper_comparison import cifar_checks
+from repdist.experiments.paper_comparison.checks import cifar_checks
 
 
 def pairs() -> pd.DataFrame:

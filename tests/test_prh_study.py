@@ -19,7 +19,7 @@ from repdist.data.image_captions import (
     standin_pairs,
     write_standin_pairs,
 )
-from repdist.experiments.prh_study import (
+from repdist.experiments.prh.study import (
     StudyModel,
     StudySettings,
     extract_to_folder,
@@ -316,7 +316,7 @@ def test_the_config_checks_name_the_key():
 
 
 def test_the_paper_comparison_reads_prhs_claim_per_family_raw_and_calibrated():
-    from repdist.experiments.paper_comparison import prh_study_checks
+    from repdist.experiments.paper_comparison.checks import prh_study_checks
 
     rows = [{"language": f"l{i}", "vision": v, "family": f, "performance": 0.1 * i,
              "score": 0.1 * i * rising + 0.2, "calibrated": 0.05 * (3 - i), "metric": "mutual_knn"}
@@ -332,7 +332,7 @@ def test_the_paper_comparison_reads_prhs_claim_per_family_raw_and_calibrated():
 
 def test_a_features_file_that_disagrees_with_its_info_is_refused_in_words(tmp_path):
     """A study model's features are checked against the shape its extraction recorded."""
-    from repdist.experiments.prh_study import FEATURES, INFO, read_study_model
+    from repdist.experiments.prh.study import FEATURES, INFO, read_study_model
     from repdist.io.validation import InputError
 
     folder = tmp_path / "model"

@@ -8,9 +8,10 @@ import torch
 
 from conftest import train_config
 from repdist.experiments.outputs import SeedFiles
-from repdist.experiments.paper_comparison import ROEDER_WITHIN, roeder_checks
-from repdist.experiments.roeder import RoederModelConfig, roeder_data, roeder_stack, train_roeder
-from repdist.experiments.roeder_curves import (
+from repdist.experiments.paper_comparison.checks import ROEDER_WITHIN, roeder_checks
+from repdist.experiments.roeder.classifier import (RoederModelConfig, roeder_data, roeder_stack,
+                                                   train_roeder)
+from repdist.experiments.roeder.curves import (
     first_near_max_step,
     linear_fit_table,
     snapshot_curves,

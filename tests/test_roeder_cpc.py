@@ -12,8 +12,8 @@ import torch
 from conftest import train_config
 from repdist.data.patches import PatchSpec, augment, cut, fixed_pair, random_patches
 from repdist.experiments.outputs import SeedFiles
-from repdist.experiments.paper_comparison import roeder_cpc_checks
-from repdist.experiments.roeder_cpc import (
+from repdist.experiments.paper_comparison.checks import roeder_cpc_checks
+from repdist.experiments.roeder.cpc import (
     CPCModelConfig,
     CPCRun,
     cpc_data,
@@ -21,7 +21,7 @@ from repdist.experiments.roeder_cpc import (
     train_cpc,
     write_examples,
 )
-from repdist.experiments.roeder_cpc_tables import (
+from repdist.experiments.roeder.cpc_tables import (
     CPCConfiguration,
     TrainedConfiguration,
     base_configuration,

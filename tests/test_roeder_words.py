@@ -21,13 +21,13 @@ from repdist.data.words import (
     words,
 )
 from repdist.experiments.outputs import SeedFiles
-from repdist.experiments.paper_comparison import (
+from repdist.experiments.paper_comparison.checks import (
     ROEDER_WORDS_R2,
     fit_r2,
     roeder_words_checks,
 )
-from repdist.experiments.roeder_words import WordsConfig, train_words, words_data
-from repdist.experiments.roeder_words_pairs import (
+from repdist.experiments.roeder.words import WordsConfig, train_words, words_data
+from repdist.experiments.roeder.words_pairs import (
     WORDS_PAIR_COLUMNS,
     fit_table,
     shown_words,

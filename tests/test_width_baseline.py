@@ -1,5 +1,5 @@
-"""What the paper's width claim is read against (experiments/width_baseline.py): the same seeds
-untrained and the null of d_LLV and d_{f,g}; and the paper comparison's rows built on them,
+"""What the paper's width claim is read against (experiments/synthetic/width_baseline.py): the same
+seeds untrained and the null of d_LLV and d_{f,g}; and the paper comparison's rows built on them,
 which untrained models fail (a negative control)."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import pytest
 import torch
 
 from repdist.experiments.pairs import compare_seeds
-from repdist.experiments.paper_comparison import width_baseline_checks, width_margin
-from repdist.experiments.synthetic import SyntheticModelConfig, synthetic_data, synthetic_stack
-from repdist.experiments.width_baseline import width_baseline
-from repdist.experiments.widths import width_summary
+from repdist.experiments.paper_comparison.checks import width_baseline_checks, width_margin
+from repdist.experiments.synthetic.training import (SyntheticModelConfig, synthetic_data,
+                                                    synthetic_stack)
+from repdist.experiments.synthetic.width_baseline import width_baseline
+from repdist.experiments.synthetic.widths import width_summary
 from repdist.io.representations import embeddings_frame, unembeddings_frame
 from repdist.models.extract import extract
 

@@ -233,7 +233,7 @@ def test_quick_dag_roeder_words(quick_run):
     the held-out contexts, g~ over the vocabulary), the pairs with Fig. 1's R^2, the figure and
     its points, the paper-comparison rows, and `repdist progress` on the training job."""
     from repdist.cli.progress import report
-    from repdist.experiments.roeder_words_pairs import WORDS_PAIR_COLUMNS
+    from repdist.experiments.roeder.words_pairs import WORDS_PAIR_COLUMNS
     from repdist.io import read_table_metadata
 
     folder = quick_run / "roeder_words"
@@ -305,7 +305,7 @@ def test_every_quick_csv_opens_as_a_plain_csv(quick_run):
 
 
 def test_quick_dag_authors_branch_on_standin_checkpoints(quick_run):
-    from repdist.experiments.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
+    from repdist.experiments.authors.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
 
     table = read_csv(quick_run / "tables" / "ours_vs_authors.csv")
     assert list(table.columns) == OURS_VS_AUTHORS_COLUMNS
@@ -326,7 +326,7 @@ def test_quick_dag_authors_branch_on_standin_checkpoints(quick_run):
 
 
 def test_quick_dag_authors_cifar_branch_on_standin_checkpoints(quick_run):
-    from repdist.experiments.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
+    from repdist.experiments.authors.ours_vs_authors import OURS_VS_AUTHORS_COLUMNS
 
     table = read_csv(quick_run / "tables" / "ours_vs_authors_cifar.csv")
     assert list(table.columns) == OURS_VS_AUTHORS_COLUMNS
@@ -572,7 +572,7 @@ def test_quick_dag_lm_models_and_layers(quick_run):
     """The quick DAG's outside models (config.quick.yaml `lm.models`: tiny GPT-2 and Llama
     stand-ins built here, one tokenizer, two widths) on one set of contexts, their pair, and both
     model sets (these and the lm seeds) layer by layer, with the head's input marked."""
-    from repdist.experiments.lm_layers import LAYER_COLUMNS, SUMMARY_COLUMNS
+    from repdist.experiments.lm.layers import LAYER_COLUMNS, SUMMARY_COLUMNS
     from repdist.experiments.pairs import NAMED_PAIR_COLUMNS
     from repdist.io import read_npz_metadata
 

@@ -56,7 +56,7 @@ def authors_untrained_files():
 
 def ours_vs_authors_inputs(wildcards):
     """Per configuration (K, width) and seed, our files and the authors' (configuration-major),
-    and per configuration the two pairs tables; experiments.ours_vs_authors reads them back.
+    and per configuration the two pairs tables; experiments.authors.ours_vs_authors reads them back.
     """
     ours, theirs = {}, {}
     for name in ("embeddings.parquet", "unembeddings.parquet", "metrics.json"):

@@ -67,7 +67,7 @@ def lm_runtime(wildcards, attempt=1):
     return training_jobs.job_minutes(10, [scale], floor=10, margin=5, times=attempt)
 
 
-# Layer by layer (experiments/lm_layers.py), for the seeds and for lm.models.
+# Layer by layer (experiments/lm/layers.py), for the seeds and for lm.models.
 LM_LAYER_SETTINGS = {"layers": LM["layers"], "components": LM["layer_components"]}
 # Outside models (lm.models; pipeline/lm_model_sources.py): on whenever two or more are named.
 LM_MODELS = {m.name: m for m in lm_model_entries(config)}

@@ -80,7 +80,7 @@ def logit_teacher_files(dataset):
 
 def logit_members(dataset):
     """Every student as (teacher seed, loss, seed), teacher-major then loss then seed: the
-    order of its stack (experiments.logit_distance.students_of)."""
+    order of its stack (experiments.logit_distance.training.students_of)."""
     settings = LOGIT[dataset]
     return [
         (t, loss, s)

@@ -2,7 +2,7 @@
 import re
 from dataclasses import asdict
 
-from repdist.experiments.roeder_cpc_tables import base_configuration, configurations
+from repdist.experiments.roeder.cpc_tables import base_configuration, configurations
 from repdist.pipeline.availability import cpc_reads_cifar
 
 CPC = config["roeder"]["cpc"]

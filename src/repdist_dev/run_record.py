@@ -116,8 +116,8 @@ def job_metrics(results: Path, name: str) -> dict[str, Any] | None:
 
 
 # The synthetic training jobs: their seconds, and from each job's metrics.json (written by the job,
-# repdist.experiments.synthetic.speed_metrics) its steps, steps/s and each batch size's CUDA graph:
-# captured, replayed, eager steps.
+# repdist.experiments.synthetic.training.speed_metrics) its steps, steps/s and each batch size's
+# CUDA graph: captured, replayed, eager steps.
 def training(results: Path, jobs: list[Any]) -> list[dict[str, Any]]:
     """Each finished synthetic training job: its seconds (benchmark), steps, steps/s and CUDA
     graphs (its models' metrics)."""
@@ -192,7 +192,7 @@ def _summary(values: list[float | None], tolerance: float) -> dict[str, Any]:
 def authors(results: Path, config: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """Our seed s against the authors' seed s, per configuration: d_LLV's median and largest,
     the seeds within the retrace tolerance, the mean between different seeds (theirs, ours)."""
-    from repdist.experiments.ours_vs_authors import RETRACE_TOLERANCE
+    from repdist.experiments.authors.ours_vs_authors import RETRACE_TOLERANCE
 
     source = authors_source(config)
     path = results / "tables" / "ours_vs_authors.csv"

@@ -34,7 +34,7 @@ import torch
 import repdist.training.loop as loop_module
 from repdist.data.cifar10 import normalise
 from repdist.data.radial import label_codes, make_radial
-from repdist.experiments.cifar import CifarModelConfig, cifar_stack, resolve_bn_momentum
+from repdist.experiments.cifar.training import CifarModelConfig, cifar_stack, resolve_bn_momentum
 from repdist.io.host import host_copies_guarded
 from repdist.measures.compare import compare
 from repdist.models.extract import extract

@@ -27,7 +27,7 @@ import torch
 
 from repdist.data.cifar10 import load_cifar10, normalise, write_standin
 from repdist.data.radial import label_codes
-from repdist.experiments.cifar import (
+from repdist.experiments.cifar.training import (
     NUM_CLASSES,
     CifarModelConfig,
     cifar_stack,
@@ -220,8 +220,8 @@ def first_gradients(folder: Path, images: Images, rep_dim: int, dtype: torch.dty
 
 def our_stack(seeds: Sequence[int], rep_dim: int, protocol: str,
               dtype: torch.dtype) -> StackedModelClass:
-    """The models of `seeds` as a CIFAR job builds them (experiments.cifar.cifar_stack) from
-    the paper's config, on the CPU, in `dtype`."""
+    """The models of `seeds` as a CIFAR job builds them (experiments.cifar.training.cifar_stack)
+    from the paper's config, on the CPU, in `dtype`."""
     c = PAPER_CONFIG["cifar10"]
     cfg = CifarModelConfig(rep_dim=rep_dim, seeds=list(seeds), base_width=BASE_WIDTH,
                            g_width=G_WIDTH, bn_momentum=c["bn_momentum"], device="cpu",

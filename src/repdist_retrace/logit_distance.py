@@ -1,4 +1,5 @@
-"""The follow-up's experiment (repdist.experiments.logit_distance) against its authors' own code.
+"""The follow-up's experiment (repdist.experiments.logit_distance.training) against its authors'
+own code.
 Their code (Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity";
 bemigini/logit-distance-bounds-rep-sim) is imported at run time from a folder that holds it.
 
@@ -30,7 +31,7 @@ import torch
 
 from repdist.data.spirals import load_spirals, make_spirals
 from repdist.io.representations import load_representations
-from repdist.experiments.logit_distance import sklearn_mcca
+from repdist.experiments.logit_distance.training import sklearn_mcca
 from repdist.measures.cca import mean_cca
 from repdist.measures.logit_distance import d_logit_squared, d_rep, logits
 from repdist.models.follow_up import FollowUpArch, FollowUpMLP, StackedFollowUp
@@ -382,7 +383,7 @@ def cifar100_checks(theirs: dict[str, Any], base: Path) -> list[tuple[str, float
     of each loss, their model and loop against ours, on the stand-in's first 8 training images
     (the run's stand-in; else 8 random images and labels), at the run's width (their models
     built at it by their_width)."""
-    from repdist.experiments.logit_distance import cifar100_train_data
+    from repdist.experiments.logit_distance.training import cifar100_train_data
     from repdist.models.follow_up_resnet import (
         ResNetArch,
         StackedFollowUpResNet,

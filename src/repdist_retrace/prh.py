@@ -75,7 +75,7 @@ def their_scores(study: Path) -> None:
     import pandas as pd
     import measure_alignment  # their module (imports metrics, tasks, utils)
 
-    from repdist.experiments.prh_study import INFO
+    from repdist.experiments.prh.study import INFO
 
     table = pd.read_parquet(study / "prh" / "alignment.parquet")
     worst, same = 0.0, 0

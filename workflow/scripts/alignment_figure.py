@@ -2,7 +2,7 @@
 Hypothesis' claim (alignment rises with width and accuracy) on unnormalised synthetic models
 (ours, or the authors'), a figure and its table."""
 
-from repdist.experiments.alignment import alignment_trends, read_alignment_table
+from repdist.experiments.synthetic.alignment import alignment_trends, read_alignment_table
 from repdist.figures.style import save_figure
 from repdist.figures.synthetic import alignment_figure
 from repdist.io import table_provenance, write_csv

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from repdist.experiments.bound import bound_tightness
+from repdist.experiments.synthetic.bound import bound_tightness
 from repdist.io import read_parquet_metadata, table_provenance, write_csv
 from repdist.pipeline.joblog import job_log
 

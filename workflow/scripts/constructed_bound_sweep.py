@@ -1,6 +1,6 @@
 """Rule constructed_bound_sweep: d_LLV and d_{f,g} of one evenly spaced classifier vs noisy copies."""
 
-from repdist.experiments.constructed_bound import ConstructedBoundConfig, constructed_bound_sweep
+from repdist.experiments.constructed.bound import ConstructedBoundConfig, constructed_bound_sweep
 from repdist.io import table_provenance, write_csv
 from repdist.pipeline.joblog import job_log
 

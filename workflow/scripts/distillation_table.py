@@ -5,7 +5,7 @@ import json
 
 import pandas as pd
 
-from repdist.experiments.distillation_table import (
+from repdist.experiments.distillation.table import (
     LoadedSeed,
     Teachers,
     distillation_summary,

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from repdist.models.authors import read_checksums
-from repdist.experiments.authors import fetch
+from repdist.experiments.authors.checkpoints import fetch
 from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

@@ -3,7 +3,7 @@ each checked against the record's checksum."""
 
 from pathlib import Path
 
-from repdist.experiments.authors import fetch_cifar
+from repdist.experiments.authors.checkpoints import fetch_cifar
 from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

@@ -3,7 +3,7 @@ written as our models' files (test-set embeddings, unembeddings, metrics)."""
 
 from pathlib import Path
 
-from repdist.experiments.authors import extract_synthetic
+from repdist.experiments.authors.checkpoints import extract_synthetic
 from repdist.experiments.outputs import SeedFiles
 from repdist.io import provenance
 from repdist.models.authors import read_checksums

@@ -2,7 +2,7 @@
 files (embeddings of the test and train images, unembeddings, eval-mode metrics)."""
 
 from repdist.data.cifar10 import load_cifar10
-from repdist.experiments.authors import extract_cifar
+from repdist.experiments.authors.checkpoints import extract_cifar
 from repdist.experiments.outputs import train_test_seed_files
 from repdist.io import provenance
 from repdist.pipeline.joblog import job_log

@@ -1,7 +1,7 @@
 """Rule authors_initialisation: our initialisation against the authors' untrained checkpoints."""
 
 from repdist.models.authors import read_checksums
-from repdist.experiments.authors import initialisation_table
+from repdist.experiments.authors.checkpoints import initialisation_table
 from repdist.io import table_provenance, write_csv
 from repdist.pipeline.joblog import job_log
 

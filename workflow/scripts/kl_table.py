@@ -1,6 +1,6 @@
 """Rule kl_table: paper Table 1 as CSV and booktabs LaTeX."""
 
-from repdist.experiments.kl_table import (
+from repdist.experiments.constructed.kl_table import (
     EXTENDED_LATEX_COLUMNS,
     KLTableConfig,
     kl_table,

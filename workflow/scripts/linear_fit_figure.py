@@ -1,7 +1,7 @@
 """Rules roeder_linear_fit and synthetic_linear_fit: Roeder et al.'s Fig. 2c for pairs of
 models (embeddings listed model a, model b, pair after pair), with each fit's held-out R^2."""
 
-from repdist.experiments.roeder_curves import linear_fit_table
+from repdist.experiments.roeder.curves import linear_fit_table
 from repdist.figures.linear_fit import linear_fit_figure
 from repdist.figures.style import save_figure
 from repdist.io import table_provenance, write_csv

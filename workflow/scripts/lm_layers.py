@@ -2,7 +2,7 @@
 component count, linear CKA and m_CCA, each beside its permutation null (config `null`), and
 the best slot of each pair calibrated as a whole."""
 
-from repdist.experiments.lm_layers import layer_tables, layers_metadata, read_layer_set
+from repdist.experiments.lm.layers import layer_tables, layers_metadata, read_layer_set
 from repdist.io import write_parquet
 from repdist.measures.null import null_settings
 from repdist.pipeline.joblog import job_log

@@ -3,7 +3,7 @@ and m_CCA; the head's input marked) and the report's table of means over pairs."
 
 import pandas as pd
 
-from repdist.experiments.lm_layers import layer_summary
+from repdist.experiments.lm.layers import layer_summary
 from repdist.figures.lm import layers_figure
 from repdist.figures.style import save_figure
 from repdist.io import read_parquet_metadata, table_provenance, write_csv

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from repdist.experiments.lm import window_labels
-from repdist.experiments.lm_layers import write_layers
-from repdist.experiments.lm_extraction import (
+from repdist.experiments.lm.seeds import window_labels
+from repdist.experiments.lm.layers import write_layers
+from repdist.experiments.lm.extraction import (
     check_same_vocabulary,
     loaded_tokenizer_digest,
     model_metrics,

@@ -1,7 +1,7 @@
 """Rule lm_models_tokens: lm.corpus cut by the first model's tokenizer into the windows every
 outside model reads: lm.text.context tokens of input and the next one (its last label)."""
 
-from repdist.experiments.lm_extraction import (
+from repdist.experiments.lm.extraction import (
     CorpusConfig,
     contexts_meta,
     corpus_text,

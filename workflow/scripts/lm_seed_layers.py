@@ -4,9 +4,9 @@ head's input) on its eval contexts, at f's positions; on the CPU (a small model:
 import numpy as np
 import torch
 
-from repdist.experiments.lm import build_lm, window_labels
-from repdist.experiments.lm_layers import write_layers
-from repdist.experiments.lm_tokens import read_tokens
+from repdist.experiments.lm.seeds import build_lm, window_labels
+from repdist.experiments.lm.layers import write_layers
+from repdist.experiments.lm.tokens import read_tokens
 from repdist.extract.layers import LayerReading, causal_lm_layers
 from repdist.io import provenance, read_parquet_metadata
 from repdist.io.representations import columns_of, read_embeddings

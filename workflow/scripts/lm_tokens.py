@@ -1,6 +1,6 @@
 """Rule lm_tokens: the stdlib text, a BPE tokenizer trained on it, both splits' token windows."""
 
-from repdist.experiments.lm_tokens import LMDataConfig, make_tokens
+from repdist.experiments.lm.tokens import LMDataConfig, make_tokens
 from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

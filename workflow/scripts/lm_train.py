@@ -5,8 +5,8 @@ from pathlib import Path
 
 import torch
 
-from repdist.experiments.lm import LMRun, train_seed, write_lm_seed
-from repdist.experiments.lm_tokens import read_tokenizer
+from repdist.experiments.lm.seeds import LMRun, train_seed, write_lm_seed
+from repdist.experiments.lm.tokens import read_tokenizer
 from repdist.experiments.outputs import SeedFiles
 from repdist.extract import causal_lm_representations
 from repdist.models.gpt import GPTConfig

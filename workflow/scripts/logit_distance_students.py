@@ -3,12 +3,12 @@
 one stack with their schedule, measured every eval_every_epochs epochs; each written with its f,
 g, metrics (SUB: the attribute probe) and weights (their keys), and the snapshots' table."""
 
-from repdist.experiments.logit_distance import (
+from repdist.experiments.logit_distance.training import (
     follow_up_training,
     snapshots_metadata,
     train_students,
 )
-from repdist.experiments.logit_distance_jobs import (
+from repdist.experiments.logit_distance.jobs import (
     job_metadata,
     job_options,
     job_start,

@@ -6,7 +6,7 @@ from the stand-in's images and encoder."""
 import torch
 
 from repdist.data.sub import SUB_SPLIT, sub_batches, sub_images
-from repdist.experiments.logit_distance import write_sub_features
+from repdist.experiments.logit_distance.training import write_sub_features
 from repdist.extract.hf import load_image_processor, load_vision_encoder
 from repdist.extract.image_text import final_cls
 from repdist.pipeline.joblog import job_log

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from repdist.experiments.logit_distance_tables import (
+from repdist.experiments.logit_distance.tables import (
     final_table,
     inverse_variance_summary,
     probe_columns,

@@ -3,8 +3,8 @@ one stack with their schedule (trained on the labels; SUB's on the birds and the
 CIFAR-100's ResNet-50s from ImageNet's weights where given), each written with its f, g, metrics
 (SUB: the attribute probe) and weights (their keys)."""
 
-from repdist.experiments.logit_distance import follow_up_training, train_teachers
-from repdist.experiments.logit_distance_jobs import (
+from repdist.experiments.logit_distance.training import follow_up_training, train_teachers
+from repdist.experiments.logit_distance.jobs import (
     job_metadata,
     job_options,
     job_start,

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from repdist.experiments.authors import write_cifar_standin
+from repdist.experiments.authors.checkpoints import write_cifar_standin
 from repdist.pipeline.joblog import job_log
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

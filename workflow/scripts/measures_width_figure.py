@@ -1,6 +1,6 @@
 """Rule synthetic_measures_figure: every measure's pair means vs width for one class count."""
 
-from repdist.experiments.widths import measures_by_width, read_pairs
+from repdist.experiments.synthetic.widths import measures_by_width, read_pairs
 from repdist.figures.style import save_figure
 from repdist.figures.synthetic import MEASURE_PANELS, measures_vs_width_figure
 from repdist.pipeline.joblog import job_log

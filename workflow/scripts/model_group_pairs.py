@@ -1,6 +1,6 @@
 """Rule models_pairs: every pair of a `models:` group, as `repdist compare` measures them."""
 
-from repdist.experiments.models import compare_models, nan_report
+from repdist.experiments.models.groups import compare_models, nan_report
 from repdist.io import write_table
 from repdist.measures import CompareSettings
 from repdist.pipeline.joblog import job_log

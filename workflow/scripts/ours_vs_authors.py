@@ -1,7 +1,7 @@
 """Rules ours_vs_authors and ours_vs_authors_cifar: our seed s against the authors' seed s,
 per configuration."""
 
-from repdist.experiments.ours_vs_authors import (
+from repdist.experiments.authors.ours_vs_authors import (
     ours_vs_authors,
     ours_vs_authors_markdown,
     read_configurations,

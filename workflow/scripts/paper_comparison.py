@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from repdist.experiments.paper_comparison import (
+from repdist.experiments.paper_comparison.checks import (
     alignment_checks,
     bound_checks,
     cifar_checks,
@@ -21,7 +21,7 @@ from repdist.experiments.paper_comparison import (
     width_tables,
     workshop_checks,
 )
-from repdist.experiments.logit_distance_tables import follow_up_checks, probe_checks
+from repdist.experiments.logit_distance.tables import follow_up_checks, probe_checks
 from repdist.io import (
     read_csv,
     read_table_metadata,

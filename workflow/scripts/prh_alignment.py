@@ -1,7 +1,7 @@
 """Rule prh_alignment: every language model beside every vision encoder, the metric maximised
 over layer pairs, raw and beside the null of the maximum, Benjamini-Hochberg over the matrix."""
 
-from repdist.experiments.prh_study import StudySettings, read_study_model, study_table
+from repdist.experiments.prh.study import StudySettings, read_study_model, study_table
 from repdist.io import table_provenance, write_csv, write_parquet
 from repdist.measures.null import null_settings
 from repdist.pipeline.joblog import job_log

@@ -1,11 +1,11 @@
 """Rule prh_extract: one model of the study on the image-caption pairs: every layer's features
 (a language model's on the captions, with its bits per byte; a vision encoder's on the images),
-batch by batch, resumable, written as one folder (experiments/prh_study.py)."""
+batch by batch, resumable, written as one folder (experiments/prh/study.py)."""
 
 import torch
 
 from repdist.data.image_captions import read_pairs
-from repdist.experiments.prh_study import extract_to_folder
+from repdist.experiments.prh.study import extract_to_folder
 from repdist.extract.hf import (
     load_causal_lm,
     load_image_processor,

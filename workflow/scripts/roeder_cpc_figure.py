@@ -6,7 +6,7 @@ value at the point."""
 import numpy as np
 import pandas as pd
 
-from repdist.experiments.roeder_cpc_tables import cpc_summary, cpc_table, untrained_means
+from repdist.experiments.roeder.cpc_tables import cpc_summary, cpc_table, untrained_means
 from repdist.figures.roeder_cpc import cpc_figure
 from repdist.figures.style import save_figure
 from repdist.io import read_npz_metadata, table_provenance, write_csv

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from repdist.experiments.pairs import pairs_metadata
-from repdist.experiments.roeder_cpc_tables import CPCConfiguration, TrainedConfiguration, cpc_pairs
+from repdist.experiments.roeder.cpc_tables import CPCConfiguration, TrainedConfiguration, cpc_pairs
 from repdist.io import write_parquet
 from repdist.pipeline.joblog import job_log
 

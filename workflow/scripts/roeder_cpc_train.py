@@ -4,7 +4,7 @@ its seeds trained together, early-stopped, with snapshots of the pairs; then wri
 import torch
 
 from repdist.experiments.outputs import seed_files
-from repdist.experiments.roeder_cpc import (
+from repdist.experiments.roeder.cpc import (
     CPCModelConfig,
     CPCRun,
     cpc_metadata,
@@ -12,7 +12,7 @@ from repdist.experiments.roeder_cpc import (
     train_cpc,
     write_examples,
 )
-from repdist.experiments.roeder_cpc_tables import disjoint_pairs
+from repdist.experiments.roeder.cpc_tables import disjoint_pairs
 from repdist.io import write_parquet
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint

@@ -3,8 +3,8 @@ for each data variant, with d_LLV and d_{f,g} of the same pairs; the curves as a
 
 import pandas as pd
 
-from repdist.experiments.paper_comparison import ROEDER_CLAIMED_STEP
-from repdist.experiments.roeder_curves import snapshot_curves
+from repdist.experiments.paper_comparison.checks import ROEDER_CLAIMED_STEP
+from repdist.experiments.roeder.curves import snapshot_curves
 from repdist.figures.dynamics import dynamics_figure
 from repdist.figures.style import save_figure
 from repdist.io import table_provenance, write_csv

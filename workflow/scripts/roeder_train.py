@@ -4,7 +4,7 @@ with seed-pair snapshots, then written per seed."""
 import torch
 
 from repdist.experiments.outputs import seed_files
-from repdist.experiments.roeder import RoederModelConfig, roeder_metadata, train_roeder
+from repdist.experiments.roeder.classifier import RoederModelConfig, roeder_metadata, train_roeder
 from repdist.io import write_parquet
 from repdist.pipeline.joblog import job_log
 from repdist.training.loop import TrainConfig

@@ -2,7 +2,7 @@
 second's mapped onto the first's (fitted on every other word), with the fit's R^2, and f on
 held-out contexts mapped the same way (fitted on the other half), as the caption says."""
 
-from repdist.experiments.roeder_words_pairs import (
+from repdist.experiments.roeder.words_pairs import (
     fit_table,
     shown_words,
     word_vectors,

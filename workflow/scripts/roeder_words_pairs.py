@@ -4,7 +4,7 @@
 import json
 
 from repdist.experiments.pairs import pairs_metadata
-from repdist.experiments.roeder_words_pairs import words_pairs
+from repdist.experiments.roeder.words_pairs import words_pairs
 from repdist.io import table_provenance, write_csv
 from repdist.pipeline.joblog import job_log
 

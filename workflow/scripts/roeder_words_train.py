@@ -4,7 +4,7 @@ trained together on the corpus, then written per seed (and the vocabulary)."""
 import torch
 
 from repdist.experiments.outputs import seed_files
-from repdist.experiments.roeder_words import WordsConfig, train_words
+from repdist.experiments.roeder.words import WordsConfig, train_words
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint
 from repdist.training.devices import resolve_device

@@ -4,7 +4,7 @@ configuration (or of every variant of a (K, W)) trained together, then written p
 import torch
 
 from repdist.experiments.outputs import seed_files
-from repdist.experiments.synthetic import SyntheticModelConfig, train_configurations
+from repdist.experiments.synthetic.training import SyntheticModelConfig, train_configurations
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint
 from repdist.training.devices import resolve_device

@@ -5,7 +5,7 @@ of every M), their metrics and extracted representations."""
 import torch
 
 from repdist.data.cifar10 import load_cifar10
-from repdist.experiments.cifar import CifarModelConfig, train_cifar_models
+from repdist.experiments.cifar.training import CifarModelConfig, train_cifar_models
 from repdist.experiments.outputs import train_test_seed_files
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint

@@ -3,9 +3,9 @@ matching its teacher, then written per student."""
 
 import torch
 
-from repdist.experiments.distillation import StudentSpec, train_students
+from repdist.experiments.distillation.training import StudentSpec, train_students
 from repdist.experiments.outputs import seed_files
-from repdist.experiments.synthetic import SyntheticModelConfig
+from repdist.experiments.synthetic.training import SyntheticModelConfig
 from repdist.pipeline.joblog import job_log
 from repdist.training.checkpoint import remove_checkpoint
 from repdist.training.devices import resolve_device

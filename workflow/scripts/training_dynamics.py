@@ -2,8 +2,8 @@
 
 import torch
 
-from repdist.experiments.dynamics import snapshots_metadata, training_dynamics
-from repdist.experiments.synthetic import SyntheticModelConfig
+from repdist.experiments.synthetic.dynamics import snapshots_metadata, training_dynamics
+from repdist.experiments.synthetic.training import SyntheticModelConfig
 from repdist.figures.dynamics import dynamics_figure
 from repdist.figures.style import save_figure
 from repdist.io import write_parquet

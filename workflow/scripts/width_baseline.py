@@ -1,12 +1,13 @@
 """Rule synthetic_width_baseline: what paper Fig. 3 (right)'s width claim is read against, per
-width: the same seeds untrained, and the null of d_LLV and d_{f,g} (experiments/width_baseline.py)."""
+width: the same seeds untrained, and the null of d_LLV and d_{f,g}
+(experiments/synthetic/width_baseline.py)."""
 
 import json
 
 import torch
 
-from repdist.experiments.synthetic import SyntheticModelConfig
-from repdist.experiments.width_baseline import width_baseline
+from repdist.experiments.synthetic.training import SyntheticModelConfig
+from repdist.experiments.synthetic.width_baseline import width_baseline
 from repdist.io import table_provenance, write_csv
 from repdist.pipeline.joblog import job_log
 

@@ -2,7 +2,7 @@
 group of class counts (ours, or the authors' models)."""
 
 from repdist.figures.style import save_figure
-from repdist.experiments.widths import width_summaries, width_table
+from repdist.experiments.synthetic.widths import width_summaries, width_table
 from repdist.figures.synthetic import width_figure
 from repdist.io import read_csv, table_provenance, write_csv
 from repdist.pipeline.joblog import job_log

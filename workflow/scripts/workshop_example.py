@@ -3,7 +3,7 @@ App. E Fig. 4 (how the lengths were chosen)."""
 
 import numpy as np
 
-from repdist.experiments.workshop_example import workshop_latex, workshop_models, workshop_table
+from repdist.experiments.constructed.workshop import workshop_latex, workshop_models, workshop_table
 from repdist.figures.style import save_figure
 from repdist.figures.workshop import workshop_figure, workshop_lengths_figure
 from repdist.io import table_provenance, write_csv, write_table_text

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ..experiments.models import plural
+from ..experiments.models.groups import plural
 
 __all__ = ["add_results_argument", "plural", "report_runner"]
 

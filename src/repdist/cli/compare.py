@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..experiments.models import ALIASES, MATCHES, compare_models, nan_report, plural
+from ..experiments.models.groups import ALIASES, MATCHES, compare_models, nan_report, plural
 from ..io import write_table
 from ..io.representations import ModelInputError
 from ..measures import CompareSettings

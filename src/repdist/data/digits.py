@@ -1,6 +1,6 @@
 """scikit-learn's bundled 8 x 8 handwritten digits (UCI optical recognition of handwritten
 digits, 1,797 images, grey levels 0-16): the offline, CPU-sized stand-in for CIFAR-10 in
-Roeder et al.'s contrastive experiment (experiments/roeder_cpc.py). It ships inside
+Roeder et al.'s contrastive experiment (experiments/roeder/cpc.py). It ships inside
 scikit-learn, so nothing is downloaded."""
 
 from __future__ import annotations

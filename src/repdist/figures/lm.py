@@ -78,7 +78,7 @@ def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
     """Similarity against layer slot, the mean over pairs with its range shaded: one line per
     SVCCA component count, linear CKA and m_CCA dashed, and where the summary has a null their
     chance levels (the mean tau over pairs) dotted; the head's input marked (summary:
-    experiments/lm_layers.py::layer_summary)."""
+    experiments/lm/layers.py::layer_summary)."""
     fig, ax = plt.subplots(figsize=(10, 5))
     svcca = summary[summary["measure"] == "svcca"]
     counts = sorted(svcca["components"].unique())
@@ -118,7 +118,7 @@ def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
 
 def slot_ticks(summary: pd.DataFrame) -> tuple[list[int], list[str]]:
     """The layer figure's ticks: each slot, and in brackets the first model's layer there
-    where it is not the slot's number (experiments/lm_layers.py::layer_summary's `layer`)."""
+    where it is not the slot's number (experiments/lm/layers.py::layer_summary's `layer`)."""
     slots = sorted(int(s) for s in summary["slot"].unique())
     layers = summary.drop_duplicates("slot").set_index("slot")["layer"]
     return slots, [f"{s}" if layers[s] == s else f"{s} ({layers[s]})" for s in slots]
@@ -127,7 +127,7 @@ def slot_ticks(summary: pd.DataFrame) -> tuple[list[int], list[str]]:
 def slot_axis_title(summary: pd.DataFrame, first: str) -> str:
     """What the ticks mean: layers, or where a tick reads "1 (2)", slot 1, which is layer 2 of
     the first model (the other models' layers matched to it by relative depth, or lm.layers'
-    k-th listed layer: experiments/lm_layers.py::layer_slots)."""
+    k-th listed layer: experiments/lm/layers.py::layer_slots)."""
     if all("(" not in label for label in slot_ticks(summary)[1]):
         return "layer (0: the embeddings)"
     return (f"layer slot (0: the embeddings)\n\"k (l)\": slot k is layer l of {first}, the "

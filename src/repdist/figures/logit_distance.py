@@ -1,4 +1,4 @@
-"""The follow-up's figures, from experiments/logit_distance_tables.py's tables.
+"""The follow-up's figures, from experiments/logit_distance/tables.py's tables.
 They are Nielsen et al. 2026's figures/metric_plots_cifar.py and bound_plot_cifar.py.
 
 - `metrics_figure`: each metric over epochs for each pair of losses (L1 vs KL, L1 vs L2, L2 vs KL),

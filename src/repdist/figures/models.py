@@ -48,7 +48,7 @@ def measures_figure(pairs: pd.DataFrame, names: list[str], title: str) -> plt.Fi
 def group_figures(pairs: pd.DataFrame, meta: Mapping[str, Any],
                   group: str) -> tuple[plt.Figure, plt.Figure]:
     names = [m["name"] for m in meta["models"]]
-    m = int(meta["M"])  # the largest width (experiments.models): its bound holds for all
+    m = int(meta["M"])  # the largest width (experiments.models.groups): its bound holds for all
     widths = sorted({int(model.get("M", m)) for model in meta["models"]})
     shown = f"M = {m}" if len(widths) == 1 else f"M = {widths[0]} to {m}"
     bound = bound_figure(pairs, m, f"Models '{group}' ({len(names)} models, {shown})", 20)

@@ -26,7 +26,7 @@ TITLES = {"b": "(b) over training", "c": "(c) against training data",
 
 def cpc_figure(examples: Mapping[str, np.ndarray], summary: pd.DataFrame, title: str,
                examples_shown: int = 3) -> plt.Figure:
-    """`examples`: the npz experiments.roeder_cpc.write_examples writes; `summary`:
+    """`examples`: the npz experiments.roeder.cpc.write_examples writes; `summary`:
     roeder_cpc_tables.cpc_summary's table. One legend, beside the last panel, for the three
     trend panels."""
     fig = plt.figure(figsize=(19, 4.4))

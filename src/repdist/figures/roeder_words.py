@@ -13,7 +13,7 @@ from .style import PAPER_BLUE, PAPER_ORANGE, legend_below, plt
 
 
 class WordsFit(Protocol):
-    """What the figure draws (experiments/roeder_words_pairs.py WordsFit): the shown words,
+    """What the figure draws (experiments/roeder/words_pairs.py WordsFit): the shown words,
     their vectors under seeds a and b (n, M), b's mapped onto a's, and that fit's R^2 (M,)."""
 
     words: list[str]

@@ -1,5 +1,5 @@
 """Figures of the synthetic experiments: the data (Fig. 4) and d_LLV / d_{f,g} vs width (Fig. 3
-right, App. F.7), drawn from the width tables of `experiments.widths`."""
+right, App. F.7), drawn from the width tables of `experiments.synthetic.widths`."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ def width_figure(
 ) -> plt.Figure:
     """Two panels: mean d_LLV and mean d_{f,g} vs width, one line (±1 sd band, as the paper)
     per class count, and the mean's 95 % seed-bootstrap interval as bars where the summary
-    has it (experiments.widths.seed_intervals); with a `baseline` table
-    (experiments.width_baseline), the same seeds untrained dashed and the null's mean tau
+    has it (experiments.synthetic.widths.seed_intervals); with a `baseline` table
+    (experiments.synthetic.width_baseline), the same seeds untrained dashed and the null's mean tau
     dotted, in the class count's colour. The legend, beside the panels, says what each colour
     and line style is."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.6))
@@ -115,9 +115,9 @@ MEASURE_PANELS = (
 
 def measures_vs_width_figure(summary: pd.DataFrame, num_classes: int, n_pairs: int,
                              nan_pairs: int) -> plt.Figure:
-    """One panel per measure: mean ± sd over all seed pairs against width (a
-    `experiments.widths.measures_by_width` table); where it has the measure's null, the mean
-    tau as a grey band from the axis to it (what chance reaches: the lower end for distances).
+    """One panel per measure: mean ± sd over all seed pairs against width (an
+    `experiments.synthetic.widths.measures_by_width` table); where it has the measure's null, the
+    mean tau as a grey band from the axis to it (what chance reaches: the lower end for distances).
     One legend, beside the top row, says what the line and the bands are."""
     panels = [(c, label) for c, label in MEASURE_PANELS if f"{c}_mean" in summary.columns]
     fig, axes = plt.subplots(2, 4, figsize=(17, 7), sharex=True)

@@ -6,7 +6,7 @@ The identity of a tokenizer is one digest of the files that define it: tokenizer
 vocabulary and merges, or vocab.json and merges.txt (the same digest for one tokenizer saved
 either way), or a sentencepiece tokenizer.model's bytes. The DAG computes it before any job
 (pipeline/lm_model_sources.py) and the jobs after loading the tokenizer
-(experiments/lm_extraction.py), with this one function, so both speak of the same digest.
+(experiments/lm/extraction.py), with this one function, so both speak of the same digest.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Nothing here imports torch or transformers: the tokenizers are compared by the d
 files that define them (io/hub.py::tokenizer_digest, the one the jobs record), read from the
 folder or the cache, in milliseconds. A model whose files are not here yet (a hub id not
 cached, while the hub is reachable) is compared when its extraction job loads its tokenizer
-(experiments/lm_extraction.py::check_same_vocabulary).
+(experiments/lm/extraction.py::check_same_vocabulary).
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The authors' checkpoints: downloaded, extracted and compared with ours."""

@@ -1,0 +1,1 @@
+"""The constructed models: hand-built pairs with known distances and bounds."""

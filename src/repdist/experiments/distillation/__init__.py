@@ -1,0 +1,1 @@
+"""The distillation study: students trained to match a teacher, and their table."""

@@ -1,0 +1,1 @@
+"""The follow-up's logit-distance study: teachers, students and their tables."""

@@ -1,0 +1,1 @@
+"""The paper comparison: each claim checked against the run's own tables."""

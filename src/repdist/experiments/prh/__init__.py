@@ -1,0 +1,1 @@
+"""The Platonic Representation Hypothesis' study: vision against language models."""

@@ -125,7 +125,7 @@ def test_workshop_app_e_loglik_as_a_function_of_v():
 
 
 def test_workshop_lengths_figure_draws():
-    from repdist.figures.workshop import workshop_lengths_figure
+    from repdist.figures.constructed_workshop import workshop_lengths_figure
 
     fig = workshop_lengths_figure(np.geomspace(1, 1e4, 50))
     assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 5  # 4 curves and the marked length

@@ -301,7 +301,7 @@ def distillation_figures() -> list[Figure]:
 
 
 def linear_fit_figures() -> list[Figure]:
-    from repdist.figures.linear_fit import linear_fit_figure
+    from repdist.figures.roeder_linear_fit import linear_fit_figure
     from repdist.measures.probe import linear_fit
 
     rng = np.random.default_rng(RNG_SEED)
@@ -325,7 +325,7 @@ def lm_figures() -> list[Figure]:
 
 
 def prh_figures() -> list[Figure]:
-    from repdist.figures.prh_study import alignment_figure, matrix_figure
+    from repdist.figures.prh import alignment_figure, matrix_figure
 
     rows = [{"language": f"l{i}", "performance": 0.1 * i, "vision": f"{family}-{size}",
              "family": family, "vision_parameters": size * 1e6, "metric": "mutual_knn",
@@ -374,7 +374,7 @@ def words_figures() -> list[Figure]:
 
 
 def workshop_figures() -> list[Figure]:
-    from repdist.figures.workshop import workshop_figure, workshop_lengths_figure
+    from repdist.figures.constructed_workshop import workshop_figure, workshop_lengths_figure
     from repdist.models.constructed import workshop_models
 
     models = workshop_models(np.random.default_rng(RNG_SEED), 20)

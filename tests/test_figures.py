@@ -215,7 +215,7 @@ def test_heatmaps_colour_a_distance_and_a_similarity_apart_and_say_so():
 def test_prhs_matrix_says_its_metrics_direction(metric, top):
     """The raw score's colour bar reads the metric's own entry (LCS k-NN's top is 10), or
     `score`'s for a metric it has none of; the calibrated one is 1 at a perfect score."""
-    from repdist.figures.prh_study import matrix_figure
+    from repdist.figures.prh import matrix_figure
 
     table = pd.DataFrame({"language": ["l0", "l1"], "vision": "v", "family": "vit",
                           "vision_parameters": 10, "performance": [0.1, 0.2], "metric": metric,

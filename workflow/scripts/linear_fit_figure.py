@@ -2,7 +2,7 @@
 models (embeddings listed model a, model b, pair after pair), with each fit's held-out R^2."""
 
 from repdist.experiments.roeder.curves import linear_fit_table
-from repdist.figures.linear_fit import linear_fit_figure
+from repdist.figures.roeder_linear_fit import linear_fit_figure
 from repdist.figures.style import save_figure
 from repdist.io import table_provenance, write_csv
 from repdist.io.representations import columns_of, read_embeddings

@@ -4,7 +4,7 @@ the study's table (their claim's verdicts are the paper comparison's)."""
 import pandas as pd
 
 from repdist.experiments.prh.study import family_order
-from repdist.figures.prh_study import alignment_figure, matrix_figure
+from repdist.figures.prh import alignment_figure, matrix_figure
 from repdist.figures.style import save_figure
 from repdist.pipeline.joblog import job_log
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from repdist.experiments.constructed.workshop import workshop_latex, workshop_models, workshop_table
 from repdist.figures.style import save_figure
-from repdist.figures.workshop import workshop_figure, workshop_lengths_figure
+from repdist.figures.constructed_workshop import workshop_figure, workshop_lengths_figure
 from repdist.io import table_provenance, write_csv, write_table_text
 from repdist.measures import mean_cca
 from repdist.pipeline.joblog import job_log

@@ -17,7 +17,7 @@ rule authors_download:
         url=AUTHORS["url"],
         checksums=str(AUTHORS_CHECKSUMS),
     script:
-        "../workflow/scripts/download_authors.py"
+        "../workflow/scripts/authors_download.py"
 
 
 rule authors_standin:
@@ -43,7 +43,7 @@ rule authors_standin:
         n_train=SYNTHETIC["n_train"],
         train_data_seed=SYNTHETIC["train_data_seed"],
     script:
-        "../workflow/scripts/make_authors_standin.py"
+        "../workflow/scripts/authors_standin.py"
 
 
 rule authors_extract:
@@ -66,7 +66,7 @@ rule authors_extract:
         test_data_seed=SYNTHETIC["test_data_seed"],
         run_config=run_config("authors_models"),
     script:
-        "../workflow/scripts/extract_authors_mlps.py"
+        "../workflow/scripts/authors_extract_mlps.py"
 
 
 use rule synthetic_pairs as authors_pairs with:
@@ -97,7 +97,7 @@ rule authors_initialisation:
     conda:
         "../envs/torch.yaml"
     script:
-        "../workflow/scripts/initialisation_table.py"
+        "../workflow/scripts/authors_initialisation_table.py"
 
 
 rule ours_vs_authors:
@@ -119,7 +119,7 @@ rule ours_vs_authors:
         seeds=AUTHORS["seeds"],
         measures=pair_measures(),
     script:
-        "../workflow/scripts/ours_vs_authors.py"
+        "../workflow/scripts/authors_ours_vs_authors.py"
 
 
 use rule synthetic_width_figure as authors_width_figure with:

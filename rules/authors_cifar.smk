@@ -16,7 +16,7 @@ rule authors_cifar_download:
     params:
         record=AUTHORS["cifar_record"],
     script:
-        "../workflow/scripts/download_authors_cifar.py"
+        "../workflow/scripts/authors_cifar_download.py"
 
 
 rule authors_cifar_standin:
@@ -31,7 +31,7 @@ rule authors_cifar_standin:
         seeds=CIFAR_SEEDS,
         base_width=CIFAR["base_width"],
     script:
-        "../workflow/scripts/make_authors_cifar_standin.py"
+        "../workflow/scripts/authors_cifar_standin.py"
 
 
 rule authors_cifar_extract:
@@ -55,7 +55,7 @@ rule authors_cifar_extract:
         device=CIFAR["device"],
         run_config=run_config("authors_models"),
     script:
-        "../workflow/scripts/extract_authors_resnets.py"
+        "../workflow/scripts/authors_extract_resnets.py"
 
 
 use rule cifar10_pairs as authors_cifar_pairs with:

@@ -25,7 +25,7 @@ rule workshop_example:
     params:
         seed=config["seed"],
     script:
-        "../workflow/scripts/workshop_example.py"
+        "../workflow/scripts/constructed_workshop.py"
 
 
 rule paper_comparison:
@@ -132,7 +132,7 @@ rule training_dynamics:
         snapshots=config["dynamics"]["snapshots"],
         measures=pair_measures(snapshots=True),
     script:
-        "../workflow/scripts/training_dynamics.py"
+        "../workflow/scripts/synthetic_dynamics.py"
 
 
 rule beyond_all:

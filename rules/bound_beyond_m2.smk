@@ -65,7 +65,7 @@ rule bound_tightness:
     conda:
         "../envs/measures.yaml"
     script:
-        "../workflow/scripts/bound_tightness.py"
+        "../workflow/scripts/synthetic_bound_tightness.py"
 
 
 rule bound_beyond_m2:

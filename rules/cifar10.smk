@@ -16,7 +16,7 @@ rule cifar10_download:
         resources=lambda wc, output: str(Path(output[0]).parent.parent),
         url=CIFAR["url"],
     script:
-        "../workflow/scripts/download_cifar10.py"
+        "../workflow/scripts/cifar_download.py"
 
 
 rule cifar10_standin:
@@ -32,7 +32,7 @@ rule cifar10_standin:
         n_test=CIFAR["standin_test"],
         seed=config["seed"],
     script:
-        "../workflow/scripts/make_cifar10_standin.py"
+        "../workflow/scripts/cifar_standin.py"
 
 
 rule cifar10_train:
@@ -60,7 +60,7 @@ rule cifar10_train:
         run_config=run_config("cifar10"),
         checkpoint=lambda wc: cifar_file("checkpoint.pt", **wc),
     script:
-        "../workflow/scripts/train_resnets.py"
+        "../workflow/scripts/cifar_train.py"
 
 
 # On a GPU one job trains every seed of an M as one stacked network (cifar10.seeds_per_job),
@@ -168,7 +168,7 @@ rule cifar10_comparison_figure:
     conda:
         "../envs/figures.yaml"
     script:
-        "../workflow/scripts/seed_comparison_figure.py"
+        "../workflow/scripts/cifar_seed_comparison_figure.py"
 
 
 rule cifar10_loss_diff_figure:
@@ -198,7 +198,7 @@ rule cifar10_loss_diff_figure:
         rep_dims=CIFAR["rep_dims"],
         standin=CIFAR["standin"],
     script:
-        "../workflow/scripts/loss_diff_figure.py"
+        "../workflow/scripts/cifar_loss_diff_figure.py"
 
 
 rule cifar10_all:

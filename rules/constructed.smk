@@ -30,7 +30,7 @@ rule kl_table:
     params:
         cfg={**config["kl_table"], **measure_settings(), "seed": config["seed"]},
     script:
-        "../workflow/scripts/kl_table.py"
+        "../workflow/scripts/constructed_kl_table.py"
 
 
 rule constructed_bound_sweep:

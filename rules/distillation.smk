@@ -32,7 +32,7 @@ rule distillation_train:
         checkpoint=lambda wc: student_file("checkpoint.pt", **wc),
         run_config=run_config("synthetic", "distillation"),
     script:
-        "../workflow/scripts/train_students.py"
+        "../workflow/scripts/distillation_train.py"
 
 
 rule distillation_table:

@@ -22,7 +22,7 @@ rule models_pairs:
         paths=lambda wc: model_group_paths(wc.group),
         measures=pair_measures(),
     script:
-        "../workflow/scripts/model_group_pairs.py"
+        "../workflow/scripts/models_pairs.py"
 
 
 rule models_figures:
@@ -48,7 +48,7 @@ rule models_figures:
     conda:
         "../envs/figures.yaml"
     script:
-        "../workflow/scripts/model_group_figures.py"
+        "../workflow/scripts/models_figures.py"
 
 
 rule models_all:

@@ -89,7 +89,7 @@ rule roeder_linear_fit:
         ],
         suptitle="Roeder et al. Fig. 2c: one seed's f mapped linearly onto another's",
     script:
-        "../workflow/scripts/linear_fit_figure.py"
+        "../workflow/scripts/roeder_linear_fit_figure.py"
 
 
 use rule roeder_linear_fit as synthetic_linear_fit with:

@@ -26,7 +26,7 @@ rule synthetic_train:
         checkpoint=lambda wc: synthetic_file("checkpoint.pt", **wc),
         run_config=run_config("synthetic"),
     script:
-        "../workflow/scripts/train_mlps.py"
+        "../workflow/scripts/synthetic_train.py"
 
 
 # At narrow widths one job trains every variant (fix_g, fix_f) of a (K, W) in one stack: same
@@ -95,7 +95,7 @@ rule synthetic_data_figure:
         n_train=SYNTHETIC["n_train"],
         seed=SYNTHETIC["train_data_seed"],
     script:
-        "../workflow/scripts/data_figure.py"
+        "../workflow/scripts/synthetic_data_figure.py"
 
 
 rule synthetic_width_figure:
@@ -123,7 +123,7 @@ rule synthetic_width_figure:
         seeds=SYNTHETIC_SEEDS,
         title="",
     script:
-        "../workflow/scripts/width_figure.py"
+        "../workflow/scripts/synthetic_width_figure.py"
 
 
 rule synthetic_width_baseline:
@@ -155,7 +155,7 @@ rule synthetic_width_baseline:
         null=pair_measures().get("null"),
         null_pairs=SYNTHETIC["baseline_null_pairs"],
     script:
-        "../workflow/scripts/width_baseline.py"
+        "../workflow/scripts/synthetic_width_baseline.py"
 
 
 rule synthetic_bound_figure:
@@ -197,7 +197,7 @@ rule synthetic_measures_figure:
     conda:
         "../envs/figures.yaml"
     script:
-        "../workflow/scripts/measures_width_figure.py"
+        "../workflow/scripts/synthetic_measures_figure.py"
 
 
 rule synthetic_alignment_figure:
@@ -213,7 +213,7 @@ rule synthetic_alignment_figure:
     params:
         models="the synthetic grid (unnormalised models)",
     script:
-        "../workflow/scripts/alignment_figure.py"
+        "../workflow/scripts/synthetic_alignment_figure.py"
 
 
 rule synthetic_all:

@@ -242,8 +242,8 @@ def test_every_training_rule_logs_where_repdist_progress_looks():
 
     from repdist.pipeline.training_jobs import training_log
 
-    trainers = {"train_mlps.py", "train_resnets.py", "training_dynamics.py", "train_students.py",
-                "lm_train.py", "roeder_cpc_train.py"}
+    trainers = {"synthetic_train.py", "cifar_train.py", "synthetic_dynamics.py",
+                "distillation_train.py", "lm_train.py", "roeder_cpc_train.py"}
     found = []
     for name, (_, body) in rule_blocks().items():
         script = directive(body, "script") or ""

@@ -67,14 +67,14 @@ def job_pids(workdir: Path, script: str) -> list[int]:
 
 
 SYNTHETIC = dict(
-    steps=4000, cifar=False, target=TARGET, script="train_mlps.py",
+    steps=4000, cifar=False, target=TARGET, script="synthetic_train.py",
     checkpoint="results/quick/synthetic/K4/w16_g0_f0/checkpoint.pt",
     log="results/quick/logs/synthetic_train/K4_w16_g0_f0.log",
     models=[f"results/quick/synthetic/K4/w16_g0_f0/seed{s}/model.pt" for s in (0, 1)],
 )
 CIFAR = dict(
     steps=400, cifar=True, target="results/quick/cifar10/fd2/seed0/model.pt",
-    script="train_resnets.py", checkpoint="results/quick/cifar10/fd2/seed0/checkpoint.pt",
+    script="cifar_train.py", checkpoint="results/quick/cifar10/fd2/seed0/checkpoint.pt",
     log="results/quick/logs/cifar10_train/fd2_seed0.log",
     models=["results/quick/cifar10/fd2/seed0/model.pt"],
 )
@@ -253,9 +253,10 @@ def test_a_second_run_on_the_same_results_folder_refuses(tmp_path):
     first = snakemake(tmp_path, config, TARGET)
     try:
         deadline = time.time() + 120
-        while not job_pids(tmp_path, "train_mlps.py") and time.time() < deadline:
+        while not job_pids(tmp_path, "synthetic_train.py") and time.time() < deadline:
             time.sleep(0.2)
-        assert job_pids(tmp_path, "train_mlps.py"), "the first run's training job never started"
+        assert job_pids(tmp_path, "synthetic_train.py"), \
+            "the first run's training job never started"
         second = snakemake(tmp_path, config, "results/quick/tables/kl_table.csv")
         out, _ = second.communicate(timeout=120)
         assert first.poll() is None, "the first run ended before the second was refused"

@@ -81,6 +81,32 @@ rule constructed_bound_figure:
         "../workflow/scripts/bound_figure.py"
 
 
+# Beyond the paper: the workshop paper's hand-built example (seed 000, §4 and App. D).
+rule workshop_example:
+    output:
+        **figure("workshop_example", "workshop_example", "Beyond the paper"),
+        **figure(
+            "workshop_lengths",
+            "workshop_lengths",
+            "Beyond the paper",
+            prefix="lengths_",
+        ),
+        csv=report(
+            out("tables/workshop_example.csv"),
+            caption="../report/workshop_example.rst",
+            category="Beyond the paper",
+        ),
+        tex=out("tables/workshop_example.tex"),
+    log:
+        out("logs/workshop_example.log"),
+    conda:
+        "../envs/figures.yaml"
+    params:
+        seed=config["seed"],
+    script:
+        "../workflow/scripts/constructed_workshop.py"
+
+
 rule constructed_all:
     input:
         rules.kl_table.output,

@@ -216,6 +216,38 @@ rule synthetic_alignment_figure:
         "../workflow/scripts/synthetic_alignment_figure.py"
 
 
+# Beyond the paper: similarity between seeds during training.
+rule training_dynamics:
+    output:
+        **figure("training_dynamics", "training_dynamics", "Beyond the paper"),
+        table=out("dynamics/snapshots.parquet"),
+    log:
+        training_log("training_dynamics"),
+    benchmark:
+        out("benchmarks/training_dynamics.tsv")
+    conda:
+        "../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=training_jobs.job_mem_mb(config, 3000),
+        runtime=30,
+    params:
+        model_cfg={
+            **synthetic_model_settings(
+                config["dynamics"]["num_classes"],
+                config["dynamics"]["width"],
+                range(config["dynamics"]["n_seeds"]),
+            ),
+            "fix_g": 0.0,
+            "fix_f": 0.0,
+        },
+        train_cfg=training_settings("synthetic", checkpoint_every=0),
+        snapshots=config["dynamics"]["snapshots"],
+        measures=pair_measures(snapshots=True),
+    script:
+        "../workflow/scripts/synthetic_dynamics.py"
+
+
 rule synthetic_all:
     input:
         figure_files("prh_alignment"),

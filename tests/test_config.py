@@ -426,13 +426,13 @@ def test_a_config_with_two_removed_keys_names_both():
 
 def test_every_cifar_model_setting_reaches_the_job():
     """Every CifarModelConfig field is a key of cifar10 that cifar_model_settings hands to the
-    job (rules/helpers/cifar10.smk)."""
+    job (rules/helpers/cifar.smk)."""
     import re
     from dataclasses import fields
 
     from repdist.experiments.cifar.training import CifarModelConfig
 
-    helper = (ROOT / "rules" / "helpers" / "cifar10.smk").read_text()
+    helper = (ROOT / "rules" / "helpers" / "cifar.smk").read_text()
     keys = re.search(r"def cifar_model_settings.*?keys = \((.*?)\)", helper, re.S).group(1)
     passed = set(re.findall(r'"(\w+)"', keys)) | {"rep_dim", "seeds", "eval_batch_size"}
     assert passed == {f.name for f in fields(CifarModelConfig)}

@@ -23,7 +23,7 @@ from .gpu_plan import cuda_present
 CPU_OVERLAY = "config.synthetic.yaml"
 RUN_RECORD = Path("results/.run-configfiles")  # what `make report` reads to describe the run
 # The CIFAR-10 half at paper scale on a CPU: 30 ResNet-18s (3 widths M x 10 seeds) of 20,319
-# steps at about 0.85 s a step on 2 cores (the runtime estimate of rules/helpers/cifar10.smk):
+# steps at about 0.85 s a step on 2 cores (the runtime estimate of rules/helpers/cifar.smk):
 # about 6 days on 2 cores, 12 core-days; it scales with the cores.
 CIFAR_CORE_DAYS = 12.0
 LEFT_FOR_A_GPU = (

@@ -1,4 +1,4 @@
-# Helpers of rules/beyond.smk.
+# Helpers of rules/paper_comparison.smk.
 
 
 def config_file_names():

@@ -1,31 +1,7 @@
-# Beyond the paper: the workshop paper's hand-built example (seed 000, §4 and App. D), the
-# paper comparison, and similarity between seeds during training.
-include: "helpers/beyond.smk"
-
-
-rule workshop_example:
-    output:
-        **figure("workshop_example", "workshop_example", "Beyond the paper"),
-        **figure(
-            "workshop_lengths",
-            "workshop_lengths",
-            "Beyond the paper",
-            prefix="lengths_",
-        ),
-        csv=report(
-            out("tables/workshop_example.csv"),
-            caption="../report/workshop_example.rst",
-            category="Beyond the paper",
-        ),
-        tex=out("tables/workshop_example.tex"),
-    log:
-        out("logs/workshop_example.log"),
-    conda:
-        "../envs/figures.yaml"
-    params:
-        seed=config["seed"],
-    script:
-        "../workflow/scripts/constructed_workshop.py"
+# Beyond the paper: the paper comparison, each of its claims checked against this run's tables;
+# and beyond_all, the target of the work beyond the paper (the workshop example of
+# rules/constructed.smk, the training dynamics of rules/synthetic.smk).
+include: "helpers/paper_comparison.smk"
 
 
 rule paper_comparison:
@@ -102,37 +78,6 @@ rule paper_comparison:
         configfiles=config_file_names(),
     script:
         "../workflow/scripts/paper_comparison.py"
-
-
-rule training_dynamics:
-    output:
-        **figure("training_dynamics", "training_dynamics", "Beyond the paper"),
-        table=out("dynamics/snapshots.parquet"),
-    log:
-        training_log("training_dynamics"),
-    benchmark:
-        out("benchmarks/training_dynamics.tsv")
-    conda:
-        "../envs/torch.yaml"
-    threads: 1
-    resources:
-        mem_mb=training_jobs.job_mem_mb(config, 3000),
-        runtime=30,
-    params:
-        model_cfg={
-            **synthetic_model_settings(
-                config["dynamics"]["num_classes"],
-                config["dynamics"]["width"],
-                range(config["dynamics"]["n_seeds"]),
-            ),
-            "fix_g": 0.0,
-            "fix_f": 0.0,
-        },
-        train_cfg=training_settings("synthetic", checkpoint_every=0),
-        snapshots=config["dynamics"]["snapshots"],
-        measures=pair_measures(snapshots=True),
-    script:
-        "../workflow/scripts/synthetic_dynamics.py"
 
 
 rule beyond_all:

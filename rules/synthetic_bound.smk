@@ -1,6 +1,6 @@
 # Beyond the paper: the bound d_fg <= 2M d_LLV on trained models with M = 3 and 5, and how tight
 # it is at every M (M = 2 from the paper's grid).
-include: "helpers/bound_beyond_m2.smk"
+include: "helpers/synthetic_bound.smk"
 
 
 use rule synthetic_train as bound_beyond_train with:

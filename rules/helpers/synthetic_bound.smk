@@ -1,4 +1,4 @@
-# Helpers of rules/bound_beyond_m2.smk.
+# Helpers of rules/synthetic_bound.smk.
 BOUND_BEYOND_DIR = "bound_beyond_m2/M{M}/K{K}/w{W}_g0_f0"
 
 

@@ -1,5 +1,5 @@
 # CIFAR-10 ResNet-18s: paper Figs. 3 (left), 5 and App. F.5.
-include: "helpers/cifar10.smk"
+include: "helpers/cifar.smk"
 
 
 rule cifar10_download:

@@ -1,4 +1,4 @@
-# Helpers of rules/cifar10.smk.
+# Helpers of rules/cifar.smk.
 def cifar_seeds_per_job():
     """Seeds one CIFAR training job trains together: all of them on a GPU, one on a CPU."""
     if CIFAR["seeds_per_job"] == "auto":

@@ -213,7 +213,7 @@ def synthetic_figures() -> list[Figure]:
     from repdist.data.radial import make_radial
     from repdist.experiments.synthetic.alignment import alignment_table, alignment_trends
     from repdist.figures.synthetic import alignment_figure, data_figure
-    from test_alignment import grid
+    from test_synthetic_alignment import grid
 
     table = alignment_table(grid())
     trends = alignment_trends(table)

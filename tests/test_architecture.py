@@ -87,6 +87,56 @@ def test_the_package_root_holds_only_its_entry_points():
         == set(LAYERS)
 
 
+# One study, one name: its package experiments/<study>/, and the files named <study> or
+# <study>_<what> in rules/, rules/helpers/, workflow/scripts/, figures/, tests/ and docs/. A file
+# that serves several studies, or none, is listed here with the reason.
+EXPERIMENTS = PACKAGE / "experiments"
+STUDIES = sorted(p.name for p in EXPERIMENTS.iterdir() if (p / "__init__.py").is_file())
+SHARED_EXPERIMENTS = {"__init__.py", "outputs.py", "pairs.py"}  # seed files, pairs tables
+STUDY_FILES = ("rules/*.smk", "rules/helpers/*.smk", "workflow/scripts/*.py",
+               "src/repdist/figures/*.py", "docs/*.md")
+SHARED = {
+    "rules/common.smk": "helpers every rule file uses",
+    "workflow/scripts/seed_pairs.py": "the synthetic and lm branches' pairs of seeds",
+    "workflow/scripts/bound_figure.py": "the bound drawn for constructed and synthetic models",
+    "src/repdist/figures/__init__.py": "the package",
+    "src/repdist/figures/style.py": "every figure's conventions",
+    "src/repdist/figures/bound.py": "the bound of the constructed, synthetic and models figures",
+    "src/repdist/figures/dynamics.py": "training curves of the synthetic study and of Roeder's",
+    "docs/architecture.md": "the whole package",
+    "docs/faults.md": "faults of any run",
+    "docs/gpu.md": "GPUs for every study",
+    "docs/guide.md": "the user's guide to every output",
+    "docs/measures.md": "the measures every study uses",
+    "docs/results.md": "every study's results",
+    "docs/speed.md": "speed of every study",
+}
+
+
+def misnamed(paths: list[str], studies: list[str]) -> list[str]:
+    """The paths (relative to the checkout) named for no study and not in SHARED."""
+    return [p for p in paths if p not in SHARED and not any(
+        Path(p).stem == s or Path(p).stem.startswith(f"{s}_") for s in studies)]
+
+
+def test_each_study_has_one_name_in_every_folder():
+    assert {"synthetic", "cifar", "roeder", "lm", "prh", "logit_distance"} <= set(STUDIES)
+    loose = sorted(p.name for p in EXPERIMENTS.iterdir() if p.name != "__pycache__"
+                   and p.name not in STUDIES and p.name not in SHARED_EXPERIMENTS)
+    assert not loose, f"experiments/ holds study packages and {sorted(SHARED_EXPERIMENTS)}: {loose}"
+    for study in STUDIES:  # a package's docstring, nothing imported
+        body = ast.parse((EXPERIMENTS / study / "__init__.py").read_text()).body
+        assert len(body) == 1 and ast.get_docstring(ast.Module(body, [])), study
+    paths = sorted(str(p.relative_to(ROOT)) for g in STUDY_FILES for p in ROOT.glob(g))
+    assert not misnamed(paths, STUDIES)
+    assert not [p for p in SHARED if not (ROOT / p).is_file()]  # no stale entry
+    untested = [s for s in STUDIES if not list((ROOT / "tests").glob(f"test_{s}*.py"))]
+    assert not untested, f"studies without a tests/test_<study>*.py: {untested}"
+    assert misnamed(["rules/cifar10.smk", "workflow/scripts/train_mlps.py", "docs/cifar.md",
+                     "rules/helpers/cifar_extra.smk", "rules/common.smk"], ["cifar"]) == \
+        ["rules/cifar10.smk", "workflow/scripts/train_mlps.py"]
+
+
 def test_imports_run_only_downward():
     wrong = []
     for path in modules():

@@ -2,7 +2,7 @@
 revisions) on the same contexts: the text they read, the contexts written once for all of
 them, and each model's files (f, g, metrics and its layers), as every model of this pipeline
 leaves them, so that the one pairs loop (pairs.py::compare_named) and the layers table
-(lm_layers.py) read them like the seeds' files.
+(layers.py) read them like the seeds' files.
 
 No torch here: the jobs load the models and tokenizers (repdist.extract) and hand the arrays
 in. The contexts are cut once, by the first model's tokenizer; every model's job checks that

@@ -5,7 +5,7 @@ the two learned representations differ by a linear map.
 
 Each seed's files are those of every model here (outputs.write_seed): f~ = (f, 1) on held-out
 contexts and g~ = (q, b) over the vocabulary (models/log_bilinear.py), so the one pairs loop
-compares them; the pairs, Fig. 1's fits and R^2 are in roeder_words_pairs.py (no torch).
+compares them; the pairs, Fig. 1's fits and R^2 are in words_pairs.py (no torch).
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ test: venv
 
 test-slow: venv
 	@$(BYTECODE)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow -n $(CORES)
 
 # The numerics-marked tests once per configuration of the float kernels (repdist_dev.kernels)
 test-kernels: venv

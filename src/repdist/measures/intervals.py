@@ -17,15 +17,13 @@ BOOTSTRAP_DRAWS = 2000
 LEVEL = 0.95
 
 
-# Each draw takes S seeds with replacement. The draw's value is the mean over the pairs of two
-# distinct seeds drawn (a seed drawn twice counts twice; a pair of a seed with itself is undefined
-# and left out). The interval is the percentile interval of the draws.
 def seed_bootstrap_interval(seeds_a: Sequence[int], seeds_b: Sequence[int],
                             values: Sequence[float], draws: int = BOOTSTRAP_DRAWS,
                             level: float = LEVEL, seed: int = 0) -> tuple[float, float]:
     """The `level` percentile interval of the mean of `values` (one per pair of seeds a != b,
-    NaN left out) under a bootstrap that resamples seeds; (NaN, NaN) with fewer than 3 seeds
-    or no finite value."""
+    NaN left out) under a bootstrap that resamples seeds: a draw's value is the mean over the
+    pairs of distinct seeds drawn, a seed drawn twice counting twice. (NaN, NaN) with fewer
+    than 3 seeds or no finite value."""
     a, b = np.asarray(seeds_a), np.asarray(seeds_b)
     v = np.asarray(values, dtype=np.float64)
     if not len(a) == len(b) == len(v):

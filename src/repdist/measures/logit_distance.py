@@ -1,12 +1,7 @@
-"""The follow-up's measures, from two models' embeddings f (N x M) and unembeddings g (K x M).
-The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity" (their
-`dissimilarities/` and `figures/bound_plot_cifar.py`). The logits are f g^T.
-
-- `d_logit_squared`: the squared distance of the logits centred over labels;
-- `d_rep`: the linear-identifiability dissimilarity, by its definition;
-- `f1_bound`: their Theorem F.1 plot's two sides;
-- `kl_bound`: d_logit^2 bounded by the KL under probabilities bounded below. Each is defined at its
-  function; docs/logit_distance.md says how ours differ from theirs."""
+"""The follow-up's measures (Nielsen et al. 2026, "Logit Distance Bounds Representational
+Similarity": their `dissimilarities/` and `figures/bound_plot_cifar.py`) from two models'
+embeddings f (N x M) and unembeddings g (K x M); the logits are f g^T. Each is defined at its
+function; docs/logit_distance.md says how ours differ from theirs."""
 
 from __future__ import annotations
 
@@ -43,10 +38,9 @@ def min_probability(z: np.ndarray) -> float:
     return float(np.exp(_log_softmax(z).min()))
 
 
-# d_logit^2 = E_x sum_y (l~_y(x) - l~'_y(x))^2 with l~ the logits centred over labels (their
-# `calculate_d_2_logit`; the square of measures.extra's d_logit).
 def d_logit_squared(z1: np.ndarray, z2: np.ndarray) -> float:
-    """E_x sum_y of the squared difference of the logits centred over labels."""
+    """E_x sum_y of the squared difference of the logits centred over labels (their
+    `calculate_d_2_logit`; the square of extra.d_logit)."""
     d = (z1 - z1.mean(axis=1, keepdims=True)) - (z2 - z2.mean(axis=1, keepdims=True))
     return float(np.einsum("ij,ij->", d, d) / d.shape[0])
 
@@ -68,13 +62,10 @@ def subsets(num_labels: int, rep_dim: int, max_subsets: int = MAX_SUBSETS,
                          f"M={rep_dim}")
     total = num_labels * math.comb(num_labels - 1, rep_dim)
     if total <= max_subsets:
-        pivots, rows = [], []
-        for p in range(num_labels):
-            others = [y for y in range(num_labels) if y != p]
-            for combo in combinations(others, rep_dim):
-                pivots.append(p)
-                rows.append(combo)
-        return np.array(pivots), np.array(rows, dtype=np.intp).reshape(-1, rep_dim), False
+        pairs = [(p, combo) for p in range(num_labels)
+                 for combo in combinations([y for y in range(num_labels) if y != p], rep_dim)]
+        rows = np.array([combo for _, combo in pairs], dtype=np.intp).reshape(-1, rep_dim)
+        return np.array([p for p, _ in pairs]), rows, False
     rng = np.random.default_rng([SUBSET_STREAM, seed])
     pivots = rng.integers(num_labels, size=max_subsets)
     keys = rng.random((max_subsets, num_labels))
@@ -98,19 +89,15 @@ def _d_rep_terms(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
     return a, DRep(float("nan"), int(ok.sum()), int((~ok).sum()), sampled)
 
 
-# d_rep by its definition: for a pivot label p and M other labels S, L_m = [g_m(y) - g_m(p)]_{y in
-# S} (M x M). Equal distributions give L_1 f_1(x) = L_2 f_2(x), so f_1 = A f_2 with A = L_1^{-1}
-# L_2. d_rep is the mean over every pivot and every M-subset of the other labels (a seeded sample of
-# `max_subsets` where there are more) of E_x ||f_1(x) - A f_2(x)||^2. A subset whose L_1 is singular
-# (condition number above 1/eps) is left out. Their two functions estimate it from 7 pivots x 15
-# random subsets (synthetic), one without the square, one divided by the number of (pivot, subset)
-# pairs twice: docs/logit_distance.md and `repdist_retrace.logit_distance` say by how much each
-# differs.
 def d_rep(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
           max_subsets: int = MAX_SUBSETS, seed: int = 0) -> DRep:
-    """d_rep of model 1 (f1, g1) against model 2 (defined above), both of one width M. From
-    second moments: E||f1 - A f2||^2 = tr E[f1 f1^T] - 2 tr(A E[f2 f1^T]) + tr(A E[f2 f2^T] A^T),
-    O(N M^2) once and O(M^3) a pair; the mean over pairs is a mean of squares (at least 0)."""
+    """d_rep of model 1 (f1, g1) against model 2, both of width M. For a pivot p and M other
+    labels S, L_m = [g_m(y) - g_m(p)]_{y in S}; equal distributions give f_1 = A f_2, A =
+    L_1^{-1} L_2. d_rep is the mean of E_x ||f_1(x) - A f_2(x)||^2 over every (pivot, subset)
+    pair (a seeded sample of `max_subsets` where there are more; a singular L_1, condition
+    above 1/eps, left out). From second moments: O(N M^2) once, O(M^3) a pair; a mean of squares,
+    so at least 0. Their two functions use 7 pivots x 15 subsets, one without the square, one
+    dividing by the pairs twice (docs/logit_distance.md, repdist_retrace.logit_distance)."""
     f1, f2 = np.asarray(f1, dtype=np.float64), np.asarray(f2, dtype=np.float64)
     a, found = _d_rep_terms(f1, g1, f2, g2, max_subsets, seed)
     if not len(a):
@@ -150,15 +137,13 @@ class F1Bound:
         return self.left <= self.right * (1 + 1e-9) + 1e-12
 
 
-# Their Theorem F.1 plot's two sides: sum_k (1 - rho_k^2) lambda_k and d_logit^2, rho_k the
-# canonical correlations of the two embeddings (descending, zeros past their number) and lambda_k
-# the largest M eigenvalues of the covariance over inputs of the first model's centred logits
-# (descending). Derived here (docs/logit_distance.md): the least-squares fit of model 1's logits
-# from model 2's embedding leaves at least the left side, and model 2's own logits are one such fit,
-# so left <= right for any two models. Their script pairs unsorted eigenvalues with sorted
-# correlations.
 def f1_bound(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray) -> F1Bound:
-    """Theorem F.1's two sides for model 1 (the teacher) and model 2 (the student)."""
+    """Theorem F.1's two sides for model 1 (the teacher) and model 2 (the student): rho_k the
+    canonical correlations of the embeddings (descending, zeros past their number), lambda_k
+    the largest M eigenvalues of the covariance of model 1's centred logits. left <= right for
+    any two models: model 2's logits are one least-squares fit of model 1's from its embedding,
+    which leaves at least the left side (docs/logit_distance.md). Their script pairs unsorted
+    eigenvalues with sorted correlations."""
     z1, z2 = logits(f1, g1), logits(f2, g2)
     centred = z1 - z1.mean(axis=1, keepdims=True)
     centred = centred - centred.mean(axis=0, keepdims=True)
@@ -170,10 +155,9 @@ def f1_bound(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray) -> 
     return F1Bound(left, d_logit_squared(z1, z2), rho, eigenvalues)
 
 
-# Under tau-lower-bounded probabilities (every p, p' >= tau), d_logit^2 <= 2 KL / tau^2 (|log p -
-# log p'| <= |p - p'| / tau, then Pinsker); the bound and tau.
 def kl_bound(teacher: np.ndarray, student: np.ndarray) -> tuple[float, float]:
     """(2 KL(teacher || student) / tau^2, tau) from two N x K logit arrays, tau the smallest
-    probability either model gives (the bound on d_logit^2 under tau-lower-boundedness)."""
+    probability either model gives: every p, p' >= tau bounds d_logit^2 by it (|log p - log p'|
+    <= |p - p'| / tau, then Pinsker)."""
     tau = min(min_probability(teacher), min_probability(student))
     return 2.0 * kl_from_logits(teacher, student) / tau**2, tau

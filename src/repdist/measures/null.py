@@ -21,11 +21,8 @@ import numpy as np
 from .prepared import PreparedModel, permuted_inputs, permuted_labels
 from .selection import MEASURES
 
-# The null breaks the correspondence a measure relies on by reordering one model's rows, K times:
-# the inputs (f's rows) for every f-side measure, KL, d_LLV and its terms, d_logit and d_{f,g}; the
-# labels (g's rows) for the g-side ones (m_CCA of g, m_SVD of g).
-#
-# the measures a null can be drawn for, and which rows each one's null reorders
+# Which rows each measure's null reorders: the inputs (f's rows) for every f-side measure, KL,
+# d_LLV and its terms, d_logit and d_{f,g}; the labels (g's rows) for m_CCA and m_SVD of g.
 LABEL_NULL = frozenset({"mcca_g", "m_svd_g"})
 INPUT_NULL = frozenset({
     "kl", "d_llv", "t1", "t2", "t3", "t4", "m_svd_f", "d_fg", "mcca_f", "cka_f", "svcca_f",
@@ -99,12 +96,10 @@ def null_settings(value: Any) -> NullSettings | None:
     return settings if settings.permutations > 0 else None
 
 
-# Where a side has few rows (g over 4-6 labels: 24 to 720 orderings) and its orderings other than
-# the identity number at most K, all of them are used: an exact test. Draws come from
-# numpy.random.default_rng(seed), the same for every pair, so a table is reproducible bit for bit.
 def permutations(n: int, count: int, seed: int) -> tuple[Iterator[np.ndarray], int, bool]:
     """(the orderings, how many, exact) of n rows: every ordering but the identity when they
-    number at most `count` (an exact test), else `count` draws of default_rng(seed)."""
+    number at most `count` (an exact test; g over 4-6 labels has 24 to 720), else `count` draws
+    of default_rng(seed), the same for every pair, so a table is reproducible bit for bit."""
     if n <= EXACT_MAX_ROWS and math.factorial(n) - 1 <= count:
         every = itertools.islice(itertools.permutations(range(n)), 1, None)
         return (np.array(p, dtype=np.intp) for p in every), math.factorial(n) - 1, True
@@ -118,14 +113,13 @@ def permutations(n: int, count: int, seed: int) -> tuple[Iterator[np.ndarray], i
 NULL_TIE = 1e-12
 
 
-# Per measure (their Algorithm 1): the threshold tau, the ceil((1 - alpha)(K + 1))-th smallest of
-# the observed score and the K null scores; the add-one p-value (1 + #{null >= observed}) / (K + 1);
-# the calibrated score clip((s - tau) / (s_max - tau), 0, 1), 0 at chance. Distances (DISTANCES)
-# take the lower tail: tau the ceil(alpha (K + 1))-th smallest, p = (1 + #{null <= observed}) / (K +
-# 1) and the calibrated score clip((tau - d) / tau, 0, 1) (1 at d = 0, 0 at chance or above).
 def null_stats(observed: float, null: np.ndarray, alpha: float, distance: bool = False,
                score_max: float = 1.0) -> tuple[float, float, float]:
-    """(tau, p, calibrated) of one observed score against its K null scores (see above)."""
+    """(tau, p, calibrated) of one observed score against its K null scores (their Algorithm
+    1): tau the ceil((1 - alpha)(K + 1))-th smallest of all K + 1 scores, the add-one p = (1 +
+    #{null >= observed}) / (K + 1), calibrated clip((s - tau) / (s_max - tau), 0, 1), 0 at
+    chance. A distance takes the lower tail: tau the ceil(alpha (K + 1))-th smallest, p counts
+    null <= observed, calibrated clip((tau - d) / tau, 0, 1), 1 at d = 0."""
     if not np.isfinite(observed) or not np.isfinite(null).all():
         return float("nan"), float("nan"), float("nan")
     k = len(null)
@@ -152,18 +146,14 @@ Evaluate = Callable[[PreparedModel, PreparedModel, frozenset[str]], Mapping[str,
 Batch = Callable[[str, np.ndarray], "np.ndarray | None"]
 
 
-# Each draw is the same comparison (compare.py), of the first model and the second one reordered.
-# The second model's per-model pieces (bases, centred data, neighbour lists, log-likelihoods) are
-# reordered, not recomputed (prepared.permuted_inputs), so a draw costs only the pair's work. The
-# measures whose pair work is a product or a lookup draw all K at once (null_batch.py), the others
-# one at a time.
 def pair_null(m1: PreparedModel, m2: PreparedModel, observed: Mapping[str, Any],
               settings: NullSettings, evaluate: Evaluate, selected: Iterable[str],
               batch: Batch | None = None) -> tuple[dict[str, float], list[str]]:
     """`<measure>_tau`, `_p`, `_calibrated` of every null measure both asked for and among
-    `selected`: each measure's draws at once by `batch(measure, orders)` where it has a batched
-    form (null_batch.py), the others from `evaluate(m1, m2 reordered, measures)` once per draw
-    and side; and what a reader must know (an exact test whose smallest p is above alpha)."""
+    `selected`, and what a reader must know (an exact test whose smallest p is above alpha). A
+    draw compares m1 with m2's pieces reordered, not recomputed (prepared.permuted_inputs).
+    Measures with a batched form draw all K at once by `batch(measure, orders)` (null_batch.py),
+    the others by `evaluate(m1, m2 reordered, measures)` once per draw and side."""
     wanted = null_measures(settings, selected)
     out: dict[str, float] = {}
     notes: list[str] = []
@@ -197,11 +187,6 @@ def pair_null(m1: PreparedModel, m2: PreparedModel, observed: Mapping[str, Any],
     return out, notes
 
 
-def null_columns(measures: Sequence[str]) -> list[str]:
-    """The table columns of these null measures, in order."""
-    return [f"{m}{s}" for m in measures for s in SUFFIXES]
-
-
 def null_measures(null: NullSettings | None, selected: Iterable[str]) -> list[str]:
     """The measures a comparison draws a null for: those of `null` also selected."""
     chosen = set(selected)
@@ -211,7 +196,7 @@ def null_measures(null: NullSettings | None, selected: Iterable[str]) -> list[st
 def null_keys(null: NullSettings | None, selected: Iterable[str]) -> list[str]:
     """The keys a comparison's result gains from its null: `<measure>_tau`, `_p`,
     `_calibrated` of each of null_measures (none without a null)."""
-    return null_columns(null_measures(null, selected))
+    return [f"{m}{s}" for m in null_measures(null, selected) for s in SUFFIXES]
 
 
 def aggregate_null(observed: np.ndarray, null: np.ndarray, alpha: float,

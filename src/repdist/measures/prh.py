@@ -1,13 +1,10 @@
-"""The alignment metrics of the Platonic Representation Hypothesis, as its authors compute them.
-That is Huh et al. 2024, seed 004 (minyoungg/platonic-rep, `metrics.py` and `measure_alignment.py`).
-They are written here from their definitions, in float64, without forming N x N matrices where a
-product of the features gives the same sums.
+"""The alignment metrics of the Platonic Representation Hypothesis (Huh et al. 2024, seed 004:
+minyoungg/platonic-rep, `metrics.py` and `measure_alignment.py`), from their definitions, in
+float64, with no N x N matrix where a product of the features gives the same sums.
 
-Two representations X, Y (N x d, N x d') of the same N inputs. Their conventions, each an option of
-its own here: rows clamped at the q-quantile of |values| (q = 0.95, `clamp_outliers`), then
-L2-normalised (`unit_rows`); neighbours by inner product, never the row itself; the "ip" kernel K =
-X X^T. Their normalisers add 1e-6 to the denominator (`PRH_EPS`), kept for equality. The metrics: at
-their functions."""
+Their conventions, each an option here: rows clamped at the q-quantile of |values| (q = 0.95,
+`clamp_outliers`), then L2-normalised (`unit_rows`); neighbours by inner product, never the row
+itself; the "ip" kernel K = X X^T; 1e-6 added to normalisers' denominators (`PRH_EPS`)."""
 
 from __future__ import annotations
 
@@ -50,7 +47,6 @@ def prh_prepare(x: np.ndarray, q: float = PRH_OUTLIER_QUANTILE, exact: bool = Fa
     return unit_rows(clamp_outliers(x, q, exact))  # zero rows stay zero, as in theirs
 
 
-# cycle_knn: share of inputs i found among the X-neighbours of i's Y-neighbours.
 def cycle_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
     """Share of i with i among the X-neighbours of some Y-neighbour of i (PRH `cycle_knn`)."""
     n = len(nn_x)
@@ -82,13 +78,11 @@ def _pairwise_dp(a: np.ndarray, b: np.ndarray, lcs: bool) -> np.ndarray:
     return prev[m]
 
 
-# lcs_knn: mean length of the longest common subsequence of i's two ordered neighbour lists.
 def lcs_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
     """Mean LCS length of the two ordered neighbour lists (PRH `lcs_knn`: not divided by k)."""
     return float(_pairwise_dp(nn_x, nn_y, lcs=True).mean())
 
 
-# edit_distance_knn: 1 - mean Levenshtein distance of those lists / k.
 def edit_distance_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
     """1 - mean Levenshtein distance of the two ordered neighbour lists / k."""
     return float(1 - _pairwise_dp(nn_x, nn_y, lcs=False).mean() / nn_x.shape[1])
@@ -109,10 +103,9 @@ def hsic_unbiased_linear(x: np.ndarray, y: np.ndarray) -> float:
     return float(value / (n * (n - 3)))
 
 
-# unbiased_cka: CKA from the unbiased HSIC estimator (Song et al. 2012, eq. 5).
 def unbiased_cka(x: np.ndarray, y: np.ndarray) -> float:
-    """CKA of the linear kernels of the rows as given, from the unbiased HSIC (PRH
-    `unbiased_cka`, kernel "ip"); their 1e-6 in the denominator."""
+    """CKA of the linear kernels of the rows as given, from the unbiased HSIC (Song et al.
+    2012, eq. 5; PRH `unbiased_cka`, kernel "ip"); their 1e-6 in the denominator."""
     x, y = as_float64(x), as_float64(y)
     return unbiased_cka_from_hsic(x, y, hsic_unbiased_linear(x, x), hsic_unbiased_linear(y, y))
 
@@ -137,7 +130,6 @@ def _top_k_pairs(x: np.ndarray, k: int) -> np.ndarray:
     return np.sort(keys.ravel())
 
 
-# cknna: unbiased CKA restricted to the pairs (i, j) that are mutual top-k neighbours in both.
 def cknna(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> float:
     """PRH `cknna` (unbiased, distance-aware): the unbiased HSIC of K and L kept only on pairs
     (i, j) among i's top-k by inner product in both, normalised by the same of K with K and of
@@ -166,8 +158,8 @@ def edge_products(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarr
 def _masked_hsic(keys_a: np.ndarray, keys_b: np.ndarray, a: np.ndarray, b: np.ndarray,
                  ) -> float:
     """The unbiased HSIC of a's and b's linear kernels kept on the pairs in both key sets
-    (sorted, unique), from the kept entries alone (the kernels have zero diagonal and are
-    not symmetric once masked): sum_ij A_ij B_ji pairs each kept (i, j) with its transpose, where kept."""
+    (sorted, unique), from the kept entries alone. Masked kernels (zero diagonal) are not
+    symmetric: sum_ij A_ij B_ji pairs each kept (i, j) with its transpose, where kept."""
     n = len(a)
     both = keys_a[in_sorted(keys_a, keys_b)]
     rows, cols = both // n, both % n
@@ -207,12 +199,10 @@ def knn_metrics(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> dict[str, float
 PRH_SVCCA_COMPONENTS = 10
 
 
-# svcca_zscored: their SVCCA convention (columns z-scored, a fixed number of components, 10) with an
-# exact SVD where they use a randomised one, and exact canonical correlations where they fit
-# sklearn's iterative CCA.
 def svcca_zscored(x: np.ndarray, y: np.ndarray, k: int = PRH_SVCCA_COMPONENTS) -> float:
     """Mean canonical correlation of the top-k left singular vectors of the column-z-scored x
-    and y (sd with N - 1, +1e-8 as theirs); NaN when k exceeds either side's dimension."""
+    and y (sd with N - 1, +1e-8 as theirs); NaN when k exceeds either side's dimension. Exact
+    SVD and CCA where they use a randomised SVD and sklearn's iterative CCA."""
     x, y = as_float64(x), as_float64(y)
     if k > min(x.shape[1], y.shape[1]) or k > len(x):
         return float("nan")

@@ -1,10 +1,8 @@
-"""The Platonic Representation Hypothesis' study score (Huh et al. 2024, `measure_alignment.py`).
-
-It is one of their eight metrics between every layer of one model and every layer of another, plus
-each model's layers concatenated (their App. C.2); the best pair is kept. Its permutation null takes
-the maximum inside each draw (null.aggregate_null), so searching the layer pairs is paid for. Their
-preparation is `prepare_layers`. Mutual k-NN, the study's metric, finds each layer's neighbour lists
-once, and a draw is one lookup (`KnnGraphs`)."""
+"""The Platonic Representation Hypothesis' study score (Huh et al. 2024, `measure_alignment.py`):
+one of their eight metrics between every layer of one model and every layer of another, plus
+each model's layers concatenated (their App. C.2); the best pair is kept. Its permutation null
+takes the maximum inside each draw (null.aggregate_null), so searching the layer pairs is paid
+for."""
 
 from __future__ import annotations
 
@@ -53,14 +51,12 @@ class ModelLayers:
         return self._graphs[k]
 
 
-# Their preparation (`prepare_features`): one outlier threshold per model over all its layers (the
-# mean over inputs of each input's q-quantile of |values| across every layer, or with `exact` the
-# q-quantile of all values), every layer clamped at it, then each layer's rows L2-normalised (in
-# `compute_score`). The concatenation is the clamped layers side by side, normalised as a whole.
 def prepare_layers(layers: Sequence[np.ndarray], q: float = prh.PRH_OUTLIER_QUANTILE,
                    exact: bool = False, concatenated: bool = True) -> ModelLayers:
-    """One model's layers as their metrics read them (see above): clamped at one threshold
-    over all layers, each L2-normalised, and the concatenation of the clamped layers last."""
+    """One model's layers as their metrics read them (their `prepare_features`, then
+    `compute_score`): clamped at one threshold over all layers (prh.clamp_outliers of the
+    layers side by side), each layer's rows L2-normalised, and last the concatenation of the
+    clamped layers, normalised as a whole."""
     if not len(layers):
         raise ValueError("a model needs at least one layer")
     arrays = [prh.as_float64(x) for x in layers]
@@ -73,15 +69,11 @@ def prepare_layers(layers: Sequence[np.ndarray], q: float = prh.PRH_OUTLIER_QUAN
     return ModelLayers(out + [unit_rows(clamped)] if concatenated else out)
 
 
-# Mutual k-NN, the study's metric, reads each layer's neighbour lists, found once (blockwise, no N x
-# N matrix held). A draw reorders the second model's rows: its neighbour graphs are then the same
-# graphs with every input relabelled. So the whole table of a draw is one lookup of each of the
-# second model's graphs (relabelled) in the union of the first model's, where each edge carries the
-# set of the first model's layers that hold it (packed bits). The other metrics are recomputed on
-# the reordered rows (the k-NN ones from relabelled neighbour lists).
 class KnnGraphs:
     """One model's k-NN graphs, one per layer, as sorted edge keys i * N + j, and the union of
-    its edges with the layers that hold each (packed bits, one row an edge)."""
+    its edges with the layers that hold each (packed bits, one row an edge). A draw of the null
+    relabels the second model's graphs, so its whole mutual k-NN table is one lookup of each in
+    the first model's union. The other metrics are recomputed on the reordered rows."""
 
     def __init__(self, layers: Sequence[np.ndarray], k: int) -> None:
         self.n, self.k, self.count = len(layers[0]), k, len(layers)
@@ -119,19 +111,6 @@ def mutual_knn_table(x: KnnGraphs, y: KnnGraphs, order: np.ndarray | None = None
     return np.stack(cols, axis=1) / (x.n * x.k)
 
 
-def _pair_metric(metric: str, k: int) -> Callable[[np.ndarray, np.ndarray], float]:
-    """metric(x, y) of two prepared layers (rows as their compute_score hands them)."""
-    if metric == "cka":
-        return linear_cka
-    if metric == "unbiased_cka":
-        return prh.unbiased_cka
-    if metric == "cknna":
-        return lambda a, b: prh.cknna(a, b, k)
-    if metric == "svcca":
-        return prh.svcca_zscored
-    raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
-
-
 def score_table(metric: str, x: ModelLayers, y: ModelLayers, k: int,
                 ) -> Callable[[np.ndarray | None], np.ndarray]:
     """score(order): the table of `metric` over every layer pair, y's rows in `order` (None:
@@ -146,7 +125,8 @@ def score_table(metric: str, x: ModelLayers, y: ModelLayers, k: int,
         return lambda order: np.array([[pair(a, b if order is None
                                              else relabelled_neighbours(b, order))
                                         for b in gy.neighbours] for a in gx.neighbours])
-    pair = _pair_metric(metric, k)
+    pair = {"cka": linear_cka, "unbiased_cka": prh.unbiased_cka, "svcca": prh.svcca_zscored,
+            "cknna": lambda a, b: prh.cknna(a, b, k)}[metric]
     return lambda order: np.array([[pair(a, b if order is None else b[order]) for b in y.layers]
                                    for a in x.layers])
 

@@ -1,11 +1,9 @@
-"""The f-side alignment measures of one pair, from the two models' AlignmentViews (f as read
-under one convention, conventions.py): linear CKA, SVCCA, mutual k-NN, and the Platonic
-Representation Hypothesis' cycle k-NN, LCS k-NN, edit-distance k-NN, unbiased CKA and CKNNA
-(Huh et al. 2024, computed as their metrics.py does: prh.py).
+"""The f-side alignment measures of one pair from the two models' AlignmentViews (f as read
+under one convention): linear CKA, SVCCA, mutual k-NN and PRH's cycle, LCS and edit-distance
+k-NN, unbiased CKA and CKNNA (Huh et al. 2024, as their metrics.py: prh.py).
 
-Every per-model piece (neighbours, bases, HSIC normalisers) comes from the views; the pair's
-work is the products and set overlaps. All k-NN measures use the one neighbour search of each
-view (k = MUTUAL_KNN_K = PRH's 10, cosine, nearest first).
+Per-model pieces come from the views; the pair's work is products and set overlaps. All k-NN
+measures share each view's one neighbour search (k = MUTUAL_KNN_K = PRH's 10, cosine).
 """
 
 from __future__ import annotations
@@ -32,6 +30,7 @@ FROM_INDICES: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
     "lcs_knn_f": lcs_knn_from_indices,
     "edit_distance_knn_f": edit_distance_knn_from_indices,
 }
+KNN_KEYS = frozenset({"mutual_knn_f", "cknna_f", *FROM_INDICES})
 
 
 def alignment_measures(v1: AlignmentView, v2: AlignmentView, want: frozenset[str],
@@ -88,14 +87,9 @@ def svcca(v1: AlignmentView, v2: AlignmentView, conventions: AlignmentConvention
     return value
 
 
-KNN_KEYS = frozenset({"mutual_knn_f", "cknna_f", *FROM_INDICES})
-
-
 def knn_measures(v1: AlignmentView, v2: AlignmentView, want: frozenset[str]) -> dict[str, float]:
     """mutual k-NN and PRH's sequence measures of the two neighbour lists (NaN when N <= k)."""
     asked = [key for key in ("mutual_knn_f", *FROM_INDICES) if key in want]
-    if not asked:
-        return {}
     if v1.knn_idx is None or v2.knn_idx is None:
         return dict.fromkeys(asked, NAN)
     out = {key: FROM_INDICES[key](v1.knn_idx, v2.knn_idx) for key in asked if key in FROM_INDICES}

@@ -1,10 +1,8 @@
 """A small LRU cache of PreparedModels keyed by the content of (f, g), for `compare` in loops.
 
-Users who loop `compare(f_i, g_i, f_j, g_j)` over all pairs would otherwise rebuild each
-model's log-likelihoods, bases and k-NN graph once per pair. The key is a SHA-256 of the
-arrays' bytes plus dtype and shape (cheap beside a prepare: benchmarks/measures.py): an
-array mutated in place hashes differently and is prepared afresh, never served stale, and the
-cached model holds its own read-only copy of the arrays. Bounded in models and in bytes.
+The key is a SHA-256 of the arrays' bytes, dtype and shape (cheap beside a prepare:
+benchmarks/measures.py). An array mutated in place is prepared afresh, never served stale; the
+cached model holds its own read-only copy. Bounded in models and in bytes.
 """
 
 from __future__ import annotations
@@ -32,15 +30,11 @@ class CacheInfo(NamedTuple):
     nbytes: int
 
 
-def _as_numpy(a: Any) -> np.ndarray:
-    return np.ascontiguousarray(to_host(a))
-
-
 def content_key(*arrays: Any) -> tuple[Any, ...] | None:
     """(dtype, shape, SHA-256 of the bytes) of each array; None if one cannot be hashed."""
     key: list[Any] = []
     for a in arrays:
-        arr = _as_numpy(a)
+        arr = np.ascontiguousarray(to_host(a))
         if arr.dtype.hasobject:
             return None
         data = memoryview(arr).cast("B") if arr.size else b""  # an empty array is refused later

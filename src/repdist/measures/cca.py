@@ -1,11 +1,9 @@
 """Exact mean canonical correlation m_CCA (closed form, not sklearn's iterative NIPALS CCA).
 
-Canonical correlations are the singular values of Ux^T Uy where Ux, Uy are orthonormal bases of the
-centred representations; m_CCA is their mean over the first n_components. Invariant to any
-invertible affine map of either representation, as identifiability requires.
-
-The rank (how many directions a representation varies in) fits the precision it was computed in
-(`detect_precision`, `Spectrum.tolerance`)."""
+Canonical correlations are the singular values of Ux^T Uy, Ux and Uy orthonormal bases of the
+centred representations; m_CCA is their mean over the first n_components. It is invariant to
+any invertible affine map of either side, as identifiability requires. A rank fits the
+precision the values were computed in (`detect_precision`, `Spectrum.tolerance`)."""
 
 from __future__ import annotations
 
@@ -13,20 +11,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# A float32 model's f, even stored as float64, carries float32 rounding. So a direction it does not
-# vary in (a final LayerNorm's: its normalised coordinates sum to zero) shows up at ~1e-7 of the
-# largest singular value, not at float64's 1e-16. `detect_precision` reads the precision from the
-# values (an array whose every value is a float32 value was computed in float32). A singular value
-# of the centred data counts only above ROUNDING_FACTOR x eps x ||x||_F, the size rounding every
-# entry by eps (relative) can reach (Weyl; `Spectrum.tolerance`).
-#
-# eps (spacing at 1) of each precision a representation may have been computed in
+# A float32 model's f, even stored as float64, carries float32 rounding: a direction it does not
+# vary in (a final LayerNorm's coordinates sum to zero) shows at ~1e-7 of the largest singular
+# value, not at float64's 1e-16. eps (spacing at 1) of each precision f may have been computed in:
 EPS = {"float64": float(np.finfo(np.float64).eps), "float32": float(np.finfo(np.float32).eps),
        "bfloat16": 2.0**-7, "float16": float(np.finfo(np.float16).eps)}
 PRECISIONS = ("auto", *EPS)  # auto: float32 or float64, read from the values (detect_precision)
-# Rounding every entry of x by eps (relative) moves its singular values by at most
-# eps ||x||_F; a float32 computation's own rounding (a LayerNorm's mean, massive activations)
-# reaches ~0.2 of that (measured), real directions of the paper's models sit above 2e4 of it.
+# Rounding every entry of x by eps (relative) moves its singular values by at most eps ||x||_F
+# (Weyl). A float32 computation's own rounding (a LayerNorm's mean, massive activations) reaches
+# ~0.2 of that (measured); real directions of the paper's models sit above 2e4 of it.
 ROUNDING_FACTOR = 16.0
 DETECT_BLOCK = 1 << 20  # elements compared at once when detecting a precision
 
@@ -103,19 +96,16 @@ def spectrum(x: np.ndarray) -> Spectrum:
 
 def orthonormal_basis(x: np.ndarray, rtol: float | None = None,
                       precision: str = "auto") -> np.ndarray:
-    """Orthonormal basis (N x rank) of the column space of the centred x (thin SVD, rank-revealing).
-
-    The default tolerance fits the precision x was computed in (Spectrum.tolerance; "auto":
-    read from the values); a given rtol is relative to the largest singular value instead.
-    """
+    """Orthonormal basis (N x rank) of the column space of the centred x (thin SVD). The default
+    tolerance fits the precision x was computed in (Spectrum.tolerance; "auto": read from the
+    values); a given rtol is relative to the largest singular value instead."""
+    found = spectrum(x)
     if rtol is None:
-        return spectrum(x).basis(precision)
-    x = np.asarray(x, dtype=np.float64)  # float32 input is computed in float64 too
-    centred = x - x.mean(axis=0, keepdims=True)
-    u, s, _ = np.linalg.svd(centred, full_matrices=False)
+        return found.basis(precision)
+    s = found.s
     if s.size == 0 or s[0] == 0 or not np.isfinite(s[0]):
-        return u[:, :0]
-    return u[:, : int(np.sum(s > s[0] * rtol))]
+        return found.u[:, :0]
+    return found.u[:, : int(np.sum(s > s[0] * rtol))]
 
 
 def constant_columns(x: np.ndarray) -> int:

@@ -1,12 +1,11 @@
-"""Similarity measures beyond the paper, for asking whether they agree with d_LLV.
+"""Similarity measures beyond the paper, to ask whether they agree with d_LLV.
 
 - linear CKA (Kornblith et al. 2019): invariant to orthogonal maps and isotropic scaling only;
 - SVCCA (Raghu et al. 2017): CCA on the top-k principal components;
-- mutual k-nearest neighbours (Huh et al. 2024, the Platonic Representation Hypothesis): mean
-  overlap of the k-NN sets under the inner product of L2-normalised features, self excluded,
-  as the authors' code; computed blockwise so N = 50,000 never needs an N x N matrix;
-- d_logit (Nielsen et al., "Logit Distance Bounds Representational Similarity", 2026): with centred log-probabilities
-  l~_y(x) = log p(y|x) - mean_y' log p(y'|x), d_logit^2 = E_x sum_y (l~_y(x) - l~'_y(x))^2.
+- mutual k-NN (Huh et al. 2024): mean overlap of the k-NN sets by cosine, self excluded, as the
+  authors' code; blockwise, so N = 50,000 never needs an N x N matrix;
+- d_logit (Nielsen et al. 2026): with l~_y(x) = log p(y|x) - mean_y' log p(y'|x), the centred
+  log-probabilities, d_logit^2 = E_x sum_y (l~_y(x) - l~'_y(x))^2.
 """
 
 from __future__ import annotations
@@ -19,6 +18,21 @@ from ..io.host import to_host
 from .cca import canonical_correlations, is_constant, orthonormal_basis
 
 KNN_BLOCK_ROWS = 1024  # rows of the similarity matrix held at once: 1024 x N float64
+KDTREE_MAX_DIM = 16  # k-d trees are exact and fast in low dimension; beyond, go blockwise
+# By inner product, the tree's search widens with the dimension: at N = 10,000 (Gaussian) it
+# takes 0.07 s in 3 dimensions (M = 2), 1.0 s in 6, about the blockwise scan's 1.5 s beyond.
+MIPS_KDTREE_MAX_DIM = 6
+IP_BLOCK_ELEMENTS = 1 << 22  # beyond it, similarity blocks of at most 4M elements (32 MiB)
+# Squared distances within KNN_TIE (unit sphere: 2 - 2 cos; the inner product's sphere of radius
+# R: relative to R^2) are tied, taken by index. Rounding leaves ~1e-16 there (one kernel's order
+# of summation against another's); points this close are duplicates.
+KNN_TIE = 1e-12
+# From this many similarities in a search on, torch.topk (parallel over rows, ~20x numpy's
+# argpartition on a 1,024 x 10,000 float64 block on 2 cores) pays for importing torch (~1.3 s)
+# in a process that has not; below it numpy's argpartition, as in the measures' conda env.
+TOPK_TORCH_ELEMENTS = 1 << 25
+SVCCA_VARIANCE = 0.99  # keep the PCs explaining this share of variance (Raghu et al.)
+SHARE_TIE = 1e-12  # a cumulative share this close below SVCCA_VARIANCE counts as reaching it
 
 
 def centred(x: np.ndarray) -> np.ndarray:
@@ -42,10 +56,6 @@ def gram_norm(x: np.ndarray) -> float:
     return float(np.linalg.norm(xc.T @ xc))
 
 
-SVCCA_VARIANCE = 0.99  # keep the PCs explaining this share of variance (Raghu et al.)
-SHARE_TIE = 1e-12  # a cumulative share this close below SVCCA_VARIANCE counts as reaching it
-
-
 def components_for_variance(x: np.ndarray, share: float = SVCCA_VARIANCE) -> int:
     """The principal components whose cumulative share of the variance reaches `share` (within
     SHARE_TIE: a share of exactly 0.99 in exact arithmetic reaches it on every CPU)."""
@@ -58,9 +68,8 @@ def components_explaining(s: np.ndarray, share: float = SVCCA_VARIANCE) -> int:
     return int(np.searchsorted(explained, share - SHARE_TIE) + 1)
 
 
-def svcca_from_bases(
-    basis_x: np.ndarray, basis_y: np.ndarray, kept_x: int, kept_y: int
-) -> float:
+def svcca_from_bases(basis_x: np.ndarray, basis_y: np.ndarray, kept_x: int, kept_y: int,
+                     ) -> float:
     """SVCCA from orthonormal bases ordered by singular value (the left singular vectors of the
     centred data: its first k columns span the top-k PCs) and each side's 99%-variance count."""
     k = min(kept_x, kept_y, basis_x.shape[1], basis_y.shape[1])
@@ -70,25 +79,14 @@ def svcca_from_bases(
 
 
 def svcca(x: np.ndarray, y: np.ndarray, k: int | None = None) -> float:
-    """Mean canonical correlation between the top-k PCs of x and of y.
-
-    k defaults to the smaller of the two counts of PCs that explain 99% of the variance; with
-    k equal to the full dimension SVCCA is plain m_CCA. NaN if k exceeds either rank.
-    """
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    """Mean canonical correlation between the top-k PCs of x and of y; k defaults to the smaller
+    count of PCs explaining 99% of the variance (k = M: plain m_CCA). NaN if k exceeds a rank."""
     if k is None:
         k = min(components_for_variance(x), components_for_variance(y))
     basis_x, basis_y = orthonormal_basis(x), orthonormal_basis(y)
     if min(basis_x.shape[1], basis_y.shape[1]) < k:
         return float("nan")
     return svcca_from_bases(basis_x, basis_y, k, k)
-
-
-KDTREE_MAX_DIM = 16  # k-d trees are exact and fast in low dimension; beyond, go blockwise
-# By inner product, the tree's search widens with the dimension: at N = 10,000 (Gaussian) it
-# takes 0.07 s in 3 dimensions (M = 2), 1.0 s in 6, about the blockwise scan's 1.5 s beyond.
-MIPS_KDTREE_MAX_DIM = 6
-IP_BLOCK_ELEMENTS = 1 << 22  # beyond it, similarity blocks of at most 4M elements (32 MiB)
 
 
 def unit_rows(x: np.ndarray) -> np.ndarray:
@@ -98,18 +96,10 @@ def unit_rows(x: np.ndarray) -> np.ndarray:
     return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
 
 
-# Neighbours whose squared distances differ by at most KNN_TIE (on the unit sphere: 2 - 2 cos;
-# on the inner product's sphere of radius R, relative to R^2) are tied, and taken in order of
-# their index: a chain of such gaps is one tie. Rounding leaves ~1e-16 there (one kernel's
-# order of summation against another's); points this close are duplicates, up to rounding.
-KNN_TIE = 1e-12
-
-
 def knn_indices(x: np.ndarray, k: int = 10, block: int = KNN_BLOCK_ROWS) -> np.ndarray:
-    """Indices (N x k) of each row's k nearest other rows by inner product of unit vectors,
-    nearest first, ties (KNN_TIE) by index. On unit vectors |u - v|^2 = 2 - 2 u.v, so for low
-    dimension an exact k-d tree query (O(N) memory) gives the same neighbours as the blockwise
-    similarity scan."""
+    """Indices (N x k) of each row's k nearest other rows by cosine, nearest first, ties (KNN_TIE)
+    by index. On unit vectors |u - v|^2 = 2 - 2 u.v, so in low dimension an exact k-d tree (O(N)
+    memory) gives the same neighbours as the blockwise scan."""
     n = len(x)
     if not 0 < k < n:
         raise ValueError(f"k must be in [1, N-1] = [1, {n - 1}], got {k}")
@@ -139,8 +129,7 @@ def _without_self(idx: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
     return idx[keep].reshape(len(idx), -1)[:, :k]
 
 
-def _tree_neighbours(points: np.ndarray, queries: np.ndarray, k: int,
-                     tol: float) -> np.ndarray:
+def _tree_neighbours(points: np.ndarray, queries: np.ndarray, k: int, tol: float) -> np.ndarray:
     """Each query's k nearest points other than its own row (query i belongs to point i),
     nearest first, ties within `tol` of squared distance by index, by an exact k-d tree (O(N)
     memory). One candidate past the k + 1 shows whether the tie at the last place is whole;
@@ -177,14 +166,14 @@ def ip_knn_indices(x: np.ndarray, k: int = 10, block: int = KNN_BLOCK_ROWS) -> n
         raise ValueError(f"k must be in [1, N-1] = [1, {n - 1}], got {k}")
     sq = np.einsum("ij,ij->i", x, x)
     r2 = sq.max()
+    tol = KNN_TIE * max(float(r2), 1e-300)
     if x.shape[1] + 1 > MIPS_KDTREE_MAX_DIM:
-        return knn_indices_blockwise(x, k, max(1, min(block, IP_BLOCK_ELEMENTS // n)),
-                                     KNN_TIE * max(float(r2), 1e-300))
+        return knn_indices_blockwise(x, k, max(1, min(block, IP_BLOCK_ELEMENTS // n)), tol)
     points = np.hstack([x, np.sqrt(np.maximum(r2 - sq, 0.0))[:, None]])
     norms = np.sqrt(sq)
     scale = np.divide(np.sqrt(r2), norms, out=np.ones_like(norms), where=norms > 0)
     queries = np.hstack([x * scale[:, None], np.zeros((n, 1))])
-    return _tree_neighbours(points, queries, k, KNN_TIE * max(float(r2), 1e-300))
+    return _tree_neighbours(points, queries, k, tol)
 
 
 def knn_indices_blockwise(unit: np.ndarray, k: int, block: int = KNN_BLOCK_ROWS,
@@ -201,11 +190,9 @@ def knn_indices_blockwise(unit: np.ndarray, k: int, block: int = KNN_BLOCK_ROWS,
 
 def knn_both_blockwise(x: np.ndarray, k: int,
                        block: int = KNN_BLOCK_ROWS) -> tuple[np.ndarray, np.ndarray]:
-    """knn_indices(x, k) and ip_knn_indices(x, k) in any dimension from one pass over the inner
-    products x x^T (their N x N x M product once, not twice): each block of inner products,
-    divided by both rows' norms, is the block of cosines (zero rows: cosine 0, as unit_rows
-    leaves them). The cosines differ from the unit rows' product by rounding only (~1e-16),
-    which the ties (KNN_TIE) absorb."""
+    """knn_indices(x, k) and ip_knn_indices(x, k) in any dimension from one pass over x x^T: a
+    block of inner products divided by both rows' norms is the block of cosines (zero rows: 0,
+    as unit_rows leaves them), off the unit rows' product by ~1e-16, which KNN_TIE absorbs."""
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
     if not 0 < k < n:
@@ -245,17 +232,10 @@ def _block_neighbours(sim: np.ndarray, start: int, k: int, tol: float) -> np.nda
     return out
 
 
-# From this many similarities in a search on, torch.topk (parallel over rows, ~20x numpy's
-# argpartition on a 1,024 x 10,000 float64 block on 2 cores) pays for importing torch (~1.3 s)
-# in a process that has not; below it numpy's argpartition, as in the measures' conda env.
-TOPK_TORCH_ELEMENTS = 1 << 25
-
-
 def largest_in_rows(sim: np.ndarray, want: int, total: int | None = None) -> np.ndarray:
-    """Column indices of each row's `want` largest entries (finite rows; in no set order).
-    Either way a true top set: which of several equal entries at its edge is taken is left to
-    the callers' ties (tie_ordered), whose answer does not depend on it. `total` is the whole
-    search's size, of which `sim` is one block."""
+    """Column indices of each row's `want` largest entries (finite rows; in no set order), of a
+    search of `total` entries that `sim` is one block of. Which of equal entries at the edge is
+    taken is left to the callers' ties (tie_ordered), whose answer does not depend on it."""
     torch = _torch_worth_importing(sim.size if total is None else total)
     if torch is None:
         return np.argpartition(-sim, want - 1, axis=1)[:, :want]
@@ -290,10 +270,9 @@ def relabelled_neighbours(nn: np.ndarray, order: np.ndarray,
 
 
 def knn_edge_keys(nn: np.ndarray) -> np.ndarray:
-    """The k-NN graph as sorted edge keys i*N + j: the overlap of two graphs is then one
-    searchsorted per pair. Row i's keys lie in [iN, (i+1)N), so sorting each row's k
-    neighbours sorts them all (a permutation null builds one graph a draw)."""
-    n, k = nn.shape
+    """The k-NN graph as sorted edge keys i*N + j, so two graphs overlap by one searchsorted.
+    Row i's keys lie in [iN, (i+1)N): sorting each row sorts them all."""
+    n = len(nn)
     return (np.arange(n, dtype=np.int64)[:, None] * n + np.sort(nn, axis=1)).ravel()
 
 

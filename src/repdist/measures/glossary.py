@@ -1,13 +1,7 @@
 """What every output column means: one table for `repdist compare`, the pairs tables, the
-language models', PRH's and the follow-up's tables.
-
-Each entry names a column (or, as a Family, a pattern such as `<measure>_tau`), says what it
-holds in one sentence, its kind, which value means "the same model" (0 for a distance, the
-maximum for a similarity), its range and where it comes from. `entry` resolves a column,
-families included; `missing` lists the columns without an entry (a test holds every writer
-to it); `render_text` and `render_markdown` print the table for a terminal and for
-docs/measures.md. `python -m repdist.measures.glossary --write docs/measures.md` renders the
-docs' block.
+language models', PRH's and the follow-up's tables. `entry` resolves a column, families
+(`<measure>_tau`) included; `missing` lists the columns without one (a test holds every writer
+to it). `python -m repdist.measures.glossary --write docs/measures.md` renders the docs' block.
 """
 
 from __future__ import annotations
@@ -136,8 +130,7 @@ PAPER_MEASURES = (
                 f"{PAPER} §5 (Roeder et al. 2021)"),
     _plain("count", "mcca_f_components", "How many correlations mcca_f averages (M − 1 after a "
                                          "final LayerNorm).", OURS, "[0, M]"),
-    _plain("count", "mcca_g_components", "How many correlations mcca_g averages.", OURS,
-           "[0, M]"),
+    _plain("count", "mcca_g_components", "How many correlations mcca_g averages.", OURS, "[0, M]"),
     _similarity("mcca_f_test", "mcca_f on the test split's inputs.", f"{PAPER} Fig. 3"),
     _similarity("mcca_f_train", "m_CCA of the embeddings on the training split's inputs.",
                 f"{PAPER} Fig. 3"),
@@ -252,12 +245,10 @@ LAYERS = (
     _plain("index", "layer_b", "The second model's layer at this slot."),
     _plain("index", "layer", "The first pair's first model's layer at this slot."),
     _plain("flag", "head_input", "True where the slot is the head's input in both models."),
-    _plain("name", "measure", "The measure the row holds: svcca, cka or mcca (all "
-                              "similarities)."),
+    _plain("name", "measure", "The measure the row holds: svcca, cka or mcca (all similarities)."),
     _plain("count", "components", "SVCCA's components (for CKA and m_CCA the narrower width).",
            "Roeder et al. 2021, Fig. 4", "[1, M]"),
-    _plain("count", "components_used", "Components used, capped by both ranks.", OURS,
-           "[0, M]"),
+    _plain("count", "components_used", "Components used, capped by both ranks.", OURS, "[0, M]"),
     _similarity("value", "The row's measure on this pair and slot (SVCCA, linear CKA or m_CCA).",
                 "Roeder et al. 2021, Fig. 4"),
     _plain("count", "slots", "How many slots the best one was chosen among.", OURS, "[1, ∞)"),
@@ -364,11 +355,9 @@ def _exact(column: str, table: str | None) -> Entry | None:
 def _member(family: Family, column: str, base: Entry) -> Entry:
     """A family's column as an entry of its own: the base's kind, "the same" and range where
     the family has none."""
-    inherits = family.kind is None
-    return Entry(column, family.meaning.format(base=base.name),
-                 base.kind if family.kind is None else family.kind,
-                 base.same if inherits else family.same,
-                 base.range if inherits else family.range, family.source)
+    defines = base if family.kind is None else family
+    return Entry(column, family.meaning.format(base=base.name), defines.kind, defines.same,
+                 defines.range, family.source)
 
 
 def entry(column: str, table: str | None = None) -> Entry:

@@ -1,8 +1,7 @@
-"""Log-likelihoods of the model class p(y|x) = softmax_y(f(x)^T g(y)) and the mean KL between two models.
+"""Log-likelihoods of p(y|x) = softmax_y(f(x)^T g(y)) and the mean KL between two models.
 
-Everything is float64 with a max-shifted logsumexp: the original code stored log-likelihoods
-in float32, which gives negative KL for near-identical models (the original's
-`src/dissimilarity_measures/`).
+All float64 with a max-shifted logsumexp: the original code (`src/dissimilarity_measures/`)
+stored log-likelihoods in float32, which gives negative KL for near-identical models.
 """
 
 from __future__ import annotations
@@ -14,11 +13,6 @@ import numpy as np
 from ..io.validation import representation_matrix
 
 
-def as_float64_matrix(a: Any, name: str) -> np.ndarray:
-    """Return `a` (numpy array or torch tensor) as a C-contiguous 2-D float64 array."""
-    return representation_matrix(a, name, "rows x M")
-
-
 def logsumexp_rows(logits: np.ndarray) -> np.ndarray:
     """Row-wise log(sum(exp(.))), shifted by the row maximum so it never overflows."""
     shift = logits.max(axis=1, keepdims=True)
@@ -28,21 +22,18 @@ def logsumexp_rows(logits: np.ndarray) -> np.ndarray:
 
 def log_likelihoods(f: Any, g: Any) -> np.ndarray:
     """ell[i, k] = log p(y_k | x_i) for embeddings f (N x M) and unembeddings g (K x M); N x K."""
-    f64 = as_float64_matrix(f, "f")
-    g64 = as_float64_matrix(g, "g")
+    f64 = representation_matrix(f, "f", "rows x M")
+    g64 = representation_matrix(g, "g", "rows x M")
     if f64.shape[1] != g64.shape[1]:
-        raise ValueError(
-            f"f and g must share the representation dimension M, got f {f64.shape} and g {g64.shape}"
-        )
+        raise ValueError(f"f and g must share the representation dimension M, got f {f64.shape} "
+                         f"and g {g64.shape}")
     logits = f64 @ g64.T
     return logits - logsumexp_rows(logits)
 
 
 def mean_kl(loglik_1: np.ndarray, loglik_2: np.ndarray) -> float:
-    """Mean over inputs of KL(p1(.|x) || p2(.|x)), both given as N x K log-likelihoods.
-
-    Direction as in the paper's code: model 1 is the reference distribution.
-    """
+    """Mean over inputs of KL(p1(.|x) || p2(.|x)), both given as N x K log-likelihoods; model 1
+    is the reference distribution, as in the paper's code."""
     if loglik_1.shape != loglik_2.shape:
         raise ValueError(f"log-likelihood shapes differ: {loglik_1.shape} vs {loglik_2.shape}")
     p1 = np.exp(loglik_1)

@@ -1,10 +1,9 @@
 """Memory the measures need, estimated from N, K, M, checked against what the machine has.
 
-A comparison far beyond what fits should stop at once with a MemoryError that names the sizes,
-not grind into swap or be killed by the kernel's OOM killer with no message. The estimates
-count the float64 arrays each step holds at its peak (measured with tracemalloc: a prepare
-holds ~3 N x K arrays, a pair ~6 more at N = 5,000-50,000, K = 10-600), with
-some margin; they are only used to refuse what cannot work, never to size anything.
+A comparison far beyond what fits stops at once with a MemoryError naming the sizes, rather than
+grind into swap or die by the OOM killer without a word. The estimates count the float64 arrays
+each step holds at its peak (tracemalloc: a prepare holds ~3 N x K arrays, a pair ~6 more), with
+some margin; they only refuse what cannot work, never size anything.
 """
 
 from __future__ import annotations
@@ -76,10 +75,8 @@ def prepare_bytes(n: int, k: int, m: int, parts: Collection[str], stream_block: 
     return total + 8 * 3 * n * m  # f clamped, with unit rows, centred (alignment conventions)
 
 
-def pair_bytes(
-    n: int, k: int, m: int, label_side: bool, n_sets: int, set_chunk: int = 65_536,
-    neighbours: bool = False,
-) -> int:
+def pair_bytes(n: int, k: int, m: int, label_side: bool, n_sets: int, set_chunk: int = 65_536,
+               neighbours: bool = False) -> int:
     """Peak bytes of one pair's measures (beyond the two prepared models): KL and d_logit
     temporaries; with the label side, the pivot terms (N x K), the K x K objective and its
     blocks (bool + float64 of OBJECTIVE_BLOCK elements), and m_SVD_f's label-set blocks; with

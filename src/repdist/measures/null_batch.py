@@ -1,12 +1,8 @@
 """A permutation null's draws all at once, for the measures whose pair work is a product or a
-lookup.
-
-Each model's pieces (bases, centred data, neighbour graphs, log-likelihoods) are what the observed
-comparison used, and a draw only reorders the second model's rows. So D draws are one batched
-product (m_CCA, SVCCA, CKA, KL) or one gather into the first model's edges (mutual k-NN, CKNNA)
-instead of D comparisons. Each function returns the D scores that compare() gives the pair (m1, m2
-reordered by each row of `orders`); tests/test_null.py holds every one to the draw-by-draw path. A
-measure or setting without a batched form returns None: null.py then draws one by one."""
+lookup. A draw only reorders the second model's rows, so D draws are one batched product (m_CCA,
+SVCCA, CKA, KL) or one gather into the first model's edges (mutual k-NN, CKNNA), not D
+comparisons. Each function returns the D scores compare() gives (m1, m2 reordered by each row of
+`orders`); tests/test_null.py holds every one to the draw-by-draw path in null.py."""
 
 from __future__ import annotations
 
@@ -156,12 +152,11 @@ def cknna(v1: AlignmentView, v2: AlignmentView, orders: np.ndarray, eps: float) 
     return out / (np.sqrt(v1.cknna_self * v2.cknna_self) + eps)
 
 
-# Without a batched form (None): d_LLV, the low-rank path, SVCCA on z-scored columns, ...
 def batched_null(m1: PreparedModel, m2: PreparedModel, measure: str, orders: np.ndarray,
                  precision: str, conventions: AlignmentConventions,
                  low_rank: bool) -> np.ndarray | None:
     """The D scores of `measure` between m1 and m2 reordered by each row of `orders`, or None
-    where it has no batched form here."""
+    where it has no batched form here (d_LLV, the low-rank path, z-scored SVCCA, ...)."""
     if low_rank and measure in ("kl", "mcca_g"):
         return None  # the low-rank path's own (streamed, covariance) forms
     if measure == "kl":

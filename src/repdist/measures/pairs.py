@@ -1,11 +1,7 @@
-"""The one loop over pairs of models: every caller that compares models pair by pair (seeds of a
-configuration, our seed s against the authors', snapshots during training, `repdist compare`)
-hands it prepared models and gets one result per pair, in pair order.
-
-Pairs run serially or in a process pool (`jobs`), with the same results: each worker receives
-the prepared models once. A degenerate pair's reason is in its `warning` key, and also a
-DegenerateRepresentationWarning unless `quiet` (or in a worker). Long runs report 'k/n pairs'
-on stderr every PROGRESS_EVERY_S seconds.
+"""The one loop over pairs of models: every caller that compares models pair by pair hands it
+prepared models and gets one result per pair, in pair order. Pairs run serially or in a process
+pool (`jobs`) with the same results. A degenerate pair's reason is in its `warning` key, and
+also a DegenerateRepresentationWarning unless `quiet` (or in a worker).
 """
 
 from __future__ import annotations
@@ -60,14 +56,9 @@ def _compare_chunk(pairs: list[Pair]) -> list[tuple[int, int, dict[str, Any]]]:
     return [(i, j, compare_quietly(prepared[i], prepared[j], settings)) for i, j in pairs]
 
 
-def compare_pairs(
-    prepared: Sequence[PreparedModel],
-    settings: CompareSettings,
-    pairs: Sequence[Pair] | None = None,
-    jobs: int = 1,
-    name: str = "pairs",
-    quiet: bool = False,
-) -> list[dict[str, Any]]:
+def compare_pairs(prepared: Sequence[PreparedModel], settings: CompareSettings,
+                  pairs: Sequence[Pair] | None = None, jobs: int = 1, name: str = "pairs",
+                  quiet: bool = False) -> list[dict[str, Any]]:
     """The result of every pair (default: all pairs i < j), in the order of `pairs`."""
     pairs = all_pairs(len(prepared)) if pairs is None else list(pairs)
     for model in prepared:  # each model's work once, here, not once per pair or worker

@@ -10,14 +10,13 @@ import numpy as np
 
 from .cca import EPS, ROUNDING_FACTOR
 
+
 def linear_probe_r2(f_fit: np.ndarray, z_fit: np.ndarray, f_held: np.ndarray,
                     z_held: np.ndarray) -> np.ndarray:
-    """R^2 per target column on the held-out inputs of z ~ [f, 1] W fitted on the others.
-
-    f_* are (N, M), z_* are (N, T) or (N,); returns (T,) float64. 1 is a perfect linear code,
-    0 no better than the held-out mean, and it can fall below 0 (a worse fit than the mean).
-    A held-out target of zero variance (to within rounding of its values) gives NaN.
-    """
+    """R^2 per target column on the held-out inputs of z ~ [f, 1] W fitted on the others: f_*
+    (N, M), z_* (N, T) or (N,); (T,) float64. 1 is a perfect linear code, 0 no better than the
+    held-out mean, below 0 worse. A held-out target of zero variance (to within rounding of its
+    values) gives NaN."""
     f_fit, f_held = _matrix(f_fit, "f_fit"), _matrix(f_held, "f_held")
     z_fit, z_held = _matrix(z_fit, "z_fit"), _matrix(z_held, "z_held")
     if len(f_fit) != len(z_fit) or len(f_held) != len(z_held):

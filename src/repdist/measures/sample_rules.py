@@ -36,8 +36,8 @@ class SampleRule:
 
 
 RULES = (
-    SampleRule(frozenset(INPUT_SIDE | SVD_G) - {"input_set"}, "inputs", lambda m: m + 1, "M + 1", True,
-               "{names} need a set of M + 1 = {least} distinct inputs, but N = {n}"),
+    SampleRule(frozenset(INPUT_SIDE | SVD_G) - {"input_set"}, "inputs", lambda m: m + 1, "M + 1",
+               True, "{names} need a set of M + 1 = {least} distinct inputs, but N = {n}"),
     SampleRule(CCA_OVER_INPUTS, "inputs", lambda m: 2 * m + 1, "2M + 1", False,
                "{names}: N = {n} inputs span N - 1 = {n_1} centred directions, fewer than "
                "2M = {m2}, so two unrelated models' f share a direction by construction: "
@@ -64,15 +64,14 @@ def sample_notes(n: int, k: int, m: int, selected: frozenset[str]) -> tuple[list
         hit = sorted(rule.measures & selected)
         count = n if rule.axis == "inputs" else k
         least = rule.least(m)
-        if not hit or count >= least:
-            continue
-        text = rule.why.format(names=rule.group or ", ".join(hit), n=count, n_1=count - 1, m=m, m2=2 * m,
-                               least=least)
-        (refusals if rule.refuse else notes).append(text)
+        if hit and count < least:
+            (refusals if rule.refuse else notes).append(rule.why.format(
+                names=rule.group or ", ".join(hit), n=count, n_1=count - 1, m=m, m2=2 * m,
+                least=least))
     return refusals, notes
 
 
 def rules_text() -> list[str]:
     """Each rule in one line, for the docs: the measures, the least count, what happens below."""
-    return [f"{rule.group or ', '.join(sorted(rule.measures))}: fewer than {rule.formula} {rule.axis} gives "
-            f"{'a refusal' if rule.refuse else 'a warning'}" for rule in RULES]
+    return [f"{rule.group or ', '.join(sorted(rule.measures))}: fewer than {rule.formula} "
+            f"{rule.axis} gives {'a refusal' if rule.refuse else 'a warning'}" for rule in RULES]

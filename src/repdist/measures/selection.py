@@ -10,34 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 RESULT_KEYS = (
-    "kl",
-    "d_llv",
-    "t1",
-    "t2",
-    "t3",
-    "t4",
-    "y_pivot",
-    "y_leave_out",
-    "input_set",
-    "m_svd_f",
-    "m_svd_g",
-    "d_fg",
-    "m_svd_label_sets",
-    "d_fg_estimate",
-    "mcca_f",
-    "mcca_g",
-    "mcca_f_components",  # how many canonical correlations mcca_f / mcca_g are the mean of
-    "mcca_g_components",
-    "cka_f",
-    "svcca_f",
-    "mutual_knn_f",
-    "d_logit",
-    "cycle_knn_f",
-    "lcs_knn_f",
-    "edit_distance_knn_f",
-    "unbiased_cka_f",
-    "cknna_f",
-    "warning",
+    "kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out", "input_set", "m_svd_f",
+    "m_svd_g", "d_fg", "m_svd_label_sets", "d_fg_estimate", "mcca_f", "mcca_g", "mcca_f_components",
+    "mcca_g_components", "cka_f", "svcca_f", "mutual_knn_f", "d_logit", "cycle_knn_f", "lcs_knn_f",
+    "edit_distance_knn_f", "unbiased_cka_f", "cknna_f", "warning",
 )
 MEASURES = tuple(key for key in RESULT_KEYS if key != "warning")
 # Keys that qualify a measure and come with it: how many label sets m_SVD_f ran over, and
@@ -116,12 +92,10 @@ def keys_for(selected: frozenset[str]) -> tuple[str, ...]:
 def model_parts(selected: frozenset[str], low_rank: bool = False) -> tuple[str, ...]:
     """The per-model quantities these measures need (what `prepare` computes up front), by
     the exact or the low-rank path."""
-    if low_rank:
-        if "kl" in selected:  # the pair's KL pass brings lse, which the factors need
-            return tuple(part for part, users in LOW_RANK_PARTS.items()
-                         if users & selected and part != "loglik_factors")
-        return tuple(part for part, users in LOW_RANK_PARTS.items() if users & selected)
-    return tuple(part for part, users in MODEL_PARTS.items() if users & selected)
+    # the pair's KL pass brings lse, which the factors need
+    skip = "loglik_factors" if low_rank and "kl" in selected else None
+    parts = LOW_RANK_PARTS if low_rank else MODEL_PARTS
+    return tuple(part for part, users in parts.items() if users & selected and part != skip)
 
 
 def view_parts(selected: frozenset[str], svcca: str = "variance") -> tuple[str, ...]:

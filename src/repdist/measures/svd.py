@@ -8,7 +8,7 @@ computed in closed form: mean singular value of Z1~^T Z2~ / (n - 1).
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, compress
 from math import comb
 
 import numpy as np
@@ -45,16 +45,13 @@ ENUMERATE_FACTOR = 20  # with at most this many times the sample's size, draw fr
 def label_set_count(num_labels: int, rep_dim: int) -> int:
     """C(K-2, M): how many label sets m_SVD_f runs over (raises if K - 2 < M)."""
     if num_labels - 2 < rep_dim:
-        raise ValueError(
-            f"m_SVD needs K-2 >= M labels besides the pivot and the left-out label, "
-            f"got K={num_labels}, M={rep_dim}"
-        )
+        raise ValueError(f"m_SVD needs K-2 >= M labels besides the pivot and the left-out label, "
+                         f"got K={num_labels}, M={rep_dim}")
     return comb(num_labels - 2, rep_dim)
 
 
-def label_sets(
-    num_labels: int, rep_dim: int, max_sets: int | None = None, seed: int = 0
-) -> np.ndarray:
+def label_sets(num_labels: int, rep_dim: int, max_sets: int | None = None,
+               seed: int = 0) -> np.ndarray:
     """M-subsets of range(K-2) as an (n_sets, M) array: all of them, in itertools.combinations
     order, when there are at most max_sets (None: no limit); else max_sets distinct subsets
     drawn from `seed`, in the same (lexicographic) order, so results do not depend on the draw
@@ -73,17 +70,9 @@ def _sample_label_sets(n: int, m: int, count: int, n_sets: int, seed: int) -> np
     """n_sets distinct, uniformly drawn M-subsets of range(n), rows sorted lexicographically."""
     rng = np.random.default_rng([LABEL_SET_STREAM, seed])
     if count <= ENUMERATE_FACTOR * n_sets:
-        picked = np.sort(rng.choice(count, n_sets, replace=False))
-        everything = combinations(range(n), m)
-        rows, wanted = [], iter(picked.tolist())
-        nxt = next(wanted)
-        for i, combo in enumerate(everything):
-            if i == nxt:
-                rows.append(combo)
-                nxt = next(wanted, -1)
-                if nxt < 0:
-                    break
-        return np.array(rows, dtype=np.intp)
+        picked = np.zeros(count, dtype=bool)
+        picked[rng.choice(count, n_sets, replace=False)] = True
+        return np.array(list(compress(combinations(range(n), m), picked)), dtype=np.intp)
     # Rejection: draw subsets, keep the first n_sets distinct ones in draw order (a uniform
     # sample without replacement); duplicates are rare since count > ENUMERATE_FACTOR * n_sets.
     batch = max(1, min(2 * n_sets, 4_000_000 // n))
@@ -99,23 +88,15 @@ def _sample_label_sets(n: int, m: int, count: int, n_sets: int, seed: int) -> np
         drawn = drawn[np.sort(first)]
 
 
-def m_svd_f(
-    loglik_1: np.ndarray,
-    loglik_2: np.ndarray,
-    y_pivot: int,
-    y_leave_out: int,
-    rep_dim: int,
-    terms: PivotTerms | None = None,
-    sets: np.ndarray | None = None,
-) -> np.ndarray:
-    """m_SVD of the embeddings for every label set (paper Def. 4.5), from N x K log-likelihoods.
-
+def m_svd_f(loglik_1: np.ndarray, loglik_2: np.ndarray, y_pivot: int, y_leave_out: int,
+            rep_dim: int, terms: PivotTerms | None = None, sets: np.ndarray | None = None,
+            ) -> np.ndarray:
+    """m_SVD of the embeddings for every label set (paper Def. 4.5) from N x K log-likelihoods.
     Column y of Z_m is the log-odds ell_m(y) - ell_m(pivot) = (g_m(y) - g_m(pivot))^T f_m(x);
     standardising all K-2 columns once and slicing per label set is the same as standardising
     per set, so one (K-2) x (K-2) cross-correlation matrix serves every set. `terms` (the
     pivot's label-side terms) already holds the standardised columns. `sets` (default: all of
-    them, `label_sets(K, M)`) are rows of M indices into the K-2 labels left.
-    """
+    them, `label_sets(K, M)`) are rows of M indices into the K-2 labels left."""
     k = loglik_1.shape[1]
     sets = label_sets(k, rep_dim) if sets is None else sets
     if terms is None or terms.pivot != y_pivot:
@@ -126,25 +107,17 @@ def m_svd_f(
     out = np.empty(len(sets))
     for start in range(0, len(sets), SET_CHUNK):  # bounded memory for any number of sets
         chunk = sets[start : start + SET_CHUNK]
-        out[start : start + SET_CHUNK] = mean_singular_values(
-            cross[chunk[:, :, None], chunk[:, None, :]]
-        )
+        out[start : start + SET_CHUNK] = mean_singular_values(cross[chunk[:, :, None],
+                                                                    chunk[:, None, :]])
     return out
 
 
-def m_svd_g(
-    f_1: np.ndarray,
-    g_1: np.ndarray,
-    f_2: np.ndarray,
-    g_2: np.ndarray,
-    input_set: np.ndarray,
-) -> float:
+def m_svd_g(f_1: np.ndarray, g_1: np.ndarray, f_2: np.ndarray, g_2: np.ndarray,
+            input_set: np.ndarray) -> float:
     """m_SVD of the unembeddings on one diversity set (x0; x1..xM) of inputs (paper Def. 4.5).
-
     W_m[k, j] = (f_m(x_j) - f_m(x_0))^T g_m(y_k), standardised over the K labels; a column is
     NaN where its variance is zero to within rounding of Var_k f_m(x_j)^T g_m(y_k) + the same
-    at x_0 (the input side's tau, llv.input_terms: the same rule).
-    """
+    at x_0 (the input side's tau, llv.input_terms: the same rule)."""
     idx = np.asarray(input_set, dtype=np.intp)
     w1 = standardise_columns(g_1 @ (f_1[idx[1:]] - f_1[idx[:1]]).T, _column_var_sum(f_1, g_1, idx))
     w2 = standardise_columns(g_2 @ (f_2[idx[1:]] - f_2[idx[:1]]).T, _column_var_sum(f_2, g_2, idx))

@@ -1,8 +1,7 @@
 """What every output column means: one table for `repdist compare`, the pairs tables, the
 language models', PRH's and the follow-up's tables. `entry` resolves a column, families
 (`<measure>_tau`) included; `missing` lists the columns without one (a test holds every writer
-to it). `python -m repdist.measures.glossary --write docs/measures.md` renders the docs' block.
-"""
+to it). `python -m repdist.measures.glossary --write docs/measures.md` renders the docs' block."""
 
 from __future__ import annotations
 
@@ -57,9 +56,8 @@ class Entry:
 
 @dataclass(frozen=True)
 class Family:
-    """Columns named `<base><suffix>` for a base column of one of `bases`' kinds; `meaning`
-    says `{base}` where the base goes. `kind` None: kind, "the same" and range are the
-    base's."""
+    """Columns named `<base><suffix>` for a base column of one of `bases`' kinds; `meaning` says
+    `{base}` where the base goes. `kind` None: kind, "the same" and range are the base's."""
 
     pattern: str
     suffix: str
@@ -75,8 +73,7 @@ def _distance(name: str, meaning: str, source: str, top: str = "∞)") -> Entry:
     return Entry(name, meaning, "distance", 0, f"[0, {top}", source)
 
 
-def _similarity(name: str, meaning: str, source: str, low: str = "[0", same: float = 1
-                ) -> Entry:
+def _similarity(name: str, meaning: str, source: str, low: str = "[0", same: float = 1) -> Entry:
     return Entry(name, meaning, "similarity", same, f"{low}, {same:g}]", source)
 
 
@@ -107,17 +104,14 @@ PAPER_MEASURES = (
                     "log-odds scales.", f"{PAPER} Def. 4.4"),
     _distance("t4", "d_LLV's input-side scale term: the same on the diversity set's inputs.",
               f"{PAPER} Def. 4.4"),
-    _plain("index", "y_pivot", "The pivot label d_LLV chose (the one minimising t1).",
-           f"{PAPER} Def. 4.4"),
+    _plain("index", "y_pivot", "d_LLV's pivot label, the one minimising t1.", f"{PAPER} Def. 4.4"),
     _plain("index", "y_leave_out", "The label left out with the pivot.", f"{PAPER} Def. 4.4"),
     _plain("index", "input_set", "The M + 1 inputs of d_LLV's diversity set (a list; x₀ "
                                  "first).", f"{PAPER} Def. 4.4"),
     _similarity("m_svd_f", "m_SVD of the embeddings for each label set (a list; tables keep "
                            "its minimum).", f"{PAPER} Def. 4.5"),
-    _similarity("m_svd_f_min", "The smallest m_SVD of the embeddings over the label sets.",
-                f"{PAPER} Def. 4.5"),
-    _similarity("m_svd_g", "m_SVD of the unembeddings on d_LLV's diversity set.",
-                f"{PAPER} Def. 4.5"),
+    _similarity("m_svd_f_min", "m_svd_f's minimum over the label sets.", f"{PAPER} Def. 4.5"),
+    _similarity("m_svd_g", "m_SVD of the unembeddings on input_set's inputs.", f"{PAPER} Def. 4.5"),
     _distance("d_fg", "The dissimilarity max(1 − m_svd_f_min, 1 − m_svd_g), the bound's left "
                       "side.", f"{PAPER} Def. 4.5", "1]"),
     _plain("count", "m_svd_label_sets", "How many label sets m_SVD of f ran over (0 when the "
@@ -132,8 +126,7 @@ PAPER_MEASURES = (
                                          "final LayerNorm).", OURS, "[0, M]"),
     _plain("count", "mcca_g_components", "How many correlations mcca_g averages.", OURS, "[0, M]"),
     _similarity("mcca_f_test", "mcca_f on the test split's inputs.", f"{PAPER} Fig. 3"),
-    _similarity("mcca_f_train", "m_CCA of the embeddings on the training split's inputs.",
-                f"{PAPER} Fig. 3"),
+    _similarity("mcca_f_train", "mcca_f on the training split's inputs.", f"{PAPER} Fig. 3"),
 )
 
 ALIGNMENT_MEASURES = (
@@ -142,8 +135,7 @@ ALIGNMENT_MEASURES = (
                            "principal components.", "Raghu et al. 2017"),
     _similarity("mutual_knn_f", "Mean share of each input's 10 nearest neighbours both "
                                 "embeddings agree on.", PRH),
-    _distance("d_logit", "The logit distance: √(E_x Σ_y gap of centred log-probabilities²).",
-              FOLLOW_UP),
+    _distance("d_logit", "Logit distance √(E_x Σ_y gap of centred log-probabilities²).", FOLLOW_UP),
     _similarity("cycle_knn_f", "Share of inputs found again among the neighbours of their "
                                "neighbours in the other embedding.", PRH),
     _similarity("lcs_knn_f", "Mean longest common subsequence of each input's two ordered "
@@ -167,8 +159,7 @@ PAIR_FACTS = (
            f"{PAPER} Fig. 5", "[0, ∞)"),
     _plain("other", "test_loss_eval_a", "The first model's test loss in eval mode after "
                                         "training.", OURS, "[0, ∞)"),
-    _plain("other", "test_loss_eval_b", "The second model's test loss in eval mode.", OURS,
-           "[0, ∞)"),
+    _plain("other", "test_loss_eval_b", "The second model's eval-mode test loss.", OURS, "[0, ∞)"),
     _plain("other", "test_loss_eval_diff", "|Difference| of the eval-mode test losses.", OURS,
            "[0, ∞)"),
 )
@@ -230,10 +221,8 @@ NULL_AND_SUMMARY = (
     _plain("count", "pairs", "How many pairs the row summarises.", OURS, "[1, ∞)"),
     _plain("other", "mean", "The group's mean of the row's measure (`measure` or `metric` names "
                             "it).", OURS, "the measure's"),
-    _plain("other", "min", "The group's smallest value of the row's measure.", OURS,
-           "the measure's"),
-    _plain("other", "max", "The group's largest value of the row's measure.", OURS,
-           "the measure's"),
+    _plain("other", "min", "The group's minimum of the row's measure.", OURS, "the measure's"),
+    _plain("other", "max", "The group's maximum of the row's measure.", OURS, "the measure's"),
     _plain("other", "var", "The variance of `mean` (the follow-up's inverse-variance average).",
            FOLLOW_UP, "[0, ∞)"),
 )
@@ -345,11 +334,8 @@ FAMILIES: tuple[Family, ...] = (
 def _exact(column: str, table: str | None) -> Entry | None:
     """The entry named `column`: the one limited to `table` first, then the general one."""
     named = [e for e in ENTRIES if e.name == column]
-    for wanted in (lambda e: table in e.tables, lambda e: not e.tables, lambda e: table is None):
-        found = [e for e in named if wanted(e)]
-        if found:
-            return found[0]
-    return None
+    tests = (lambda e: table in e.tables, lambda e: not e.tables, lambda e: table is None)
+    return next((e for wanted in tests for e in named if wanted(e)), None)
 
 
 def _member(family: Family, column: str, base: Entry) -> Entry:

@@ -22,6 +22,7 @@ PRECISIONS = ("auto", *EPS)  # auto: float32 or float64, read from the values (d
 # ~0.2 of that (measured); real directions of the paper's models sit above 2e4 of it.
 ROUNDING_FACTOR = 16.0
 DETECT_BLOCK = 1 << 20  # elements compared at once when detecting a precision
+COVARIANCE_RTOL = 1e-12  # eigenvalues of a covariance below this fraction of the largest: rank lost
 
 
 def check_precision(precision: str) -> None:
@@ -37,8 +38,7 @@ def detect_precision(x: np.ndarray) -> str:
     flat = np.asarray(x).reshape(-1)
     if flat.dtype in (np.float32, np.float16):
         return "float32"
-    if flat.dtype != np.float64:
-        flat = flat.astype(np.float64)
+    flat = flat.astype(np.float64, copy=False)
     with np.errstate(over="ignore", invalid="ignore"):
         for lo in range(0, flat.size, DETECT_BLOCK):
             block = flat[lo : lo + DETECT_BLOCK]
@@ -109,10 +109,9 @@ def orthonormal_basis(x: np.ndarray, rtol: float | None = None,
 
 
 def constant_columns(x: np.ndarray) -> int:
-    """How many coordinates of x take one value over every row (e.g. the 1 of a folded bias,
-    f' = [f, 1]): they have no variance, so CCA, which centres, has nothing to correlate. One
-    value to within rounding: a range of at most ROUNDING_FACTOR x eps64 of the largest |value|
-    (a coordinate computed alike for every input, whatever a kernel's rounding left)."""
+    """How many coordinates of x take one value over every row (the 1 of a folded bias, f' = [f,
+    1]), where CCA, which centres, has nothing to correlate. One value to within rounding, as a
+    kernel leaves it: a range of at most ROUNDING_FACTOR x eps64 of the largest |value|."""
     x = np.asarray(x, dtype=np.float64)
     if not x.shape[0]:
         return 0
@@ -121,16 +120,14 @@ def constant_columns(x: np.ndarray) -> int:
 
 
 def is_constant(centred_norm: float, norm: float) -> bool:
-    """Whether a representation of Frobenius norm `norm` is constant over its rows: its centred
-    values' norm at most rounding_level(norm, "float64") (centring a constant representation
-    leaves ~eps ||x||_F, never exactly 0 on every CPU)."""
+    """Whether x of Frobenius norm `norm` is constant over its rows: its centred norm at most
+    rounding_level(norm, "float64") (centring a constant leaves ~eps ||x||_F, not 0 on all CPUs)."""
     return not centred_norm > rounding_level(norm, "float64")
 
 
 def cca_components(x: np.ndarray, y: np.ndarray, rep_dim: int) -> int:
-    """The components m_CCA averages: M, less the constant coordinates of the representation
-    with more of them (a classifier's folded bias: M of M + 1), or M when nothing would be left
-    (then a collapsed representation is reported rank-deficient)."""
+    """m_CCA's components: M less the larger count of constant coordinates (a classifier's folded
+    bias: M of M + 1), or M where none would be left (a collapse then reads as rank-deficient)."""
     n = rep_dim - max(constant_columns(x), constant_columns(y))
     return n if n >= 1 else rep_dim
 
@@ -151,11 +148,9 @@ class MeanCCA:
 
 def components_used(rank_x: int, rank_y: int, coordinates: int,
                     precision: str = "") -> tuple[int, str]:
-    """m_CCA's components: the directions both representations vary in, min(rank_x, rank_y),
-    at most `coordinates` (the smaller M less constant coordinates: cca_components). With the
-    reason when that is fewer than `coordinates` (a final LayerNorm: M - 1), and 0 when either
-    representation is constant (m_CCA is then NaN). `precision` names what the ranks were
-    taken at, for the reason."""
+    """m_CCA's components: min(rank_x, rank_y), at most `coordinates` (the smaller M less
+    constant coordinates: cca_components), with the reason when fewer (a final LayerNorm: M - 1;
+    0 where a representation is constant: m_CCA is NaN). The reason names `precision`."""
     n = min(rank_x, rank_y, coordinates)
     at = f" at {precision} precision" if precision else ""
     if n < 1:
@@ -173,9 +168,8 @@ def mean_cca_over_rank(basis_x: np.ndarray, basis_y: np.ndarray, coordinates: in
     """m_CCA over the directions both orthonormal bases span (components_used): the mean of
     all min(rank_x, rank_y) canonical correlations; NaN when either basis is empty."""
     n, reason = components_used(basis_x.shape[1], basis_y.shape[1], coordinates, precision)
-    if n < 1:
-        return MeanCCA(float("nan"), 0, reason)
-    return MeanCCA(float(canonical_correlations(basis_x, basis_y)[:n].mean()), n, reason)
+    value = float(canonical_correlations(basis_x, basis_y)[:n].mean()) if n else float("nan")
+    return MeanCCA(value, n, reason)
 
 
 def canonical_correlations(basis_x: np.ndarray, basis_y: np.ndarray) -> np.ndarray:
@@ -186,15 +180,13 @@ def canonical_correlations(basis_x: np.ndarray, basis_y: np.ndarray) -> np.ndarr
     return np.clip(sv, 0.0, 1.0)
 
 
-def mean_cca_from_bases(
-    basis_x: np.ndarray, basis_y: np.ndarray, n_components: int
-) -> tuple[float, str]:
+def mean_cca_from_bases(basis_x: np.ndarray, basis_y: np.ndarray,
+                        n_components: int) -> tuple[float, str]:
     """Mean of the first n_components canonical correlations, or (NaN, reason) if rank-deficient."""
     rank = min(basis_x.shape[1], basis_y.shape[1])
     if rank < n_components:
-        return float("nan"), (
-            f"rank-deficient representation: rank {rank} < {n_components} components"
-        )
+        reason = f"rank-deficient representation: rank {rank} < {n_components} components"
+        return float("nan"), reason
     return float(canonical_correlations(basis_x, basis_y)[:n_components].mean()), ""
 
 
@@ -203,12 +195,10 @@ def mean_cca(x: np.ndarray, y: np.ndarray, n_components: int | None = None,
     """m_CCA between x (N x Mx) and y (N x My): by default over the directions both vary in
     (mean_cca_over_rank, as compare's mcca_f), NaN if either is constant; given n_components,
     over that many, NaN if either has a lower rank. Ranks at `precision` (Spectrum)."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
         return float("nan")
-    basis_x = orthonormal_basis(x, precision=precision)
-    basis_y = orthonormal_basis(y, precision=precision)
+    basis_x, basis_y = (orthonormal_basis(a, precision=precision) for a in (x, y))
     if n_components is None:
         coordinates = min(varying_coordinates(x), varying_coordinates(y))
         return mean_cca_over_rank(basis_x, basis_y, coordinates).value
@@ -216,12 +206,8 @@ def mean_cca(x: np.ndarray, y: np.ndarray, n_components: int | None = None,
     return value
 
 
-COVARIANCE_RTOL = 1e-12  # eigenvalues of a covariance below this fraction of the largest: rank lost
-
-
 def rounding_level(norm: float, precision: str) -> float:
-    """ROUNDING_FACTOR eps ||x||_F: singular values of a representation of Frobenius norm
-    `norm`, computed in `precision` (not "auto"), at or below it are rounding."""
+    """ROUNDING_FACTOR eps ||x||_F for Frobenius norm `norm` computed in `precision` (not auto)."""
     return ROUNDING_FACTOR * EPS[precision] * norm
 
 
@@ -237,17 +223,15 @@ def _whitener(cov: np.ndarray, floor: float = 0.0) -> np.ndarray:
 
 def covariance_cca(cov_xx: np.ndarray, cov_yy: np.ndarray, cov_xy: np.ndarray,
                    n_components: int) -> tuple[float, str]:
-    """m_CCA from covariances alone (M x M), for representations too tall to take an SVD of
-    cheaply (g of a 50,257-token vocabulary): the canonical correlations are the singular
-    values of Wx^T cov_xy Wy with whiteners Wx, Wy. Working on squares, it resolves ranks only
-    down to ~sqrt(machine epsilon) (COVARIANCE_RTOL on eigenvalues), where the SVD of the
-    data goes to epsilon; (NaN, reason) if rank-deficient, as mean_cca_from_bases."""
+    """m_CCA from M x M covariances, for representations too tall for a cheap SVD (g of a
+    50,257-token vocabulary): the singular values of Wx^T cov_xy Wy, Wx and Wy whiteners. On
+    squares, ranks resolve only to ~sqrt(eps) (COVARIANCE_RTOL on eigenvalues), not the data
+    SVD's eps; (NaN, reason) if rank-deficient, as mean_cca_from_bases."""
     sv, ranks = _covariance_correlations(cov_xx, cov_yy, cov_xy)
     rank = min(ranks)
     if rank < n_components:
-        return float("nan"), (
-            f"rank-deficient representation: rank {rank} < {n_components} components"
-        )
+        reason = f"rank-deficient representation: rank {rank} < {n_components} components"
+        return float("nan"), reason
     return float(sv[:n_components].mean()), ""
 
 
@@ -269,6 +253,4 @@ def covariance_cca_over_rank(cov_xx: np.ndarray, cov_yy: np.ndarray, cov_xy: np.
     and above COVARIANCE_RTOL of the largest."""
     sv, ranks = _covariance_correlations(cov_xx, cov_yy, cov_xy, floor_x, floor_y)
     n, reason = components_used(*ranks, coordinates, precision)
-    if n < 1:
-        return MeanCCA(float("nan"), 0, reason)
-    return MeanCCA(float(sv[:n].mean()), n, reason)
+    return MeanCCA(float(sv[:n].mean()) if n else float("nan"), n, reason)

@@ -5,8 +5,7 @@
 - mutual k-NN (Huh et al. 2024): mean overlap of the k-NN sets by cosine, self excluded, as the
   authors' code; blockwise, so N = 50,000 never needs an N x N matrix;
 - d_logit (Nielsen et al. 2026): with l~_y(x) = log p(y|x) - mean_y' log p(y'|x), the centred
-  log-probabilities, d_logit^2 = E_x sum_y (l~_y(x) - l~'_y(x))^2.
-"""
+  log-probabilities, d_logit^2 = E_x sum_y (l~_y(x) - l~'_y(x))^2."""
 
 from __future__ import annotations
 
@@ -68,8 +67,7 @@ def components_explaining(s: np.ndarray, share: float = SVCCA_VARIANCE) -> int:
     return int(np.searchsorted(explained, share - SHARE_TIE) + 1)
 
 
-def svcca_from_bases(basis_x: np.ndarray, basis_y: np.ndarray, kept_x: int, kept_y: int,
-                     ) -> float:
+def svcca_from_bases(basis_x: np.ndarray, basis_y: np.ndarray, kept_x: int, kept_y: int) -> float:
     """SVCCA from orthonormal bases ordered by singular value (the left singular vectors of the
     centred data: its first k columns span the top-k PCs) and each side's 99%-variance count."""
     k = min(kept_x, kept_y, basis_x.shape[1], basis_y.shape[1])
@@ -130,10 +128,9 @@ def _without_self(idx: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
 
 
 def _tree_neighbours(points: np.ndarray, queries: np.ndarray, k: int, tol: float) -> np.ndarray:
-    """Each query's k nearest points other than its own row (query i belongs to point i),
-    nearest first, ties within `tol` of squared distance by index, by an exact k-d tree (O(N)
-    memory). One candidate past the k + 1 shows whether the tie at the last place is whole;
-    where it is not, that row asks for twice as many."""
+    """Each query's k nearest points but its own (query i is point i), nearest first, ties within
+    `tol` of squared distance by index, by an exact k-d tree. One candidate past k + 1 shows
+    whether the last place's tie is whole; a row where it is not asks for twice as many."""
     from scipy.spatial import cKDTree
 
     n = len(points)
@@ -155,9 +152,8 @@ def _tree_neighbours(points: np.ndarray, queries: np.ndarray, k: int, tol: float
 
 def ip_knn_indices(x: np.ndarray, k: int = 10, block: int = KNN_BLOCK_ROWS) -> np.ndarray:
     """Each row's k other rows of largest inner product, largest first, ties (KNN_TIE x the
-    largest squared norm) by index: the neighbours of PRH's CKNNA on rows as given (Huh et
-    al. 2024, metrics.py), where knn_indices ranks by cosine. In low dimension by an exact k-d
-    tree, as maximum inner product search: with R the largest norm, points p_j = [x_j,
+    largest squared norm) by index: PRH's CKNNA neighbours (metrics.py), where knn_indices ranks
+    by cosine. In low dimension by an exact k-d tree: with R the largest norm, points p_j = [x_j,
     sqrt(R^2 - |x_j|^2)] and queries q_i = [x_i R / |x_i|, 0] all lie on the sphere of radius
     R, and |q_i - p_j|^2 = 2 R^2 - 2 (R / |x_i|) x_i.x_j."""
     x = np.asarray(x, dtype=np.float64)
@@ -213,9 +209,8 @@ def knn_both_blockwise(x: np.ndarray, k: int,
 
 
 def _block_neighbours(sim: np.ndarray, start: int, k: int, tol: float) -> np.ndarray:
-    """Each row's k nearest by similarity in a block of rows start, start + 1, ... of the
-    similarity matrix (overwritten: its own entries set to -inf), ties within `tol` of 2 x
-    similarity by index."""
+    """The k nearest of each row start, start + 1, ... of a block of similarities (its own
+    entries overwritten with -inf), ties within `tol` of 2 x similarity by index."""
     want = min(k + 2, sim.shape[1])
     rows = np.arange(sim.shape[0])
     sim[rows, start + rows] = -np.inf  # never your own neighbour
@@ -244,10 +239,8 @@ def largest_in_rows(sim: np.ndarray, want: int, total: int | None = None) -> np.
 
 def _torch_worth_importing(elements: int):  # noqa: ANN202 - the module or None
     """torch where a process has it already, or where the work pays its import; else None."""
-    if "torch" in sys.modules:
-        return sys.modules["torch"]
-    if elements < TOPK_TORCH_ELEMENTS:
-        return None
+    if "torch" in sys.modules or elements < TOPK_TORCH_ELEMENTS:
+        return sys.modules.get("torch")
     try:
         import torch
     except ImportError:

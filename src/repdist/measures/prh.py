@@ -16,6 +16,8 @@ from .extra import in_sorted, knn_indices, unit_rows
 PRH_EPS = 1e-6
 PRH_OUTLIER_QUANTILE = 0.95
 PRH_K = 10
+PRH_SVCCA_COMPONENTS = 10
+EDGE_CHUNK = 4096  # edges gathered at once (4,096 x M float64 rows): no N k x M copies
 
 
 def as_float64(x: np.ndarray) -> np.ndarray:
@@ -34,24 +36,19 @@ def clamp_outliers(x: np.ndarray, q: float = PRH_OUTLIER_QUANTILE, exact: bool =
     if q == 1:
         return x
     a = np.abs(x)
-    if exact:
-        t = np.sort(a, axis=None)[int(q * a.size)]
-    else:
-        t = np.quantile(a, q, axis=1).mean()
+    t = np.sort(a, axis=None)[int(q * a.size)] if exact else np.quantile(a, q, axis=1).mean()
     return np.clip(x, -t, t)
 
 
-def prh_prepare(x: np.ndarray, q: float = PRH_OUTLIER_QUANTILE, exact: bool = False,
-                ) -> np.ndarray:
+def prh_prepare(x: np.ndarray, q: float = PRH_OUTLIER_QUANTILE, exact: bool = False) -> np.ndarray:
     """Their pipeline before any metric: clamp the outliers, then normalise the rows."""
     return unit_rows(clamp_outliers(x, q, exact))  # zero rows stay zero, as in theirs
 
 
 def cycle_knn_from_indices(nn_x: np.ndarray, nn_y: np.ndarray) -> float:
     """Share of i with i among the X-neighbours of some Y-neighbour of i (PRH `cycle_knn`)."""
-    n = len(nn_x)
     cycles = nn_x[nn_y]  # N x k x k: X-neighbours of each Y-neighbour
-    return float((cycles == np.arange(n)[:, None, None]).any(axis=(1, 2)).mean())
+    return float((cycles == np.arange(len(nn_x))[:, None, None]).any(axis=(1, 2)).mean())
 
 
 def _pairwise_dp(a: np.ndarray, b: np.ndarray, lcs: bool) -> np.ndarray:
@@ -110,8 +107,7 @@ def unbiased_cka(x: np.ndarray, y: np.ndarray) -> float:
     return unbiased_cka_from_hsic(x, y, hsic_unbiased_linear(x, x), hsic_unbiased_linear(y, y))
 
 
-def unbiased_cka_from_hsic(x: np.ndarray, y: np.ndarray, hsic_xx: float, hsic_yy: float,
-                           ) -> float:
+def unbiased_cka_from_hsic(x: np.ndarray, y: np.ndarray, hsic_xx: float, hsic_yy: float) -> float:
     """`unbiased_cka` given each side's HSIC with itself (a per-model quantity in compare)."""
     kl = hsic_unbiased_linear(as_float64(x), as_float64(y))
     return float(kl / (np.sqrt(hsic_xx * hsic_yy) + PRH_EPS))
@@ -142,9 +138,6 @@ def cknna(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> float:
     return cknna_from_keys(x, y, top_x, top_y, cknna_self(x, top_x), cknna_self(y, top_y))
 
 
-EDGE_CHUNK = 4096  # edges gathered at once (4,096 x M float64 rows): no N k x M copies
-
-
 def edge_products(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """x[rows[e]] . x[cols[e]] for every edge e, a chunk of edges at a time (each product as
     one einsum of the whole gather would give it)."""
@@ -155,8 +148,7 @@ def edge_products(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarr
     return out
 
 
-def _masked_hsic(keys_a: np.ndarray, keys_b: np.ndarray, a: np.ndarray, b: np.ndarray,
-                 ) -> float:
+def _masked_hsic(keys_a: np.ndarray, keys_b: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     """The unbiased HSIC of a's and b's linear kernels kept on the pairs in both key sets
     (sorted, unique), from the kept entries alone. Masked kernels (zero diagonal) are not
     symmetric: sum_ij A_ij B_ji pairs each kept (i, j) with its transpose, where kept."""
@@ -196,13 +188,9 @@ def knn_metrics(x: np.ndarray, y: np.ndarray, k: int = PRH_K) -> dict[str, float
             "edit_distance_knn": edit_distance_knn_from_indices(nn_x, nn_y)}
 
 
-PRH_SVCCA_COMPONENTS = 10
-
-
 def svcca_zscored(x: np.ndarray, y: np.ndarray, k: int = PRH_SVCCA_COMPONENTS) -> float:
-    """Mean canonical correlation of the top-k left singular vectors of the column-z-scored x
-    and y (sd with N - 1, +1e-8 as theirs); NaN when k exceeds either side's dimension. Exact
-    SVD and CCA where they use a randomised SVD and sklearn's iterative CCA."""
+    """Mean canonical correlation of the top k of x's and y's `zscored_basis`, NaN when k exceeds
+    a dimension; exact where they use a randomised SVD and sklearn's iterative CCA."""
     x, y = as_float64(x), as_float64(y)
     if k > min(x.shape[1], y.shape[1]) or k > len(x):
         return float("nan")

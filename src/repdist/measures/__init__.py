@@ -3,8 +3,7 @@
 Exported: what README and docs/measures.md tell users to call (`compare`, its settings and its
 null's, `prepare` and `compare_prepared`, the cache, the warnings, the paper's named measures).
 Everything else (d_LLV's pivot search, the low-rank path, the PRH metrics, the glossary) is
-imported from its own module.
-"""
+imported from its own module."""
 
 from .cache import prepared_cache
 from .cca import mean_cca

@@ -3,8 +3,7 @@ under one convention): linear CKA, SVCCA, mutual k-NN and PRH's cycle, LCS and e
 k-NN, unbiased CKA and CKNNA (Huh et al. 2024, as their metrics.py: prh.py).
 
 Per-model pieces come from the views; the pair's work is products and set overlaps. All k-NN
-measures share each view's one neighbour search (k = MUTUAL_KNN_K = PRH's 10, cosine).
-"""
+measures share each view's one neighbour search (k = MUTUAL_KNN_K = PRH's 10, cosine)."""
 
 from __future__ import annotations
 
@@ -26,8 +25,7 @@ from .prh import (
 
 NAN = float("nan")
 FROM_INDICES: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
-    "cycle_knn_f": cycle_knn_from_indices,
-    "lcs_knn_f": lcs_knn_from_indices,
+    "cycle_knn_f": cycle_knn_from_indices, "lcs_knn_f": lcs_knn_from_indices,
     "edit_distance_knn_f": edit_distance_knn_from_indices,
 }
 KNN_KEYS = frozenset({"mutual_knn_f", "cknna_f", *FROM_INDICES})
@@ -44,15 +42,11 @@ def alignment_measures(v1: AlignmentView, v2: AlignmentView, want: frozenset[str
         out["svcca_f"] = svcca(v1, v2, conventions, reasons)
     out.update(knn_measures(v1, v2, want))
     if "unbiased_cka_f" in want:
-        out["unbiased_cka_f"] = (
-            NAN if len(v1.x) < 4
-            else unbiased_cka_from_hsic(v1.x, v2.x, v1.hsic_self, v2.hsic_self)
-        )
+        out["unbiased_cka_f"] = NAN if len(v1.x) < 4 else unbiased_cka_from_hsic(
+            v1.x, v2.x, v1.hsic_self, v2.hsic_self)
     if "cknna_f" in want:
-        out["cknna_f"] = (
-            NAN if v1.ip_knn is None or v2.ip_knn is None
-            else cknna_from_keys(v1.x, v2.x, v1.ip_knn, v2.ip_knn, v1.cknna_self, v2.cknna_self)
-        )
+        out["cknna_f"] = NAN if v1.ip_knn is None or v2.ip_knn is None else cknna_from_keys(
+            v1.x, v2.x, v1.ip_knn, v2.ip_knn, v1.cknna_self, v2.cknna_self)
     reasons += _nan_reasons(out, len(v1.x), " ".join(reasons))
     return out
 

@@ -2,8 +2,7 @@
 
 The key is a SHA-256 of the arrays' bytes, dtype and shape (cheap beside a prepare:
 benchmarks/measures.py). An array mutated in place is prepared afresh, never served stale; the
-cached model holds its own read-only copy. Bounded in models and in bytes.
-"""
+cached model holds its own read-only copy. Bounded in models and in bytes."""
 
 from __future__ import annotations
 
@@ -55,12 +54,10 @@ class PreparedCache:
     """LRU of PreparedModels by content key; thread-safe; `max_models = 0` disables it."""
 
     def __init__(self, max_models: int = MAX_MODELS, max_bytes: int = MAX_BYTES) -> None:
-        self.max_models = max_models
-        self.max_bytes = max_bytes
+        self.max_models, self.max_bytes = max_models, max_bytes
         self._models: OrderedDict[tuple[Any, ...], PreparedModel] = OrderedDict()
         self._lock = threading.Lock()
-        self._hits = 0
-        self._misses = 0
+        self._hits = self._misses = 0
 
     def get(self, f: Any, g: Any, measures: Iterable[str] | str | None = None,
             conventions: AlignmentConventions = DEFAULT_CONVENTIONS,

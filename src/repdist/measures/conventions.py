@@ -2,8 +2,7 @@
 Platonic Representation Hypothesis' (Huh et al. 2024, their measure_alignment.py and metrics.py).
 
 The options touch only cka_f, svcca_f, mutual_knn_f and the PRH metrics (ALIGNMENT_MEASURES).
-KL, d_LLV, m_SVD, d_fg and m_CCA are defined on the model's own f and never see them.
-"""
+KL, d_LLV, m_SVD, d_fg and m_CCA are defined on the model's own f and never see them."""
 
 from __future__ import annotations
 
@@ -15,30 +14,22 @@ import numpy as np
 
 from .extra import unit_rows as unit_length_rows
 from .prh import PRH_OUTLIER_QUANTILE, PRH_SVCCA_COMPONENTS, clamp_outliers
+from .selection import KNN_MEASURES
 
-ALIGNMENT_MEASURES = frozenset({
-    "cka_f", "svcca_f", "mutual_knn_f", "cycle_knn_f", "lcs_knn_f", "edit_distance_knn_f",
-    "unbiased_cka_f", "cknna_f",
-})
+ALIGNMENT_MEASURES = KNN_MEASURES | {"cka_f", "svcca_f", "unbiased_cka_f", "cknna_f"}
 SVCCA_MODES = ("variance", "zscored")
-# Their pipeline: clamp at the 0.95-quantile, unit rows, SVCCA on z-scored columns with 10
-# components: `compare(..., **PRH_CONVENTIONS)`, `repdist compare --prh`, config
+# Their pipeline, as `compare(..., **PRH_CONVENTIONS)`, `repdist compare --prh` or the config's
 # `measures: {prh_conventions: true}`.
-PRH_CONVENTIONS: dict[str, Any] = {
-    "outlier_quantile": PRH_OUTLIER_QUANTILE,
-    "unit_rows": True,
-    "svcca": "zscored",
-    "svcca_components": PRH_SVCCA_COMPONENTS,
-}
+PRH_CONVENTIONS: dict[str, Any] = {"outlier_quantile": PRH_OUTLIER_QUANTILE, "unit_rows": True,
+                                   "svcca": "zscored", "svcca_components": PRH_SVCCA_COMPONENTS}
 
 
 @dataclass(frozen=True)
 class AlignmentConventions:
-    """outlier_quantile q < 1 clamps f's values to [-t, t], t the mean over inputs of each
-    row's q-quantile of |f| (`prh.clamp_outliers`); unit_rows L2-normalises f's rows after it;
-    svcca "variance" keeps the principal components of 99% of the variance (Raghu et al.),
-    "zscored" z-scores the columns and keeps svcca_components of them (PRH's). The defaults
-    change nothing."""
+    """outlier_quantile q < 1 clamps f's values to [-t, t], t the mean over inputs of each row's
+    q-quantile of |f| (`prh.clamp_outliers`); unit_rows L2-normalises f's rows after it; svcca
+    "variance" keeps the principal components of 99% of the variance (Raghu et al.), "zscored"
+    z-scores the columns and keeps svcca_components of them (PRH's). Defaults change nothing."""
 
     outlier_quantile: float = 1.0
     unit_rows: bool = False
@@ -76,6 +67,4 @@ def with_prh_conventions(options: Mapping[str, Any]) -> dict[str, Any]:
     switch = options.get("prh_conventions", False)
     if not isinstance(switch, bool | np.bool_):
         raise ValueError(f"prh_conventions must be True or False, got {switch!r}")
-    if switch:
-        out = {**PRH_CONVENTIONS, **out}
-    return out
+    return {**PRH_CONVENTIONS, **out} if switch else out

@@ -1,11 +1,9 @@
 """Intervals for a mean over pairs of seeds that respect what the pairs share.
 
-The 45 pairs of 10 seeds are not 45 independent draws: every seed is in 9 of them. So a seed that
-came out unusual moves 9 pairs at once, and the standard error of the pairs' mean (sd / sqrt(pairs),
-what the papers show) is too narrow. The bootstrap here resamples seeds, not pairs
-(`seed_bootstrap_interval`). Where each value is its own unit (a teacher seed and its student),
-`unit_bootstrap_interval` resamples the values themselves. Reproducible from `seed`
-(numpy.random.default_rng)."""
+The 45 pairs of 10 seeds are not 45 independent draws: each seed is in 9 of them, so the pairs'
+standard error (sd / sqrt(pairs), what the papers show) is too narrow. `seed_bootstrap_interval`
+resamples seeds, not pairs; `unit_bootstrap_interval` resamples values that are their own units
+(a teacher seed and its student). Reproducible from `seed` (numpy.random.default_rng)."""
 
 from __future__ import annotations
 
@@ -20,10 +18,9 @@ LEVEL = 0.95
 def seed_bootstrap_interval(seeds_a: Sequence[int], seeds_b: Sequence[int],
                             values: Sequence[float], draws: int = BOOTSTRAP_DRAWS,
                             level: float = LEVEL, seed: int = 0) -> tuple[float, float]:
-    """The `level` percentile interval of the mean of `values` (one per pair of seeds a != b,
-    NaN left out) under a bootstrap that resamples seeds: a draw's value is the mean over the
-    pairs of distinct seeds drawn, a seed drawn twice counting twice. (NaN, NaN) with fewer
-    than 3 seeds or no finite value."""
+    """The `level` percentile interval of the mean of `values` (one per pair of seeds a != b, NaN
+    left out), resampling seeds: a draw is the mean over the pairs of distinct seeds drawn, a
+    seed drawn twice counting twice. (NaN, NaN) with fewer than 3 seeds or no finite value."""
     a, b = np.asarray(seeds_a), np.asarray(seeds_b)
     v = np.asarray(values, dtype=np.float64)
     if not len(a) == len(b) == len(v):

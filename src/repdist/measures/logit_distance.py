@@ -94,10 +94,9 @@ def d_rep(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
     """d_rep of model 1 (f1, g1) against model 2, both of width M. For a pivot p and M other
     labels S, L_m = [g_m(y) - g_m(p)]_{y in S}; equal distributions give f_1 = A f_2, A =
     L_1^{-1} L_2. d_rep is the mean of E_x ||f_1(x) - A f_2(x)||^2 over every (pivot, subset)
-    pair (a seeded sample of `max_subsets` where there are more; a singular L_1, condition
-    above 1/eps, left out). From second moments: O(N M^2) once, O(M^3) a pair; a mean of squares,
-    so at least 0. Their two functions use 7 pivots x 15 subsets, one without the square, one
-    dividing by the pairs twice (docs/logit_distance.md, repdist_retrace.logit_distance)."""
+    pair (a seeded sample of `max_subsets` where there are more; singular L_1 left out), from
+    second moments: O(N M^2) once, O(M^3) a pair. Their two functions use 7 pivots x 15 subsets,
+    one without the square, one dividing by the pairs twice (docs/logit_distance.md)."""
     f1, f2 = np.asarray(f1, dtype=np.float64), np.asarray(f2, dtype=np.float64)
     a, found = _d_rep_terms(f1, g1, f2, g2, max_subsets, seed)
     if not len(a):
@@ -139,11 +138,10 @@ class F1Bound:
 
 def f1_bound(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray) -> F1Bound:
     """Theorem F.1's two sides for model 1 (the teacher) and model 2 (the student): rho_k the
-    canonical correlations of the embeddings (descending, zeros past their number), lambda_k
-    the largest M eigenvalues of the covariance of model 1's centred logits. left <= right for
-    any two models: model 2's logits are one least-squares fit of model 1's from its embedding,
-    which leaves at least the left side (docs/logit_distance.md). Their script pairs unsorted
-    eigenvalues with sorted correlations."""
+    embeddings' canonical correlations (descending, zeros past their number), lambda_k the
+    largest M eigenvalues of the covariance of model 1's centred logits. left <= right always:
+    model 2's logits are one least-squares fit of model 1's from its embedding, which leaves at
+    least the left side (docs/logit_distance.md). Their script leaves the eigenvalues unsorted."""
     z1, z2 = logits(f1, g1), logits(f2, g2)
     centred = z1 - z1.mean(axis=1, keepdims=True)
     centred = centred - centred.mean(axis=0, keepdims=True)

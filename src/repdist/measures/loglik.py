@@ -1,8 +1,7 @@
 """Log-likelihoods of p(y|x) = softmax_y(f(x)^T g(y)) and the mean KL between two models.
 
 All float64 with a max-shifted logsumexp: the original code (`src/dissimilarity_measures/`)
-stored log-likelihoods in float32, which gives negative KL for near-identical models.
-"""
+stored log-likelihoods in float32, which gives negative KL for near-identical models."""
 
 from __future__ import annotations
 

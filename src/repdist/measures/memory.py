@@ -3,13 +3,13 @@
 A comparison far beyond what fits stops at once with a MemoryError naming the sizes, rather than
 grind into swap or die by the OOM killer without a word. The estimates count the float64 arrays
 each step holds at its peak (tracemalloc: a prepare holds ~3 N x K arrays, a pair ~6 more), with
-some margin; they only refuse what cannot work, never size anything.
-"""
+some margin; they only refuse what cannot work, never size anything."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Collection
+from contextlib import suppress
 from pathlib import Path
 
 from .extra import IP_BLOCK_ELEMENTS, KNN_BLOCK_ROWS, MIPS_KDTREE_MAX_DIM
@@ -23,19 +23,15 @@ def available_bytes() -> int | None:
     """Memory this process can still get: MemAvailable, lowered by a cgroup (container) limit;
     None where neither can be read (then nothing is refused)."""
     limits = []
-    try:
+    with suppress(OSError, ValueError, IndexError):
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
                 limits.append(int(line.split()[1]) * 1024)
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
+    with suppress(OSError, ValueError):
         cgroup = Path("/sys/fs/cgroup")
         limit = (cgroup / "memory.max").read_text().strip()
         if limit != "max":
             limits.append(int(limit) - int((cgroup / "memory.current").read_text()))
-    except (OSError, ValueError):
-        pass
     if not limits:
         try:
             limits.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
@@ -50,18 +46,15 @@ def require(nbytes: int, what: str) -> None:
         return
     free = available_bytes()
     if free is not None and nbytes > free:
-        raise MemoryError(
-            f"{what} needs about {nbytes / GIB:.1f} GiB of memory, but only "
-            f"{free / GIB:.1f} GiB is available: use fewer inputs or labels, or a bigger machine"
-        )
+        raise MemoryError(f"{what} needs about {nbytes / GIB:.1f} GiB of memory, but only "
+                          f"{free / GIB:.1f} GiB is available: use fewer inputs or labels, or a "
+                          "bigger machine")
 
 
 def prepare_bytes(n: int, k: int, m: int, parts: Collection[str], stream_block: int = 0) -> int:
-    """Peak bytes of `prepare` for N inputs, K labels, dimension M and these model parts; with
-    `stream_block`, by the low-rank path (logits streamed that many at a time, the factors
-    K x (M+1) and N x (M+1))."""
+    """Peak bytes of `prepare` for N inputs, K labels, width M and these parts; with `stream_block`,
+    by the low-rank path (logits streamed that many at a time, factors K x (M+1), N x (M+1))."""
     if stream_block:
-        nk_arrays = 0
         total = 8 * (4 * stream_block + 4 * n * m + 4 * k * (m + 1))
     else:
         nk_arrays = 3 + ("loglik_centred" in parts) + ("loglik_clr" in parts)

@@ -1,11 +1,10 @@
 """Every score beside its chance level: a permutation null for each pairwise measure.
 
-A score between two models means little until one knows what two unrelated representations of the
-same size would get. For CCA-, CKA- and k-NN-based scores that level is well above zero, and grows
-with the width M against the inputs N (Gröger, Wen and Brbić 2026). The null reorders one model's
-rows, K times, and scores each draw as compare.py does. Per measure it gives a threshold tau, a
-p-value and a calibrated score (their Algorithm 1; `null_stats`). `aggregate_null` calibrates a
-maximum (or mean) over layer pairs as a whole (their Algorithm 2)."""
+For CCA-, CKA- and k-NN-based scores, two unrelated representations score well above zero, the
+more so as the width M grows against the inputs N (Gröger, Wen and Brbić 2026). The null
+reorders one model's rows K times and scores each draw as compare.py does: per measure a
+threshold tau, a p-value and a calibrated score (their Algorithm 1). `aggregate_null` calibrates
+a maximum or mean over layer pairs as a whole (their Algorithm 2)."""
 
 from __future__ import annotations
 
@@ -39,6 +38,10 @@ SCORE_MAX = {"lcs_knn_f": 10.0}
 DEFAULT_NULL_MEASURES = ("kl", "mcca_f", "mcca_g", "cka_f", "svcca_f", "mutual_knn_f")
 SUFFIXES = ("_tau", "_p", "_calibrated")
 EXACT_MAX_ROWS = 8  # enumerating orderings is only ever asked for up to 8! = 40320 of them
+# A null score within NULL_TIE x max(1, |observed|) of the observed one is as extreme as it
+# (a reordering that changes nothing, e.g. of tied rows, scores the observed value up to
+# rounding); a distance threshold tau at or below NULL_TIE is 0.
+NULL_TIE = 1e-12
 
 
 @dataclass
@@ -107,19 +110,12 @@ def permutations(n: int, count: int, seed: int) -> tuple[Iterator[np.ndarray], i
     return (rng.permutation(n) for _ in range(count)), count, False
 
 
-# A null score within NULL_TIE x max(1, |observed|) of the observed one is as extreme as it
-# (a reordering that changes nothing, e.g. of tied rows, scores the observed value up to
-# rounding); a distance threshold tau at or below NULL_TIE is 0.
-NULL_TIE = 1e-12
-
-
 def null_stats(observed: float, null: np.ndarray, alpha: float, distance: bool = False,
                score_max: float = 1.0) -> tuple[float, float, float]:
-    """(tau, p, calibrated) of one observed score against its K null scores (their Algorithm
-    1): tau the ceil((1 - alpha)(K + 1))-th smallest of all K + 1 scores, the add-one p = (1 +
-    #{null >= observed}) / (K + 1), calibrated clip((s - tau) / (s_max - tau), 0, 1), 0 at
-    chance. A distance takes the lower tail: tau the ceil(alpha (K + 1))-th smallest, p counts
-    null <= observed, calibrated clip((tau - d) / tau, 0, 1), 1 at d = 0."""
+    """(tau, p, calibrated) of one observed score against its K null scores (their Algorithm 1):
+    tau the ceil((1 - alpha)(K + 1))-th smallest of all K + 1, add-one p = (1 + #{null >=
+    observed}) / (K + 1), calibrated clip((s - tau) / (s_max - tau), 0, 1). A distance takes the
+    lower tail: tau the ceil(alpha (K + 1))-th, p counts null <= observed, clip((tau - d) / tau)."""
     if not np.isfinite(observed) or not np.isfinite(null).all():
         return float("nan"), float("nan"), float("nan")
     k = len(null)
@@ -149,11 +145,10 @@ Batch = Callable[[str, np.ndarray], "np.ndarray | None"]
 def pair_null(m1: PreparedModel, m2: PreparedModel, observed: Mapping[str, Any],
               settings: NullSettings, evaluate: Evaluate, selected: Iterable[str],
               batch: Batch | None = None) -> tuple[dict[str, float], list[str]]:
-    """`<measure>_tau`, `_p`, `_calibrated` of every null measure both asked for and among
-    `selected`, and what a reader must know (an exact test whose smallest p is above alpha). A
-    draw compares m1 with m2's pieces reordered, not recomputed (prepared.permuted_inputs).
-    Measures with a batched form draw all K at once by `batch(measure, orders)` (null_batch.py),
-    the others by `evaluate(m1, m2 reordered, measures)` once per draw and side."""
+    """`<measure>_tau`, `_p`, `_calibrated` of every null measure asked for and in `selected`, and
+    notes (an exact test whose smallest p is above alpha). A draw compares m1 with m2's pieces
+    reordered, not recomputed: all K at once by `batch(measure, orders)` where a measure has a
+    batched form (null_batch.py), else by `evaluate(m1, m2 reordered, measures)` per draw."""
     wanted = null_measures(settings, selected)
     out: dict[str, float] = {}
     notes: list[str] = []
@@ -202,10 +197,9 @@ def null_keys(null: NullSettings | None, selected: Iterable[str]) -> list[str]:
 def aggregate_null(observed: np.ndarray, null: np.ndarray, alpha: float,
                    aggregate: str = "max", distance: bool = False, score_max: float = 1.0,
                    ) -> tuple[float, float, float, float]:
-    """(aggregate, tau, p, calibrated) of a table of scores taken as a whole (their Algorithm
-    2): `observed` the table, `null` one table per draw (draws first), each drawn with one
-    reordering for every entry; the maximum (a distance's minimum) or mean is taken inside
-    each draw, so that searching over the table (layer pairs) is paid for."""
+    """(aggregate, tau, p, calibrated) of a table of scores as a whole (their Algorithm 2):
+    `null` holds one table per draw (draws first), one reordering for every entry. The maximum
+    (a distance's minimum) or mean is taken inside each draw: searching the table is paid for."""
     if aggregate not in ("max", "mean"):
         raise ValueError(f"aggregate must be 'max' or 'mean', got {aggregate!r}")
     reduce = np.nanmean if aggregate == "mean" else np.nanmin if distance else np.nanmax
@@ -225,9 +219,8 @@ def layers_null(score: Callable[[Sequence[int] | None], np.ndarray], n: int,
 
 
 def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (q-values) of a table of p-values, same shape; a
-    test is kept at false discovery rate alpha where its q <= alpha. NaNs stay NaN and are not
-    counted among the tests."""
+    """Benjamini-Hochberg q-values of a table of p-values, same shape: a test is kept at false
+    discovery rate alpha where q <= alpha. NaNs stay NaN and are not counted as tests."""
     p = np.asarray(p, dtype=np.float64)
     flat = p.ravel()
     seen = np.flatnonzero(np.isfinite(flat))

@@ -12,6 +12,7 @@ import numpy as np
 
 from .cca import components_used
 from .conventions import AlignmentConventions
+from .extra import in_sorted
 from .prepared import MUTUAL_KNN_K, AlignmentView, PreparedModel
 from .prh import PRH_EPS
 
@@ -48,8 +49,7 @@ def _canonical_means(q1: np.ndarray, q2: np.ndarray, orders: np.ndarray, n: int)
 def mcca(m1: PreparedModel, m2: PreparedModel, side: str, orders: np.ndarray,
          precision: str) -> np.ndarray:
     """m_CCA of f (orders over inputs) or of g (over labels), as compare's exact path."""
-    spectra = [getattr(m, f"{side}_spectrum") for m in (m1, m2)]
-    bases = [s.basis(precision) for s in spectra]
+    bases = [getattr(m, f"{side}_spectrum").basis(precision) for m in (m1, m2)]
     coordinates = min(getattr(m1, f"{side}_varying"), getattr(m2, f"{side}_varying"))
     n, _ = components_used(bases[0].shape[1], bases[1].shape[1], coordinates)
     if n < 1:
@@ -75,10 +75,9 @@ def cka(v1: AlignmentView, v2: AlignmentView, orders: np.ndarray) -> np.ndarray:
 
 
 def kl(m1: PreparedModel, m2: PreparedModel, orders: np.ndarray) -> np.ndarray:
-    """Mean KL(p1(.|x) || p2(.|order(x))) (loglik.mean_kl, model 1 the reference). Its cross
-    term sum_x p1(.|x) . log p2(.|order(x)): over few labels (up to COLUMN_LABELS), label by
-    label from log p2's reordered column; else from the N x N products once (up to
-    DENSE_GRAPH_ROWS inputs), else from the reordered log-likelihoods."""
+    """Mean KL(p1(.|x) || p2(.|order(x))) (loglik.mean_kl). Its cross term goes label by label up
+    to COLUMN_LABELS labels, from the N x N products p1(.|x) . log p2(.|x') up to
+    DENSE_GRAPH_ROWS inputs, else from the reordered log-likelihoods."""
     n, labels = m1.loglik.shape
     p1 = np.exp(m1.loglik)
     own = float(np.sum(p1 * m1.loglik)) / n
@@ -95,10 +94,6 @@ def kl(m1: PreparedModel, m2: PreparedModel, orders: np.ndarray) -> np.ndarray:
     return np.concatenate(out)
 
 
-def _edges(keys: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    return keys // n, keys % n
-
-
 def _member(keys: np.ndarray, n: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """Whether edges (rows, cols) are in the graph of these sorted keys: an N x N mask up to
     DENSE_GRAPH_ROWS, else a binary search."""
@@ -106,12 +101,7 @@ def _member(keys: np.ndarray, n: int) -> Callable[[np.ndarray, np.ndarray], np.n
         mask = np.zeros(n * n, dtype=bool)
         mask[keys] = True
         return lambda rows, cols: mask[rows * n + cols]
-
-    def search(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        wanted = rows * n + cols
-        pos = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
-        return keys[pos] == wanted
-    return search
+    return lambda rows, cols: in_sorted(rows * n + cols, keys)
 
 
 def mutual_knn(v1: AlignmentView, v2: AlignmentView, orders: np.ndarray, k: int) -> np.ndarray:
@@ -120,7 +110,7 @@ def mutual_knn(v1: AlignmentView, v2: AlignmentView, orders: np.ndarray, k: int)
     if v1.knn is None or v2.knn is None:
         return np.full(len(orders), np.nan)
     n = len(v1.x)
-    rows, cols = _edges(v1.knn, n)
+    rows, cols = np.divmod(v1.knn, n)
     member = _member(v2.knn, n)
     return np.array([np.count_nonzero(member(o[rows], o[cols])) for o in orders]) / (n * k)
 
@@ -132,7 +122,7 @@ def cknna(v1: AlignmentView, v2: AlignmentView, orders: np.ndarray, eps: float) 
     if v1.ip_knn is None or v2.ip_knn is None:
         return np.full(len(orders), np.nan)
     n = len(v1.x)
-    rows, cols = _edges(v1.ip_knn, n)
+    rows, cols = np.divmod(v1.ip_knn, n)
     va = np.einsum("ij,ij->i", v1.x[rows], v1.x[cols])
     transposed = cols * n + rows
     pos = np.minimum(np.searchsorted(v1.ip_knn, transposed), len(v1.ip_knn) - 1)

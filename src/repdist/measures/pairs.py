@@ -1,8 +1,7 @@
 """The one loop over pairs of models: every caller that compares models pair by pair hands it
 prepared models and gets one result per pair, in pair order. Pairs run serially or in a process
 pool (`jobs`) with the same results. A degenerate pair's reason is in its `warning` key, and
-also a DegenerateRepresentationWarning unless `quiet` (or in a worker).
-"""
+also a DegenerateRepresentationWarning unless `quiet` (or in a worker)."""
 
 from __future__ import annotations
 

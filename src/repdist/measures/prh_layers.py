@@ -53,10 +53,9 @@ class ModelLayers:
 
 def prepare_layers(layers: Sequence[np.ndarray], q: float = prh.PRH_OUTLIER_QUANTILE,
                    exact: bool = False, concatenated: bool = True) -> ModelLayers:
-    """One model's layers as their metrics read them (their `prepare_features`, then
-    `compute_score`): clamped at one threshold over all layers (prh.clamp_outliers of the
-    layers side by side), each layer's rows L2-normalised, and last the concatenation of the
-    clamped layers, normalised as a whole."""
+    """One model's layers as their metrics read them (their `prepare_features`, `compute_score`):
+    clamped at one threshold over all layers side by side (prh.clamp_outliers), each layer's rows
+    L2-normalised, and last the concatenation of the clamped layers, normalised as a whole."""
     if not len(layers):
         raise ValueError("a model needs at least one layer")
     arrays = [prh.as_float64(x) for x in layers]
@@ -133,9 +132,8 @@ def score_table(metric: str, x: ModelLayers, y: ModelLayers, k: int,
 
 @dataclass(frozen=True)
 class LayerAlignment:
-    """The best layer pair's score and indices (into x's and y's layers, the concatenation
-    last), the whole table, and the null's tau, p and calibrated score of the maximum (NaN
-    without a null)."""
+    """The best layer pair's score and indices (the concatenation last), the whole table, and
+    the null's tau, p and calibrated score of the maximum (NaN without a null)."""
 
     score: float
     best: tuple[int, int]

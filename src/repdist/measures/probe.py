@@ -13,10 +13,9 @@ from .cca import EPS, ROUNDING_FACTOR
 
 def linear_probe_r2(f_fit: np.ndarray, z_fit: np.ndarray, f_held: np.ndarray,
                     z_held: np.ndarray) -> np.ndarray:
-    """R^2 per target column on the held-out inputs of z ~ [f, 1] W fitted on the others: f_*
-    (N, M), z_* (N, T) or (N,); (T,) float64. 1 is a perfect linear code, 0 no better than the
-    held-out mean, below 0 worse. A held-out target of zero variance (to within rounding of its
-    values) gives NaN."""
+    """R^2 per target column on the held-out inputs of z ~ [f, 1] W fitted on the others: f_* (N,
+    M), z_* (N, T) or (N,); (T,) float64. 1 is a perfect linear code, 0 the held-out mean, below
+    0 worse; a held-out target of zero variance (to within rounding of its values) gives NaN."""
     f_fit, f_held = _matrix(f_fit, "f_fit"), _matrix(f_held, "f_held")
     z_fit, z_held = _matrix(z_fit, "z_fit"), _matrix(z_held, "z_held")
     if len(f_fit) != len(z_fit) or len(f_held) != len(z_held):
@@ -34,9 +33,8 @@ def linear_probe_r2(f_fit: np.ndarray, z_fit: np.ndarray, f_held: np.ndarray,
 
 
 def linear_map(f_fit: np.ndarray, z_fit: np.ndarray, f_apply: np.ndarray) -> np.ndarray:
-    """The least-squares affine map z ~ [f, 1] W fitted on (f_fit, z_fit), applied to f_apply:
-    (N_apply, T) float64. Roeder et al. 2021's Fig. 2c draws one model's f mapped this way
-    into another's coordinates."""
+    """The least-squares map z ~ [f, 1] W fitted on (f_fit, z_fit), applied to f_apply: (N_apply,
+    T) float64. Roeder et al. 2021's Fig. 2c maps one model's f into another's coordinates so."""
     f_fit, z_fit, f_apply = (_matrix(a, n) for a, n in ((f_fit, "f_fit"), (z_fit, "z_fit"),
                                                          (f_apply, "f_apply")))
     weights, *_ = np.linalg.lstsq(np.hstack([f_fit, np.ones((len(f_fit), 1))]), z_fit,

@@ -1,10 +1,8 @@
 """How many inputs and labels each measure needs: one rule per measure group, stated in words.
 
-Every measure estimates something from a sample: the inputs (N rows of f) or the labels (K rows
-of g). Below a rule's count a measure is either undefined (a refusal) or biased towards
-similarity (a warning). `repdist compare`, the `models:` groups and `compare()` apply these
-rules before measuring; the refusal and the warnings name the measure and the numbers.
-"""
+Below a rule's count of inputs (N rows of f) or labels (K rows of g), a measure is undefined (a
+refusal) or biased towards similarity (a warning). `repdist compare`, the `models:` groups and
+`compare()` apply the rules before measuring; each message names the measures and the numbers."""
 
 from __future__ import annotations
 

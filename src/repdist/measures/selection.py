@@ -2,8 +2,7 @@
 
 A caller that wants only, say, m_CCA should not pay for the k-NN graph or the pivot search:
 `compare(..., measures=["mcca_f"])` reports those keys and computes only what they depend on.
-The result keys are listed once, here; everything else derives from RESULT_KEYS.
-"""
+The result keys are listed once, here; everything else derives from RESULT_KEYS."""
 
 from __future__ import annotations
 
@@ -16,10 +15,9 @@ RESULT_KEYS = (
     "edit_distance_knn_f", "unbiased_cka_f", "cknna_f", "warning",
 )
 MEASURES = tuple(key for key in RESULT_KEYS if key != "warning")
-# Keys that qualify a measure and come with it: how many label sets m_SVD_f ran over, and
-# whether that was a sample (then min m_SVD_f can only be too high, d_fg too low).
-# m_CCA's: how many components (directions both models vary in: fewer than M after a final
-# LayerNorm) it averaged.
+# Keys that come with a measure: how many label sets m_SVD_f ran over and whether that was a
+# sample (then min m_SVD_f can only be too high, d_fg too low); how many components m_CCA
+# averaged (directions both models vary in: fewer than M after a final LayerNorm).
 COMPANIONS = {
     "m_svd_f": ("m_svd_label_sets", "d_fg_estimate"),
     "d_fg": ("m_svd_label_sets", "d_fg_estimate"),
@@ -51,9 +49,8 @@ LOW_RANK_PARTS: dict[str, frozenset[str]] = {
     "g_rounding": MCCA_G,  # and its rank tolerance
     "f_basis": MCCA_F,
 }
-# The f-side alignment measures' per-model quantities (attributes of AlignmentView: f as they
-# read it, prepared.py). The k-NN measures share one neighbour search; which SVCCA pieces are
-# needed depends on the `svcca` option.
+# The f-side alignment measures' per-model quantities (attributes of prepared.AlignmentView);
+# the k-NN measures share one neighbour search, SVCCA's pieces depend on the `svcca` option.
 KNN_MEASURES = frozenset({"mutual_knn_f", "cycle_knn_f", "lcs_knn_f", "edit_distance_knn_f"})
 VIEW_PARTS: dict[str, frozenset[str]] = {
     "basis": frozenset({"svcca_f"}),
@@ -92,7 +89,6 @@ def keys_for(selected: frozenset[str]) -> tuple[str, ...]:
 def model_parts(selected: frozenset[str], low_rank: bool = False) -> tuple[str, ...]:
     """The per-model quantities these measures need (what `prepare` computes up front), by
     the exact or the low-rank path."""
-    # the pair's KL pass brings lse, which the factors need
     skip = "loglik_factors" if low_rank and "kl" in selected else None
     parts = LOW_RANK_PARTS if low_rank else MODEL_PARTS
     return tuple(part for part, users in parts.items() if users & selected and part != skip)

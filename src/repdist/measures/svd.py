@@ -1,10 +1,9 @@
 """The PLS-SVD similarity m_SVD and the representational dissimilarity d_{f,g} (paper Def. 4.5).
 
-sklearn's PLSSVD on standardised variables returns score covariances equal to the singular
-values of the cross-correlation matrix (paper Def. 4.5; the original's
-`src/dissimilarity_measures/representation_measures.py`, verified to 1e-15), so m_SVD is
-computed in closed form: mean singular value of Z1~^T Z2~ / (n - 1).
-"""
+sklearn's PLSSVD on standardised variables (the original's
+`src/dissimilarity_measures/representation_measures.py`) returns score covariances equal to the
+singular values of the cross-correlation matrix, to 1e-15. So m_SVD has a closed form: the mean
+singular value of Z1~^T Z2~ / (n - 1)."""
 
 from __future__ import annotations
 
@@ -15,6 +14,11 @@ import numpy as np
 
 from .llv import PivotTerms, pivot_terms, zero_variance
 from .memory import label_sets_bytes, require
+
+SET_CHUNK = 65_536  # label sets whose M x M blocks are held at once
+MAX_LABEL_SETS = 10_000  # above this many label sets, m_SVD_f runs on a seeded sample of them
+LABEL_SET_STREAM = 0x5E75  # seeds the label-set sample apart from the input candidates
+ENUMERATE_FACTOR = 20  # with at most this many times the sample's size, draw from the full list
 
 
 def standardise_columns(z: np.ndarray, var_sum: np.ndarray | None = None) -> np.ndarray:
@@ -36,12 +40,6 @@ def mean_singular_values(matrices: np.ndarray) -> np.ndarray:
     return np.where(bad, np.nan, sv.mean(axis=-1))
 
 
-SET_CHUNK = 65_536  # label sets whose M x M blocks are held at once
-MAX_LABEL_SETS = 10_000  # above this many label sets, m_SVD_f runs on a seeded sample of them
-LABEL_SET_STREAM = 0x5E75  # seeds the label-set sample apart from the input candidates
-ENUMERATE_FACTOR = 20  # with at most this many times the sample's size, draw from the full list
-
-
 def label_set_count(num_labels: int, rep_dim: int) -> int:
     """C(K-2, M): how many label sets m_SVD_f runs over (raises if K - 2 < M)."""
     if num_labels - 2 < rep_dim:
@@ -52,10 +50,9 @@ def label_set_count(num_labels: int, rep_dim: int) -> int:
 
 def label_sets(num_labels: int, rep_dim: int, max_sets: int | None = None,
                seed: int = 0) -> np.ndarray:
-    """M-subsets of range(K-2) as an (n_sets, M) array: all of them, in itertools.combinations
-    order, when there are at most max_sets (None: no limit); else max_sets distinct subsets
-    drawn from `seed`, in the same (lexicographic) order, so results do not depend on the draw
-    order. C(98, 8) is about 1.6e11: enumerating that would never finish."""
+    """M-subsets of range(K-2) as an (n_sets, M) array, in lexicographic order: all of them
+    when there are at most max_sets (None: no limit), else max_sets distinct ones drawn from
+    `seed`. C(98, 8) is about 1.6e11: enumerating that would never finish."""
     count = label_set_count(num_labels, rep_dim)
     if max_sets is not None and max_sets < 1:
         raise ValueError(f"max_sets must be >= 1, got {max_sets}")

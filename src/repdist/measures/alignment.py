@@ -84,6 +84,8 @@ def svcca(v1: AlignmentView, v2: AlignmentView, conventions: AlignmentConvention
 def knn_measures(v1: AlignmentView, v2: AlignmentView, want: frozenset[str]) -> dict[str, float]:
     """mutual k-NN and PRH's sequence measures of the two neighbour lists (NaN when N <= k)."""
     asked = [key for key in ("mutual_knn_f", *FROM_INDICES) if key in want]
+    if not asked:  # knn_idx is computed on first access
+        return {}
     if v1.knn_idx is None or v2.knn_idx is None:
         return dict.fromkeys(asked, NAN)
     out = {key: FROM_INDICES[key](v1.knn_idx, v2.knn_idx) for key in asked if key in FROM_INDICES}

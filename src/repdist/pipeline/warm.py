@@ -1,11 +1,10 @@
-"""Warm starts for a local run's script jobs: each job forked from an interpreter that has already
-imported the libraries every job imports, instead of a fresh Python importing them again.
+"""Warm starts for a local run's script jobs: each job is forked from a server that has already
+imported the libraries every job imports (`PRELOAD`), instead of a fresh Python importing them.
 
-Those imports cost about 2 s of CPU a job, most of a toy run's CPU. So a local run's head starts one
-server that imports `PRELOAD` once, and each job hands its script to it (`delegate`). Where anything
-is missing, the job starts cold: a warm start is only ever a faster way to the same process. A run
-that plans GPU jobs, runs on a cluster or runs fewer than MIN_JOBS jobs starts none warm. Config
-`warm_starts` turns it on: config.quick.yaml's runs start warm, config.yaml's stay cold."""
+Those imports cost about 2 s of CPU a job, most of a toy run's CPU. Where anything is missing, the
+job starts cold: a warm start is only ever a faster way to the same process. Config `warm_starts`
+turns it on: config.quick.yaml's runs start warm; config.yaml's stay cold (start-ups are under
+1 % of a paper-scale run)."""
 
 from __future__ import annotations
 
@@ -31,18 +30,13 @@ PYTHON_ENV = "REPDIST_WARM_PYTHON"  # the server's interpreter: only its own job
 STARTED_ENV = "REPDIST_WARM_STARTED"  # set in a job that was forked warm (the job log says so)
 HOOK_DIR = Path(__file__).with_name("warm_hook")  # holds the sitecustomize that delegates
 SCRIPTS_DIR = f"{os.sep}.snakemake{os.sep}scripts{os.sep}"  # where Snakemake writes script jobs
-# the jobs' libraries, those of the quick DAG's jobs that more than one imports; one that is
-# not installed (an env without transformers) or fails to import is skipped
+# the libraries more than one quick-DAG job imports (torch._dynamo: any optimiser's, 1 s of
+# CPU); one that fails to import is skipped
 PRELOAD = ("numpy", "pandas", "pyarrow.parquet", "pyarrow.dataset", "scipy.linalg",
            "scipy.optimize", "matplotlib.pyplot", "matplotlib.backends.backend_pdf",
            "fontTools.subset", "torch", "torch._dynamo", "sklearn.linear_model",
            "sklearn.cross_decomposition", "transformers.modeling_utils", "snakemake.script",
            "threadpoolctl", "tabulate")
-# A job of the quick DAG does seconds of work at most, and a fresh interpreter pays about 2 s of CPU
-# to import torch, pandas and matplotlib first (1 s more where it builds an optimiser, which imports
-# torch._dynamo). Where anything is missing (no server yet, another interpreter, a conda env), the
-# job starts cold.
-#
 # What differs from a cold start, and where it shows:
 # - Snakemake's `benchmark:` files measure the client's process tree: their wall seconds stay right,
 #   their CPU and memory columns are the client's. The job log's last line holds the job's own CPU
@@ -99,13 +93,10 @@ def handed_over(argv: list[str], environ: os._Environ | dict) -> bool:
         bool(argv) and SCRIPTS_DIR in os.path.abspath(argv[0]) and argv[0].endswith(".py")
 
 
-# Every job still starts as Snakemake starts it (`python .snakemake/scripts/tmp….py`), but its
-# interpreter first runs the hook on PYTHONPATH (`warm_hook/sitecustomize.py`): a Snakemake script,
-# run by the server's own interpreter, is handed over. The client sends its arguments, working
-# directory, environment and standard streams (the descriptors themselves), and the server forks a
-# child that becomes the job: same script, same streams, same environment, its threads set from it
-# as Snakemake sets them. The client forwards SIGTERM, SIGINT and SIGHUP to the child and exits with
-# its status; a child whose client disappears is stopped.
+# Snakemake still starts every job, but its interpreter first runs warm_hook/sitecustomize.py.
+# The client sends its argv, directory, environment and stream descriptors; the server forks a
+# child that becomes the job. The client forwards FORWARDED signals to it and exits with its
+# status; a child whose client disappears is stopped.
 def delegate() -> None:
     """Hand this job to the server and exit with the job's status; return (to start cold)
     where the server cannot be reached or cannot start it."""
@@ -168,9 +159,8 @@ def _draw_once(plt) -> None:
 
 
 def serve(path: Path, watch: int, names: tuple[str, ...] = PRELOAD, log=print) -> None:
-    """Accept jobs on the Unix socket `path` until the process `watch` (the head) ends, with
-    `names` preloaded: each is forked, and its client is told the child's pid and then its exit
-    status."""
+    """Accept jobs on the Unix socket `path`, with `names` preloaded, until the process `watch`
+    (the head) ends: each is forked, its client told the child's pid, then its exit status."""
     loaded = preload(names)
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():  # a forked child could not use CUDA
@@ -220,14 +210,10 @@ def alive(pid: int) -> bool:
 
 def _reaped() -> list[tuple[int, int]]:
     done = []
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return done
-        if pid == 0:
-            return done
-        done.append((pid, status))
+    with contextlib.suppress(ChildProcessError):
+        while (reaped := os.waitpid(-1, os.WNOHANG))[0]:
+            done.append(reaped)
+    return done
 
 
 def _accept(listener: socket.socket, running: dict[int, socket.socket], log) -> None:
@@ -235,8 +221,7 @@ def _accept(listener: socket.socket, running: dict[int, socket.socket], log) -> 
     try:
         request, fds = _Channel(conn).receive(fds=3)
     except OSError:
-        conn.close()
-        return
+        request, fds = None, []
     if request is None or len(fds) != 3:
         for fd in fds:
             os.close(fd)
@@ -331,15 +316,11 @@ def _stop_all(running: dict[int, socket.socket], listener: socket.socket, path: 
 
 # -- the head: start the server, point the jobs at it -----------------------------------------
 
-# The head process of a local run (Snakefile `onstart`; never on a cluster, whose jobs must run
-# inside their own allocation) starts one server (`python -m repdist.pipeline.warm SOCKET --watch
-# PID`) that imports `PRELOAD` once and waits.
 def start_server(folder: Path, watch: int | None = None,
                  names: tuple[str, ...] = PRELOAD) -> Path:
-    """Start the server in the background for the process `watch` (default: this one) and set
-    this process's environment so that the jobs it starts find it; its socket's path. The
-    socket lives in a short private folder (a Unix socket's path holds at most 107 bytes);
-    the server's output goes to `folder`/SERVER_LOG; it preloads `names`."""
+    """Start the server for the process `watch` (default: this one), logging to `folder`, and
+    point this process's jobs at it; its socket's path, in a short private folder (a Unix
+    socket's path holds at most 107 bytes)."""
     watch = os.getpid() if watch is None else watch
     path = Path(tempfile.mkdtemp(prefix="repdist-warm-")) / "socket"
     folder.mkdir(parents=True, exist_ok=True)
@@ -356,15 +337,12 @@ def start_server(folder: Path, watch: int | None = None,
     return path
 
 
-# Paper-scale runs (config.yaml) stay cold: their start-ups are under 1 % of the run, and the
-# differences of a warm start (see MIN_JOBS) are not worth it there.
 def start_for_local_jobs(enabled: bool, local: bool, gpus: int, jobs: Iterable[object]) -> Path | None:
-    """The Snakefile's `onstart`: the server, its output beside Snakemake's own logs
-    (.snakemake/log), and its socket; None, every job starting cold, unless the config's
-    `warm_starts` is on, the run executes its jobs on this machine, plans no GPU (a GPU job is
-    long, so its start-up hardly counts, and a process must not be forked once a library in it
-    may have touched the CUDA driver) and runs at least MIN_JOBS jobs (the server's own
-    imports cost what about two cold starts do)."""
+    """The Snakefile's `onstart`: the server's socket, its log in .snakemake/log. None (all
+    cold) unless `warm_starts` is on and the run is local, plans no GPU and has MIN_JOBS jobs.
+    A cluster job must run inside its allocation. A GPU job's start-up hardly counts, and a
+    process must not fork once CUDA may be touched. The server's imports cost about two cold
+    starts."""
     if not (enabled and local and not gpus) or sum(1 for _ in jobs) < MIN_JOBS:
         return None
     return start_server(Path(".snakemake", "log"))
@@ -373,11 +351,9 @@ def start_for_local_jobs(enabled: bool, local: bool, gpus: int, jobs: Iterable[o
 def wait_for_server(path: Path, timeout: float = 60.0) -> bool:
     """Whether the server at `path` accepts jobs within `timeout` seconds (tests, tools)."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists():
-            return True
+    while not path.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    return False
+    return path.exists()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,6 @@
-"""Send a Snakemake job's output, warnings and tracebacks to its `log:` file, and set up the
-job's process the same way for every job (subnormal floats flushed, see `repdist.pipeline.subnormals`; the
-machine it runs on logged, see `repdist.pipeline.machine`; with REPDIST_GUARD_HOST_COPIES=1, a
-torch job runs under `repdist.io.host.host_copies_guarded`, as the test suite runs the DAG). A
-job that runs out of GPU memory ends with one message naming it, what to lower, and its
-checkpoint, which stays as last written (`GpuMemoryError`). A Snakemake job whose work is done
-ends its process at once (`end_finished_job`), sparing the interpreter's teardown."""
+"""Send a Snakemake job's output, warnings and tracebacks to its `log:` file, and set up every
+job's process the same way: subnormals flushed, the machine logged, host copies guarded where
+asked, a GPU slot held, one message when out of GPU memory."""
 
 from __future__ import annotations
 
@@ -27,7 +23,7 @@ from .warm import STARTED_ENV
 
 
 RULE_PREFIX = "rule: "  # a Snakemake job's second log line: its rule and wildcards
-CPU_NOTE = ", CPU "  # the last line: "finished in W s, CPU C s" (C: the process's, start-up included)
+CPU_NOTE = ", CPU "  # last line: "finished in W s, CPU C s" (the process's CPU, start-up too)
 # a job forked warm (pipeline/warm.py): its CPU leaves out the imports it did not repeat
 WARM_NOTE = "started warm: forked from the run's interpreter, its libraries already imported"
 
@@ -41,11 +37,10 @@ def job_log(path: str | os.PathLike[str], gpus: int = 0,
             checkpoint: str | os.PathLike[str] | None = None) -> Iterator[logging.Logger]:
     """Redirect stdout/stderr and Python warnings to `path` for the duration of a job.
 
-    A failing job writes its traceback to the log before re-raising, so `snakemake` points the
-    user at a log that says what went wrong; out of GPU memory, it raises GpuMemoryError saying
-    what to lower and where its `checkpoint` stands. Subnormal floats are flushed to zero first
-    thing. `gpus`: the job's `resources: gpu`; a GPU job holds a slot of the run's GPU pool
-    meanwhile (pipeline.gpu_pool).
+    A failing job writes its traceback to the log before re-raising, so `snakemake` points at a
+    log that says what went wrong; out of GPU memory, it raises GpuMemoryError saying what to
+    lower and where its `checkpoint` stands. `gpus`: the job's `resources: gpu`; a GPU job holds
+    a slot of the run's GPU pool meanwhile.
     """
     flushed = flush_subnormals()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -106,11 +101,6 @@ def _injected() -> object | None:
         else None
 
 
-def snakemake_script_job() -> bool:
-    """This process is a Snakemake `script:` job."""
-    return _injected() is not None
-
-
 def snakemake_job_name() -> str | None:
     """`rule` and its wildcards (`cifar10_train fd=2`), in a Snakemake job; None elsewhere."""
     job = _injected()
@@ -122,14 +112,11 @@ def snakemake_job_name() -> str | None:
 
 
 def end_finished_job() -> None:
-    """End a Snakemake script job whose work is done, now, with status 0: its outputs are
-    written and closed, its log flushed and closed, and `with job_log(...)` is the last
-    statement of every workflow script (tests/test_architecture.py holds it), so all that is
-    left is the interpreter's teardown, which in a process that imported torch costs about a
-    third of its start-up (~0.5 s of CPU, a few seconds a figure of 100 jobs at toy scale).
-    Anywhere else (a test, a user's own call) and in a process holding torch.compile's worker
-    pool, nothing happens here."""
-    if not snakemake_script_job() or "torch._inductor" in sys.modules:
+    """End a Snakemake script job whose work is done, now, with status 0. `with job_log(...)`
+    is the last statement of every workflow script (tests/test_architecture.py), so only the
+    interpreter's teardown is skipped: about 0.5 s of CPU where torch was imported. Outside a
+    script job, or with torch.compile's worker pool, nothing happens."""
+    if _injected() is None or "torch._inductor" in sys.modules:
         return
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         with contextlib.suppress(Exception):
@@ -149,8 +136,7 @@ def _guard(logger: logging.Logger) -> contextlib.AbstractContextManager[None]:
 
 def _out_of_gpu_memory(err: BaseException) -> bool:
     """torch.OutOfMemoryError (torch.cuda.OutOfMemoryError), told without importing torch."""
-    torch = sys.modules.get("torch")
-    oom = getattr(torch, "OutOfMemoryError", None) if torch is not None else None
+    oom = getattr(sys.modules.get("torch"), "OutOfMemoryError", None)
     return oom is not None and isinstance(err, oom)
 
 

@@ -1,9 +1,6 @@
-"""Whether a download the DAG needs can happen from here, asked once the DAG is known.
-
-Called from the Snakefile's `onstart` only when the DAG holds the download job, so offline runs
-of other targets, dry runs, lint and reports are not blocked; a run that needs one that cannot
-happen stops before any job starts, naming the config key to set instead.
-"""
+"""Whether a download the DAG needs can happen from here, asked in the Snakefile's `onstart` only
+when the DAG holds the download job, so offline runs of other targets, dry runs, lint and reports
+are not blocked; a run that needs one that cannot happen stops, naming the config key to set."""
 
 from __future__ import annotations
 
@@ -17,9 +14,7 @@ from .config_errors import need
 Probe = Callable[[str], str | None]
 
 
-def check_cifar_available(
-    config: Mapping[str, Any], probe: Probe | None = None
-) -> None:
+def check_cifar_available(config: Mapping[str, Any], probe: Probe | None = None) -> None:
     """Raise ConfigError when the CIFAR-10 branch would need a download that cannot happen."""
     from ..data.cifar10 import ARCHIVE, FOLDER, missing_files
 
@@ -29,14 +24,11 @@ def check_cifar_available(
     resources = Path(cif["resources"])
     why = _copy_unreachable(missing_files(resources / FOLDER), resources / ARCHIVE, cif["url"],
                             probe)
-    need(
-        why is None,
-        "cifar10.root",
-        f"no CIFAR-10 copy in {resources / FOLDER} and it cannot be downloaded: {why}. "
-        f"Set cifar10.root to a cifar-10-batches-py folder, put {ARCHIVE} into {resources}/, "
-        "or leave the CIFAR experiments out (cifar10.enabled: false; `make run-synthetic`; "
-        "Roeder's Fig. 3 on the digits: roeder.cpc.dataset: digits)",
-    )
+    need(why is None, "cifar10.root",
+         f"no CIFAR-10 copy in {resources / FOLDER} and it cannot be downloaded: {why}. "
+         f"Set cifar10.root to a cifar-10-batches-py folder, put {ARCHIVE} into {resources}/, "
+         "or leave the CIFAR experiments out (cifar10.enabled: false; `make run-synthetic`; "
+         "Roeder's Fig. 3 on the digits: roeder.cpc.dataset: digits)")
 
 
 def _copy_unreachable(missing: list[str], archive: Path, url: str,
@@ -49,8 +41,7 @@ def _copy_unreachable(missing: list[str], archive: Path, url: str,
 
 
 def check_cifar100_available(config: Mapping[str, Any], probe: Probe | None = None) -> None:
-    """Raise ConfigError when the follow-up's CIFAR-100 would need a download that cannot
-    happen (called where the DAG holds its download job)."""
+    """Raise ConfigError when the follow-up's CIFAR-100 needs a download that cannot happen."""
     from ..data.cifar100 import ARCHIVE
 
     c100 = config["logit_distance"]["cifar100"]
@@ -65,8 +56,7 @@ def check_cifar100_available(config: Mapping[str, Any], probe: Probe | None = No
 
 
 def check_imagenet_weights(config: Mapping[str, Any]) -> None:
-    """Raise ConfigError when the CIFAR-100 teachers are to start from ImageNet's weights and
-    the file is not there (called where the DAG holds the teachers' job)."""
+    """Raise ConfigError when the CIFAR-100 teachers need ImageNet's weights and lack the file."""
     from ..models.follow_up_resnet import IMAGENET_V2_FILE, IMAGENET_V2_URL
 
     weights = config["logit_distance"]["cifar100"]["imagenet_weights"]
@@ -84,8 +74,7 @@ def cpc_reads_cifar(config: Mapping[str, Any]) -> bool:
 
 
 def check_authors_available(config: Mapping[str, Any], probe: Probe | None = None) -> None:
-    """Raise ConfigError when the authors' checkpoints would need a download that cannot
-    happen (offline, no copy)."""
+    """Raise ConfigError when the authors' checkpoints need a download that cannot happen."""
     aut = config["authors_models"]
     _need_reachable(aut["url"], "authors_models.root", probe,
                     f"the authors' checkpoints are not in {aut['resources']} and cannot be "
@@ -94,8 +83,7 @@ def check_authors_available(config: Mapping[str, Any], probe: Probe | None = Non
 
 
 def check_authors_cifar_available(config: Mapping[str, Any], probe: Probe | None = None) -> None:
-    """Raise ConfigError when the authors' CIFAR checkpoints would need a download that cannot
-    happen."""
+    """Raise ConfigError when the authors' CIFAR checkpoints need a download that cannot happen."""
     aut = config["authors_models"]
     _need_reachable(aut["cifar_record"], "authors_models.cifar_root", probe,
                     "the authors' CIFAR-10 checkpoints cannot be downloaded from "
@@ -130,9 +118,8 @@ def authors_on(config: Mapping[str, Any]) -> bool:
 
 def check_downloads(config: Mapping[str, Any], needed_rules: Collection[str],
                     probe: Probe | None = None) -> str | None:
-    """Before any job: a needed download that cannot happen (offline, no copy) raises
-    ConfigError naming the key to set; returns a line saying the authors' models are left out
-    when `auto` left them out, else None."""
+    """Raise ConfigError for a needed download that cannot happen; a line saying the authors'
+    models are left out when `auto` left them out, else None."""
     if "cifar10_download" in needed_rules:
         check_cifar_available(config, probe)
     if "authors_download" in needed_rules:

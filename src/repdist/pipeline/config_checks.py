@@ -1,8 +1,5 @@
 """Checks across configuration keys that a JSON schema cannot express, one function a section.
-
-Run by the Snakefile right after schema validation, so an impossible combination stops the
-workflow before any job starts, with a message that names the key.
-"""
+The Snakefile runs them after validation, so an impossible combination stops it before any job."""
 
 from __future__ import annotations
 
@@ -26,8 +23,7 @@ Config = Mapping[str, Any]
 # the files of lm_models/ beside the models' folders (rules/lm.smk)
 LM_MODELS_FILES = ("contexts.npz", "pairs.parquet", "layers.parquet")
 
-# Keys config.yaml no longer holds, and why: a GPU record rejected the option, or none has
-# decided it yet (docs/gpu.md, "Options to be timed"). A config that sets one stops.
+# Keys config.yaml no longer holds, and why (docs/gpu.md, "Options to be timed").
 RECORD = "benchmarks/records/nvidia-h200-2026-11-27"
 UNTIMED = ("no GPU record has decided this option yet, so it is no config key; "
            "make gpu-check times it (docs/gpu.md, \"Options to be timed\")")
@@ -58,8 +54,8 @@ def need_inputs(num_samples: int, m: int, inputs: int, key: str, where: str) -> 
 
 
 def check_removed_keys(config: Config) -> None:
-    """Raise ConfigError naming every key of REMOVED_KEYS that `config` sets, and why. Run
-    before the schema's validation, which would only call such a key unexpected."""
+    """Raise ConfigError naming every key of REMOVED_KEYS that `config` sets, and why; run
+    before validation, which would only call such a key unexpected."""
     found = [(".".join(path), why) for path, why in REMOVED_KEYS.items() if _sets(config, path)]
     if found:
         raise ConfigError("\n".join(f"config key '{key}': {why}; delete the key"
@@ -67,7 +63,6 @@ def check_removed_keys(config: Config) -> None:
 
 
 def _sets(config: Config, path: tuple[str, ...]) -> bool:
-    """Whether `config` holds the key at `path` (sections as nested mappings)."""
     node: Any = config
     for part in path:
         if not isinstance(node, Mapping) or part not in node:
@@ -211,9 +206,8 @@ def check_roeder(config: Config) -> None:
 
 
 def check_roeder_words(config: Config) -> None:
-    """Roeder et al.'s Fig. 1 (roeder.words): f~ and g~ have M + 1 coordinates (the bias
-    folded in), so the vocabulary needs M + 3 words and the held-out contexts d_LLV's
-    candidate sets of M + 2; two different seeds for the figure; a corpus that is there."""
+    """Roeder et al.'s Fig. 1: f~ and g~ have M + 1 coordinates (the bias folded in), so the
+    vocabulary needs M + 3 words and the held-out contexts d_LLV's sets of M + 2."""
     words = config["roeder"]["words"]
     if not words["enabled"]:
         return
@@ -281,8 +275,8 @@ def check_distillation(config: Config) -> None:
 
 
 def check_logit_distance(config: Config) -> None:
-    """The follow-up's spirals (logit_distance:): d_rep's label subsets need K - 1 >= M labels
-    besides a pivot; every split must hold a batch and the M + 1 points m_CCA needs."""
+    """The follow-up's spirals: every split must hold a batch and the M + 1 points m_CCA
+    needs."""
     ld = config["logit_distance"]
     if not ld["enabled"]:
         return
@@ -309,8 +303,7 @@ def check_logit_distance(config: Config) -> None:
 
 
 def check_logit_cifar100(config: Config) -> None:
-    """The follow-up's CIFAR-100 (logit_distance.cifar100): ImageNet's weights are
-    torchvision's ResNet-50 at its width, 64; a narrower teacher starts from scratch."""
+    """The follow-up's CIFAR-100: ImageNet's weights fit only a ResNet-50 of width 64."""
     ld = config["logit_distance"]
     cifar100 = ld["cifar100"]
     if not (ld["enabled"] and cifar100["enabled"]):
@@ -322,8 +315,7 @@ def check_logit_cifar100(config: Config) -> None:
 
 
 def check_lm(config: Config) -> None:
-    """The language models' seeds (lm:): heads that split the width, a vocabulary of at least
-    M + 2 tokens, enough f rows for d_LLV's candidate sets."""
+    """The language models' seeds (lm:)."""
     lm = config["lm"]
     if not lm["enabled"]:
         return
@@ -341,10 +333,8 @@ def check_lm(config: Config) -> None:
 
 
 def check_lm_models(config: Config) -> None:
-    """The outside language models (lm.models): at least two (they are compared in pairs),
-    stand-ins whose heads split the width, no name that is a folder of the branch, paths that
-    are folders (and no revision of a folder), and one tokenizer for all of them (read from
-    their files where they are here: pipeline/lm_model_sources.py), before any job."""
+    """The outside language models (lm.models), their sources and shared tokenizer included
+    (pipeline/lm_model_sources.py)."""
     models = config["lm"].get("models") or {}
     if not models:
         return

@@ -1,6 +1,5 @@
-"""A configuration value that cannot work, said naming its key: the error every start-up check
-raises (config_checks.py, lm_model_sources.py, availability.py). A leaf module: it imports
-nothing of the package, so any check can import it."""
+"""The error every start-up check raises. A leaf module: it imports nothing of the package, so
+any check can import it."""
 
 from __future__ import annotations
 

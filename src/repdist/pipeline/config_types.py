@@ -1,9 +1,8 @@
 """Whole numbers written as floats: JSON Schema's "integer" accepts 3.0, but widths, seeds, class
-counts and steps name files (`w3.0_g0_f0` is not the file a rule makes) and count loops. After
-validation, every integral float where the schema asks for an integer becomes an int.
+counts and steps name files (`w3.0_g0_f0` is not the file a rule makes) and count loops.
 
-And YAML's bare `null` key: YAML reads `null:` as no key (None), so the config's `"null"`
-section written bare in an overlay arrives under None; before validation it is put back."""
+And YAML's bare `null` key: YAML reads `null:` as None, so the config's `"null"` section written
+bare in an overlay arrives under None."""
 
 from __future__ import annotations
 
@@ -58,7 +57,7 @@ def whole_numbers_as_int(config: dict[str, Any], schema_path: str | os.PathLike[
 
 def named_null_section(config: dict[Any, Any]) -> None:
     """Move a section YAML read under the key None (a bare `null:`) to "null", over the quoted
-    one's values, in place."""
+    one's values, in place, before validation."""
     if None in config:
         bare = config.pop(None)
         config["null"] = {**config.get("null", {}), **(bare or {})}

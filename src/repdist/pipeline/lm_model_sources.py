@@ -1,12 +1,9 @@
 """The outside language models of `lm.models`, as the DAG sees them before any job: where each
-one's files are (a folder, the Hugging Face cache, a stand-in this run makes, or nowhere yet),
-whether the models share a tokenizer, and whether a hub model can be had from here.
+one's files are, whether the models share a tokenizer, and whether a hub model can be had here.
 
-Nothing here imports torch or transformers: the tokenizers are compared by the digest of the
-files that define them (io/hub.py::tokenizer_digest, the one the jobs record), read from the
-folder or the cache, in milliseconds. A model whose files are not here yet (a hub id not
-cached, while the hub is reachable) is compared when its extraction job loads its tokenizer
-(experiments/lm/extraction.py::check_same_vocabulary).
+Nothing here imports torch or transformers: tokenizers are compared by the digest of their files
+(io/hub.py::tokenizer_digest), in milliseconds. A model whose files are not here yet is compared
+when its extraction job loads its tokenizer (experiments/lm/extraction.py::check_same_vocabulary).
 """
 
 from __future__ import annotations
@@ -72,9 +69,8 @@ def model_file(entry: LMModel, filename: str) -> Path | None:
 
 
 def tokenizer_identity(entry: LMModel) -> str | None:
-    """The model's tokenizer's digest (io/hub.py::tokenizer_digest, the one its jobs compute),
-    from its own tokenizer's files or the model's; None when they are not here yet. Stand-ins
-    share one tokenizer, made later (STANDIN_TOKENIZER)."""
+    """The digest of the model's tokenizer (its own tokenizer's files or the model's); None
+    when they are not here yet. Stand-ins share STANDIN_TOKENIZER, made later."""
     if entry.standin is not None:
         return STANDIN_TOKENIZER
     if entry.tokenizer:
@@ -83,9 +79,8 @@ def tokenizer_identity(entry: LMModel) -> str | None:
 
 
 def check_shared_tokenizer(entries: Sequence[LMModel]) -> None:
-    """ConfigError when models that are compared together have different tokenizers (different
-    contexts and labels): naming each group of models that share one. Models whose tokenizer
-    files are not here yet are left to their extraction job."""
+    """ConfigError, naming each group that shares one, when the models have different
+    tokenizers (different contexts and labels). Models whose files are not here are skipped."""
     groups: dict[str, list[str]] = {}
     for entry in entries:
         digest = tokenizer_identity(entry)
@@ -100,11 +95,8 @@ def check_shared_tokenizer(entries: Sequence[LMModel]) -> None:
 
 
 def check_sources(entries: Sequence[LMModel], section: str = "lm.models") -> None:
-    """Before any job, whether the hub is reachable or not (`section`: the config key the
-    entries are named under): a path (io/hub.py::path_shaped:
-    absolute, ~, ./, ../, or a separator no hub id has) where no folder is, as `model:` or
-    `tokenizer:`, is refused; so is a `revision:` of a folder (a folder holds one set of
-    weights: from_pretrained ignores the revision, which would be recorded as if used)."""
+    """ConfigError for a `model:` or `tokenizer:` that is a path (io/hub.py::path_shaped) where
+    no folder is, or a `revision:` of a folder; `section`: the entries' config key."""
     for entry in entries:
         for key, value in (("model", entry.model), ("tokenizer", entry.tokenizer)):
             need(value is None or not path_shaped(value) or Path(value).expanduser().is_dir(),
@@ -123,17 +115,16 @@ Probe = Callable[[str], str | None]
 
 
 def hub_unreachable(probe: Probe | None = None) -> str | None:
-    """Why the hub cannot be reached from here (HF_HUB_OFFLINE set, or no connection by
-    `probe`, default io.download.unreachable); None when it can."""
+    """Why the hub cannot be reached from here (HF_HUB_OFFLINE, or `probe` finds no
+    connection); None when it can."""
     if hub_offline():
         return "HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set"
     return (probe or unreachable)(HUB_URL)
 
 
 def check_lm_models_available(entries: Sequence[LMModel], probe: Probe | None = None) -> None:
-    """Before any job: a hub model that is neither a folder nor in the cache, while the hub
-    cannot be reached (HF_HUB_OFFLINE, or no connection), stops the run naming it and the way
-    out, as a missing CIFAR-10 does."""
+    """ConfigError naming each hub model that is neither a folder nor cached, while the hub
+    cannot be reached, and the way out."""
     missing = [e for e in entries if e.on_hub and model_file(e, "config.json") is None]
     if not missing:
         return

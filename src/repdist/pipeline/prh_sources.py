@@ -1,9 +1,6 @@
 """The Platonic Representation Hypothesis' study (`prh:`) as the DAG sees it before any job: its
-models (a hub id or folder at a revision, or a stand-in made here), its pairs (a hub dataset,
-a folder, or a stand-in), the checks of its keys, and, at start-up, whether what the run must
-read can be had from here (the models and the dataset in a folder or the Hugging Face cache,
-or the hub reachable). Nothing here imports torch or transformers.
-"""
+models, its pairs, the checks of its keys, and whether what the run reads can be had from here.
+Nothing here imports torch or transformers."""
 
 from __future__ import annotations
 
@@ -58,11 +55,7 @@ def pairs_standin(config: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def check_prh(config: Mapping[str, Any]) -> None:
-    """The study's keys: both sides named (or neither), paths that are folders and no revision
-    of a folder (lm_model_sources.check_sources), stand-ins whose heads split the width and
-    whose patches tile the image, a
-    folder of pairs that is there, and k below the number of pairs of a stand-in set. No `prh`
-    section is the study left out, as naming neither side."""
+    """The study's keys; no `prh` section leaves the study out, as naming neither side does."""
     prh = config.get("prh") or {}
     empty = [m for m in MODALITIES if not prh.get(m)]
     if len(empty) == 1:
@@ -107,9 +100,8 @@ def dataset_cached(repo: str, revision: str | None) -> bool:
 
 def check_prh_available(config: Mapping[str, Any], needed: Sequence[str],
                         probe: Probe | None = None) -> None:
-    """Before any job: the hub models among `needed` (names of models to extract) and the hub
-    dataset that are neither folders nor cached, while the hub cannot be reached, stop the run
-    naming each and the `hf download` line that fetches it."""
+    """ConfigError naming the `hf download` of each hub model among `needed` (names) and of the
+    dataset that is neither a folder nor cached, while the hub cannot be reached."""
     if not study_on(config):
         return
     models = [e.source for e in study_entries(config) if e.name in needed]

@@ -6,12 +6,9 @@ import os
 
 
 def prepend_pythonpath(src: str) -> None:
-    """Put the package's source folder first on PYTHONPATH for every job this workflow starts.
-
-    Jobs inherit the environment (locally, in per-rule conda envs, and on cluster nodes, where
-    the Snakefile is evaluated again), so `import repdist` works without a pip install into
-    each env.
-    """
+    """Put the package's source folder first on PYTHONPATH for every job this workflow starts:
+    jobs inherit it (in conda envs and on cluster nodes too), so `import repdist` needs no pip
+    install into each env."""
     current = os.environ.get("PYTHONPATH", "")
     parts = [p for p in current.split(os.pathsep) if p and p != src]
     os.environ["PYTHONPATH"] = os.pathsep.join([src, *parts])

@@ -1,11 +1,7 @@
-"""`make run`: the whole workflow where a GPU is at hand, else what this machine finishes.
-
-With a GPU here, or a SLURM profile whose partitions offer GPUs, `make run` runs everything at
-paper scale. Without one it runs what a CPU finishes at paper scale: `make run-synthetic`'s
-overlay (every figure that needs neither CIFAR-10 nor a GPU's training), plus the authors'
-checkpoints where a copy can be had. It says, first and last, what it left for a GPU, how long
-that would take here, and the command that runs it anyway (`make run ALL=1`).
-"""
+"""`make run`: the whole workflow at paper scale where a GPU is at hand (here, or in a SLURM
+profile's partitions), else what a CPU finishes: `make run-synthetic`'s overlay, plus the
+authors' CIFAR checkpoints where local copies are. It says, first and last, what it left for a
+GPU, how long that would take here, and how to run it anyway (`make run ALL=1`)."""
 
 from __future__ import annotations
 
@@ -22,16 +18,14 @@ from .gpu_plan import cuda_present
 
 CPU_OVERLAY = "config.synthetic.yaml"
 RUN_RECORD = Path("results/.run-configfiles")  # what `make report` reads to describe the run
-# The CIFAR-10 half at paper scale on a CPU: 30 ResNet-18s (3 widths M x 10 seeds) of 20,319
-# steps at about 0.85 s a step on 2 cores (the runtime estimate of rules/helpers/cifar.smk):
-# about 6 days on 2 cores, 12 core-days; it scales with the cores.
+# 30 ResNet-18s of 20,319 steps at about 0.85 s a step on 2 cores (rules/helpers/cifar.smk)
 CIFAR_CORE_DAYS = 12.0
 LEFT_FOR_A_GPU = (
     "CIFAR-10: 30 ResNet-18s, M = 2, 3, 5 x 10 seeds (Figs. 3 left and 5, App. F.4-F.5)",
     "the follow-up's five spirals teachers (one teacher here) and Roeder et al.'s studies at "
     "their full scale (here at a scale for a CPU)",
 )
-AUTHORS_CIFAR = "authors_cifar_theirs"  # their CIFAR-10 models drawn: no training, ~2.7 h on 2 cores
+AUTHORS_CIFAR = "authors_cifar_theirs"  # their CIFAR-10 models drawn: ~2.7 h on 2 cores
 AUTHORS_CIFAR_LEFT = ("the authors' CIFAR-10 checkpoints (App. F.5): drawn here too once "
                       "cifar10.root and authors_models.cifar_root name local copies")
 
@@ -74,7 +68,6 @@ def plan(profile: str | Path, overlays: Sequence[str], everything: bool = False,
 
 
 def _merged(overlays: Sequence[str]) -> dict:
-    """config.yaml with the overlays laid over it, key by key."""
     def merge(base: dict, top: dict) -> dict:
         return {**base, **{k: merge(base[k], v) if isinstance(v, dict)
                            and isinstance(base.get(k), dict) else v for k, v in top.items()}}

@@ -1,11 +1,7 @@
-"""The run's GPU plan, made once in the head when the DAG is built (rules/common.smk calls
-`plan_gpus`), without torch, on a machine that may have no GPU (a SLURM login node).
-
-It says whether the training jobs run where there are GPUs, how many GPU jobs Snakemake runs at once
-(its `gpu` resource), and the pool of GPUs a local run's GPU jobs share (pipeline.gpu_pool). A run
-that declares `gpu` is planned as declared; an undeclared run asks this machine (`plan_gpus`). The
-probes of this machine's GPUs (the NVIDIA driver's files, CUDA_VISIBLE_DEVICES; no torch) live here
-too; a running job asks torch instead (training/devices.py::resolve_device)."""
+"""The run's GPU plan, made once in the head when the DAG is built, without torch, on a machine
+that may have no GPU (a SLURM login node): whether the training jobs run where there are GPUs, how
+many GPU jobs Snakemake runs at once (its `gpu` resource), and the pool of GPUs a local run's GPU
+jobs share. A running job asks torch instead (training/devices.py::resolve_device)."""
 
 from __future__ import annotations
 
@@ -44,16 +40,15 @@ def visible_gpus() -> list[str]:
 
 def gpus_planned(declared: int | None, present: bool | None = None) -> bool:
     """Whether the training jobs run where there are GPUs: as the run declares (`declared`,
-    its `gpu` resource; 0 turns GPUs off), else as this machine has (`present`; None asks it;
-    see plan_gpus)."""
+    its `gpu` resource; 0 turns GPUs off), else as this machine has (`present`; None asks it)."""
     if declared is not None:
         return declared > 0
     return cuda_present() if present is None else present
 
 
 def uses_gpu(requested: str, gpus: bool | None = None) -> bool:
-    """Whether a job configured with `requested` will train on a GPU: its `resources: gpu`.
-    `gpus`: whether its machine has GPUs (gpus_planned); None asks this machine."""
+    """Whether a job configured with `requested` trains on a GPU (its `resources: gpu`), where
+    `gpus` says whether its machine has GPUs; None asks this machine."""
     if requested not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {requested!r}")
     has_gpus = cuda_present() if gpus is None else gpus
@@ -74,8 +69,7 @@ class GpuPlan:
     note: str | None = None
 
     def uses_gpu(self, device: str) -> bool:
-        """Whether a job configured with `device` (auto | cpu | cuda) trains on a GPU: its
-        `resources: gpu`."""
+        """Whether a job configured with `device` (auto | cpu | cuda) trains on a GPU."""
         return uses_gpu(device, self.gpus)
 
     def export(self) -> list[str]:

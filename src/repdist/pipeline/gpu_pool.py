@@ -1,10 +1,8 @@
 """One GPU slot for each GPU job on a workstation of one or several GPUs.
 
 Snakemake counts GPU jobs (the `gpu` resource) but does not say which GPU a job gets: every job
-would see all of them and start on GPU 0. So the head exports the run's pool of GPUs
-(`export_pool`), and each GPU job takes one free slot of it for its lifetime (`gpu_slot`). The job
-then sets CUDA_VISIBLE_DEVICES to the slot's GPU before CUDA starts. On SLURM the scheduler binds
-GPUs itself (gres, one per job), so jobs there leave the pool alone."""
+would start on GPU 0. So the head exports the run's pool of GPUs, and each GPU job holds one free
+slot of it. On SLURM the scheduler binds GPUs itself (gres), so jobs there leave the pool alone."""
 
 from __future__ import annotations
 
@@ -30,12 +28,9 @@ def pool_ids(declared: int | None, visible: list[str], slots_per_gpu: int = 1) -
     return visible if declared is None else visible[:-(-declared // slots_per_gpu)]
 
 
-# The pool: the GPUs that hold the run's GPU jobs, all it sees when undeclared (pipeline.gpu_plan
-# decides), with its slots per GPU (config `gpu_slots_per_gpu`, 1 by default: one job per GPU).
-# Snakemake never runs more GPU jobs at once than the run declares.
 def export_pool(ids: list[str], slots_per_gpu: int = 1) -> list[str]:
-    """In the head: the run's pool (pool_ids) and its slots per GPU into the environment its
-    local jobs inherit."""
+    """In the head: the run's pool (pool_ids) and its slots per GPU (config `gpu_slots_per_gpu`)
+    into the environment its local jobs inherit."""
     if ids:
         os.environ[POOL_ENV] = ",".join(ids)
         os.environ[PER_GPU_ENV] = str(slots_per_gpu)
@@ -61,7 +56,7 @@ def slot_file(folder: Path, gpu: str, slot: int) -> Path:
 
 def _claim(pool: list[str], folder: Path, slots_per_gpu: int = 1):
     """(gpu, slot, open lock file) for the first slot of `pool` no other process holds (every
-    GPU's first slot, then every GPU's second, ...), or None."""
+    GPU's first slot, then every GPU's second, ...: jobs spread over the GPUs first), or None."""
     for slot in range(slots_per_gpu):
         for gpu in pool:
             fh = open(slot_file(folder, gpu, slot), "a+")  # noqa: SIM115
@@ -79,10 +74,8 @@ def slots_per_gpu() -> int:
     return max(1, int(os.environ.get(PER_GPU_ENV) or 1))
 
 
-# A slot is held by an exclusive lock on a file per slot, shared by every run on the machine. Slots
-# are taken GPU by GPU before a GPU's second slot, so jobs spread over the GPUs first; a GPU never
-# holds more jobs than its slots. The lock goes with the process, however it ends (SIGKILL
-# included).
+# A slot is an exclusive lock on a file, shared by every run on the machine; it goes with the
+# process, however it ends (SIGKILL included).
 @contextlib.contextmanager
 def gpu_slot(logger: logging.Logger, poll_s: float = 0.5,
              say_every_s: float = 60.0) -> Iterator[str | None]:
@@ -96,9 +89,8 @@ def gpu_slot(logger: logging.Logger, poll_s: float = 0.5,
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():
         raise RuntimeError("gpu_slot: CUDA was started before a GPU was chosen for this job")
-    folder, since = slots_folder(), time.monotonic()
-    said = since
-    per_gpu = slots_per_gpu()
+    folder, per_gpu = slots_folder(), slots_per_gpu()
+    said = since = time.monotonic()
     while (claimed := _claim(pool, folder, per_gpu)) is None:
         if time.monotonic() - said >= say_every_s:
             said = time.monotonic()

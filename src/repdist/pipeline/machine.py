@@ -1,9 +1,7 @@
-"""What machine a job ran on, in one line for its log.
+"""What machine a job ran on, in one line for its log (`repdist job-times` gathers them).
 
-The same code trains at speeds that differ by a third between two virtual machines with the
-same name and core count (their host CPUs differ), so a job's time means little without the CPU
-it ran on. Every job logs this line; `repdist job-times` gathers them beside the job times.
-No torch: `job_log` runs it in every job, light ones included.
+Two virtual machines of the same name and core count train at speeds a third apart (their host
+CPUs differ), so a job's time means little without its CPU. No torch: every job logs this line.
 """
 
 from __future__ import annotations

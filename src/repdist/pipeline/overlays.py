@@ -1,10 +1,6 @@
 """Branches that follow an overlay: a user who narrows the synthetic grid (fewer class counts,
 widths or seeds) or shortens training should not have to switch off the branches built on it.
-
-`adapt_to_overlays` fits them, in place, to what the run trains, before the config checks. It
-returns one line per change for the log. Each branch's rule is at the function that applies it:
-width figures, the authors' models, training dynamics, distillation, Roeder's Fig. 2c and `models:`
-groups."""
+Each branch's rule is at the function that applies it."""
 
 from __future__ import annotations
 
@@ -17,7 +13,8 @@ Config = dict[str, Any]
 
 
 def adapt_to_overlays(config: Config) -> list[str]:
-    """Fit the dependent branches to the synthetic grid and training of `config` (in place)."""
+    """Fit the dependent branches to the synthetic grid and training of `config`, in place,
+    before the config checks; one line per change for the log."""
     notes = (_width_figures(config) + _authors(config) + _dynamics(config)
              + _distillation(config) + _roeder(config))
     _models_under_outdir(config)

@@ -1,9 +1,7 @@
-"""One run per results folder. Snakemake's own lock only stops runs whose files overlap, and only
-within one working directory: two runs with the same `outdir` and different targets (or started
-from two folders) would write side by side. The head process of a run holds an exclusive lock
-on `<outdir>/.repdist-run.lock` (flock: the system releases it when the process ends, however it
-ends, so a killed run never leaves a stale lock) and a second run stops at once, naming the
-first. Jobs that Snakemake spawns (cluster jobs) do not take it: they run with --no-hooks."""
+"""One run per results folder. Snakemake's own lock only stops runs whose files overlap, within
+one working directory. A run's head holds a flock on `<outdir>/.repdist-run.lock`, released
+however the process ends, so a killed run leaves no stale lock. Cluster jobs run with --no-hooks
+and do not take it."""
 
 from __future__ import annotations
 

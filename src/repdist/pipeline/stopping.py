@@ -1,14 +1,9 @@
-"""Stopping a run: SIGTERM and SIGINT both cancel the run's jobs, and the head exits in bounded
-time.
-SIGTERM comes from a login session ending, `timeout` or `kill`; SIGINT from Ctrl-C. A rerun then
-resumes.
+"""Stopping a run: SIGTERM (a session ending, `timeout`, `kill`) and SIGINT (Ctrl-C) both cancel
+the run's jobs, and the head exits in bounded time; a rerun then resumes.
 
-This is ours and not Snakemake's: its own handling can deadlock on SIGTERM, and waits on running
-jobs (the reasons are at `stop_on_signals`). So the head process (Snakefile `onstart`, never cluster
-jobs, which run with --no-hooks) takes both signals. The first cancels the jobs through Snakemake's
-own cancel path; later ones are noted and ignored. A watchdog ends the process `grace_s` after the
-first signal if Snakemake has not finished by then, releasing Snakemake's directory lock first, so
-the rerun needs no --unlock."""
+The head (Snakefile `onstart`; cluster jobs run with --no-hooks) takes both signals. The first
+cancels the jobs; later ones are noted and ignored. A watchdog ends the process `grace_s` after the
+first signal, releasing Snakemake's directory lock first, so the rerun needs no --unlock."""
 
 from __future__ import annotations
 
@@ -25,33 +20,24 @@ STOPPING_NOTE = " received: cancelling the running jobs and stopping"  # in the 
 STOP_GRACE_S = 45.0  # the jobs are cancelled within seconds; this bounds the status thread's sleep
 
 
-# Why this is ours and not Snakemake's (9.27.1, SLURM plugin 2.8.0, the newest on PyPI; no report in
-# either tracker): Snakemake's SIGTERM handler takes the scheduler's lock, a plain `threading.Lock`,
-# inside the main thread. A SIGTERM that lands while the main thread holds that lock (it does while
-# it finishes jobs and selects new ones) waits for itself forever. The executor's status thread,
-# which needs the same lock to report a finished job, waits behind it: the deadlock seen under
-# `timeout make test-slurm`. When the handler does get the lock, SIGTERM still means "finish every
-# running job first", on a cluster hours of jobs. SIGINT takes another path (KeyboardInterrupt:
-# Snakemake cancels the jobs, `scancel` on SLURM), which works, except that the executor's status
-# thread is then joined while it sleeps between `sacct` polls, up to 180 s.
+# Why not Snakemake's own handling (9.27.1, SLURM plugin 2.8.0): its SIGTERM handler takes the
+# scheduler's plain `threading.Lock` in the main thread. A SIGTERM landing while the main thread
+# holds it waits for itself forever, with the status thread behind it (seen under `timeout make
+# test-slurm`). Otherwise SIGTERM still finishes every running job first: hours on a cluster.
+# SIGINT (KeyboardInterrupt, `scancel` on SLURM) works, but then joins the status thread while it
+# sleeps between `sacct` polls, up to 180 s. A local run's cancel path waits for its jobs, which a
+# signal to the head alone never reaches.
 #
-# A local run has the opposite gap: its cancel path waits for the running jobs to finish. Ctrl-C in
-# a terminal reaches them too (the terminal signals the whole foreground process group), but a
-# signal to the head alone does not.
-#
-# So the first signal sends SIGTERM to the head's descendants (a local run's jobs; on a cluster only
-# short-lived sbatch/sacct calls) and raises KeyboardInterrupt (Snakemake's own cancel path,
-# `scancel` on SLURM; safe wherever the main thread is, since `with lock:` blocks release on the way
-# out).
+# So the first signal sends SIGTERM to the head's descendants and raises KeyboardInterrupt: safe
+# wherever the main thread is, since `with lock:` blocks release on the way out.
 def stop_on_signals(
     release: Callable[[], None],
     *,
     grace_s: float = STOP_GRACE_S,
     log: Callable[[str], None] = print,
 ) -> None:
-    """Make SIGTERM and SIGINT cancel the run (KeyboardInterrupt) and bound the exit by `grace_s`.
-
-    `release` is called before a forced exit (the head passes Snakemake's unlock)."""
+    """Make SIGTERM and SIGINT cancel the run (KeyboardInterrupt) and bound the exit by
+    `grace_s`; `release` (Snakemake's unlock) is called before a forced exit."""
     stopping: list[int] = []
 
     def handler(signum: int, _frame: FrameType | None) -> None:

@@ -1,12 +1,10 @@
 """Flush subnormal floats to zero in a job's process.
 
 Confident models (few classes, unnormalised lengths) push activations and gradients below
-float32's smallest normal number (1.2e-38). On Intel CPUs every arithmetic operation on such a
-subnormal value takes a microcode slow path: a confident model's job slows down late in
-training (benchmarks/subnormals.py measures it). Setting the CPU's flush-to-zero and denormals-are-zero bits
-(x86 MXCSR FTZ|DAZ) makes those values exact zeros instead; they are 1e-38 below anything the
-measures look at. The bits are per thread; threads created afterwards (torch's and BLAS's
-pools) inherit them, so jobs set them first thing.
+float32's smallest normal number (1.2e-38). On Intel CPUs each operation on such a value takes a
+microcode slow path, slowing training late (benchmarks/subnormals.py). The x86 MXCSR FTZ|DAZ bits
+make them exact zeros, 1e-38 below anything the measures look at. The bits are per thread and
+inherited by threads created afterwards (torch's and BLAS's pools), so jobs set them first.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The DAG's training jobs, named once: the rule files put a training job's log where
-`training_log` says, and `repdist progress` looks for training jobs there, so a new training
-rule is watched as soon as it logs through this function; the files each trained model leaves,
-the synthetic jobs' model settings, priorities and runtimes (rules/common.smk uses them)."""
+"""The DAG's training jobs, named once: their logs (where `repdist progress` looks), the files
+each trained model leaves, and the synthetic jobs' settings, priorities and runtimes."""
 
 from __future__ import annotations
 
@@ -10,17 +8,11 @@ from pathlib import Path
 from typing import Any
 
 # The files every model leaves (experiments/outputs.py writes them), by the key rules name them.
-MODEL_TABLES = {
-    "embeddings": "embeddings.parquet",
-    "unembeddings": "unembeddings.parquet",
-    "metrics": "metrics.json",
-}
-CIFAR_MODEL_TABLES = {
-    "embeddings_test": "embeddings_test.parquet",
-    "embeddings_train": "embeddings_train.parquet",
-    "unembeddings": "unembeddings.parquet",
-    "metrics": "metrics.json",
-}
+MODEL_TABLES = {"embeddings": "embeddings.parquet", "unembeddings": "unembeddings.parquet",
+                "metrics": "metrics.json"}
+CIFAR_MODEL_TABLES = {"embeddings_test": "embeddings_test.parquet",
+                      "embeddings_train": "embeddings_train.parquet",
+                      "unembeddings": "unembeddings.parquet", "metrics": "metrics.json"}
 
 # logs/<kind>/<job>.log: a kind per training rule family (a family's rules share the folder:
 # synthetic_train and synthetic_train_variants, cifar10_train and cifar10_train_seeds)
@@ -76,11 +68,10 @@ def training_priority(width: int | str, n_configs: int = 1) -> int:
 
 def job_minutes(reference: float, ratios: Sequence[float] = (), floor: int = 0,
                 margin: float = 0.0, times: int = 1) -> int:
-    """The one runtime estimate every rule's `resources: runtime` comes from: `reference`
-    minutes for the job as measured at a reference size, times each of `ratios` (this job's
-    size over the reference's, in order: seeds, steps, width squared...), plus `margin`, whole
-    minutes, at least `floor`; times `times` (the attempt: a job resubmitted after its
-    cluster time limit, profile `retries:`, gets longer and resumes from its checkpoint)."""
+    """The one runtime estimate of every rule's `resources: runtime`: `reference` minutes as
+    measured at a reference size, times each of `ratios` (this job's size over the reference's),
+    plus `margin`, whole minutes, at least `floor`; times `times` (the attempt: a job resubmitted
+    after its cluster time limit gets longer and resumes from its checkpoint)."""
     minutes = reference
     for ratio in ratios:
         minutes = minutes * ratio

@@ -1,7 +1,5 @@
 """`python -m repdist ...`: the command line (repdist.cli)."""
 
-import sys
-
 from .cli import main
 
-sys.exit(main())
+raise SystemExit(main())

@@ -1,2 +1,1 @@
-"""What runs the DAG around the science: config checks, download availability, the job log,
-the process environment, the machine line, subnormal flushing, the training jobs' names."""
+"""What runs the DAG around the science: config checks, downloads, job logs, GPUs, warm starts."""

@@ -33,8 +33,7 @@ def check_cifar_available(config: Mapping[str, Any], probe: Probe | None = None)
 
 def _copy_unreachable(missing: list[str], archive: Path, url: str,
                       probe: Probe | None) -> str | None:
-    """Why a data set whose folder lacks `missing` can be neither extracted from `archive` nor
-    downloaded from `url`; None where it can (or lacks nothing)."""
+    """Why the lacking `missing` files come neither from `archive` nor `url`; None if they can."""
     if not missing or archive.exists():
         return None
     return (probe or unreachable)(url)
@@ -67,8 +66,7 @@ def check_imagenet_weights(config: Mapping[str, Any]) -> None:
 
 
 def cpc_reads_cifar(config: Mapping[str, Any]) -> bool:
-    """Whether Roeder et al.'s Fig. 3 (roeder.cpc) runs, on CIFAR-10 (whatever
-    cifar10.enabled says: its copy is the pipeline's)."""
+    """Whether Roeder's Fig. 3 runs on CIFAR-10, which needs its copy whatever cifar10.enabled."""
     roe = config["roeder"]
     return bool(roe["enabled"] and roe["cpc"]["enabled"] and roe["cpc"]["dataset"] == "cifar10")
 
@@ -98,8 +96,7 @@ def _need_reachable(url: str, key: str, probe: Probe | None, what: str, folder: 
 
 
 def authors_available_locally(config: Mapping[str, Any]) -> bool:
-    """The authors' models need no download: a stand-in, a configured folder, or a finished
-    download."""
+    """The authors' models need no download: a stand-in, a folder, or a finished download."""
     from ..models.authors import CHECKSUMS, read_checksums
 
     aut = config["authors_models"]
@@ -118,8 +115,8 @@ def authors_on(config: Mapping[str, Any]) -> bool:
 
 def check_downloads(config: Mapping[str, Any], needed_rules: Collection[str],
                     probe: Probe | None = None) -> str | None:
-    """Raise ConfigError for a needed download that cannot happen; a line saying the authors'
-    models are left out when `auto` left them out, else None."""
+    """Raise ConfigError for a needed download that cannot happen; a note if `auto` left out the
+    authors' models."""
     if "cifar10_download" in needed_rules:
         check_cifar_available(config, probe)
     if "authors_download" in needed_rules:

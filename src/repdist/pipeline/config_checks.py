@@ -42,8 +42,7 @@ REMOVED_KEYS = {
 
 
 def need_labels(k: int, m: int, key: str, why: str = "") -> None:
-    """m_SVD of the embeddings needs K - 2 >= M labels besides the pivot and the left-out one
-    (paper Def. 4.6)."""
+    """m_SVD needs K - 2 >= M labels besides the pivot and the left-out one (paper Def. 4.6)."""
     need(k - 2 >= m, key, f"d_SVD needs K-2 >= M = {m} labels{why}, got K = {k}")
 
 
@@ -227,8 +226,7 @@ def check_roeder_words(config: Config) -> None:
     corpus = words["corpus"]
     need(corpus == "stdlib" or Path(corpus).expanduser().is_file(), "roeder.words.corpus",
          f"{corpus!r} is neither 'stdlib' nor a text file")
-# the images Roeder et al.'s Fig. 3 can use: (height, width) and how many there are (CIFAR-10:
-# training images and test batch; the digits: all of them, the test set drawn from them)
+# Roeder et al.'s Fig. 3 images: (height, width), training pool, test set (0: drawn from the pool)
 CPC_IMAGES = {"cifar10": ((32, 32), CIFAR_TRAIN_IMAGES, CIFAR_TEST_IMAGES),
               "digits": ((8, 8), DIGITS_IMAGES, 0)}
 
@@ -275,8 +273,7 @@ def check_distillation(config: Config) -> None:
 
 
 def check_logit_distance(config: Config) -> None:
-    """The follow-up's spirals: every split must hold a batch and the M + 1 points m_CCA
-    needs."""
+    """The follow-up's spirals: each split must hold a batch and the M + 1 points m_CCA needs."""
     ld = config["logit_distance"]
     if not ld["enabled"]:
         return
@@ -333,8 +330,7 @@ def check_lm(config: Config) -> None:
 
 
 def check_lm_models(config: Config) -> None:
-    """The outside language models (lm.models), their sources and shared tokenizer included
-    (pipeline/lm_model_sources.py)."""
+    """The outside language models (lm.models), their sources and tokenizer included."""
     models = config["lm"].get("models") or {}
     if not models:
         return
@@ -342,12 +338,10 @@ def check_lm_models(config: Config) -> None:
          f"models are compared in pairs: name at least two, got {len(models)} ({list(models)})")
     taken = sorted(set(models) & set(LM_MODELS_FILES))
     need(not taken, "lm.models", f"{taken} name(s) files of lm_models/: choose other names")
-
     for name, entry in models.items():
         spec = StandinSpec(**entry["standin"]) if entry.get("standin") else None
         need(spec is None or spec.width % spec.heads == 0, f"lm.models.{name}.standin.heads",
              f"must divide the stand-in's width {spec and spec.width}, got {spec and spec.heads}")
-
     entries = lm_models(config)
     check_sources(entries)
     check_shared_tokenizer(entries)

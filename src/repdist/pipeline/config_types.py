@@ -1,8 +1,6 @@
 """Whole numbers written as floats: JSON Schema's "integer" accepts 3.0, but widths, seeds, class
-counts and steps name files (`w3.0_g0_f0` is not the file a rule makes) and count loops.
-
-And YAML's bare `null` key: YAML reads `null:` as None, so the config's `"null"` section written
-bare in an overlay arrives under None."""
+counts and steps name files (`w3.0_g0_f0` is not the file a rule makes) and count loops. And
+YAML's bare `null` key: YAML reads `null:` as None, so a bare `null:` section arrives under None."""
 
 from __future__ import annotations
 
@@ -23,9 +21,8 @@ def _resolve(node: Mapping[str, Any], schema: Mapping[str, Any]) -> Mapping[str,
 
 def _wants_integer(node: Mapping[str, Any]) -> bool:
     kinds = node.get("type")
-    if kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds):
-        return True
-    return any(_wants_integer(alt) for alt in node.get("oneOf", []) + node.get("anyOf", []))
+    return kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds) or any(
+        _wants_integer(alt) for alt in node.get("oneOf", []) + node.get("anyOf", []))
 
 
 def integral_floats_to_int(value: Any, node: Mapping[str, Any],
@@ -56,8 +53,7 @@ def whole_numbers_as_int(config: dict[str, Any], schema_path: str | os.PathLike[
 
 
 def named_null_section(config: dict[Any, Any]) -> None:
-    """Move a section YAML read under the key None (a bare `null:`) to "null", over the quoted
-    one's values, in place, before validation."""
+    """Before validation, move a section under the key None to "null", over its values."""
     if None in config:
         bare = config.pop(None)
         config["null"] = {**config.get("null", {}), **(bare or {})}

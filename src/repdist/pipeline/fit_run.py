@@ -39,9 +39,6 @@ class RunPlan:
     why: str = ""
     also: tuple[str, ...] = ()  # targets of a second run on the user's own config files
 
-    def days_left(self, cores: int) -> float:
-        return CIFAR_CORE_DAYS / max(1, cores) if self.left else 0.0
-
 
 def profile_has_gpus(profile: str | Path) -> bool:
     """A profile's SLURM partitions offer GPUs (partitions.yaml: max_gpu > 0 in one)."""
@@ -95,14 +92,13 @@ def describe(run: RunPlan, cores: int) -> list[str]:
     return [f"make run: {run.why}, so this runs what {cores} CPU cores finish at paper scale "
             f"(--configfile {' '.join(run.configfiles)}).{also}",
             "Left for a GPU:", *(f"  - {item}" for item in run.left),
-            f"Here that would take about {run.days_left(cores):.0f} days on {cores} cores. "
-            "To run it anyway: make run ALL=1"]
+            f"Here that would take about {CIFAR_CORE_DAYS / max(1, cores):.0f} days on {cores} "
+            "cores. To run it anyway: make run ALL=1"]
 
 
 def snakemake_command(configfiles: Sequence[str], profile: str, cores: int,
                       targets: Sequence[str] = ()) -> list[str]:
-    """Snakemake through this interpreter; targets go before --configfile, which takes every
-    word after it."""
+    """Snakemake through this interpreter; targets go first: --configfile takes every word after."""
     files = ["--configfile", *configfiles] if configfiles else []
     return [sys.executable, "-m", "snakemake", *targets, "--profile", profile, "--cores",
             str(cores), *files]

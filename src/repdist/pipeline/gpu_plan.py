@@ -30,8 +30,7 @@ def _driver_gpu_count() -> int:
 
 
 def visible_gpus() -> list[str]:
-    """The ids of the GPUs this process may use: CUDA_VISIBLE_DEVICES's entries (indices or
-    UUIDs) when set, else 0..n-1 for the n GPUs the NVIDIA driver lists; no torch."""
+    """The GPU ids this process may use: CUDA_VISIBLE_DEVICES's, else the driver's 0..n-1."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return [v.strip() for v in visible.split(",") if v.strip() and v.strip() != "-1"]
@@ -47,8 +46,7 @@ def gpus_planned(declared: int | None, present: bool | None = None) -> bool:
 
 
 def uses_gpu(requested: str, gpus: bool | None = None) -> bool:
-    """Whether a job configured with `requested` trains on a GPU (its `resources: gpu`), where
-    `gpus` says whether its machine has GPUs; None asks this machine."""
+    """Whether a job set to `requested` trains on a GPU, where `gpus` (None: ask) are present."""
     if requested not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {requested!r}")
     has_gpus = cuda_present() if gpus is None else gpus
@@ -57,9 +55,8 @@ def uses_gpu(requested: str, gpus: bool | None = None) -> bool:
 
 @dataclass(frozen=True)
 class GpuPlan:
-    """`gpus`: the training jobs run where there are GPUs; `resource`: the `gpu` resource the
-    run should count (None: keep the run's own); `pool`: the GPU ids a local run's jobs share,
-    `slots_per_gpu` jobs on each; `note`: a line for the run's log, or None."""
+    """`gpus`: the training jobs run where there are GPUs; `resource`: the `gpu` resource to
+    count (None: the run's own); `pool`: the GPU ids local jobs share; `note`: a log line."""
 
     declared: int | None
     gpus: bool
@@ -77,16 +74,13 @@ class GpuPlan:
         return export_pool(self.pool, self.slots_per_gpu)
 
 
-# - A run that declares `gpu` (a SLURM profile's `resources: [gpu=N]`, `--resources gpu=N`) is
-#   planned as declared: N GPU jobs at once, whatever the building machine has. On a workstation
-#   they share the first ceil(N / k) GPUs it sees, k = `gpu_slots_per_gpu` jobs on each; on SLURM
-#   each job gets a GPU of its own from the scheduler (k is not used there).
-# - An undeclared run asks this machine: with GPUs, each visible GPU holds k jobs at once, so the
-#   `gpu` resource becomes GPUs x k (one job per GPU by default).
+# A declared `gpu` (a profile's `resources: [gpu=N]`, `--resources gpu=N`) is planned as declared,
+# whatever the building machine has: on a workstation N jobs share the first ceil(N / k) GPUs,
+# k = `gpu_slots_per_gpu` each; SLURM gives each job a GPU. Undeclared, the resource is GPUs x k.
 def plan_gpus(declared: int | None, slots_per_gpu: int = 1, visible: list[str] | None = None,
               present: bool | None = None) -> GpuPlan:
     """The plan of a run that declared `declared` GPU jobs (None: undeclared); `visible` and
-    `present` (the GPUs this machine shows, whether it has any) default to asking it."""
+    `present` (this machine's GPUs, whether it has any) default to asking it."""
     if slots_per_gpu < 1:
         raise ValueError(f"gpu_slots_per_gpu must be at least 1, got {slots_per_gpu}")
     visible = visible_gpus() if visible is None else visible
@@ -106,9 +100,8 @@ def plan_gpus(declared: int | None, slots_per_gpu: int = 1, visible: list[str] |
 
 
 def apply_gpu_plan(workflow: Any, slots_per_gpu: int, log: Callable[[str], None]) -> GpuPlan:
-    """In the Snakefile's head: the plan of `workflow`'s declared `gpu` resource, that resource
-    set where the plan counts it (an undeclared GPU workstation), its note logged and its pool
-    exported to the jobs."""
+    """In the Snakefile's head: plan `workflow`'s `gpu` resource, set it where the plan counts it,
+    log the note and export the pool."""
     from snakemake.resources import Resource
 
     declared = getattr(workflow.global_resources.get("gpu"), "value", None)

@@ -1,8 +1,6 @@
-"""One GPU slot for each GPU job on a workstation of one or several GPUs.
-
-Snakemake counts GPU jobs (the `gpu` resource) but does not say which GPU a job gets: every job
-would start on GPU 0. So the head exports the run's pool of GPUs, and each GPU job holds one free
-slot of it. On SLURM the scheduler binds GPUs itself (gres), so jobs there leave the pool alone."""
+"""One GPU slot for each GPU job on a workstation: Snakemake counts GPU jobs (the `gpu`
+resource) but does not say which GPU a job gets, so every job would start on GPU 0. On SLURM the
+scheduler binds GPUs itself (gres), so jobs there leave the pool alone."""
 
 from __future__ import annotations
 
@@ -23,14 +21,12 @@ SLOTS_ENV = "REPDIST_GPU_SLOTS"  # the folder of lock files (default: one per us
 
 
 def pool_ids(declared: int | None, visible: list[str], slots_per_gpu: int = 1) -> list[str]:
-    """The GPUs a run's jobs share: of those `visible` (gpu_plan.visible_gpus), the
-    first that hold `declared` GPU jobs at `slots_per_gpu` each (all of them when undeclared)."""
+    """The first of `visible` that hold `declared` jobs at `slots_per_gpu` each (None: all)."""
     return visible if declared is None else visible[:-(-declared // slots_per_gpu)]
 
 
 def export_pool(ids: list[str], slots_per_gpu: int = 1) -> list[str]:
-    """In the head: the run's pool (pool_ids) and its slots per GPU (config `gpu_slots_per_gpu`)
-    into the environment its local jobs inherit."""
+    """In the head: the run's pool and its slots per GPU into the environment its jobs inherit."""
     if ids:
         os.environ[POOL_ENV] = ",".join(ids)
         os.environ[PER_GPU_ENV] = str(slots_per_gpu)
@@ -79,9 +75,8 @@ def slots_per_gpu() -> int:
 @contextlib.contextmanager
 def gpu_slot(logger: logging.Logger, poll_s: float = 0.5,
              say_every_s: float = 60.0) -> Iterator[str | None]:
-    """Hold one GPU slot of the run's pool while the block runs (CUDA_VISIBLE_DEVICES set to its
-    GPU); waits, saying so, while every slot is held by another job. None without a pool or on
-    SLURM."""
+    """Hold one GPU slot of the run's pool (CUDA_VISIBLE_DEVICES set to its GPU) while the block
+    runs, waiting while every slot is held. None without a pool or on SLURM."""
     pool = [g for g in os.environ.get(POOL_ENV, "").split(",") if g]
     if not pool or "SLURM_JOB_ID" in os.environ:
         yield None

@@ -35,13 +35,9 @@ class GpuMemoryError(RuntimeError):
 @contextlib.contextmanager
 def job_log(path: str | os.PathLike[str], gpus: int = 0,
             checkpoint: str | os.PathLike[str] | None = None) -> Iterator[logging.Logger]:
-    """Redirect stdout/stderr and Python warnings to `path` for the duration of a job.
-
-    A failing job writes its traceback to the log before re-raising, so `snakemake` points at a
-    log that says what went wrong; out of GPU memory, it raises GpuMemoryError saying what to
-    lower and where its `checkpoint` stands. `gpus`: the job's `resources: gpu`; a GPU job holds
-    a slot of the run's GPU pool meanwhile.
-    """
+    """Redirect stdout/stderr, warnings and a failing job's traceback to `path` for a job; out of
+    GPU memory, raise GpuMemoryError saying what to lower and where its `checkpoint` stands.
+    With `gpus` (the job's `resources: gpu`) hold a slot of the run's GPU pool meanwhile."""
     flushed = flush_subnormals()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     logger = logging.getLogger("repdist")
@@ -87,8 +83,7 @@ NULL_NOTE = "permutation null: "  # "permutation null: P pairs, S s" (measures.n
 
 def _log_null_tally(logger: logging.Logger) -> None:
     """The job's permutation nulls, where it drew any: pairs and seconds."""
-    null = sys.modules.get("repdist.measures.null")
-    tally = getattr(null, "TALLY", None)
+    tally = getattr(sys.modules.get("repdist.measures.null"), "TALLY", None)
     if tally is not None and tally.pairs:
         logger.info("%s%d pairs, %.2f s", NULL_NOTE, tally.pairs, tally.seconds)
 
@@ -112,10 +107,9 @@ def snakemake_job_name() -> str | None:
 
 
 def end_finished_job() -> None:
-    """End a Snakemake script job whose work is done, now, with status 0. `with job_log(...)`
-    is the last statement of every workflow script (tests/test_architecture.py), so only the
-    interpreter's teardown is skipped: about 0.5 s of CPU where torch was imported. Outside a
-    script job, or with torch.compile's worker pool, nothing happens."""
+    """End a finished Snakemake script job now, with status 0, skipping the teardown (0.5 s of
+    CPU with torch): `with job_log(...)` ends every workflow script (tests/test_architecture.py).
+    Outside a script job, or with torch.compile's worker pool, nothing happens."""
     if _injected() is None or "torch._inductor" in sys.modules:
         return
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
@@ -125,8 +119,7 @@ def end_finished_job() -> None:
 
 
 def _guard(logger: logging.Logger) -> contextlib.AbstractContextManager[None]:
-    """Host copies guarded when REPDIST_GUARD_HOST_COPIES=1 and the job imported torch (a job
-    without torch holds no tensor)."""
+    """Host copies guarded when REPDIST_GUARD_HOST_COPIES=1 and the job holds torch."""
     if os.environ.get(GUARD_ENV) != "1" or "torch" not in sys.modules:
         return contextlib.nullcontext()
     logger.info("host copies guarded (%s=1): a tensor reaching numpy outside to_host fails",

@@ -1,10 +1,8 @@
 """The outside language models of `lm.models`, as the DAG sees them before any job: where each
 one's files are, whether the models share a tokenizer, and whether a hub model can be had here.
-
 Nothing here imports torch or transformers: tokenizers are compared by the digest of their files
-(io/hub.py::tokenizer_digest), in milliseconds. A model whose files are not here yet is compared
-when its extraction job loads its tokenizer (experiments/lm/extraction.py::check_same_vocabulary).
-"""
+(io/hub.py::tokenizer_digest). A model whose files are not here yet is compared when its
+extraction job loads its tokenizer (experiments/lm/extraction.py::check_same_vocabulary)."""
 
 from __future__ import annotations
 
@@ -61,8 +59,7 @@ def lm_models(config: Mapping[str, Any]) -> list[LMModel]:
 
 
 def model_file(entry: LMModel, filename: str) -> Path | None:
-    """One of the model's files, from its folder or the cache; None when not here (or a
-    stand-in, made later)."""
+    """One of the model's files, from its folder or the cache; None when not here (a stand-in)."""
     if entry.standin is None and entry.model is not None:
         return hub_file(entry.model, filename, entry.revision)
     return None
@@ -79,8 +76,7 @@ def tokenizer_identity(entry: LMModel) -> str | None:
 
 
 def check_shared_tokenizer(entries: Sequence[LMModel]) -> None:
-    """ConfigError, naming each group that shares one, when the models have different
-    tokenizers (different contexts and labels). Models whose files are not here are skipped."""
+    """ConfigError naming the groups when the models' tokenizers differ; absent ones are skipped."""
     groups: dict[str, list[str]] = {}
     for entry in entries:
         digest = tokenizer_identity(entry)
@@ -115,21 +111,16 @@ Probe = Callable[[str], str | None]
 
 
 def hub_unreachable(probe: Probe | None = None) -> str | None:
-    """Why the hub cannot be reached from here (HF_HUB_OFFLINE, or `probe` finds no
-    connection); None when it can."""
+    """Why the hub cannot be reached (HF_HUB_OFFLINE, or no connection); None when it can."""
     if hub_offline():
         return "HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set"
     return (probe or unreachable)(HUB_URL)
 
 
 def check_lm_models_available(entries: Sequence[LMModel], probe: Probe | None = None) -> None:
-    """ConfigError naming each hub model that is neither a folder nor cached, while the hub
-    cannot be reached, and the way out."""
+    """ConfigError naming each uncached hub model, while the hub cannot be reached."""
     missing = [e for e in entries if e.on_hub and model_file(e, "config.json") is None]
-    if not missing:
-        return
-    why = hub_unreachable(probe)
-    if why is None:
+    if not missing or (why := hub_unreachable(probe)) is None:
         return
     names = ", ".join(f"{e.name} ({e.where})" for e in missing)
     fetch = "; ".join(f"hf download {e.model}" + (f" --revision {e.revision}" if e.revision

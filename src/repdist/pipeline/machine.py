@@ -1,8 +1,5 @@
-"""What machine a job ran on, in one line for its log (`repdist job-times` gathers them).
-
-Two virtual machines of the same name and core count train at speeds a third apart (their host
-CPUs differ), so a job's time means little without its CPU. No torch: every job logs this line.
-"""
+"""What machine a job ran on, in one line for its log: two VMs of one name and core count
+train at speeds a third apart (their host CPUs differ). No torch: every job logs this line."""
 
 from __future__ import annotations
 
@@ -15,8 +12,7 @@ MACHINE_PREFIX = "machine: "
 
 
 def cpu_model(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> str:
-    """The CPU's model name (Linux: /proc/cpuinfo's first "model name"), else what the
-    platform reports, else "unknown CPU"."""
+    """The CPU's model name (/proc/cpuinfo), else the platform's, else "unknown CPU"."""
     try:
         for line in Path(cpuinfo).read_text(errors="replace").splitlines():
             key, _, value = line.partition(":")

@@ -11,9 +11,8 @@ ALIGNMENT_KEYS = tuple(PRH_CONVENTIONS)
 
 
 def alignment_settings(measures: Mapping[str, Any]) -> dict[str, Any]:
-    """The alignment options `measures` sets (how cka_f, svcca_f and PRH's measures read f);
-    `prh_conventions: true` supplies PRH's value to each one not set. Options not set are not
-    passed: compare() then uses its defaults."""
+    """The alignment options `measures` sets; `prh_conventions: true` supplies PRH's value to
+    each one not set. Options not set are not passed: compare() then uses its defaults."""
     given = {key: measures[key] for key in ALIGNMENT_KEYS if key in measures}
     if measures.get("prh_conventions", False):
         return {**PRH_CONVENTIONS, **given}
@@ -28,10 +27,9 @@ def measure_settings(config: Mapping[str, Any], **overrides: Any) -> dict[str, A
 
 
 def pair_measures(config: Mapping[str, Any], snapshots: bool = False) -> dict[str, Any]:
-    """What every pairs job passes to compare(): the d_LLV settings, num_samples, the seed,
-    the alignment options and the permutation null (config['null']; none when absent or at 0
-    permutations). `snapshots`: a training run's snapshots, whose null draws only
-    null.snapshot_measures (every pair at every step: 201 steps in Roeder's Fig. 2b)."""
+    """What every pairs job passes to compare(), the permutation null included unless off.
+    `snapshots`: a training run's snapshots, whose null draws only null.snapshot_measures
+    (every pair at every step: 201 steps in Roeder's Fig. 2b)."""
     null = dict(config.get("null") or {})
     snapshot_measures = null.pop("snapshot_measures", None)
     if snapshots and snapshot_measures is not None:

@@ -41,8 +41,7 @@ def _width_figures(config: Config) -> list[str]:
     return [f"synthetic.width_figures: {groups} (was {old}), the class counts this run trains"]
 
 
-# The authors' models: compared on the part of their grid (class counts, widths, seeds) that the run
-# trains; off when none of it is.
+# The authors' models: compared on the part of their grid that the run trains; off when none is.
 def _authors(config: Config) -> list[str]:
     aut, syn = config["authors_models"], config["synthetic"]
     if aut["enabled"] is False:
@@ -101,8 +100,7 @@ NEURIPS_FIT = (18, 64)  # (K, width) of the NeurIPS models drawn as Roeder's Fig
 
 
 def neurips_fit_trained(config: Config) -> bool:
-    """Whether the run trains the NeurIPS models of Roeder's Fig. 2c: K = 18, width 64, the
-    unnormalised variant, both roeder.fit_seeds (rules/helpers/roeder.smk asks here)."""
+    """Whether the run trains NEURIPS_FIT's unnormalised models at both roeder.fit_seeds."""
     syn, (k, width) = config["synthetic"], NEURIPS_FIT
     return (k in syn["class_counts"] and width in _unnormalised_widths(syn)
             and max(config["roeder"]["fit_seeds"]) < syn["n_seeds"])

@@ -114,10 +114,7 @@ def check_prh_available(config: Mapping[str, Any], needed: Sequence[str],
             and not dataset_cached(dataset, pairs.get("revision"))):
         at = f" --revision {pairs['revision']}" if pairs.get("revision") else ""
         fetch.append(f"hf download {dataset} --repo-type dataset{at}")
-    if not fetch:
-        return
-    why = hub_unreachable(probe)
-    if why is None:
+    if not fetch or (why := hub_unreachable(probe)) is None:
         return
     raise ConfigError(
         f"config key 'prh': not folders and not in the Hugging Face cache, and the hub cannot be "

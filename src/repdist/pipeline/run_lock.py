@@ -1,7 +1,6 @@
-"""One run per results folder. Snakemake's own lock only stops runs whose files overlap, within
-one working directory. A run's head holds a flock on `<outdir>/.repdist-run.lock`, released
-however the process ends, so a killed run leaves no stale lock. Cluster jobs run with --no-hooks
-and do not take it."""
+"""One run per results folder: Snakemake's own lock only stops runs whose files overlap, within
+one working directory. The head holds a flock on `<outdir>/.repdist-run.lock`, released however
+the process ends, so a killed run leaves no stale lock. Cluster jobs (--no-hooks) do not take it."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """Stopping a run: SIGTERM (a session ending, `timeout`, `kill`) and SIGINT (Ctrl-C) both cancel
-the run's jobs, and the head exits in bounded time; a rerun then resumes.
-
-The head (Snakefile `onstart`; cluster jobs run with --no-hooks) takes both signals. The first
-cancels the jobs; later ones are noted and ignored. A watchdog ends the process `grace_s` after the
-first signal, releasing Snakemake's directory lock first, so the rerun needs no --unlock."""
+the run's jobs, and the head exits in bounded time; a rerun then resumes. The head (Snakefile
+`onstart`; cluster jobs run with --no-hooks) takes both signals; later ones are ignored. A watchdog
+ends it `grace_s` after the first, releasing Snakemake's lock so the rerun needs no --unlock."""
 
 from __future__ import annotations
 
@@ -24,18 +22,12 @@ STOP_GRACE_S = 45.0  # the jobs are cancelled within seconds; this bounds the st
 # scheduler's plain `threading.Lock` in the main thread. A SIGTERM landing while the main thread
 # holds it waits for itself forever, with the status thread behind it (seen under `timeout make
 # test-slurm`). Otherwise SIGTERM still finishes every running job first: hours on a cluster.
-# SIGINT (KeyboardInterrupt, `scancel` on SLURM) works, but then joins the status thread while it
-# sleeps between `sacct` polls, up to 180 s. A local run's cancel path waits for its jobs, which a
-# signal to the head alone never reaches.
-#
+# SIGINT works, but then joins the status thread while it sleeps between `sacct` polls, up to
+# 180 s. A local run's cancel path waits for its jobs, which a signal to the head never reaches.
 # So the first signal sends SIGTERM to the head's descendants and raises KeyboardInterrupt: safe
 # wherever the main thread is, since `with lock:` blocks release on the way out.
-def stop_on_signals(
-    release: Callable[[], None],
-    *,
-    grace_s: float = STOP_GRACE_S,
-    log: Callable[[str], None] = print,
-) -> None:
+def stop_on_signals(release: Callable[[], None], *, grace_s: float = STOP_GRACE_S,
+                    log: Callable[[str], None] = print) -> None:
     """Make SIGTERM and SIGINT cancel the run (KeyboardInterrupt) and bound the exit by
     `grace_s`; `release` (Snakemake's unlock) is called before a forced exit."""
     stopping: list[int] = []

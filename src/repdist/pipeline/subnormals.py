@@ -1,11 +1,8 @@
-"""Flush subnormal floats to zero in a job's process.
-
-Confident models (few classes, unnormalised lengths) push activations and gradients below
-float32's smallest normal number (1.2e-38). On Intel CPUs each operation on such a value takes a
-microcode slow path, slowing training late (benchmarks/subnormals.py). The x86 MXCSR FTZ|DAZ bits
-make them exact zeros, 1e-38 below anything the measures look at. The bits are per thread and
-inherited by threads created afterwards (torch's and BLAS's pools), so jobs set them first.
-"""
+"""Flush subnormal floats to zero in a job's process. Confident models (few classes,
+unnormalised lengths) push activations and gradients below float32's smallest normal (1.2e-38);
+on Intel CPUs each operation on such a value takes a microcode slow path, slowing training late
+(benchmarks/subnormals.py). The x86 MXCSR FTZ|DAZ bits make them exact zeros, 1e-38 below
+anything the measures look at. The bits are per thread, inherited by threads started later."""
 
 from __future__ import annotations
 
@@ -44,11 +41,8 @@ def _set_mxcsr_bits() -> bool:
 
 
 def flush_subnormals() -> str:
-    """Treat subnormal floats as zero in this thread (and threads it starts later).
-
-    Returns how: "mxcsr" (x86-64 Linux, any library), "torch" (torch.set_flush_denormal, e.g.
-    on ARM) or "" where the CPU or platform offers neither.
-    """
+    """Treat subnormal floats as zero in this thread and those it starts; how: "mxcsr" (x86-64
+    Linux), "torch" (torch.set_flush_denormal, e.g. on ARM), or "" where neither works."""
     if _set_mxcsr_bits():
         return "mxcsr"
     torch = sys.modules.get("torch")

@@ -41,16 +41,14 @@ MEMORY_SETTINGS = {
 
 
 def memory_settings(log: str | Path) -> tuple[str, ...]:
-    """What to lower when the job logging to `log` runs out of GPU memory: the GPU slots that
-    share one GPU, then the job's own settings (MEMORY_SETTINGS by its log's folder or name)."""
+    """What to lower when the job logging to `log` runs out of GPU memory (MEMORY_SETTINGS)."""
     path = Path(log)
     own = MEMORY_SETTINGS.get(path.parent.name) or MEMORY_SETTINGS.get(path.stem, ())
     return ("gpu_slots_per_gpu (the jobs on one GPU share its memory)", *own)
 
 
 def training_log(kind: str, job: str | None = None) -> str:
-    """The log of a training job, relative to the run's output folder: logs/<kind>/<job>.log
-    for a kind of TRAINING_KINDS, logs/<kind>.log for one of SINGLE_TRAINING_JOBS."""
+    """A training job's log, relative to the run's output folder (see TRAINING_KINDS)."""
     if kind in SINGLE_TRAINING_JOBS and job is None:
         return f"logs/{kind}.log"
     if kind in TRAINING_KINDS and job is not None:
@@ -68,10 +66,9 @@ def training_priority(width: int | str, n_configs: int = 1) -> int:
 
 def job_minutes(reference: float, ratios: Sequence[float] = (), floor: int = 0,
                 margin: float = 0.0, times: int = 1) -> int:
-    """The one runtime estimate of every rule's `resources: runtime`: `reference` minutes as
-    measured at a reference size, times each of `ratios` (this job's size over the reference's),
-    plus `margin`, whole minutes, at least `floor`; times `times` (the attempt: a job resubmitted
-    after its cluster time limit gets longer and resumes from its checkpoint)."""
+    """Every rule's `resources: runtime`: `reference` minutes times each of `ratios` (this job's
+    size over the reference's), plus `margin`, whole, at least `floor`; times `times` (the
+    attempt: a job resubmitted after its time limit resumes from its checkpoint)."""
     minutes = reference
     for ratio in ratios:
         minutes = minutes * ratio
@@ -89,20 +86,17 @@ def synthetic_training_minutes(synthetic: Mapping[str, Any], width: int | str, a
 def synthetic_model_settings(synthetic: Mapping[str, Any], num_classes: int | str,
                              width: int | str, seeds: list[int] | None = None,
                              rep_dim: int | str | None = None) -> dict[str, Any]:
-    """SyntheticModelConfig's fields shared by the variants of one (K, width) of config
-    `synthetic` (every configured seed, its rep_dim, unless given)."""
-    keys = ("n_train", "n_test", "train_data_seed", "test_data_seed")
+    """SyntheticModelConfig's fields shared by the variants of one (K, width) of `synthetic`."""
     return {
         "num_classes": int(num_classes),
         "width": int(width),
         "seeds": list(range(synthetic["n_seeds"]) if seeds is None else seeds),
         "rep_dim": synthetic["rep_dim"] if rep_dim is None else int(rep_dim),
-        **{k: synthetic[k] for k in keys},
+        **{k: synthetic[k] for k in ("n_train", "n_test", "train_data_seed", "test_data_seed")},
     }
 
 
 def job_mem_mb(config: Mapping[str, Any], estimate: int) -> int:
-    """The memory (MB) a job asks its scheduler for: its rule's paper-scale estimate, at most
-    config `max_job_mem_mb` where set (a toy config's jobs need far less)."""
+    """A job's memory (MB): its paper-scale `estimate`, capped by config `max_job_mem_mb`."""
     cap = config.get("max_job_mem_mb")
     return estimate if cap is None else min(estimate, cap)

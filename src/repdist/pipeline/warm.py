@@ -37,12 +37,10 @@ PRELOAD = ("numpy", "pandas", "pyarrow.parquet", "pyarrow.dataset", "scipy.linal
            "fontTools.subset", "torch", "torch._dynamo", "sklearn.linear_model",
            "sklearn.cross_decomposition", "transformers.modeling_utils", "snakemake.script",
            "threadpoolctl", "tabulate")
-# What differs from a cold start, and where it shows:
-# - Snakemake's `benchmark:` files measure the client's process tree: their wall seconds stay right,
-#   their CPU and memory columns are the client's. The job log's last line holds the job's own CPU
-#   and peak memory, and says that it started warm.
-# - Environment variables a preloaded library reads when it is imported are the head's, not the
-#   job's (threads excepted, set from the job's environment as Snakemake sets them).
+# A warm job differs from a cold one in two ways. Snakemake's `benchmark:` files measure the
+# client's process tree: wall seconds stay right, CPU and memory are the client's (the job log's
+# last line holds the job's own). Environment variables a preloaded library reads on import are
+# the head's, not the job's (threads excepted).
 MIN_JOBS = 6  # fewer jobs than this start cold (start_for_local_jobs)
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 HEADER = struct.Struct("!I")  # a message's length, before its JSON
@@ -66,8 +64,7 @@ class _Channel:
         self.buffer = b""
 
     def receive(self, fds: int = 0) -> tuple[dict | None, list[int]]:
-        """The next message (None where the peer has gone) and the descriptors that came with
-        it (up to `fds`)."""
+        """The next message (None: the peer has gone) and up to `fds` descriptors with it."""
         got: list[int] = []
         while True:
             if len(self.buffer) >= HEADER.size:
@@ -93,10 +90,9 @@ def handed_over(argv: list[str], environ: os._Environ | dict) -> bool:
         bool(argv) and SCRIPTS_DIR in os.path.abspath(argv[0]) and argv[0].endswith(".py")
 
 
-# Snakemake still starts every job, but its interpreter first runs warm_hook/sitecustomize.py.
-# The client sends its argv, directory, environment and stream descriptors; the server forks a
-# child that becomes the job. The client forwards FORWARDED signals to it and exits with its
-# status; a child whose client disappears is stopped.
+# A job's interpreter first runs warm_hook/sitecustomize.py. The client sends its argv, directory,
+# environment and stream descriptors; the server forks a child that becomes the job. The client
+# forwards FORWARDED signals and exits with its status; a child without its client is stopped.
 def delegate() -> None:
     """Hand this job to the server and exit with the job's status; return (to start cold)
     where the server cannot be reached or cannot start it."""
@@ -145,8 +141,7 @@ def preload(names: tuple[str, ...] = PRELOAD) -> list[str]:
 
 
 def _draw_once(plt) -> None:
-    """One small figure saved as PDF and PNG, in memory: the fonts and the writers' own
-    imports that every figure job's first save would load."""
+    """Save a small figure as PDF and PNG in memory: what each figure job's first save loads."""
     import io
 
     fig, ax = plt.subplots(figsize=(1, 1))
@@ -241,8 +236,7 @@ def _accept(listener: socket.socket, running: dict[int, socket.socket], log) -> 
 
 
 def _become_the_job(request: dict, fds: list[int], conn: socket.socket) -> None:
-    """In the forked child: take the client's streams, directory, environment and arguments,
-    run its script as `__main__`, and exit with its status (never returns)."""
+    """In the forked child: become the client's job and exit with its status (never returns)."""
     code = 1
     try:
         signal.set_wakeup_fd(-1)
@@ -272,8 +266,7 @@ def _become_the_job(request: dict, fds: list[int], conn: socket.socket) -> None:
 
 
 def _threads_from_environment() -> None:
-    """The job's thread counts, as a fresh interpreter would read them from its environment
-    (Snakemake sets OMP_NUM_THREADS and the BLAS variables to the job's `threads`)."""
+    """The thread counts a fresh interpreter would read from OMP_NUM_THREADS (Snakemake's)."""
     threads = os.environ.get("OMP_NUM_THREADS")
     if not threads or not threads.isdigit() or int(threads) < 1:
         return
@@ -284,8 +277,7 @@ def _threads_from_environment() -> None:
 
 
 def _run_main(script: str) -> int:
-    """Run `script` as the interpreter runs a script: its exit status (SystemExit's code, 1 and
-    a traceback on an exception), atexit's functions run at the end."""
+    """Run `script` as the interpreter runs a script, atexit included; its exit status."""
     import atexit
     import runpy
 
@@ -318,9 +310,8 @@ def _stop_all(running: dict[int, socket.socket], listener: socket.socket, path: 
 
 def start_server(folder: Path, watch: int | None = None,
                  names: tuple[str, ...] = PRELOAD) -> Path:
-    """Start the server for the process `watch` (default: this one), logging to `folder`, and
-    point this process's jobs at it; its socket's path, in a short private folder (a Unix
-    socket's path holds at most 107 bytes)."""
+    """Start the server for `watch` (default: this process), logging to `folder`, and point our
+    jobs at it; its socket, in a short private folder (a socket path holds 107 bytes at most)."""
     watch = os.getpid() if watch is None else watch
     path = Path(tempfile.mkdtemp(prefix="repdist-warm-")) / "socket"
     folder.mkdir(parents=True, exist_ok=True)
@@ -337,12 +328,11 @@ def start_server(folder: Path, watch: int | None = None,
     return path
 
 
-def start_for_local_jobs(enabled: bool, local: bool, gpus: int, jobs: Iterable[object]) -> Path | None:
-    """The Snakefile's `onstart`: the server's socket, its log in .snakemake/log. None (all
-    cold) unless `warm_starts` is on and the run is local, plans no GPU and has MIN_JOBS jobs.
-    A cluster job must run inside its allocation. A GPU job's start-up hardly counts, and a
-    process must not fork once CUDA may be touched. The server's imports cost about two cold
-    starts."""
+def start_for_local_jobs(enabled: bool, local: bool, gpus: int,
+                         jobs: Iterable[object]) -> Path | None:
+    """The Snakefile's `onstart`: the server's socket; None unless `warm_starts` is on and the run
+    is local (a cluster job runs in its allocation), plans no GPU (no fork once CUDA may be
+    touched) and has MIN_JOBS jobs (the server's imports cost about two cold starts)."""
     if not (enabled and local and not gpus) or sum(1 for _ in jobs) < MIN_JOBS:
         return None
     return start_server(Path(".snakemake", "log"))

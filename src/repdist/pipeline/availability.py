@@ -115,8 +115,7 @@ def authors_on(config: Mapping[str, Any]) -> bool:
 
 def check_downloads(config: Mapping[str, Any], needed_rules: Collection[str],
                     probe: Probe | None = None) -> str | None:
-    """Raise ConfigError for a needed download that cannot happen; a note if `auto` left out the
-    authors' models."""
+    """ConfigError for a needed download that cannot happen; a note if `auto` drops the authors."""
     if "cifar10_download" in needed_rules:
         check_cifar_available(config, probe)
     if "authors_download" in needed_rules:

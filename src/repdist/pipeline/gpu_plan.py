@@ -38,8 +38,7 @@ def visible_gpus() -> list[str]:
 
 
 def gpus_planned(declared: int | None, present: bool | None = None) -> bool:
-    """Whether the training jobs run where there are GPUs: as the run declares (`declared`,
-    its `gpu` resource; 0 turns GPUs off), else as this machine has (`present`; None asks it)."""
+    """Whether the training jobs run on GPUs: as `declared` (0: off), else `present` (None: ask)."""
     if declared is not None:
         return declared > 0
     return cuda_present() if present is None else present

@@ -66,8 +66,7 @@ def model_file(entry: LMModel, filename: str) -> Path | None:
 
 
 def tokenizer_identity(entry: LMModel) -> str | None:
-    """The digest of the model's tokenizer (its own tokenizer's files or the model's); None
-    when they are not here yet. Stand-ins share STANDIN_TOKENIZER, made later."""
+    """The model's tokenizer digest, None when its files are not here; stand-ins share one."""
     if entry.standin is not None:
         return STANDIN_TOKENIZER
     if entry.tokenizer:

@@ -3,6 +3,7 @@ train at speeds a third apart (their host CPUs differ). No torch: every job logs
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import socket
@@ -13,13 +14,11 @@ MACHINE_PREFIX = "machine: "
 
 def cpu_model(cpuinfo: str | os.PathLike[str] = "/proc/cpuinfo") -> str:
     """The CPU's model name (/proc/cpuinfo), else the platform's, else "unknown CPU"."""
-    try:
+    with contextlib.suppress(OSError):
         for line in Path(cpuinfo).read_text(errors="replace").splitlines():
             key, _, value = line.partition(":")
             if key.strip() == "model name" and value.strip():
                 return " ".join(value.split())
-    except OSError:
-        pass
     return platform.processor() or "unknown CPU"
 
 

@@ -18,8 +18,7 @@ MODALITIES = ("language", "vision")
 
 @dataclass(frozen=True)
 class StudyEntry:
-    """One model of the study: its modality, its source (LMModel's fields) and, for a vision
-    encoder, its family (the figure's panel; default: the stand-in's arch or the name)."""
+    """One model of the study: its modality, its source and its family (the figure's panel)."""
 
     modality: str
     source: LMModel
@@ -100,8 +99,7 @@ def dataset_cached(repo: str, revision: str | None) -> bool:
 
 def check_prh_available(config: Mapping[str, Any], needed: Sequence[str],
                         probe: Probe | None = None) -> None:
-    """ConfigError naming the `hf download` of each hub model among `needed` (names) and of the
-    dataset that is neither a folder nor cached, while the hub cannot be reached."""
+    """ConfigError with the `hf download` of each uncached source needed, the hub unreachable."""
     if not study_on(config):
         return
     models = [e.source for e in study_entries(config) if e.name in needed]

@@ -30,8 +30,7 @@ PYTHON_ENV = "REPDIST_WARM_PYTHON"  # the server's interpreter: only its own job
 STARTED_ENV = "REPDIST_WARM_STARTED"  # set in a job that was forked warm (the job log says so)
 HOOK_DIR = Path(__file__).with_name("warm_hook")  # holds the sitecustomize that delegates
 SCRIPTS_DIR = f"{os.sep}.snakemake{os.sep}scripts{os.sep}"  # where Snakemake writes script jobs
-# the libraries more than one quick-DAG job imports (torch._dynamo: any optimiser's, 1 s of
-# CPU); one that fails to import is skipped
+# what more than one quick-DAG job imports (torch._dynamo: any optimiser's, 1 s); failures skipped
 PRELOAD = ("numpy", "pandas", "pyarrow.parquet", "pyarrow.dataset", "scipy.linalg",
            "scipy.optimize", "matplotlib.pyplot", "matplotlib.backends.backend_pdf",
            "fontTools.subset", "torch", "torch._dynamo", "sklearn.linear_model",
@@ -154,8 +153,7 @@ def _draw_once(plt) -> None:
 
 
 def serve(path: Path, watch: int, names: tuple[str, ...] = PRELOAD, log=print) -> None:
-    """Accept jobs on the Unix socket `path`, with `names` preloaded, until the process `watch`
-    (the head) ends: each is forked, its client told the child's pid, then its exit status."""
+    """Fork each job sent to the socket `path`, with `names` preloaded, until `watch` ends."""
     loaded = preload(names)
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_initialized():  # a forked child could not use CUDA

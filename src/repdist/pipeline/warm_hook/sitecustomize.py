@@ -1,6 +1,5 @@
-"""On PYTHONPATH in a local run's jobs only (repdist.pipeline.warm.start_server): a Snakemake
-script job that the run's warm server can start is handed over to it; any other interpreter
-goes on as usual, with the next sitecustomize on its path, if any, run as it would have been."""
+"""On PYTHONPATH in a local run's jobs only: hands a script job to the run's warm server, else
+goes on as usual, running the next sitecustomize on the path, if any, as it would have been."""
 
 import os
 import sys

@@ -1,6 +1,6 @@
-"""Whole numbers written as floats: JSON Schema's "integer" accepts 3.0, but widths, seeds, class
-counts and steps name files (`w3.0_g0_f0` is not the file a rule makes) and count loops. And
-YAML's bare `null` key: YAML reads `null:` as None, so a bare `null:` section arrives under None."""
+"""Whole numbers written as floats, made ints after validation: JSON Schema's "integer" accepts
+3.0, but widths, seeds, class counts and steps name files (`w3.0_g0_f0` is not a rule's) and count
+loops. And YAML's bare `null:` key, read as None: the config's "null" section is put back."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Batch orders: the original's torch DataLoader order (paper protocol) and a seeded numpy one.
-
-The original's order is replayed on a private generator seeded as its global RNG was, without
-touching the global RNG (`dataloader_order`; tests hold this to a real DataLoader). A run draws its
-whole order before it starts (`BatchOrder`). The training loop copies it to the device once and
-slices it there, so a step never waits for an index batch from the host."""
+"""Batch orders: the original's torch DataLoader order (paper protocol) and a seeded numpy one,
+each drawn whole before a run starts (`BatchOrder`)."""
 
 from __future__ import annotations
 
@@ -18,8 +14,6 @@ import torch
 from ..io.host import to_host
 
 
-# The whole order: one permutation of range(n) per epoch, batch j of an epoch its rows j*b ..
-# (j+1)*b, the last batch of an epoch short where b does not divide n.
 @dataclass(frozen=True)
 class BatchOrder:
     """`steps` index batches of size `batch_size` (the last of each epoch short, or with
@@ -72,13 +66,8 @@ class BatchOrder:
 # step i with i % 2000 == 0, all after `torch.manual_seed(0)`. Replaying those draws on a private
 # generator seeded the same way gives its batches in its order without touching the global RNG
 # (tests hold this to a real DataLoader).
-def dataloader_order(
-    n: int,
-    batch_size: int,
-    epochs: int,
-    seed: int,
-    test_pass_after: Callable[[int], bool] = lambda step: False,
-) -> BatchOrder:
+def dataloader_order(n: int, batch_size: int, epochs: int, seed: int,
+                     test_pass_after: Callable[[int], bool] = lambda step: False) -> BatchOrder:
     """The batches DataLoader(range(n), batch_size, shuffle=True) yields over `epochs` epochs
     after torch.manual_seed(seed), with a test-loader iterator created after every step for
     which `test_pass_after(step)` is true."""
@@ -116,12 +105,8 @@ def numpy_order(n: int, batch_size: int, steps: int, seed: int,
     return BatchOrder(orders, batch_size, steps, full_batches)
 
 
-def dataloader_batches(
-    n: int,
-    batch_size: int,
-    epochs: int,
-    seed: int,
-    test_pass_after: Callable[[int], bool] = lambda step: False,
-) -> Iterator[np.ndarray]:
+def dataloader_batches(n: int, batch_size: int, epochs: int, seed: int,
+                       test_pass_after: Callable[[int], bool] = lambda step: False
+                       ) -> Iterator[np.ndarray]:
     """The index batches of `dataloader_order`, one at a time."""
     return dataloader_order(n, batch_size, epochs, seed, test_pass_after).batches()

@@ -1,9 +1,6 @@
-"""Which device a running job uses (torch's view: a job that was promised a GPU and finds none
-fails at once, saying so, instead of silently training for hours on the CPU) and how float32
-runs there (TF32, how cuDNN chooses its convolution algorithms). The other half of the
-decision, made when the DAG is built without torch (which jobs get `resources: gpu`), is the GPU
-plan's: pipeline/gpu_plan.py, which probes the machine's GPUs from the driver's files and reads
-DEVICES from here.
+"""Which device a running job uses and how float32 runs there (TF32, cuDNN's algorithms). A job
+promised a GPU that finds none fails at once, instead of training for hours on the CPU. Which jobs
+get `resources: gpu` is decided without torch, by pipeline/gpu_plan.py.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """Distillation objectives: a student p'(y|x) trained to match a teacher p(y|x) on the training
-inputs.
-The losses are those the follow-up compares (Nielsen, Marconato, Gresele, Dittadi, Buchholz, "Logit
-Distance Bounds Representational Similarity", 2026).
+inputs, with the losses the follow-up compares (Nielsen, Marconato, Gresele, Dittadi, Buchholz,
+"Logit Distance Bounds Representational Similarity", 2026), in float64 as the training loss:
 
 - `kl`: E_x KL(p(.|x) || p'(.|x)), the usual distillation loss (temperature 1);
-- `logit_l2`: the square of the `d_logit` this project measures, the loss the follow-up proposes;
-- `logit_l1`: its L1 variant;
-- `labels`: the NLL of the true labels alone, the teacher ignored (the baseline). All in float64, as
-  the training loss (`distillation_loss`). The follow-up's own losses, on raw logits as theirs, are
-  `follow_up_loss`."""
+- `logit_l2`: E_x sum_y (l~'_y(x) - l~_y(x))^2 with centred log-probabilities l~_y(x) = log p(y|x)
+  - mean_y' log p(y'|x): the square of the `d_logit` this project measures (measures.extra);
+- `logit_l1`: E_x sum_y |l~'_y(x) - l~_y(x)|;
+- `labels`: the NLL of the true labels alone, the teacher ignored (the baseline).
+
+The follow-up's own losses, on raw logits as theirs, are `follow_up_loss`."""
 
 from __future__ import annotations
 
@@ -24,11 +24,6 @@ def _centred(log_probs: torch.Tensor) -> torch.Tensor:
     return log_probs - log_probs.mean(dim=-1, keepdim=True)
 
 
-# - `logit_l2`: E_x sum_y (l~'_y(x) - l~_y(x))^2 with centred log-probabilities l~_y(x) = log p(y|x)
-#   - mean_y' log p(y'|x): the square of the `d_logit` this project measures (measures.extra);
-# - `logit_l1`: E_x sum_y |l~'_y(x) - l~_y(x)|;
-# - `labels`: the baseline is an independently trained seed. All in float64 from the student's
-#   float64 log-probabilities, as the training loss.
 def distillation_loss(kind: str, student: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
     """The mean over a batch of one loss between (..., B, K) float64 log-probabilities: the
     student's and the teacher's. Returns (...,): one value per model of a stack."""
@@ -61,7 +56,6 @@ def distillation_objective(kind: str, teacher_log_probs: torch.Tensor | None) ->
         return distillation_loss(kind, model.log_probs(x, codes), teacher_log_probs[:, idx])
 
     return objective
-
 
 
 # The follow-up's own losses (their `utils/losses.py`) are on raw logits, in the logits' float type,

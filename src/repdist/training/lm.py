@@ -1,10 +1,10 @@
-"""The training loop of the causal language models (the `lm` branch), in the phases of loop.py.
-The phases are those of training/loop.py: setup, resume, loop, finals.
+"""The training loop of the causal language models (the `lm` branch), in loop.py's phases.
 
-A language model predicts a token at every position of an integer context, so it gets this short
-loop instead of loop.py's `train`, sharing what is not classifier-specific (`train_lm`). A step does
-not wait for the host. With the same seed, data, settings and thread count a run is bit-for-bit
-repeatable, resumed or not."""
+loop.py's `train` assumes classifiers: one label per input and (batch, K) log-probabilities. A
+language model predicts a token at every position, so it gets this loop, which shares Adam, the
+clean protocol's batch order, checkpoints and progress lines. A step does not wait for the host.
+With the same seed, data, settings and thread count a run is bit-for-bit repeatable, resumed or
+not."""
 
 from __future__ import annotations
 
@@ -103,11 +103,6 @@ class LMOptions:
     identity: Mapping[str, Any] | None = None
 
 
-# loop.py's `train` fits classifiers: one label per input, float inputs, g over class codes, and its
-# evaluation and loss bookkeeping assume (batch, K) log-probabilities. This loop shares what is not
-# classifier-specific: Adam (`make_adam`), the clean protocol's batch order (`numpy_order`, seeded
-# by the model's seed: the seed sets both the initialisation and the order), resumable checkpoints
-# and progress lines.
 def train_lm(model: torch.nn.Module, train: np.ndarray, eval_windows: np.ndarray,
              cfg: LMTrainConfig, seed: int,
              options: LMOptions = LMOptions()) -> tuple[LMTrainLog, dict[str, Any]]:
@@ -149,9 +144,6 @@ def _resume(run: _Run, cfg: LMTrainConfig, checkpoint: str | Path | None) -> Non
     LOG.info("resuming from step %d (%s)", run.start_step, checkpoint)
 
 
-# A step does not wait for the host: its index batch is a slice of the batch order copied to the
-# device once (`BatchOrder.on_device`, as in loop.py) and its loss is summed into the logged window
-# there. Values leave the device only through `to_host`, at the log, eval and checkpoint points.
 def _loop(run: _Run, cfg: LMTrainConfig, seed: int, checkpoint: str | Path | None) -> None:
     progress = ProgressLog(cfg.steps, run.start_step)
     order = numpy_order(len(run.train), cfg.batch_size, cfg.steps, seed)
@@ -166,8 +158,7 @@ def _loop(run: _Run, cfg: LMTrainConfig, seed: int, checkpoint: str | Path | Non
         loss.backward()
         run.optimizer.step()
         done = step + 1
-        # summed in float64 on the device, as a Python float summed the step's .item() before
-        run.running += loss.detach().double()
+        run.running += loss.detach().double()  # summed in float64, as Python floats would be
         if done % cfg.log_every == 0:
             mean = _window(run) / cfg.log_every  # a log point: the sum leaves the device
             run.log.train_steps.append(done)

@@ -1,11 +1,8 @@
 """Keep freed memory for reuse: glibc may otherwise return large buffers to the kernel.
 
-A training step allocates and frees tensors of a few MB (activations, gradients, Adam's
-temporaries). Below glibc's mmap threshold they come from the heap and are reused; above it they
-are mmapped and unmapped on free, and the next step page-faults on every page it writes. In the
-real training jobs the first evaluation
-already raises glibc's dynamic threshold, so this mostly guards against allocation orders where
-it would not: pinning the threshold at its maximum (32 MiB) makes the behaviour not depend on it.
+A step's tensors of a few MB above glibc's mmap threshold are unmapped on free, and the next
+step page-faults on every page it writes. The first evaluation usually raises glibc's dynamic
+threshold; pinning it at its maximum (32 MiB) makes this not depend on the allocation order.
 """
 
 from __future__ import annotations

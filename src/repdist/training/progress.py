@@ -1,9 +1,7 @@
 """Progress lines from long training jobs, and reading them back.
 
-A training job logs a line about every 30 s and at every loss-log step: step/total, percent,
-the stack's mean training loss, steps per second, elapsed time and ETA. Snakemake itself only
-reports a job when it ends; these lines let a person (or `repdist progress`) tell a slow job
-from a stuck one on a workstation or a cluster node.
+A job logs a line about every 30 s and at every loss-log step. Snakemake reports a job only when
+it ends; these lines let a person (or `repdist progress`) tell a slow job from a stuck one.
 """
 
 from __future__ import annotations

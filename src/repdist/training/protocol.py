@@ -1,12 +1,7 @@
-"""The two training protocols: `paper`, what the authors' code did, and `clean`, a simpler one.
-`paper` does what the authors' code did wherever that changes a number (the original's
-`src/training/train.py` and `training_models.py` with its `configs/`). `clean` is the simpler
-protocol this pipeline used before it retraced the authors' models.
-
-`paper` runs whole epochs in the original's batch order, with a train-mode test pass after the
-update; each of its rules is a field of `Protocol`. `clean` runs exactly `steps` steps in a seeded
-numpy batch order. Its test losses are eval-mode losses on the whole test set, before the step they
-are logged at; the final test loss is measured in eval mode after training."""
+"""The two training protocols. `paper` does what the authors' code did wherever that changes a
+number (the original's `src/training/train.py` and `training_models.py` with its `configs/`).
+`clean` runs exactly `steps` steps in a seeded numpy batch order, its test losses in eval mode on
+the whole test set, before the step they are logged at, and after training."""
 
 from __future__ import annotations
 
@@ -16,19 +11,15 @@ from dataclasses import dataclass
 PROTOCOLS = ("paper", "clean")
 
 
-# `paper`'s rules, one field each:
-# - whole_epochs: whole epochs, the last batch of each epoch short: ceil(15,000 / 157) = 96 epochs =
-#   15,072 synthetic steps, ceil(20,000 / 1,563) = 13 epochs = 20,319 CIFAR steps;
-# - dataloader_order: batches in the order the original's `DataLoader(shuffle=True)` drew them from
-#   the global torch RNG after `torch.manual_seed(data_seed)`, counting the draws its test-loader
-#   passes made (`batches.dataloader_batches`), so seed s sees the authors' batches in their order;
+# `paper`'s rules, one field each, as the original did:
+# - whole_epochs: the last batch of each epoch short: ceil(15,000 / 157) = 96 epochs = 15,072
+#   synthetic steps, ceil(20,000 / 1,563) = 13 epochs = 20,319 CIFAR steps;
+# - dataloader_order: its `DataLoader(shuffle=True)` order after `torch.manual_seed(data_seed)`
+#   (batches.dataloader_order), so seed s sees the authors' batches in their order;
 # - test_pass_after_update, train_mode_test_loss: a test pass after the update of every step i with
-#   i % eval_every == 0, in train mode: the test set in batches of the training batch size, in
-#   order, the loss the mean of the batch means (BatchNorm uses batch statistics and updates its
-#   running statistics, as the original's passes did). The recorded final test loss is the last such
-#   value (step 20,000 for CIFAR);
-# - loss_window_ends_at_step: the training loss logged at step i (i % log_every == 0) is the mean
-#   over steps i - log_every + 1 .. i (step 0: its own loss), as the original logged it.
+#   i % eval_every == 0, in train mode (loop.train_mode_test_loss); the final test loss is the last
+#   (step 20,000 for CIFAR);
+# - loss_window_ends_at_step: the loss logged at step i is the mean over steps i - log_every + 1 .. i.
 @dataclass(frozen=True)
 class Protocol:
     name: str

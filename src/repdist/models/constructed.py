@@ -1,10 +1,7 @@
-"""Hand-built models with known answers (no training): the KL-table pair and evenly spaced classifiers.
-
-Paper Table 1 (two models whose KL -> 0 as the unembedding length rho grows while their
-embeddings are a permutation apart; the original's `experiments/kl_to_zero_dissimilar_reps.py`),
-Fig. 16 left (evenly spaced classifiers perturbed with growing noise for the d_LLV bound figure;
-its `experiments/making_constructed_models.py`) and the workshop paper's example. The original used unseeded generators; here every
-draw comes from the numpy Generator passed in.
+"""Hand-built models with known answers (no training): paper Table 1's pair (the original's
+`experiments/kl_to_zero_dissimilar_reps.py`), Fig. 16 left's evenly spaced classifiers (its
+`experiments/making_constructed_models.py`) and the workshop paper's example. The original used
+unseeded generators; here every draw comes from the numpy Generator passed in.
 """
 
 from __future__ import annotations
@@ -43,13 +40,9 @@ def _jitter(rng: np.random.Generator, num_classes: int, n_per_class: int, min_le
     return offsets, lengths
 
 
-def evenly_spaced_classifier(
-    rng: np.random.Generator,
-    num_classes: int,
-    n_per_class: int,
-    min_f_length: float,
-    g_length: float,
-) -> tuple[np.ndarray, np.ndarray]:
+def evenly_spaced_classifier(rng: np.random.Generator, num_classes: int, n_per_class: int,
+                             min_f_length: float, g_length: float
+                             ) -> tuple[np.ndarray, np.ndarray]:
     """(f, g) with g(c) at angle 2 pi c/K, length g_length, and n_per_class inputs per class
     (class-major order) embedded near their class direction with length ~ min_f_length."""
     phi = class_angles(num_classes)
@@ -59,19 +52,11 @@ def evenly_spaced_classifier(
     return f, g
 
 
-def kl_table_pair(
-    rng: np.random.Generator,
-    rho: float,
-    num_classes: int,
-    n_per_class: int,
-    min_f_length: float,
-    permutation: tuple[int, ...],
-) -> ModelPair:
-    """The Table-1 pair (paper Table 1): same predictions, embeddings a permutation apart.
-
-    Model 1 puts class c at angle phi_c; model 2 puts it at phi_{pi(c)} for both f and g, with
-    the angular offsets of row pi(c) and the lengths of row c. Growing rho sharpens both
-    models' predictions, so KL -> 0, while f2 is no linear function of f1.
+def kl_table_pair(rng: np.random.Generator, rho: float, num_classes: int, n_per_class: int,
+                  min_f_length: float, permutation: tuple[int, ...]) -> ModelPair:
+    """The Table-1 pair: model 1 puts class c at angle phi_c; model 2 at phi_{pi(c)} for both f
+    and g, with the angular offsets of row pi(c) and the lengths of row c. Growing rho (g's
+    length) sharpens both models' predictions, so KL -> 0, while f2 is no linear function of f1.
     """
     perm = np.asarray(permutation, dtype=np.intp)
     if sorted(perm.tolist()) != list(range(num_classes)):
@@ -111,13 +96,9 @@ def workshop_models(rng: np.random.Generator, n_per_label: int = N_PER_LABEL) ->
     labels = np.repeat(np.arange(4), n_per_label)
     f_prime = polar(lengths, PRIME_ANGLES[:, None] + offsets).reshape(-1, 2)
     f_star = polar(lengths, STAR_ANGLES[:, None] + 16 * offsets).reshape(-1, 2)
-    return WorkshopModels(
-        f_prime=f_prime,
-        g_prime=polar(np.full(4, 1100.0), PRIME_ANGLES),
-        f_star=f_star,
-        g_star=polar(np.full(4, 100.0), STAR_ANGLES),
-        labels=labels,
-    )
+    return WorkshopModels(f_prime=f_prime, g_prime=polar(np.full(4, 1100.0), PRIME_ANGLES),
+                          f_star=f_star, g_star=polar(np.full(4, 100.0), STAR_ANGLES),
+                          labels=labels)
 
 
 def correct_label_loglik(v: np.ndarray, g_angles: np.ndarray, label: int,

@@ -3,10 +3,8 @@ an MLP of a patch from an image's top half (x), g an MLP of a patch from its bot
 
     p(y | x, S) = exp(f(x)^T g(y)) / sum_{y' in S} exp(f(x)^T g(y')),
 
-S the bottom patches of every image in the minibatch (the true one and the others as distractors).
-So it is a model of the paper's family whose label set is the batch's candidates. The training loop
-(training/loop.py) trains it as it trains every model, by its `nll`. Each step cuts and augments the
-batch's patches afresh; by default every model draws its own (`ContrastiveStack`)."""
+S the bottom patches of every image in the minibatch (the true one and the others as distractors):
+a model of the paper's family whose label set is the batch's candidates, trained by its `nll`."""
 
 from __future__ import annotations
 
@@ -21,13 +19,10 @@ from .stacked import StackedModelClass
 
 # Each step cuts and augments the batch's patches afresh (`patches`, e.g. data/patches.py's
 # PatchSpec). By default every model draws its own (Roeder et al. train independent models): its
-# batch of images (the loop's batch mapped through a permutation of the training set of its own, so
-# that each epoch still covers every image once), its patches' places and its augmentation. They
-# come from generators seeded by (data_seed, the model's seed[, t]): a seed draws the same whether
-# trained alone or in a stack. With `shared_draws` the stack's models share all of it and differ in
-# their initialisation only. The random draws of step t are seeded by t too, t counted by the model
-# itself and kept in its state dict, so a run resumed from a checkpoint draws what an uninterrupted
-# run draws.
+# batch (the loop's batch through its own permutation of the training set, so each epoch still
+# covers every image once), its patches' places and augmentation. Seeded by (data_seed, the model's
+# seed, step t), a seed draws the same alone or in a stack; t is in the state dict, so a resumed run
+# draws what an uninterrupted one does. With shared draws the models differ in initialisation only.
 DRAW_SEED_STRIDE = 1_000_003  # the draws of step t of data seed s are seeded by s * this + t
 MODEL_SEED_STRIDE = 100_003  # and a model's own draws by that * this + its seed
 
@@ -84,12 +79,11 @@ class ContrastiveStack(nn.Module):
         """The evaluation patches (x, y) of `images`: centred, unaugmented, flattened."""
         return self.patches.fixed_pair(images)
 
-    # The stacked classifier's fused loss (models/stacked.py, StackedNLL), with g's rows the
-    # candidates' g(y') and image i's label its own position i.
     def nll(self, images: torch.Tensor, codes: torch.Tensor, labels: torch.Tensor,
             idx: torch.Tensor | None = None) -> torch.Tensor:
-        """(S,) the contrastive loss of a training batch per model: fresh random patches; with
-        own draws (`idx`, the batch's indices into the training set), each model's own."""
+        """(S,) the contrastive loss of a training batch per model (StackedNLL, g's rows the
+        candidates' g(y'), image i's label i): fresh random patches; with own draws (`idx`, the
+        batch's indices into the training set), each model's own."""
         step = self.data_seed * DRAW_SEED_STRIDE + self.draws
         self.draws += 1
         if self.seeds is None:

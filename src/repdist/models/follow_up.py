@@ -1,12 +1,10 @@
 """The follow-up's models: an encoder f, then a bias-free linear head whose rows are the
-unembeddings g.
-The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity" (their
-`backbones/nn.py`, `models/classifier.py`, `kldistill.py`, `logitdistill.py`, `cbm.py`).
+unembeddings g. The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational
+Similarity" (their `backbones/nn.py`, `models/classifier.py`, `kldistill.py`, `logitdistill.py`,
+`cbm.py`).
 
-The encoder is their MLP (`FollowUpArch`). State-dict keys and initial weights are theirs, so a
-checkpoint passes between the two codes (`build_follow_up`). `StackedFollowUp` holds S such models
-as stacked weights and runs them with batched matmuls, each with its own dropout masks: every model
-follows the trajectory it would follow alone, given the same batches and masks."""
+`StackedFollowUp` holds S such models as stacked weights, each with its own dropout masks: every
+model follows the trajectory it would follow alone, given the same batches and masks."""
 
 from __future__ import annotations
 
@@ -17,14 +15,12 @@ import torch
 from torch import nn
 
 
-# The encoder is their MLP: `depth` blocks of Linear -> ReLU -> Dropout(0.1), then a linear map to
-# the M-dimensional embedding (`enc_final`): depth 3, width 512 on the spirals ("MLP"), depth 1,
-# width 2,048 from 768-d features on SUB ("Shallow").
 @dataclass(frozen=True)
 class FollowUpArch:
-    """One model of the follow-up: encoder (in_dim -> hidden x depth -> rep_dim), head over
-    num_classes labels, an optional probe over `concepts` (0: none), dropout, and whether the
-    head is Xavier-initialised (their students and concept-bottleneck models; not a classifier)."""
+    """One model of the follow-up: encoder (in_dim -> hidden x depth -> rep_dim; their "MLP",
+    depth 3 and width 512 on the spirals, or "Shallow", depth 1 and width 2,048 on SUB), head
+    over num_classes labels, an optional probe over `concepts` (0: none), dropout, and whether
+    the head is Xavier-initialised (their students and concept-bottleneck models)."""
 
     in_dim: int = 2
     hidden: int = 512
@@ -67,23 +63,18 @@ class FollowUpMLP(nn.Module):
         return self.linear(self.embed(x))
 
 
-# State-dict keys are theirs (`encoder.enc_block_1.weight`, ..., `linear.weight`, `probe.weight`),
-# so a checkpoint passes between the two codes. Built in their order after
-# `torch.manual_seed(seed)`: the encoder's layers, the head, the concept probe (a concept-bottleneck
-# teacher, SUB), then, for every model but a plain classifier (students, the concept-bottleneck
-# model), Xavier-uniform on the head: the same initial weights as theirs.
 def build_follow_up(arch: FollowUpArch, seed: int) -> FollowUpMLP:
-    """The model their code builds after set_random_seed(seed) (see above)."""
+    """The model their code builds after set_random_seed(seed): their state-dict keys, built in
+    their order (encoder, head, concept probe, Xavier on the head), so the same initial weights
+    and a checkpoint that passes between the two codes."""
     torch.manual_seed(seed)
     return FollowUpMLP(arch)
 
 
 class FollowUpStack(nn.Module):
     """What every stack of S follow-up models shares (the MLPs' here, the ResNets' in
-    models.follow_up_resnet): one architecture (the head's initialisation aside), `head` the
-    heads (S, K, M) (nn.Linear's layout: g), `logits` (S, B, K) through them from `embed`
-    (S, B, M), `log_probs` (S, B, K) float64 (the training loop's NLL reads it), `unembed` the
-    heads, as extract() reads models."""
+    models.follow_up_resnet): one architecture (the head's initialisation aside) and `head`,
+    the heads (S, K, M) in nn.Linear's layout: g."""
 
     head: torch.Tensor
 

@@ -3,10 +3,7 @@ They are their `backbones/resnet.py` over a copy of torchvision's ResNet, `model
 `kldistill.py` and `logitdistill.py`. The ResNet is as it is for ImageNet (7 x 7 stem of stride 2,
 max-pool, torchvision's `fc` built but never used). Its pooled features are mapped to the
 M-dimensional embedding by `linear`, then the bias-free head whose rows are the unembeddings g.
-
-State-dict keys and initial weights are theirs (`build_follow_up_resnet`). `width` scales every
-channel count (`TorchvisionResNet`). Their teacher starts from ImageNet weights, read here from a
-file the user has (`read_imagenet_weights`)."""
+State-dict keys and initial weights are theirs (`build_follow_up_resnet`)."""
 
 from __future__ import annotations
 
@@ -73,14 +70,11 @@ class Bottleneck(nn.Module):
         return self.relu(out + (x if self.downsample is None else self.downsample(x)))
 
 
-# `width` scales every channel count with torchvision's 64 as 1 (the stem, the four stages' 64, 128,
-# 256 and 512 planes, their unused stem): 64 is theirs. A stand-in's smaller networks keep the
-# depth, the code path and the key names.
 class TorchvisionResNet(nn.Module):
     """torchvision's ResNet (v1.5: the stride in the bottleneck's 3 x 3), its names, its
     construction order and its initialisation, `fc` over 1,000 ImageNet classes included;
     `width` channels in the stem and 1, 2, 4, 8 times as many planes in the stages (64:
-    torchvision's)."""
+    torchvision's; a stand-in's smaller width keeps the depth, code path and key names)."""
 
     def __init__(self, depth: int, width: int = FULL_WIDTH) -> None:
         super().__init__()
@@ -170,9 +164,8 @@ class FollowUpResNet(nn.Module):
         return self.linear(self.embed(x))
 
 
-# Their teacher is `pretrain_resnet50v2`: torchvision's IMAGENET1K_V2 weights, which their code
-# downloads. Here they are read from a file the user has (`resnet50-11ad3fa6.pth`). A teacher
-# without it trains from scratch, which its files then say (`imagenet` in the metadata).
+# Their teacher is `pretrain_resnet50v2`, which their code downloads. A teacher without the file
+# trains from scratch, which its files then say (`imagenet` in the metadata).
 def read_imagenet_weights(path: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
     """torchvision's ResNet-50 ImageNet state dict from `path`; ImageNetWeightsError naming
     the file to download where it is missing or holds something else."""
@@ -191,13 +184,10 @@ def read_imagenet_weights(path: str | os.PathLike[str]) -> dict[str, torch.Tenso
     return state
 
 
-# State-dict keys are theirs: `encoder.tv_layers.*` (torchvision's own names, so an ImageNet file of
-# torchvision's loads into it as it is), `encoder.conv1.weight` (a 3 x 3 stem their wrapper builds
-# and never calls), `encoder.linear.*`, `linear.weight`. Built in their order after
-# `torch.manual_seed(seed)`: torchvision's layers and its initialisation (Kaiming-normal
-# convolutions, BatchNorm at 1 and 0), the ImageNet weights where given, the wrapper's stem and map,
-# the head, and Xavier-uniform on the head for every model but the plain classifier (their
-# students): the same initial weights as theirs.
+# State-dict keys are theirs: `encoder.tv_layers.*` (torchvision's names: an ImageNet file loads
+# as it is), `encoder.conv1.weight` (a stem their wrapper never calls), `encoder.linear.*`,
+# `linear.weight`. Built in their order: torchvision's layers and initialisation, the ImageNet
+# weights, the wrapper's stem and map, the head, Xavier on it: the same initial weights as theirs.
 def build_follow_up_resnet(arch: ResNetArch, seed: int, imagenet: dict | None = None
                            ) -> FollowUpResNet:
     """The model their code builds after set_random_seed(seed) (see above)."""
@@ -241,12 +231,10 @@ STACK_MODES = ("loop", "vmap")
 
 
 class VmappedFollowUpResNet(FollowUpStack):
-    """The same S ResNets as StackedFollowUpResNet, run as one batched network: their weights
-    and BatchNorm buffers stacked (torch.func.stack_module_state), the encoder mapped over
-    them by torch.func.vmap (its convolutions become grouped ones), the heads a batched
-    matmul. Each model keeps its own weights and statistics; its arithmetic is grouped, so it
-    rounds differently from a model alone (tests/test_logit_distance_cifar100.py: within
-    1e-5 after two steps), and on a GPU one launch serves every model."""
+    """The same S ResNets as StackedFollowUpResNet, run as one batched network: weights and
+    BatchNorm buffers stacked, the encoder mapped over them by torch.func.vmap. Each model keeps
+    its own weights and statistics, but grouped arithmetic rounds differently from a model alone
+    (tests/test_logit_distance_cifar100.py: within 1e-5 after two steps)."""
 
     def __init__(self, models: Sequence[FollowUpResNet]) -> None:
         super().__init__(m.arch for m in models)

@@ -1,10 +1,7 @@
-"""Stand-ins for outside language models (`lm.models` entries with `standin:`), so that the
-quick DAG and the tests run the outside-model branch offline: real Hugging Face models (GPT-2,
-GPT-NeoX, Llama), tiny, built from configs at a seed (untrained), saved with save_pretrained,
-each folder holding the one byte-level BPE tokenizer they share (trained here with the
-`tokenizers` package on the given text; the same text gives the same tokenizer).
-
-transformers and tokenizers are imported when a stand-in is made (the `lm` extra).
+"""Stand-ins for outside language models (`lm.models` entries with `standin:`), so the quick DAG
+and the tests run that branch offline: tiny untrained Hugging Face models (GPT-2, GPT-NeoX, Llama)
+built at a seed, each saved with the byte-level BPE tokenizer they share. transformers and
+tokenizers are imported when a stand-in is made (the `lm` extra).
 """
 
 from __future__ import annotations
@@ -38,7 +35,7 @@ class StandinSpec:
 
 def standin_tokenizer(text: str, vocab_size: int = VOCAB_SIZE) -> Any:
     """A byte-level BPE tokenizer (GPT-2's scheme) trained on `text`, as a transformers fast
-    tokenizer."""
+    tokenizer: the same text gives the same tokenizer."""
     import transformers
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 

@@ -4,7 +4,9 @@ It is in the family p(y|x) = softmax_y(f(x)^T g(y)), seeds stacked along a leadi
 A word w has a context vector r_w and a target vector q_w (M = 2 in the figure) and a bias b_w. The
 context x = (w_1 .. w_n) is predicted as f(x) = sum_i C_i r_{w_i}, C_i an M x M matrix per position,
 and the next word scores f(x)^T q_y + b_y. `embed` and `unembed` fold the bias into one more
-coordinate (M + 1 columns; see StackedLogBilinear). Inputs are word ids held as floats."""
+coordinate (M + 1 columns; see StackedLogBilinear). Inputs are the context's word ids in order,
+held as floats (the training loop keeps inputs in the model's float type); `codes`, what g reads,
+are the word ids (V, 1)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,6 @@ from torch import nn
 
 from .stacked import StackedNLL
 
-# Inputs are word ids held as floats (the training loop keeps inputs in the model's float type:
-# exact below 2^24), the context's words in order; `codes`, what g reads, are the word ids (V, 1).
 MAX_VOCABULARY = 2**24  # word ids travel as float32 (training/loop.py): exact up to here
 INIT_STD = 0.1  # word vectors at the start, N(0, INIT_STD^2) per coordinate
 

@@ -1,11 +1,7 @@
 """Stand-ins for the Platonic Representation Hypothesis' study (`prh:` entries with `standin:`),
-so that its branch runs offline: tiny Hugging Face vision encoders built from configs at a seed
-(ViT, ViT-MAE, DINOv2, CLIP's vision tower; untrained), each saved with its image processor
-(the PIL one), and tiny causal LMs (models/lm_standins.py's layouts) with a byte-level BPE
-tokenizer trained on the captions, each trained for a few Adam steps on the captions so that
-their bits per byte differ (a larger or longer-trained model predicts the captions better).
-
-transformers is imported when a stand-in is made (the `lm` extra).
+so its branch runs offline: tiny untrained Hugging Face vision encoders (ViT, ViT-MAE, DINOv2,
+CLIP's vision tower) with their PIL image processors, and tiny causal LMs trained a few steps on
+the captions, so that their bits per byte differ. transformers is imported when one is made.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""ResNet-18, CIFAR variant (the original's `src/file_handling/save_load_model.py`): 3x3 stem, no max-pool, four stages of two
-BasicBlocks (64/128/256/512 channels at base width 64), 4x4 average pool, Linear(8*base -> M)
-with bias. `base_width` shrinks the network for toy runs on a CPU; 64 is the paper.
+"""ResNet-18, CIFAR variant (the original's `src/file_handling/save_load_model.py`): 3x3 stem, no
+max-pool, four stages of two BasicBlocks (64/128/256/512 channels at base width 64), 4x4 average
+pool, Linear(8*base -> M) with bias. `base_width` shrinks the network for toy runs on a CPU; 64 is
+the paper.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from .mlp import ModelClass, SmallMLP
 
 def effective_bn_momentum(num_classes: int) -> float:
     """The original ran f K+1 times per step, updating BN running stats K+1 times with the same
-    batch statistics: effective momentum 1 - 0.9^(K+1) (0.6862 for K = 10; its `src/training/train.py`)."""
+    batch statistics: effective momentum 1 - 0.9^(K+1) (0.6862 for K = 10; its
+    `src/training/train.py`)."""
     return 1.0 - 0.9 ** (num_classes + 1)
 
 
@@ -59,14 +61,8 @@ class ResNet18(nn.Module):
         return self.linear(out)
 
 
-def build_cifar_model(
-    seed: int,
-    rep_dim: int,
-    num_classes: int = 10,
-    g_width: int = 128,
-    base_width: int = 64,
-    bn_momentum: float = 0.1,
-) -> ModelClass:
+def build_cifar_model(seed: int, rep_dim: int, num_classes: int = 10, g_width: int = 128,
+                      base_width: int = 64, bn_momentum: float = 0.1) -> ModelClass:
     """torch.manual_seed(seed), then f = ResNet18, then g = SmallMLP(K-1 -> g_width -> M)."""
     torch.manual_seed(seed)
     f_net = ResNet18(rep_dim, base_width=base_width, bn_momentum=bn_momentum)

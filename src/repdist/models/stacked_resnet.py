@@ -3,7 +3,7 @@
 Every convolution becomes a grouped convolution with one group per seed, and every BatchNorm one
 BatchNorm over S x C channels. So each seed only ever meets its own weights and statistics, exactly
 as if it were trained alone (a float64 test holds this to 1e-9). One network of S groups fills a GPU
-that one ResNet-18 at batch 32 leaves mostly idle. Models of different output dimensions stack too.
+that one ResNet-18 at batch 32 leaves mostly idle.
 """
 
 from __future__ import annotations
@@ -17,11 +17,9 @@ from torch import nn
 from .resnet import ResNet18
 from .mlp import padded_rows
 
-# torch.compile's modes for the stack's body ("none": eager), candidates of `make gpu-check`
-# that no record has decided yet (docs/gpu.md, "Options to be timed");
-# "elementwise": inductor's fusion of what lies between the convolutions, the convolutions left
-# to cuDNN, no autotuning and no CUDA graphs of inductor's own (the training step's graph,
-# RunOptions.cuda_graph, captures it)
+# torch.compile's modes for the stack's body ("none": eager), untimed candidates of `make gpu-check`
+# (docs/gpu.md). "elementwise": inductor fuses what lies between the convolutions, no autotuning and
+# no CUDA graphs of its own (RunOptions.cuda_graph captures the step)
 COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune-no-cudagraphs",
                  "elementwise")
 # inductor's settings of the elementwise mode; every inductor compile here leaves convolutions
@@ -82,13 +80,10 @@ def _stacked(modules: Sequence[nn.Module]) -> nn.Module:
     return clone
 
 
-# The output layer is a batched matmul. Models of different output dimensions stack too (the stack
-# across M, config cifar10.stack_across_m: the ten seeds of each M as one network): their heads are
-# padded with zero rows to the widest (mlp.padded_rows), which leaves each model's arithmetic its
-# own.
 class StackedResNet18(nn.Module):
-    """ResNet-18s of the same width, one per model, as one network; output dimensions may
-    differ (the stack across M: heads padded with zero rows to the widest, padded_rows)."""
+    """ResNet-18s of the same width, one per model, as one network, the heads a batched matmul.
+    Output dimensions may differ (the stack across M, config cifar10.stack_across_m): heads are
+    padded with zero rows to the widest (padded_rows), each model's arithmetic still its own."""
 
     def __init__(self, nets: Sequence[ResNet18]) -> None:
         super().__init__()
@@ -99,7 +94,6 @@ class StackedResNet18(nn.Module):
             setattr(body, name, _stacked([getattr(n, name) for n in nets]))
         body.linear = nn.Identity()
         self.body = body
-        # heads of different widths (the stack across M) padded with zeros to the widest
         self.out_dims = [n.linear.out_features for n in nets]
         self.linear_weight = nn.Parameter(padded_rows([n.linear.weight.detach() for n in nets]))
         self.linear_bias = nn.Parameter(padded_rows([n.linear.bias.detach()[:, None]
@@ -111,11 +105,9 @@ class StackedResNet18(nn.Module):
         return self.linear_weight.shape[0]
 
     def compile_body(self, mode: str, backend: str | None = None) -> None:
-        """torch.compile the body (the ResNet trunk, forward and backward) in place in `mode`
-        (COMPILE_MODES; "none" leaves it eager): parameters and state dict keys unchanged.
-        `backend` None is inductor, its convolutions pinned to ATen in every mode (no Triton
-        convolution template, ATEN_CONVOLUTIONS); "eager" only traces (what a CPU test can
-        afford)."""
+        """torch.compile the body in place in `mode` (COMPILE_MODES; "none": eager), parameters
+        and state dict keys unchanged. `backend` None is inductor, its convolutions pinned to
+        ATen (ATEN_CONVOLUTIONS); "eager" only traces (what a CPU test can afford)."""
         if mode not in COMPILE_MODES:
             raise ValueError(f"compile must be one of {COMPILE_MODES}, got {mode!r}")
         if mode == "none":

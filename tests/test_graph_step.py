@@ -68,9 +68,9 @@ def reference(model, data, cfg):
     model.to(torch.float64)
     n = len(x)
     if cfg.rules.dataloader_order:
-        order = batches.dataloader_batches(n, cfg.batch_size,
-                                           cfg.steps_for(n) // math.ceil(n / cfg.batch_size),
-                                           cfg.data_seed, lambda s: s % cfg.eval_every == 0)
+        order = batches.dataloader_order(n, cfg.batch_size,
+                                         cfg.steps_for(n) // math.ceil(n / cfg.batch_size),
+                                         cfg.data_seed, lambda s: s % cfg.eval_every == 0).batches()
     else:
         order = batches.numpy_order(n, cfg.batch_size, cfg.steps, cfg.data_seed).batches()
     opt = make_adam(model, cfg.lr)

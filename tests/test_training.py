@@ -12,7 +12,7 @@ import math
 
 from torch.utils.data import DataLoader
 
-from repdist.training.batches import dataloader_batches, numpy_order
+from repdist.training.batches import dataloader_order, numpy_order
 from repdist.training.loop import RunOptions, TrainData, train
 
 from conftest import train_config
@@ -104,10 +104,10 @@ def test_paper_batch_order_is_the_original_dataloader_order(n, batch_size, steps
     not) gives its exact batches: seed s sees the authors' batches in the authors' order."""
     expected = _original_loader_order(n, batch_size, steps, eval_every, workers)
     epochs = math.ceil(steps / math.ceil(n / batch_size))
-    got = list(dataloader_batches(n, batch_size, epochs, 0, lambda s: s % eval_every == 0))
+    got = list(dataloader_order(n, batch_size, epochs, 0, lambda s: s % eval_every == 0).batches())
     assert len(got) == len(expected)
     assert all(np.array_equal(a, b) for a, b in zip(got, expected, strict=True))  # exact: integers
-    without_test_draws = list(dataloader_batches(n, batch_size, epochs, 0))
+    without_test_draws = list(dataloader_order(n, batch_size, epochs, 0).batches())
     # exact: integers
     assert not all(np.array_equal(a, b) for a, b in zip(without_test_draws, expected,
                                                            strict=True))

@@ -16,9 +16,8 @@ from ..io.host import to_host
 
 @dataclass(frozen=True)
 class BatchOrder:
-    """`steps` index batches of size `batch_size` (the last of each epoch short, or with
-    `full_batches` left out: every batch whole) from `epochs`, an (E, n) int64 array of one
-    permutation of range(n) per epoch, in order."""
+    """`steps` index batches of size `batch_size` (each epoch's last short, or left out with
+    `full_batches`) from `epochs`, an (E, n) int64 array of one permutation of range(n) each."""
 
     epochs: np.ndarray
     batch_size: int
@@ -34,27 +33,23 @@ class BatchOrder:
         return (self.n // self.batch_size if self.full_batches
                 else math.ceil(self.n / self.batch_size))
 
-    def flat(self) -> np.ndarray:
-        """The epochs one after another: batch `step` is flat()[slice(*bounds(step))]."""
-        return self.epochs.reshape(-1)
-
     def on_device(self, device: str | torch.device) -> torch.Tensor:
-        """flat() on `device`, copied once (from pinned memory, asynchronously, to CUDA): a
-        run's steps take their batches as slices of it (bounds) and never wait for the host."""
+        """The epochs one after another on `device`, copied once (from pinned memory,
+        asynchronously, to CUDA): a run's steps take their batches as slices of it (bounds)."""
         device = torch.device(device)
-        host = torch.from_numpy(np.ascontiguousarray(self.flat(), dtype=np.int64))
+        host = torch.from_numpy(np.ascontiguousarray(self.epochs.reshape(-1), dtype=np.int64))
         if device.type == "cuda":
             host = host.pin_memory()
         return host.to(device, non_blocking=True)
 
     def bounds(self, step: int) -> tuple[int, int]:
-        """Where batch `step` starts and stops in flat()."""
+        """Where batch `step` starts and stops in the epochs one after another."""
         epoch, j = divmod(step, self.per_epoch)
         start = epoch * self.n + j * self.batch_size
         return start, min(start + self.batch_size, (epoch + 1) * self.n)
 
     def batches(self) -> Iterator[np.ndarray]:
-        flat = self.flat()
+        flat = self.epochs.reshape(-1)
         for step in range(self.steps):
             yield flat[slice(*self.bounds(step))]
 
@@ -64,8 +59,7 @@ class BatchOrder:
 # private generator for `randperm(n)`; a `shuffle=False` test loader's iterator draws a base seed
 # too. The original created a train iterator per epoch and a test iterator after the update of every
 # step i with i % 2000 == 0, all after `torch.manual_seed(0)`. Replaying those draws on a private
-# generator seeded the same way gives its batches in its order without touching the global RNG
-# (tests hold this to a real DataLoader).
+# generator leaves the global RNG alone (tests hold this to a real DataLoader).
 def dataloader_order(n: int, batch_size: int, epochs: int, seed: int,
                      test_pass_after: Callable[[int], bool] = lambda step: False) -> BatchOrder:
     """The batches DataLoader(range(n), batch_size, shuffle=True) yields over `epochs` epochs
@@ -90,10 +84,9 @@ def dataloader_order(n: int, batch_size: int, epochs: int, seed: int,
 
 def numpy_order(n: int, batch_size: int, steps: int, seed: int,
                 full_batches: bool = False, in_order: bool = False) -> BatchOrder:
-    """Exactly `steps` batches: epochs of a fresh numpy permutation each, the last batch of an
-    epoch short (the clean protocol), or with `full_batches` left out (each epoch drops its
-    last n mod batch_size examples, different ones each epoch); `in_order`: every epoch the
-    examples in their order (a DataLoader without shuffle; the seed is not read)."""
+    """Exactly `steps` batches from a fresh numpy permutation per epoch, the last of an epoch
+    short, or left out with `full_batches` (different examples each epoch); `in_order`: never
+    shuffled, as a DataLoader without shuffle (the seed is not read)."""
     if full_batches and 0 < n < batch_size:
         raise ValueError(f"full batches of {batch_size} from {n} examples: none")
     rng = np.random.default_rng(seed)
@@ -103,10 +96,3 @@ def numpy_order(n: int, batch_size: int, steps: int, seed: int,
     for epoch in range(epochs):
         orders[epoch] = np.arange(n) if in_order else rng.permutation(n)
     return BatchOrder(orders, batch_size, steps, full_batches)
-
-
-def dataloader_batches(n: int, batch_size: int, epochs: int, seed: int,
-                       test_pass_after: Callable[[int], bool] = lambda step: False
-                       ) -> Iterator[np.ndarray]:
-    """The index batches of `dataloader_order`, one at a time."""
-    return dataloader_order(n, batch_size, epochs, seed, test_pass_after).batches()

@@ -1,13 +1,9 @@
-"""Training checkpoints that know what made them.
+"""Training checkpoints that record their run's configuration (readable values and their hash).
 
-A checkpoint records the configuration of its run (model, training settings, protocol, data
-seeds): readable values and their hash. A job resumes only a checkpoint of its own
-configuration. Any other (a changed learning rate, fewer steps, one written before checkpoints
-recorded anything) is set aside under a new name, never deleted, with one log line naming what
-changed, and the job starts fresh: a resumed run can then never mix two configurations.
-A small JSON sidecar (`<checkpoint>.json`: step, total, time) lets `repdist progress` read a
-run's state without torch.
-"""
+A job resumes only a checkpoint of its own configuration. Any other is set aside under a new name,
+never deleted, with a log line naming what changed: a resumed run never mixes two configurations.
+A JSON sidecar (`<checkpoint>.json`: step, total, time) lets `repdist progress` read it without
+torch."""
 
 from __future__ import annotations
 
@@ -37,11 +33,9 @@ def flatten(identity: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
             leaves.update(flatten(value, f"{path}."))
         else:
             leaves[path] = value
-    short: dict[str, Any] = {}
     last = [p.rsplit(".", 1)[-1] for p in leaves]
-    for path, name in zip(leaves, last, strict=True):
-        short[name if last.count(name) == 1 else path] = leaves[path]
-    return short
+    return {(name if last.count(name) == 1 else path): leaves[path]
+            for path, name in zip(leaves, last, strict=True)}
 
 
 def describe_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
@@ -82,14 +76,10 @@ def _read_checkpoint(path: Path, map_location: Any) -> tuple[Any, str]:
         return None, f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
 
 
-def load_resumable(
-    path: str | os.PathLike[str] | None,
-    identity: Mapping[str, Any],
-    total_steps: int,
-    map_location: str | torch.device = "cpu",
-) -> dict[str, Any] | None:
-    """The checkpoint at `path` if it was made by this configuration and is not past the end;
-    otherwise None, the old file renamed aside and the reason logged."""
+def load_resumable(path: str | os.PathLike[str] | None, identity: Mapping[str, Any],
+                   total_steps: int, map_location: str | torch.device = "cpu"
+                   ) -> dict[str, Any] | None:
+    """This configuration's checkpoint at `path` if within the run, else None (set aside)."""
     if path is None or not Path(path).exists():
         return None
     path = Path(path)
@@ -111,20 +101,12 @@ def load_resumable(
     return None
 
 
-def save_checkpoint(
-    path: str | os.PathLike[str],
-    identity: Mapping[str, Any],
-    step: int,
-    total_steps: int,
-    **state: Any,
-) -> None:
+def save_checkpoint(path: str | os.PathLike[str], identity: Mapping[str, Any], step: int,
+                    total_steps: int, **state: Any) -> None:
     """Write the checkpoint atomically (with its configuration), then its JSON sidecar."""
-    import torch
-
     ident = _normalised(identity)
     payload = {"identity": ident, "identity_hash": config_hash(ident), "step": step, **state}
-    with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
+    write_atomically(path, payload)
     write_json(checkpoint_sidecar(path), {"step": step, "total_steps": total_steps,
                                           "identity_hash": payload["identity_hash"],
                                           "saved_at": time.time()})

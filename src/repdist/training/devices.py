@@ -1,7 +1,6 @@
 """Which device a running job uses and how float32 runs there (TF32, cuDNN's algorithms). A job
 promised a GPU that finds none fails at once, instead of training for hours on the CPU. Which jobs
-get `resources: gpu` is decided without torch, by pipeline/gpu_plan.py.
-"""
+get `resources: gpu` is decided without torch, by pipeline/gpu_plan.py."""
 
 from __future__ import annotations
 
@@ -24,19 +23,17 @@ def resolve_device(requested: str, key: str, promised: bool = False):
     if requested not in DEVICES:
         raise ValueError(f"{key} must be one of {DEVICES}, got {requested!r}")
     available = torch.cuda.is_available()
+    seen = (f"host {socket.gethostname()}, "
+            f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '(unset)')}")
     if requested == "cuda" and not available:
         raise DeviceError(
-            f"{key} is 'cuda' but this job sees no GPU (host {socket.gethostname()}, "
-            f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '(unset)')}, "
-            f"torch {torch.__version__} built with CUDA {torch.version.cuda or 'none'}): run it "
-            f"on a GPU node, or set {key}: cpu (or auto)"
-        )
+            f"{key} is 'cuda' but this job sees no GPU ({seen}, torch {torch.__version__} built "
+            f"with CUDA {torch.version.cuda or 'none'}): run it on a GPU node, or set {key}: cpu "
+            "(or auto)")
     if promised and requested == "auto" and not available:
-        warnings.warn(
-            f"this job was planned for a GPU ({key}: auto on machines declared to have GPUs) "
-            f"but sees none (host {socket.gethostname()}, CUDA_VISIBLE_DEVICES="
-            f"{os.environ.get('CUDA_VISIBLE_DEVICES', '(unset)')}): training on the CPU",
-            RuntimeWarning, stacklevel=2)
+        warnings.warn(f"this job was planned for a GPU ({key}: auto on machines declared to have "
+                      f"GPUs) but sees none ({seen}): training on the CPU",
+                      RuntimeWarning, stacklevel=2)
     return torch.device("cuda" if requested != "cpu" and available else "cpu")
 
 
@@ -58,8 +55,7 @@ def set_cuda_float32(tf32: str) -> None:
 
 def set_cudnn_benchmark(on: bool) -> None:
     """How cuDNN chooses a convolution's algorithm on CUDA: by its heuristics (off, PyTorch's
-    default), or `on` by timing every algorithm it has for each shape at its first call
-    (benchmark_limit 0: all of them, not the 10 fastest by heuristic) and keeping the fastest.
+    default), or `on` by timing all of them for each shape at its first call (benchmark_limit 0).
     The algorithms sum in other orders: the same arithmetic up to rounding. No effect on a CPU."""
     import torch
 

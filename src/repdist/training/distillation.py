@@ -6,9 +6,7 @@ inputs, with the losses the follow-up compares (Nielsen, Marconato, Gresele, Dit
 - `logit_l2`: E_x sum_y (l~'_y(x) - l~_y(x))^2 with centred log-probabilities l~_y(x) = log p(y|x)
   - mean_y' log p(y'|x): the square of the `d_logit` this project measures (measures.extra);
 - `logit_l1`: E_x sum_y |l~'_y(x) - l~_y(x)|;
-- `labels`: the NLL of the true labels alone, the teacher ignored (the baseline).
-
-The follow-up's own losses, on raw logits as theirs, are `follow_up_loss`."""
+- `labels`: the NLL of the true labels alone, the teacher ignored (the baseline)."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ def _centred(log_probs: torch.Tensor) -> torch.Tensor:
 
 
 def distillation_loss(kind: str, student: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
-    """The mean over a batch of one loss between (..., B, K) float64 log-probabilities: the
-    student's and the teacher's. Returns (...,): one value per model of a stack."""
+    """The batch mean of loss `kind` between (..., B, K) float64 log-probabilities: (...,)."""
     if kind == "kl":
         per_input = (teacher.exp() * (teacher - student)).sum(dim=-1)
     elif kind == "logit_l2":
@@ -40,9 +37,8 @@ def distillation_loss(kind: str, student: torch.Tensor, teacher: torch.Tensor) -
 
 
 def distillation_objective(kind: str, teacher_log_probs: torch.Tensor | None) -> Objective | None:
-    """The training loop's objective for loss `kind`: teacher_log_probs is (S, N, K) float64
-    over the training inputs (on the training device), model s of the stack matching teacher s.
-    `labels` returns None: the loop's own NLL of the labels."""
+    """The training loop's objective for loss `kind`, model s matching teacher s of
+    teacher_log_probs, (S, N, K) float64 over the training inputs; `labels`: None (the NLL)."""
     if kind == "labels":
         return None
     if kind not in LOSSES:
@@ -84,9 +80,8 @@ def follow_up_loss(kind: str, student: torch.Tensor, teacher: torch.Tensor | Non
 
 def follow_up_objective(kinds: list[str], teacher_logits: torch.Tensor | None) -> Objective:
     """The training loop's objective for a stack whose model s learns by loss kinds[s]:
-    teacher_logits (S, N, K) over the training inputs (row s: model s's teacher; rows of
-    `labels` models are not read), on the training device. Every loss is taken for every
-    model and each model keeps its own (the rest is a few elementwise passes)."""
+    teacher_logits (S, N, K) over the training inputs on the training device (row s: model s's
+    teacher). Every loss is taken for every model and each model keeps its own."""
     unknown = sorted(set(kinds) - set(FOLLOW_UP_LOSSES))
     if unknown:
         raise ValueError(f"unknown losses {unknown}; one of {FOLLOW_UP_LOSSES}")

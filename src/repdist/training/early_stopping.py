@@ -1,11 +1,9 @@
 """Early stopping per model of a stack, on the loop's test passes: give the run the validation set.
 Roeder et al. 2021, App. A.3: "we early stop based on a validation loss failing to improve further".
 
-A model stops after `patience` test passes in a row without a loss below its best. It then stays at
-its best pass while the other models of the stack train on (`EarlyStopping`). So each model ends as
-if it had been stopped alone at its best pass. The run ends when every model has stopped. The best
-weights, losses and steps travel with the checkpoint (`state_dict`), so a resumed run stops where an
-uninterrupted one does."""
+A model stops after `patience` test passes in a row without a loss below its best, and ends as if
+stopped alone at its best pass; the run ends when every model has. The best weights, losses and
+steps travel with the checkpoint, so a resumed run stops where an uninterrupted one does."""
 
 from __future__ import annotations
 
@@ -16,15 +14,11 @@ import numpy as np
 import torch
 
 
-# A stopped model's weights go back to those of its best pass, its Adam moments are zeroed and its
-# loss no longer sends a gradient. So Adam leaves it exactly where it is (a zero gradient on zero
-# moments is a zero update) while the other models of the stack train on. At the run's last step the
-# models still training are set back to their best pass too.
 @dataclass
 class EarlyStopping:
-    """Per-model early stopping for a stack of `num_models` models whose every parameter holds
-    the models along its first dimension (models/stacked.py). `patience`: test passes without
-    improvement before a model stops."""
+    """Per-model early stopping for a stack whose every parameter holds the models along its
+    first dimension. A stopped model goes back to its best weights, its Adam moments are zeroed
+    and its loss sends no gradient: zero moments and gradient make a zero update."""
 
     patience: int
     best_loss: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -46,8 +40,7 @@ class EarlyStopping:
         self.best_loss = np.full(n, np.inf)
         self.best_step, self.stopped_step, self.waited = [-1] * n, [None] * n, [0] * n
         self.best_weights = {name: p.detach().clone() for name, p in model.named_parameters()}
-        device = next(model.parameters()).device
-        self.active = torch.ones(n, dtype=torch.bool, device=device)
+        self.active = torch.ones(n, dtype=torch.bool, device=next(model.parameters()).device)
 
     @property
     def all_stopped(self) -> bool:
@@ -74,24 +67,18 @@ class EarlyStopping:
         for i in set(training) - set(improved):
             self.waited[i] += 1
         out = [i for i in training if self.waited[i] >= self.patience]
-        self._stop(out, step, model, optimizer)
+        self._restore(out, model, optimizer)
+        for i in out:
+            self.stopped_step[i] = step
+            self.active[i] = False
         return out
 
     def finish(self, step: int, losses: np.ndarray, model: torch.nn.Module,
                optimizer: torch.optim.Optimizer) -> None:
-        """The run's last step: a last test pass, then every model still training is set back
-        to its best pass (its stopped_step stays None: it ran to the end)."""
+        """The run's end: a last test pass, the models still training set back to their best."""
         self.update(step, losses, model, optimizer)
         training = [i for i, s in enumerate(self.stopped_step) if s is None]
         self._restore(training, model, optimizer)
-
-    def _stop(self, models: list[int], step: int, model: torch.nn.Module,
-              optimizer: torch.optim.Optimizer) -> None:
-        self._restore(models, model, optimizer)
-        for i in models:
-            self.stopped_step[i] = step
-            assert self.active is not None
-            self.active[i] = False
 
     def _restore(self, models: list[int], model: torch.nn.Module,
                  optimizer: torch.optim.Optimizer) -> None:
@@ -106,8 +93,7 @@ class EarlyStopping:
                         moment[i].zero_()
 
     def summary(self) -> dict[str, list[Any]]:
-        """Per model: the step of its best test pass, its loss, and the pass it stopped at
-        (None: it ran to the last step)."""
+        """Per model: its best test pass's step and loss, the pass it stopped at (None: never)."""
         return {"best_step": list(self.best_step),
                 "best_loss": [float(v) for v in self.best_loss],
                 "stopped_step": list(self.stopped_step)}
@@ -127,8 +113,7 @@ class EarlyStopping:
 
 
 def _stack_size(model: torch.nn.Module) -> int:
-    """The number of models of a stack whose parameters all lead with it and that keeps no
-    other state early stopping would have to set back (buffers)."""
+    """The stack's size; ValueError unless all parameters lead with it and no buffer keeps state."""
     n = getattr(model, "num_models", None)
     params = list(model.named_parameters())
     if not isinstance(n, int) or any(p.dim() == 0 or p.shape[0] != n for _, p in params):

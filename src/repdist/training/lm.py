@@ -1,10 +1,9 @@
 """The training loop of the causal language models (the `lm` branch), in loop.py's phases.
 
-loop.py's `train` assumes classifiers: one label per input and (batch, K) log-probabilities. A
-language model predicts a token at every position, so it gets this loop, which shares Adam, the
-clean protocol's batch order, checkpoints and progress lines. A step does not wait for the host.
-With the same seed, data, settings and thread count a run is bit-for-bit repeatable, resumed or
-not."""
+A language model predicts a token at every position, which loop.py's classifier loop does not
+handle; this loop shares its Adam, batch order, checkpoints and progress lines. A step does not
+wait for the host. With the same seed, data, settings and thread count a run is bit-for-bit
+repeatable, resumed or not."""
 
 from __future__ import annotations
 
@@ -88,15 +87,13 @@ def evaluate_lm(model: torch.nn.Module, windows: torch.Tensor,
                                batch[:, 1:].reshape(-1), reduction="sum")
         correct += (logits.argmax(-1) == batch[:, 1:]).sum()
     model.train(was_training)
-    positions = windows[:, 1:].numel()
-    values = to_host(torch.stack([nll, correct]) / positions, np.float64)
+    values = to_host(torch.stack([nll, correct]) / windows[:, 1:].numel(), np.float64)
     return float(values[0]), float(values[1])
 
 
 @dataclass(frozen=True)
 class LMOptions:
-    """How a run executes: its checkpoint file (None: none), device, and `identity`, what the
-    checkpoint must match besides the training settings and the seed (model, data)."""
+    """How a run executes: checkpoint file (None: none), device, what the checkpoint must match."""
 
     checkpoint: str | Path | None = None
     device: str | torch.device = "cpu"
@@ -108,7 +105,7 @@ def train_lm(model: torch.nn.Module, train: np.ndarray, eval_windows: np.ndarray
              options: LMOptions = LMOptions()) -> tuple[LMTrainLog, dict[str, Any]]:
     """Train `model` in place on token windows (contexts, length + 1); return its curves and
     final eval metrics. `seed` orders the batches (the caller seeds the initialisation too)."""
-    run = _setup(model, train, eval_windows, cfg, options.device, seed, options.identity)
+    run = _setup(model, train, eval_windows, cfg, seed, options)
     _resume(run, cfg, options.checkpoint)
     started = time.time()
     _loop(run, cfg, seed, options.checkpoint)
@@ -116,23 +113,21 @@ def train_lm(model: torch.nn.Module, train: np.ndarray, eval_windows: np.ndarray
 
 
 def _setup(model: torch.nn.Module, train: np.ndarray, eval_windows: np.ndarray,
-           cfg: LMTrainConfig, device: str | torch.device, seed: int,
-           identity: Mapping[str, Any] | None) -> _Run:
+           cfg: LMTrainConfig, seed: int, options: LMOptions) -> _Run:
     """Token windows on the device once; the checkpoint identity (model, data, training, seed)."""
-    device = torch.device(device)
+    device = torch.device(options.device)
     model.to(device).train()
 
     def on_device(a: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)).to(device)
 
-    ident = {**(identity or {}), "training": cfg.identity(), "seed": int(seed)}
+    ident = {**(options.identity or {}), "training": cfg.identity(), "seed": int(seed)}
     running = torch.zeros((), dtype=torch.float64, device=device)
     return _Run(model, on_device(train), on_device(eval_windows), make_adam(model, cfg.lr), ident,
                 running)
 
 
 def _resume(run: _Run, cfg: LMTrainConfig, checkpoint: str | Path | None) -> None:
-    """Continue from the checkpoint when it is this configuration's."""
     state = load_resumable(checkpoint, run.identity, cfg.steps, map_location=run.train.device)
     if state is None:
         return

@@ -1,15 +1,13 @@
 """The training loop of every model here: synthetic MLPs and CIFAR ResNets, seeds stacked.
 
-Adam, loss = mean NLL with f evaluated once per batch, under one of two protocols
-(`training.protocol`): `paper` retraces the original's runs (whole epochs, its DataLoader's batch
-order, train-mode test passes after the update), `clean` runs exactly the nominal steps. All seeds
-share one batch order, as in the original. Data lives on the training device. Checkpoints record
-their configuration and are written atomically every `checkpoint_every` steps; a run finding its own
-checkpoint resumes to the same result as an uninterrupted run. A step never waits for the host
-(`_train_step`)."""
+Adam on the mean NLL, under a protocol of `training.protocol`. All seeds share one batch order, as
+in the original. A run resumed from its checkpoint ends as an uninterrupted one. Data, the batch
+order and the loss window live on the device: values leave it (`to_host`) only when a log entry,
+progress line, test pass or checkpoint is due, so a step never waits for the host."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import warnings
@@ -46,14 +44,11 @@ class TrainLog:
 
 def batch_order(cfg: TrainConfig, n: int, full_batches: bool = False,
                 in_order: bool = False) -> BatchOrder:
-    """The index batches of a run, by its protocol, drawn before it starts (`full_batches`:
-    every batch whole, each epoch's remainder left out; `in_order`: every epoch the examples
-    in their order; the clean protocol's order only)."""
-    rules = cfg.rules
-    if rules.dataloader_order and (full_batches or in_order):
-        raise ValueError("full batches and batches in order: only the clean protocol's batch "
-                         "order has them (the paper protocol replays the original's loader)")
-    if rules.dataloader_order:
+    """The index batches of a run, by its protocol; `full_batches`, `in_order`: clean only."""
+    if cfg.rules.dataloader_order:
+        if full_batches or in_order:
+            raise ValueError("full batches and batches in order: only the clean protocol's batch "
+                             "order has them (the paper protocol replays the original's loader)")
         epochs = cfg.steps_for(n) // batches_per_epoch(n, cfg.batch_size)
         return dataloader_order(n, cfg.batch_size, epochs, cfg.data_seed,
                                 lambda step: step % cfg.eval_every == 0)
@@ -73,8 +68,7 @@ def per_model_nll(log_probs: torch.Tensor, labels: torch.Tensor) -> torch.Tensor
 
 def batch_nll(model: torch.nn.Module, x: torch.Tensor, codes: torch.Tensor,
               labels: torch.Tensor) -> torch.Tensor:
-    """Mean NLL per model of one batch: a stack's fused loss where it has one, else from the
-    model's (..., B, K) log-probabilities."""
+    """Mean NLL per model of one batch: a stack's fused `nll` where it has one, else log_probs'."""
     nll = getattr(model, "nll", None)
     if nll is None:
         return per_model_nll(model.log_probs(x, codes), labels)
@@ -82,13 +76,8 @@ def batch_nll(model: torch.nn.Module, x: torch.Tensor, codes: torch.Tensor,
 
 
 @torch.no_grad()
-def evaluate(
-    model: torch.nn.Module,
-    x: torch.Tensor,
-    labels: torch.Tensor,
-    codes: torch.Tensor,
-    batch_size: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+def evaluate(model: torch.nn.Module, x: torch.Tensor, labels: torch.Tensor, codes: torch.Tensor,
+             batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per-model mean NLL and accuracy over all of x, in eval mode, `batch_size` rows at a time."""
     was_training = model.training
     model.eval()
@@ -104,10 +93,8 @@ def evaluate(
 
 
 @torch.no_grad()
-def train_mode_test_loss(
-    model: torch.nn.Module, x: torch.Tensor, labels: torch.Tensor, codes: torch.Tensor,
-    batch_size: int,
-) -> np.ndarray:
+def train_mode_test_loss(model: torch.nn.Module, x: torch.Tensor, labels: torch.Tensor,
+                         codes: torch.Tensor, batch_size: int) -> np.ndarray:
     """The original's test loss: train mode (BatchNorm on batch statistics, its running
     statistics updated), the test set in order in batches of `batch_size`, the mean of the
     per-batch mean NLLs (the last, short batch weighs as much as the others)."""
@@ -159,55 +146,37 @@ class Resumable(TypingProtocol):
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How one run executes, beyond what it trains (TrainConfig). The defaults run on the CPU,
-    eagerly, without a checkpoint; each field's comment says what it changes."""
+    """How one run executes beyond what it trains; the defaults: CPU, eager, no checkpoint."""
 
     checkpoint: str | Path | None = None  # the checkpoint file; None: none
     device: str | torch.device = "cpu"
     eval_batch_size: int | None = None  # eval-mode batch size; None: all at once
     channels_last: bool = False  # images in channels-last memory format (CUDA)
     final_train_eval: bool = False  # an eval-mode pass over the training set at the end
-    # on_step(done): called with 0 before training and after every step. A true return after
-    # a step ends the run there: its finals are computed as usual, `steps_run` says how many
-    # steps ran, and the checkpoint stays as last written.
+    # on_step(done): called with 0 before training and after every step; a true return ends the
+    # run there (finals as usual, `steps_run` says how many ran, the checkpoint as last written).
     on_step: Callable[[int], bool | None] | None = None
-    # What the checkpoint must match besides the training settings.
-    identity: Mapping[str, Any] | None = None
-    # objective(model, x, codes, labels, idx): the per-model loss of a batch. None: the NLL of
-    # the labels. Distillation passes its own; `idx` indexes the training set.
+    identity: Mapping[str, Any] | None = None  # what the checkpoint must match besides cfg
+    # objective(model, x, codes, labels, idx): a batch's per-model loss, `idx` indexing the
+    # training set; None: the NLL of the labels.
     objective: Objective | None = None
-    # On CUDA the step (forward, backward, Adam, the loss window) is captured in a CUDA graph,
-    # one per batch size, and replayed (_StepGraphs). On a CPU the same graph-ready step runs
-    # eagerly, to the same numbers.
-    cuda_graph: bool = False
-    # Each model of a stack stops when its test loss has not improved for that many test
-    # passes (training.early_stopping), and the run stops when all have. These are the clean
-    # protocol's eval-mode passes: give the run the validation set as its test data.
+    cuda_graph: bool = False  # replayed from CUDA graphs (_StepGraphs); a CPU runs it eagerly
+    # Per-model early stopping on the clean protocol's test passes (give it the validation set).
     early_stopping: EarlyStopping | None = None
-    # State beside the run, by name, saved in its checkpoint and loaded back on resume.
-    resumables: Mapping[str, Resumable] = field(default_factory=dict)
-    # Every batch whole (batches.numpy_order leaves each epoch's remainder out): for a
-    # contrastive model whose candidate set is its batch.
-    full_batches: bool = False
-    # The training examples in their order every epoch, never shuffled (the follow-up's
-    # CIFAR-100 teacher: its DataLoader has no shuffle).
-    in_order: bool = False
-    # The loss scaled for float16 gradients (a model under float16 autocast) by
-    # torch.amp.GradScaler, dynamically, on the device. The fused Adam takes the scale and the
-    # found-infinity flag as tensors and skips a step whose gradients overflowed; the scale is
-    # updated in place. So the step never waits for the host, and a CUDA graph captures it.
-    # The scaler's state travels with the checkpoint.
+    resumables: Mapping[str, Resumable] = field(default_factory=dict)  # saved with checkpoints
+    full_batches: bool = False  # every batch whole: a contrastive model's candidates are its batch
+    in_order: bool = False  # never shuffled (the follow-up's CIFAR-100 teacher's DataLoader)
+    # The loss scaled for float16 gradients by torch.amp.GradScaler, on the device: the fused
+    # Adam takes the scale as a tensor and skips an overflowed step, so no host sync.
     loss_scaling: bool = False
-    # The learning rate of step i is lr x lr_factor(i), set between steps (the follow-up's
-    # per-epoch warm-up and decay, settings.EpochSchedule). Such a run steps eagerly, never
-    # from a CUDA graph: a captured step keeps the rate it was captured with.
+    # lr x lr_factor(i) at step i (settings.EpochSchedule); such a run steps eagerly, since a
+    # captured step keeps the rate it was captured with.
     lr_factor: Callable[[int], float] | None = None
 
 
 @dataclass
 class _Run:
-    """The state of a run in progress: tensors on the device (the batch order `order`, the
-    loss window `running`), optimiser, curves."""
+    """A run in progress: its tensors on the device, optimiser, batch order and curves."""
 
     model: torch.nn.Module
     x: torch.Tensor
@@ -234,9 +203,7 @@ class _Run:
 def train(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
           options: RunOptions = RunOptions()) -> tuple[TrainLog, dict[str, Any]]:
     """Train `model` (a ModelClass or a StackedModelClass) in place; return curves and finals.
-
-    Data is moved to the device once; a checkpoint of another configuration is set aside, not
-    resumed (training.checkpoint)."""
+    A checkpoint of another configuration is set aside, not resumed (training.checkpoint)."""
     keep_freed_memory()  # no page faults on every step's fresh buffers (see training.memory)
     run = _setup(model, data, cfg, options)
     _resume(run, options)
@@ -245,12 +212,13 @@ def train(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
         options.on_step(0)
     started = time.time()
     _loop(run, cfg, options)
-    _stop_at_end(run, options)
+    if run.stopper is not None and not run.stopper.all_stopped:  # the models still training
+        loss, _ = evaluate(run.model, run.tx, run.ty, run.codes, options.eval_batch_size)
+        run.stopper.finish(run.steps_done, loss, run.model, run.optimizer)  # set back to best
     return run.log, _finals(run, cfg, options, time.time() - started)
 
 
-def _setup(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
-           options: RunOptions) -> _Run:
+def _setup(model: torch.nn.Module, data: TrainData, cfg: TrainConfig, options: RunOptions) -> _Run:
     """Tensors on the device in the model's float type (float64 for exactness tests)."""
     device = torch.device(options.device)
     float_dtype = next(model.parameters()).dtype
@@ -269,14 +237,17 @@ def _setup(model: torch.nn.Module, data: TrainData, cfg: TrainConfig,
     model.to(device)
     if options.channels_last:
         model.to(memory_format=torch.channels_last)
+    # Options recorded only when on, keeping other runs' identity. Channels-last state resumed
+    # contiguous would mix layouts (a CPU kernel pairing tensors by memory updates wrong elements).
+    flags = ("full_batches", "in_order", "loss_scaling")
     identity = {**(options.identity or {}), "training": cfg.identity(),
-                **_layout_identity(options), **_stopping_identity(cfg, options),
-                **({"full_batches": True} if options.full_batches else {}),
-                **({"in_order": True} if options.in_order else {}),
-                **({"loss_scaling": True} if options.loss_scaling else {})}
+                **({"memory_format": "channels_last"} if options.channels_last else {}),
+                **_stopping_identity(cfg, options),
+                **{flag: True for flag in flags if getattr(options, flag)}}
     batches = batch_order(cfg, len(x), options.full_batches, options.in_order)
     order = batches.on_device(device)  # the run's one copy of its batch order
-    optimizer = make_adam(model, cfg.lr, capturable=_graphed(options, device))
+    graphed = options.cuda_graph and device.type == "cuda" and options.lr_factor is None
+    optimizer = make_adam(model, cfg.lr, capturable=graphed)
     if options.early_stopping is not None:
         options.early_stopping.attach(model)
     scaler = _loss_scaler(optimizer, device) if options.loss_scaling else None
@@ -294,8 +265,7 @@ def _loss_scaler(optimizer: torch.optim.Optimizer, device: torch.device) -> torc
 
 
 def _stopping_identity(cfg: TrainConfig, options: RunOptions) -> dict[str, Any]:
-    """Early stopping's patience, recorded only when the run stops early (so a run without it
-    keeps its checkpoint identity); it reads the clean protocol's eval-mode test passes."""
+    """Early stopping's patience, for the checkpoint identity (only when the run stops early)."""
     if options.early_stopping is None:
         return {}
     if cfg.rules.test_pass_after_update:
@@ -304,23 +274,8 @@ def _stopping_identity(cfg: TrainConfig, options: RunOptions) -> dict[str, Any]:
     return {"early_stopping": {"patience": options.early_stopping.patience}}
 
 
-def _graphed(options: RunOptions, device: torch.device) -> bool:
-    """Whether the run captures its step in CUDA graphs (never with a learning-rate schedule)."""
-    return options.cuda_graph and device.type == "cuda" and options.lr_factor is None
-
-
-def _layout_identity(options: RunOptions) -> dict[str, Any]:
-    """The memory layout of the stored tensors: a channels-last run's weights and Adam moments
-    are channels-last, and resuming them under the other layout would mix the two (CUDA's fused
-    Adam refuses; a CPU kernel pairing them by memory position updates the wrong elements).
-    Recorded only when channels-last, so a contiguous run's checkpoint keeps its identity."""
-    return {"memory_format": "channels_last"} if options.channels_last else {}
-
-
 def _resume(run: _Run, options: RunOptions) -> None:
-    """Continue from the checkpoint when it is this configuration's."""
-    state = load_resumable(options.checkpoint, run.identity, run.total,
-                           map_location=run.x.device)
+    state = load_resumable(options.checkpoint, run.identity, run.total, map_location=run.x.device)
     if state is None:
         return
     run.model.load_state_dict(state["model"])
@@ -334,15 +289,14 @@ def _resume(run: _Run, options: RunOptions) -> None:
 
 
 def _resumables(run: _Run, options: RunOptions) -> dict[str, Resumable]:
-    """What a checkpoint of the run saves beside the model, optimiser and curves."""
     stopper = {"early_stopping": run.stopper} if run.stopper is not None else {}
     scaler = {"grad_scaler": run.scaler} if run.scaler is not None else {}
     return {**options.resumables, **stopper, **scaler}
 
 
 def _load_optimizer(optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
-    """Load Adam's state, keeping this run's `capturable` (torch takes the checkpoint's): a
-    checkpoint of an eager run resumes in a graphed one and back."""
+    """Load Adam's state, keeping this run's `capturable` (torch would take the checkpoint's),
+    so an eager run's checkpoint resumes in a graphed run and back."""
     capturable = [group["capturable"] for group in optimizer.param_groups]
     optimizer.load_state_dict(state)
     for group, keep in zip(optimizer.param_groups, capturable, strict=True):
@@ -366,7 +320,8 @@ def _loop(run: _Run, cfg: TrainConfig, options: RunOptions) -> None:
                 LOG.info("early stopping: every model stopped by step %d of %d", step, run.total)
                 break
         if options.lr_factor is not None:
-            _set_lr(run.optimizer, cfg.lr * options.lr_factor(step))
+            for group in run.optimizer.param_groups:  # a float: the step runs eagerly
+                group["lr"] = cfg.lr * options.lr_factor(step)
         start, stop = run.batches.bounds(step)
         step_on(run.order[start:stop])  # a view of the order on the device: no copy, no sync
         if evaluate_now and rules.test_pass_after_update:
@@ -389,18 +344,6 @@ def _loop(run: _Run, cfg: TrainConfig, options: RunOptions) -> None:
                     if run.log.train_loss else None)
 
 
-def _set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
-    """The learning rate of every parameter group (a float: the step runs eagerly)."""
-    for group in optimizer.param_groups:
-        group["lr"] = lr
-
-
-# The batch order is drawn before the run and lives on the device with the data. The step indexes it
-# there and sums its loss into the logged-loss window there, so a step never waits for the host:
-# values leave the device (`to_host`) only when a log entry, a progress line, a test pass or a
-# checkpoint is due. `RunOptions.cuda_graph` replays that same step from CUDA graphs
-# (`_StepGraphs`); `RunOptions.loss_scaling` scales its loss for float16 (torch.amp.GradScaler with
-# the fused Adam, on the device too).
 def _train_step(run: _Run, objective: Objective | None, idx: torch.Tensor) -> None:
     """One optimisation step on the batch `idx` (indices on the device), its per-model loss
     summed into the window `run.running` in place: nothing leaves the device, nothing is
@@ -428,20 +371,18 @@ def _train_step(run: _Run, objective: Objective | None, idx: torch.Tensor) -> No
 
 def _stepper(run: _Run, options: RunOptions) -> Callable[[torch.Tensor], None]:
     """The step of a run: eager, or replayed from CUDA graphs (`options.cuda_graph`)."""
-    if not options.cuda_graph:
-        return lambda idx: _train_step(run, options.objective, idx)
-    if options.lr_factor is not None:
+    step = functools.partial(_train_step, run, options.objective)
+    if options.cuda_graph and options.lr_factor is not None:
         LOG.info("cuda_graph: off: the learning-rate schedule changes the rate between steps")
-        return lambda idx: _train_step(run, options.objective, idx)
+    if not options.cuda_graph or options.lr_factor is not None:
+        return step
     device = run.x.device
     if device.type == "cuda":
         LOG.info("cuda_graph: the step is captured after %d eager steps of each batch size and "
                  "replayed", GRAPH_WARMUP)
     else:
-        LOG.info("cuda_graph: nothing to capture on %s; the graph-ready step runs eagerly",
-                 device)
-    return _StepGraphs(lambda idx: _train_step(run, options.objective, idx), run.optimizer,
-                       device)
+        LOG.info("cuda_graph: nothing to capture on %s; the graph-ready step runs eagerly", device)
+    return _StepGraphs(step, run.optimizer, device)
 
 
 GRAPH_WARMUP = 3  # eager steps of each batch size before its capture (on the capture stream)
@@ -464,11 +405,9 @@ def capture_step(step: Callable[[], None], stream: Any) -> Callable[[], None]:
 
 class _StepGraphs:
     """The training step replayed from CUDA graphs, one per batch size (the paper protocol's
-    short last batch of each epoch has its own), the standard way: the batch's indices copied
-    into a static buffer of its size on the device, the first GRAPH_WARMUP steps of each size
-    run eagerly on the side stream that then captures it (Adam capturable, its state made by
-    then), every later step a replay. A capture that fails leaves one log line and the eager
-    step for the rest of the run (nothing of a failed capture ran: the step runs again)."""
+    short last batch has its own): indices copied into a static buffer, GRAPH_WARMUP eager steps
+    on the side stream that then captures (Adam's state made by then), later steps replayed. A
+    failed capture logs once and the step runs eagerly from then on (it ran nothing)."""
 
     def __init__(self, step: Callable[[torch.Tensor], None], optimizer: torch.optim.Optimizer,
                  device: torch.device) -> None:
@@ -516,9 +455,8 @@ class _StepGraphs:
         return replay
 
     def summary(self) -> dict[str, dict[str, Any]]:
-        """Per batch size: whether a CUDA graph was captured (never on a CPU, where the
-        graph-ready step runs eagerly), the steps replayed from it and the steps run eagerly
-        (warm-up, after a failed capture, on a CPU)."""
+        """Per batch size: whether a CUDA graph was captured (never on a CPU), the steps
+        replayed from it and the steps run eagerly (warm-up, after a failed capture, on a CPU)."""
         graphs = self.stream is not None
         return {str(size): {"captured": graphs and size in self.replays,
                             "replayed": self.replayed[size] if graphs else 0,
@@ -546,25 +484,14 @@ def _record_test_loss(run: _Run, cfg: TrainConfig, options: RunOptions, step: in
     run.log.test_steps.append(step)
     run.log.test_loss.append(_as_list(loss))
     if run.stopper is not None:
-        stopped = run.stopper.update(step, loss, run.model, run.optimizer)
-        for i in stopped:
+        for i in run.stopper.update(step, loss, run.model, run.optimizer):
             LOG.info("early stopping: model %d stopped at step %d, set back to its best test "
                      "pass (step %d, loss %.4f)", i, step, run.stopper.best_step[i],
                      run.stopper.best_loss[i])
 
 
-def _stop_at_end(run: _Run, options: RunOptions) -> None:
-    """Early stopping's last test pass after the run's last step: the models still training
-    set back to their best pass."""
-    if run.stopper is None or run.stopper.all_stopped:
-        return
-    loss, _ = evaluate(run.model, run.tx, run.ty, run.codes, options.eval_batch_size)
-    run.stopper.finish(run.steps_done, loss, run.model, run.optimizer)
-
-
 def _account_loss(run: _Run, cfg: TrainConfig, progress: ProgressLog, step: int) -> None:
-    """Log an entry of the loss window (the step summed its loss into it) or a progress line
-    when due: the loop's sync points; otherwise nothing leaves the device."""
+    """Log an entry of the loss window or a progress line when due: the loop's sync points."""
     rules = cfg.rules
     logged = _log_train_loss(run.log, rules, cfg.log_every, step, run.running)
     if logged is not None:
@@ -588,9 +515,7 @@ def _finals(run: _Run, cfg: TrainConfig, options: RunOptions, wall: float) -> di
         "wall_time_s": wall,
         "steps_total": run.total,
         "steps_run": run.steps_done - run.start_step,
-        # the step's graphs, one per batch size (0: eager); on a CPU none is captured, the
-        # graph-ready step runs in its place (step_graph_sizes' `captured` says which)
-        "step_graphs": run.step_graphs,
+        "step_graphs": run.step_graphs,  # one per batch size; a CPU replays the eager step
     }
     if options.cuda_graph:  # each batch size's capture and its steps; the failed capture's error
         finals["step_graph_sizes"], finals["step_graph_error"] = run.graph_sizes, run.graph_error
@@ -608,12 +533,10 @@ def _finals(run: _Run, cfg: TrainConfig, options: RunOptions, wall: float) -> di
 
 def _log_train_loss(log: TrainLog, rules: Protocol, every: int, step: int,
                     running: torch.Tensor) -> float | None:
-    """Append a training-loss entry when one is due; return the stack's mean of it.
-
-    paper: at step i with i % every == 0, the mean over steps i - every + 1 .. i (step 0: its
-    own loss), as the original; clean: at done = i + 1 with done % every == 0, the mean over
-    the `every` steps before it, plus step 0's loss at 0.
-    """
+    """Append a training-loss entry when one is due; return the stack's mean of it. paper: at
+    step i with i % every == 0, the mean over steps i - every + 1 .. i (step 0: its own loss),
+    as the original; clean: at done = i + 1 with done % every == 0, the mean over the `every`
+    steps before it, plus step 0's loss at 0."""
     if rules.loss_window_ends_at_step:
         if step % every:
             return None

@@ -2,8 +2,7 @@
 
 A step's tensors of a few MB above glibc's mmap threshold are unmapped on free, and the next
 step page-faults on every page it writes. The first evaluation usually raises glibc's dynamic
-threshold; pinning it at its maximum (32 MiB) makes this not depend on the allocation order.
-"""
+threshold; pinning it at its maximum (32 MiB) makes this not depend on the allocation order."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ def keep_freed_memory() -> bool:
     if not name:
         return False
     try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
+        mallopt = ctypes.CDLL(name).mallopt
     except (OSError, AttributeError):
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]

@@ -1,8 +1,7 @@
 """Progress lines from long training jobs, and reading them back.
 
 A job logs a line about every 30 s and at every loss-log step. Snakemake reports a job only when
-it ends; these lines let a person (or `repdist progress`) tell a slow job from a stuck one.
-"""
+it ends; these lines let a person (or `repdist progress`) tell a slow job from a stuck one."""
 
 from __future__ import annotations
 
@@ -43,17 +42,14 @@ class ProgressLog:
     def due(self) -> bool:
         return time.monotonic() - self.last >= self.every_s
 
-    def line(self, done: int, loss: float | None) -> str:
-        now = time.monotonic()
-        elapsed = now - self.started
+    def report(self, done: int, loss: float | None) -> None:
+        elapsed = time.monotonic() - self.started
         rate = (done - self.start) / elapsed if elapsed > 0 else 0.0
         eta = clock((self.total - done) / rate) if rate > 0 else "?"
         loss_text = f"{loss:.4f}" if loss is not None else "n/a"
-        return (f"progress: step {done}/{self.total} ({100 * done / self.total:.1f}%), "
-                f"loss {loss_text}, {rate:.1f} steps/s, elapsed {clock(elapsed)}, ETA {eta}")
-
-    def report(self, done: int, loss: float | None) -> None:
-        self.logger.info(self.line(done, loss))
+        self.logger.info(f"progress: step {done}/{self.total} ({100 * done / self.total:.1f}%), "
+                         f"loss {loss_text}, {rate:.1f} steps/s, elapsed {clock(elapsed)}, "
+                         f"ETA {eta}")
         self.last = time.monotonic()
 
 

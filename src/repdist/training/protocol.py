@@ -19,7 +19,7 @@ PROTOCOLS = ("paper", "clean")
 # - test_pass_after_update, train_mode_test_loss: a test pass after the update of every step i with
 #   i % eval_every == 0, in train mode (loop.train_mode_test_loss); the final test loss is the last
 #   (step 20,000 for CIFAR);
-# - loss_window_ends_at_step: the loss logged at step i is the mean over steps i - log_every + 1 .. i.
+# - loss_window_ends_at_step: the loss logged at step i is the mean of steps i - log_every + 1 .. i.
 @dataclass(frozen=True)
 class Protocol:
     name: str

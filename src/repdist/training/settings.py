@@ -38,8 +38,7 @@ class TrainConfig:
 
 
 def training_settings(config: Mapping[str, Any], section: str, **overrides: Any) -> dict[str, Any]:
-    """The fields of TrainConfig for config[section]: its `training` block and the run's
-    protocol, with overrides (what the rules pass to training jobs)."""
+    """TrainConfig's fields for config[section]: its `training`, the protocol, the overrides."""
     return {**config[section]["training"], "protocol": config["protocol"], **overrides}
 
 

@@ -6,8 +6,7 @@ Format: `torch.save(model.state_dict())` with the original's keys (`f_net.l1.wei
 files holding `cuda:0` tensors (the 2025-04-22 trained ones): loaded with map_location="cpu".
 Names: `{date}trained_{dataset}_{model_type}{_fixf<F>}{_fixg<G>}_classes{K}_seed{s}_features{w}
 _fd{M}_data{N}_lr{lr}_steps{steps}` and `{date}untrained_..._features{w}_fd{M}` (the initial
-weights); the fix suffixes carry str() of the length with '.' -> '_' (20 -> "20").
-"""
+weights); the fix suffixes carry str() of the length with '.' -> '_' (20 -> "20")."""
 
 from __future__ import annotations
 
@@ -86,8 +85,7 @@ def synthetic_name(num_classes: int, seed: int, width: int, trained: bool = True
         date=SYNTHETIC_DATES.get(num_classes, SYNTHETIC_DATES[6]), trained=trained,
         dataset=SYNTHETIC_DATASET, model_type="SmallMLP", num_classes=num_classes, seed=seed,
         width=width, rep_dim=rep_dim, n_data=20_000 if trained else None,
-        lr=1e-4 if trained else None, steps=15_000 if trained else None,
-    )
+        lr=1e-4 if trained else None, steps=15_000 if trained else None)
 
 
 def cifar_name(seed: int, rep_dim: int = 2, g_width: int = 128) -> CheckpointName:
@@ -114,19 +112,13 @@ def parse_name(name: str) -> CheckpointName:
         rep_dim=int(m["M"]), fix_g=length(m["fix_g"]), fix_f=length(m["fix_f"]),
         n_data=int(m["data"]) if trained else None,
         lr=float(m["lr"].replace("_", ".")) if trained else None,
-        steps=int(m["steps"]) if trained else None,
-    )
+        steps=int(m["steps"]) if trained else None)
 
 
 def read_checksums(path: str | os.PathLike[str]) -> dict[str, str]:
     """name -> sha256 from a two-column TSV with a header (`name<TAB>sha256`)."""
-    rows = Path(path).read_text().splitlines()
-    out = {}
-    for line in rows[1:]:
-        if line.strip():
-            name, digest = line.split("\t")
-            out[name] = digest
-    return out
+    rows = Path(path).read_text().splitlines()[1:]
+    return dict(line.split("\t") for line in rows if line.strip())
 
 
 def write_checksums(path: str | os.PathLike[str], checksums: Mapping[str, str]) -> None:

@@ -1,8 +1,7 @@
 """Hand-built models with known answers (no training): paper Table 1's pair (the original's
 `experiments/kl_to_zero_dissimilar_reps.py`), Fig. 16 left's evenly spaced classifiers (its
 `experiments/making_constructed_models.py`) and the workshop paper's example. The original used
-unseeded generators; here every draw comes from the numpy Generator passed in.
-"""
+unseeded generators; here every draw comes from the numpy Generator passed in."""
 
 from __future__ import annotations
 
@@ -54,10 +53,9 @@ def evenly_spaced_classifier(rng: np.random.Generator, num_classes: int, n_per_c
 
 def kl_table_pair(rng: np.random.Generator, rho: float, num_classes: int, n_per_class: int,
                   min_f_length: float, permutation: tuple[int, ...]) -> ModelPair:
-    """The Table-1 pair: model 1 puts class c at angle phi_c; model 2 at phi_{pi(c)} for both f
-    and g, with the angular offsets of row pi(c) and the lengths of row c. Growing rho (g's
-    length) sharpens both models' predictions, so KL -> 0, while f2 is no linear function of f1.
-    """
+    """Table 1's pair: class c at angle phi_c in model 1, at phi_{pi(c)} in model 2 (f and g; f2
+    with the offsets of row pi(c), the lengths of row c). Growing rho (g's length) sharpens both
+    models' predictions, so KL -> 0, while f2 is no linear function of f1."""
     perm = np.asarray(permutation, dtype=np.intp)
     if sorted(perm.tolist()) != list(range(num_classes)):
         raise ValueError(f"permutation {permutation} is not a permutation of range({num_classes})")
@@ -93,12 +91,11 @@ class WorkshopModels:
 def workshop_models(rng: np.random.Generator, n_per_label: int = N_PER_LABEL) -> WorkshopModels:
     offsets = rng.uniform(-np.pi / 128, np.pi / 128, size=(4, n_per_label))
     lengths = np.abs(rng.standard_normal((4, n_per_label))) + 1.0
-    labels = np.repeat(np.arange(4), n_per_label)
-    f_prime = polar(lengths, PRIME_ANGLES[:, None] + offsets).reshape(-1, 2)
-    f_star = polar(lengths, STAR_ANGLES[:, None] + 16 * offsets).reshape(-1, 2)
-    return WorkshopModels(f_prime=f_prime, g_prime=polar(np.full(4, 1100.0), PRIME_ANGLES),
-                          f_star=f_star, g_star=polar(np.full(4, 100.0), STAR_ANGLES),
-                          labels=labels)
+    return WorkshopModels(
+        f_prime=polar(lengths, PRIME_ANGLES[:, None] + offsets).reshape(-1, 2),
+        g_prime=polar(np.full(4, 1100.0), PRIME_ANGLES),
+        f_star=polar(lengths, STAR_ANGLES[:, None] + 16 * offsets).reshape(-1, 2),
+        g_star=polar(np.full(4, 100.0), STAR_ANGLES), labels=np.repeat(np.arange(4), n_per_label))
 
 
 def correct_label_loglik(v: np.ndarray, g_angles: np.ndarray, label: int,

@@ -38,25 +38,21 @@ class PatchPairs(Protocol):
 
 def build_cpc_model(seed: int, in_features: int, width: int, depth: int,
                     rep_dim: int) -> ModelClass:
-    """torch.manual_seed(seed), then f, then g: two MLPs of `depth` hidden layers of `width`
-    units from a flattened patch into `rep_dim` dimensions."""
+    """torch.manual_seed(seed), then f, then g: MLPs of a flattened patch into `rep_dim`."""
     torch.manual_seed(seed)
-    f_net = SmallMLP(in_features, width, rep_dim, depth=depth)
-    g_net = SmallMLP(in_features, width, rep_dim, depth=depth)
-    return ModelClass(f_net, g_net)
+    return ModelClass(SmallMLP(in_features, width, rep_dim, depth=depth),
+                      SmallMLP(in_features, width, rep_dim, depth=depth))
 
 
 class ContrastiveStack(nn.Module):
-    """S contrastive models trained together; inputs are whole images (N, C, H, W) in [0, 1],
-    the patches are cut here (`patches`). `codes` and `labels` of the loop's calls are unused:
-    g reads the batch's bottom patches, and image i's label is its place in its batch."""
+    """S contrastive models trained together on whole images (N, C, H, W) in [0, 1], cut into
+    patches here; the loop's `codes` and `labels` are unused (image i's label is its place)."""
 
     def __init__(self, models: Sequence[ModelClass], patches: PatchPairs, data_seed: int,
                  seeds: Sequence[int] | None = None, train_images: torch.Tensor | None = None
                  ) -> None:
-        """`seeds` (the models' own, in order) and `train_images` (the training set the loop's
-        batch indices index): each model draws its own batch, patches and augmentation; None:
-        the stack shares them (shared draws)."""
+        """`seeds` (the models' own) and `train_images` (what the loop's batch indices index):
+        each model draws its own batch, patches and augmentation; None: shared draws."""
         super().__init__()
         self.stack = StackedModelClass(models)
         self.patches, self.data_seed = patches, data_seed
@@ -86,21 +82,21 @@ class ContrastiveStack(nn.Module):
         batch's indices into the training set), each model's own."""
         step = self.data_seed * DRAW_SEED_STRIDE + self.draws
         self.draws += 1
+        positions = torch.arange(images.shape[0], device=images.device)
         if self.seeds is None:
-            generator = torch.Generator(device=images.device)
-            generator.manual_seed(step)
+            generator = torch.Generator(device=images.device).manual_seed(step)
             x, y = self.patches.random_pair(images, generator)
-            return self.stack.nll(x, y, _positions(images))
+            return self.stack.nll(x, y, positions)
         if idx is None:
             raise ValueError("own draws: nll needs the batch's indices (the loop's objective)")
         pairs = []
         for s, seed in enumerate(self.seeds):
-            generator = torch.Generator(device=images.device)
-            generator.manual_seed(step * MODEL_SEED_STRIDE + seed)
+            generator = torch.Generator(device=images.device).manual_seed(
+                step * MODEL_SEED_STRIDE + seed)
             pairs.append(self.patches.random_pair(self.train_images[self.own_orders[s][idx]],
                                                   generator))
         x, y = (torch.stack(side) for side in zip(*pairs, strict=True))  # (S, B, D) each
-        return self.stack.nll(x, y, _positions(images))
+        return self.stack.nll(x, y, positions)
 
     def objective(self, model: nn.Module, images: torch.Tensor, codes: torch.Tensor,
                   labels: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
@@ -122,7 +118,3 @@ class ContrastiveStack(nn.Module):
 
     def set_extra_state(self, state: dict[str, Any]) -> None:
         self.draws = int(state["draws"])
-
-
-def _positions(images: torch.Tensor) -> torch.Tensor:
-    return torch.arange(images.shape[0], device=images.device)

@@ -12,13 +12,10 @@ from ..io.host import to_host
 
 @torch.no_grad()
 def extract(model: torch.nn.Module, inputs: np.ndarray, codes: np.ndarray,
-            batch_size: int | None = None,
-            channels_last: bool = False) -> tuple[np.ndarray, np.ndarray]:
+            batch_size: int | None = None, channels_last: bool = False
+            ) -> tuple[np.ndarray, np.ndarray]:
     """(f, g): f is (N, M), or (S, N, M) for a stack of S models; g is (K, M) or (S, K, M).
-
-    Inputs go to the model's device `batch_size` at a time (None: all at once); the model's
-    train/eval mode is restored afterwards.
-    """
+    Inputs go to the model's device `batch_size` at a time (None: all at once)."""
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()

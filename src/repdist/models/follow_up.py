@@ -1,10 +1,7 @@
 """The follow-up's models: an encoder f, then a bias-free linear head whose rows are the
 unembeddings g. The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational
 Similarity" (their `backbones/nn.py`, `models/classifier.py`, `kldistill.py`, `logitdistill.py`,
-`cbm.py`).
-
-`StackedFollowUp` holds S such models as stacked weights, each with its own dropout masks: every
-model follows the trajectory it would follow alone, given the same batches and masks."""
+`cbm.py`)."""
 
 from __future__ import annotations
 
@@ -33,8 +30,7 @@ class FollowUpArch:
 
 
 class FollowUpMLP(nn.Module):
-    """One model: `encoder` (their MLP/Shallow), `linear` (the head, g = its weight rows), and
-    `probe` (concept logits) when the architecture has concepts."""
+    """One model: `encoder`, `linear` (the head: g its weight rows), `probe` if it has concepts."""
 
     def __init__(self, arch: FollowUpArch) -> None:
         super().__init__()
@@ -64,17 +60,15 @@ class FollowUpMLP(nn.Module):
 
 
 def build_follow_up(arch: FollowUpArch, seed: int) -> FollowUpMLP:
-    """The model their code builds after set_random_seed(seed): their state-dict keys, built in
-    their order (encoder, head, concept probe, Xavier on the head), so the same initial weights
-    and a checkpoint that passes between the two codes."""
+    """The model their code builds after set_random_seed(seed): their keys, built in their order
+    (encoder, head, probe, Xavier on the head), so checkpoints pass between the two codes."""
     torch.manual_seed(seed)
     return FollowUpMLP(arch)
 
 
 class FollowUpStack(nn.Module):
-    """What every stack of S follow-up models shares (the MLPs' here, the ResNets' in
-    models.follow_up_resnet): one architecture (the head's initialisation aside) and `head`,
-    the heads (S, K, M) in nn.Linear's layout: g."""
+    """What every stack of S follow-up models (MLPs or ResNets) shares: one architecture (the
+    head's initialisation aside) and `head`, the heads (S, K, M) in nn.Linear's layout: g."""
 
     head: torch.Tensor
 
@@ -108,13 +102,13 @@ class FollowUpStack(nn.Module):
 
 class StackedFollowUp(FollowUpStack):
     """S follow-up MLPs of one architecture: block weights (S, in, out), biases (S, 1, out),
-    head (S, K, M), probe (S, C, M), each model with its own dropout masks."""
+    head (S, K, M), probe (S, C, M). Each model has its own dropout masks, and follows the
+    trajectory it would follow alone, given the same batches and masks."""
 
     def __init__(self, models: Sequence[FollowUpMLP]) -> None:
         super().__init__(m.arch for m in models)
-        names = [f"enc_block_{i + 1}" for i in range(self.arch.depth)] + ["enc_final"]
-        self.block_names = names
-        for name in names:
+        self.block_names = [f"enc_block_{i + 1}" for i in range(self.arch.depth)] + ["enc_final"]
+        for name in self.block_names:
             layers = [getattr(m.encoder, name) for m in models]
             self.register_parameter(f"{name}_weight", nn.Parameter(torch.stack(
                 [lyr.weight.detach().T for lyr in layers]).contiguous()))
@@ -127,11 +121,10 @@ class StackedFollowUp(FollowUpStack):
     def embed(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, in) shared by every model, or (S, B, in). Returns (S, B, M)."""
         h = x if x.dim() == 3 else x.expand(self.num_models, *x.shape)
-        p = self.arch.dropout
         for name in self.block_names[:-1]:
             h = torch.relu(torch.baddbmm(getattr(self, f"{name}_bias"), h,
                                          getattr(self, f"{name}_weight")))
-            h = nn.functional.dropout(h, p, self.training)
+            h = nn.functional.dropout(h, self.arch.dropout, self.training)
         last = self.block_names[-1]
         return torch.baddbmm(getattr(self, f"{last}_bias"), h, getattr(self, f"{last}_weight"))
 

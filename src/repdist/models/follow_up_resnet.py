@@ -1,8 +1,7 @@
 """The follow-up's CIFAR-100 networks: a torchvision ResNet-18 or ResNet-50, as for ImageNet.
 They are their `backbones/resnet.py` over a copy of torchvision's ResNet, `models/classifier.py`,
-`kldistill.py` and `logitdistill.py`. The ResNet is as it is for ImageNet (7 x 7 stem of stride 2,
-max-pool, torchvision's `fc` built but never used). Its pooled features are mapped to the
-M-dimensional embedding by `linear`, then the bias-free head whose rows are the unembeddings g.
+`kldistill.py` and `logitdistill.py`. The ResNet's pooled features are mapped to the M-dimensional
+embedding by `linear`, then the bias-free head whose rows are the unembeddings g.
 State-dict keys and initial weights are theirs (`build_follow_up_resnet`)."""
 
 from __future__ import annotations
@@ -71,10 +70,9 @@ class Bottleneck(nn.Module):
 
 
 class TorchvisionResNet(nn.Module):
-    """torchvision's ResNet (v1.5: the stride in the bottleneck's 3 x 3), its names, its
-    construction order and its initialisation, `fc` over 1,000 ImageNet classes included;
-    `width` channels in the stem and 1, 2, 4, 8 times as many planes in the stages (64:
-    torchvision's; a stand-in's smaller width keeps the depth, code path and key names)."""
+    """torchvision's ResNet (v1.5: the stride in the bottleneck's 3 x 3): its names, order and
+    initialisation, `fc` included; `width` channels in the stem, 1, 2, 4, 8 times as many planes
+    in the stages (64: torchvision's; a stand-in's smaller width keeps depth and key names)."""
 
     def __init__(self, depth: int, width: int = FULL_WIDTH) -> None:
         super().__init__()
@@ -138,8 +136,7 @@ class FollowUpEncoder(nn.Module):
         if imagenet is not None:
             self.tv_layers.load_state_dict(imagenet)
         self.conv1 = nn.Conv2d(3, width, kernel_size=3, stride=1, padding=1, bias=False)
-        expansion = 1 if DEPTHS[depth][0] == "basic" else 4
-        self.linear = nn.Linear(8 * width * expansion, rep_dim)
+        self.linear = nn.Linear(self.tv_layers.fc.in_features, rep_dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear(self.tv_layers.features(x))
@@ -167,8 +164,7 @@ class FollowUpResNet(nn.Module):
 # Their teacher is `pretrain_resnet50v2`, which their code downloads. A teacher without the file
 # trains from scratch, which its files then say (`imagenet` in the metadata).
 def read_imagenet_weights(path: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
-    """torchvision's ResNet-50 ImageNet state dict from `path`; ImageNetWeightsError naming
-    the file to download where it is missing or holds something else."""
+    """torchvision's ResNet-50 ImageNet state dict from `path` (ImageNetWeightsError if not)."""
     path = Path(path)
     if not path.is_file():
         raise ImageNetWeightsError(
@@ -184,13 +180,12 @@ def read_imagenet_weights(path: str | os.PathLike[str]) -> dict[str, torch.Tenso
     return state
 
 
-# State-dict keys are theirs: `encoder.tv_layers.*` (torchvision's names: an ImageNet file loads
-# as it is), `encoder.conv1.weight` (a stem their wrapper never calls), `encoder.linear.*`,
-# `linear.weight`. Built in their order: torchvision's layers and initialisation, the ImageNet
-# weights, the wrapper's stem and map, the head, Xavier on it: the same initial weights as theirs.
 def build_follow_up_resnet(arch: ResNetArch, seed: int, imagenet: dict | None = None
                            ) -> FollowUpResNet:
-    """The model their code builds after set_random_seed(seed) (see above)."""
+    """The model their code builds after set_random_seed(seed), in their keys: `encoder.tv_layers.*`
+    (torchvision's: an ImageNet file loads as it is), `encoder.conv1.weight` (a stem never called),
+    `encoder.linear.*`, `linear.weight`. Built in their order (torchvision's layers, the ImageNet
+    weights, the wrapper's stem and map, the head, Xavier on it): their initial weights."""
     if imagenet is not None and (arch.depth != 50 or arch.width != FULL_WIDTH):
         raise ValueError("ImageNet weights are for the ResNet-50 teacher at torchvision's "
                          f"width {FULL_WIDTH}")
@@ -199,10 +194,8 @@ def build_follow_up_resnet(arch: ResNetArch, seed: int, imagenet: dict | None = 
 
 
 class StackedFollowUpResNet(FollowUpStack):
-    """S follow-up ResNets of one architecture as a stack (models.follow_up.FollowUpStack),
-    `state_dict_of(i)` model i in their keys (BatchNorm's running statistics included). The
-    models run one after another on the shared batch, each with its own BatchNorm statistics:
-    each follows the trajectory it would follow alone."""
+    """S follow-up ResNets of one architecture as a stack, run one after another on the shared
+    batch, each with its own BatchNorm statistics: each follows the trajectory it would alone."""
 
     def __init__(self, models: Sequence[FollowUpResNet]) -> None:
         super().__init__(m.arch for m in models)
@@ -277,8 +270,7 @@ def _flat(key: str) -> str:
 
 def stack_resnets(models: Sequence[FollowUpResNet], mode: str = "loop"
                   ) -> StackedFollowUpResNet | VmappedFollowUpResNet:
-    """The ResNets as one stack: run one after another (`loop`, each model's arithmetic its
-    own) or as one batched network (`vmap`)."""
+    """The ResNets as one stack: one after another (`loop`) or one batched network (`vmap`)."""
     if mode not in STACK_MODES:
         raise ValueError(f"unknown stack mode {mode!r}: one of {STACK_MODES}")
     return StackedFollowUpResNet(models) if mode == "loop" else VmappedFollowUpResNet(models)

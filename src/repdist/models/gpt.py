@@ -1,13 +1,9 @@
 """A small GPT-style causal language model, trained here on the standard library's text (the
 `lm` branch): token and position embeddings, pre-norm blocks of causal self-attention and an MLP,
-a final norm and a linear head over the vocabulary.
-
-The head takes (batch, sequence, width), as `repdist.extract.causal_lm_representations` taps it:
-f(x) is the head's input at a position, g(y) its weight row of token y (the head has no bias).
-The norms are RMSNorm, not LayerNorm: a LayerNorm right before the head leaves f centred over
-inputs in a (width - 1)-dimensional subspace, where m_CCA of f runs over width - 1 components
-(extract/causal_lm.py); RMSNorm does not subtract the mean.
-"""
+a final norm and a linear head over the vocabulary. f(x) is the head's input at a position, g(y)
+its weight row of token y (`repdist.extract.causal_lm_representations`). The norms are RMSNorm:
+a LayerNorm before the head leaves f centred in a (width - 1)-dimensional subspace, where m_CCA
+of f runs over width - 1 components (extract/causal_lm.py)."""
 
 from __future__ import annotations
 

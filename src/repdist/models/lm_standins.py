@@ -1,8 +1,7 @@
 """Stand-ins for outside language models (`lm.models` entries with `standin:`), so the quick DAG
 and the tests run that branch offline: tiny untrained Hugging Face models (GPT-2, GPT-NeoX, Llama)
 built at a seed, each saved with the byte-level BPE tokenizer they share. transformers and
-tokenizers are imported when a stand-in is made (the `lm` extra).
-"""
+tokenizers are imported when a stand-in is made (the `lm` extra)."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ class StandinSpec:
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHITECTURES:
-            raise ValueError(f"a stand-in's arch must be one of {ARCHITECTURES}, got "
-                             f"{self.arch!r}")
+            raise ValueError(f"a stand-in's arch must be one of {ARCHITECTURES}, got {self.arch!r}")
 
 
 def standin_tokenizer(text: str, vocab_size: int = VOCAB_SIZE) -> Any:

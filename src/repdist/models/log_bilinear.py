@@ -1,12 +1,10 @@
-"""The log-bilinear language model (Mnih & Teh 2012) of Roeder et al. (2021)'s Fig. 1.
-It is in the family p(y|x) = softmax_y(f(x)^T g(y)), seeds stacked along a leading dimension.
+"""The log-bilinear language model (Mnih & Teh 2012) of Roeder et al. (2021)'s Fig. 1, in the
+family p(y|x) = softmax_y(f(x)^T g(y)), seeds stacked along a leading dimension.
 
-A word w has a context vector r_w and a target vector q_w (M = 2 in the figure) and a bias b_w. The
+A word w has a context vector r_w, a target vector q_w (M = 2 in the figure) and a bias b_w. The
 context x = (w_1 .. w_n) is predicted as f(x) = sum_i C_i r_{w_i}, C_i an M x M matrix per position,
-and the next word scores f(x)^T q_y + b_y. `embed` and `unembed` fold the bias into one more
-coordinate (M + 1 columns; see StackedLogBilinear). Inputs are the context's word ids in order,
-held as floats (the training loop keeps inputs in the model's float type); `codes`, what g reads,
-are the word ids (V, 1)."""
+and the next word scores f(x)^T q_y + b_y. Inputs are the context's word ids, held as floats (the
+training loop keeps inputs in the model's float type); `codes`, what g reads, are the word ids."""
 
 from __future__ import annotations
 
@@ -36,9 +34,8 @@ def _seed_parameters(seed: int, vocabulary: int, context: int,
 # The bias is the family's with one more coordinate: f~(x) = (f(x), 1) and g~(y) = (q_y, b_y) give
 # f~^T g~ = f^T q_y + b_y, so `embed` and `unembed` return these (M + 1 columns). f~'s last
 # coordinate never varies (m_CCA of f runs over the M that do). p(y|x) is unchanged by f~ -> A f~,
-# g~ -> A^{-T} g~ for every invertible A that keeps f~'s 1 (last row (0 .. 0, 1)): q_y -> B^{-T} q_y
-# + c for f -> B f + t. So the word vectors q of two models that fit the same p differ by an affine
-# map of R^M.
+# g~ -> A^{-T} g~ for every invertible A that keeps f~'s 1: q_y -> B^{-T} q_y + c for f -> B f + t.
+# So the word vectors q of two models that fit the same p differ by an affine map of R^M.
 class StackedLogBilinear(nn.Module):
     """S log-bilinear models of one shape: context_vectors (S, V, M), positions (S, n, M, M),
     target_vectors (S, V, M), bias (S, V); model s starts as `_seed_parameters(seeds[s])`."""
@@ -88,8 +85,7 @@ class StackedLogBilinear(nn.Module):
         return torch.log_softmax(logits.double(), dim=-1)
 
     def nll(self, x: torch.Tensor, all_codes: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """(S,) mean NLL of a batch per model, the training loss: the stacks' fused loss
-        (models/stacked.py StackedNLL) on f~ and g~, whose product is f^T q_y + b_y."""
+        """(S,) mean NLL per model of a batch: StackedNLL on f~ and g~ (f~^T g~ = f^T q_y + b_y)."""
         return StackedNLL.apply(self.embed(x).transpose(1, 2), self.unembed(all_codes), labels)
 
     def state_dict_of(self, index: int) -> dict[str, torch.Tensor]:

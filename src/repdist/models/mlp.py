@@ -1,10 +1,6 @@
-"""SmallMLP (the original's `src/models/small_mlp.py`) and the model class p(y|x) = softmax(f(x)^T g(y)).
-
-f and g are both SmallMLPs: in -> w -> w -> w -> M, LeakyReLU(0.01) after the hidden layers,
-bias on hidden layers only. State-dict keys match the original (`f_net.l1.weight`, ...), so
-checkpoints can be compared with the authors'. Other depths (Roeder et al.'s four hidden layers,
-a class table with none) are the same module with more or fewer `l<i>` layers.
-"""
+"""SmallMLP (the original's `src/models/small_mlp.py`) and the model class
+p(y|x) = softmax(f(x)^T g(y)), f and g both SmallMLPs. State-dict keys match the original
+(`f_net.l1.weight`, ...), so checkpoints can be compared with the authors'."""
 
 from __future__ import annotations
 
@@ -19,8 +15,9 @@ NORM_EPS = 1e-8
 
 
 class SmallMLP(nn.Module):
-    """`depth` hidden layers of `width` units (3: the original's), then a linear output layer
-    without bias; layers l1 .. l<depth+1>, created in that order (the initialisation order)."""
+    """`depth` hidden layers of `width` units with bias and LeakyReLU(0.01) (3: the original's;
+    4: Roeder et al.'s; 0: a class table), then a linear output layer without bias; layers l1 ..
+    l<depth+1>, created in that order (the initialisation order)."""
 
     def __init__(self, in_features: int, width: int, out_features: int, depth: int = 3) -> None:
         super().__init__()
@@ -62,11 +59,10 @@ def _clamped_norm(v: torch.Tensor, dim: int) -> torch.Tensor:
 
 
 def padded_rows(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
-    """Tensors of shape (rows_i, ...) stacked into (S, max rows, ...), each padded with zero
-    rows. A padded output row of a head stays exactly zero in training: its output is 0, its
-    gradient is a product with the zero rows of the other side's head (f's and g's are padded
-    alike), so Adam never moves it, and the logits' sums gain only exact zeros: each model of
-    the stack computes what it computes alone."""
+    """Tensors of shape (rows_i, ...) stacked into (S, max rows, ...), padded with zero rows.
+    A padded row of a head stays exactly zero in training: its gradient is a product with the
+    other side's zero rows (f's and g's heads are padded alike), so Adam never moves it, and
+    the logits' sums gain only exact zeros: each model computes what it computes alone."""
     rows = max(t.shape[0] for t in tensors)
     return torch.stack([functional.pad(t, (*[0, 0] * (t.dim() - 1), 0, rows - t.shape[0]))
                         for t in tensors])
@@ -75,14 +71,10 @@ def padded_rows(tensors: Sequence[torch.Tensor]) -> torch.Tensor:
 class ModelClass(nn.Module):
     """One model (f, g): embeddings f(x), unembeddings g(code), optional length fixing."""
 
-    def __init__(
-        self, f_net: nn.Module, g_net: nn.Module, fix_g: float = 0.0, fix_f: float = 0.0
-    ) -> None:
+    def __init__(self, f_net: nn.Module, g_net: nn.Module, fix_g: float = 0.0,
+                 fix_f: float = 0.0) -> None:
         super().__init__()
-        self.f_net = f_net
-        self.g_net = g_net
-        self.fix_g = fix_g
-        self.fix_f = fix_f
+        self.f_net, self.g_net, self.fix_g, self.fix_f = f_net, g_net, fix_g, fix_f
 
     def embed(self, x: torch.Tensor) -> torch.Tensor:
         return fix_length(self.f_net(x), self.fix_f)
@@ -96,24 +88,20 @@ class ModelClass(nn.Module):
         return torch.log_softmax(logits.double(), dim=-1)
 
 
-def build_synthetic_model(
-    seed: int, num_classes: int, width: int, rep_dim: int, fix_g: float, fix_f: float
-) -> ModelClass:
+def build_synthetic_model(seed: int, num_classes: int, width: int, rep_dim: int, fix_g: float,
+                          fix_f: float) -> ModelClass:
     """torch.manual_seed(seed), then f, then g: seed s starts where the original's seed s starts."""
     torch.manual_seed(seed)
-    f_net = SmallMLP(2, width, rep_dim)
-    g_net = SmallMLP(num_classes - 1, width, rep_dim)
-    return ModelClass(f_net, g_net, fix_g=fix_g, fix_f=fix_f)
+    return ModelClass(SmallMLP(2, width, rep_dim), SmallMLP(num_classes - 1, width, rep_dim),
+                      fix_g=fix_g, fix_f=fix_f)
 
 
 def build_roeder_model(seed: int, num_classes: int, in_features: int, width: int, depth: int,
                        rep_dim: int, g_depth: int = 0) -> ModelClass:
     """Roeder et al. (2021) App. A.2's classifier: f an MLP of `depth` hidden layers of `width`
     units ending in a `rep_dim` bottleneck; g a table of class vectors (g_depth 0: one linear
-    map of the truncated one-hot code, the last class's vector fixed at 0, which softmax's
-    invariance to a common shift of every g(y) makes no restriction) or an MLP. Seeded as
-    build_synthetic_model: torch.manual_seed(seed), then f, then g."""
+    map of the truncated one-hot code, the last class's vector fixed at 0, no restriction
+    under softmax's shift invariance) or an MLP. torch.manual_seed(seed), then f, then g."""
     torch.manual_seed(seed)
-    f_net = SmallMLP(in_features, width, rep_dim, depth=depth)
-    g_net = SmallMLP(num_classes - 1, width, rep_dim, depth=g_depth)
-    return ModelClass(f_net, g_net)
+    return ModelClass(SmallMLP(in_features, width, rep_dim, depth=depth),
+                      SmallMLP(num_classes - 1, width, rep_dim, depth=g_depth))

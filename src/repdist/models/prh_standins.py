@@ -1,8 +1,7 @@
 """Stand-ins for the Platonic Representation Hypothesis' study (`prh:` entries with `standin:`),
 so its branch runs offline: tiny untrained Hugging Face vision encoders (ViT, ViT-MAE, DINOv2,
 CLIP's vision tower) with their PIL image processors, and tiny causal LMs trained a few steps on
-the captions, so that their bits per byte differ. transformers is imported when one is made.
-"""
+the captions, so that their bits per byte differ. transformers is imported when one is made."""
 
 from __future__ import annotations
 

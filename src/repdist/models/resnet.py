@@ -1,8 +1,7 @@
 """ResNet-18, CIFAR variant (the original's `src/file_handling/save_load_model.py`): 3x3 stem, no
 max-pool, four stages of two BasicBlocks (64/128/256/512 channels at base width 64), 4x4 average
 pool, Linear(8*base -> M) with bias. `base_width` shrinks the network for toy runs on a CPU; 64 is
-the paper.
-"""
+the paper."""
 
 from __future__ import annotations
 
@@ -45,13 +44,12 @@ class ResNet18(nn.Module):
         widths = [base_width, 2 * base_width, 4 * base_width, 8 * base_width]
         self.conv1 = nn.Conv2d(3, base_width, 3, stride=1, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(base_width, momentum=bn_momentum)
-        layers, in_ch = [], base_width
+        in_ch = base_width
         for i, (width, stride) in enumerate(zip(widths, (1, 2, 2, 2), strict=True)):
             blocks = [BasicBlock(in_ch, width, stride, bn_momentum),
                       BasicBlock(width, width, 1, bn_momentum)]
-            layers.append(nn.Sequential(*blocks))
+            setattr(self, f"layer{i + 1}", nn.Sequential(*blocks))
             in_ch = width
-            setattr(self, f"layer{i + 1}", layers[-1])
         self.linear = nn.Linear(widths[-1], final_dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -65,6 +63,5 @@ def build_cifar_model(seed: int, rep_dim: int, num_classes: int = 10, g_width: i
                       base_width: int = 64, bn_momentum: float = 0.1) -> ModelClass:
     """torch.manual_seed(seed), then f = ResNet18, then g = SmallMLP(K-1 -> g_width -> M)."""
     torch.manual_seed(seed)
-    f_net = ResNet18(rep_dim, base_width=base_width, bn_momentum=bn_momentum)
-    g_net = SmallMLP(num_classes - 1, g_width, rep_dim)
-    return ModelClass(f_net, g_net)
+    return ModelClass(ResNet18(rep_dim, base_width=base_width, bn_momentum=bn_momentum),
+                      SmallMLP(num_classes - 1, g_width, rep_dim))

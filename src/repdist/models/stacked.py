@@ -1,10 +1,7 @@
-"""S SmallMLP models with the same shapes, held as stacked weights and run with batched matmuls.
-
-Training 20 seeds of a tiny MLP one after another leaves the CPU idle in Python and kernel
-overhead; stacking them turns each layer into one (S, B, w) x (S, w, w) batched matmul. Each
-seed's parameters only ever meet that seed's activations, and Adam is elementwise, so every
-seed follows the trajectory it would follow alone (up to float rounding of the batched kernels).
-"""
+"""S SmallMLP models with the same shapes, held as stacked weights and run with batched matmuls:
+one after another, a tiny MLP's seeds leave the CPU idle in Python and kernel overhead. Each seed's
+parameters only meet its own activations and Adam is elementwise, so every seed follows the
+trajectory it would follow alone (up to float rounding of the batched kernels)."""
 
 from __future__ import annotations
 
@@ -14,27 +11,21 @@ import torch
 from torch import nn
 
 from .mlp import LEAKY_SLOPE, ModelClass, SmallMLP, fix_length, padded_rows
+from .resnet import ResNet18
+from .stacked_resnet import StackedResNet18
 
 _leaky_backward = torch.ops.aten.leaky_relu_backward
 
 
 class StackedMLPFunction(torch.autograd.Function):
-    """The whole MLP as one autograd node: in -> w -> ... -> w -> M for S models at once.
-
-    Arguments: x, then each hidden layer's weight and bias, then the output layer's weight.
-    Hidden layers: leaky_relu(h @ weight + bias), applied in place on the product. The output
-    layer is transposed: out^T = weight @ h^T, (S, M, B). One node instead of one per layer
-    saves their per-node overhead.
-    """
+    """The whole MLP of S models as one autograd node. Arguments: x, each hidden layer's weight
+    and bias, the output layer's weight. Hidden layers: leaky_relu(h @ weight + bias) in place
+    (the output's sign tells where the input was negative). The output layer is transposed,
+    out^T = weight @ h^T (S, M, B): with M = 2, h @ weight^T is an N = 2 matmul that MKL runs far
+    below its peak (benchmarks/synthetic_training.py). Transposes go to bmm as views."""
 
     @staticmethod
     def forward(ctx, x, *params):  # type: ignore[override]
-        # The activation runs in place on the product: its output's sign tells where the input
-        # was negative, the slope being positive. The output layer is transposed because with
-        # M = 2 outputs h @ weight^T is an N = 2 matmul that MKL runs far below its peak, while
-        # the transposed product (and its weight gradient grad^T @ h) runs faster
-        # (benchmarks/synthetic_training.py). Transposes go to bmm as views: MKL reads them
-        # transposed, faster than copying first.
         weights, biases, w_out = params[:-1:2], params[1:-1:2], params[-1]
         hidden = [x]
         for w, b in zip(weights, biases, strict=True):
@@ -92,9 +83,8 @@ class StackedNLL(torch.autograd.Function):
 
 
 class StackedMLP(nn.Module):
-    """Hidden layers: weight (S, in, out) (the transpose of nn.Linear's), bias (S, 1, out);
-    the output layer (l4 at the original's depth): weight (S, out, in) as nn.Linear's (see
-    StackedMLPFunction)."""
+    """Hidden layers: weight (S, in, out) (nn.Linear's transposed), bias (S, 1, out); the output
+    layer (l4 at the original's depth): weight (S, out, in) as nn.Linear's."""
 
     def __init__(self, mlps: Sequence[SmallMLP]) -> None:
         super().__init__()
@@ -109,8 +99,7 @@ class StackedMLP(nn.Module):
             if name != last and len({lyr.weight.shape for lyr in layers}) != 1:
                 raise ValueError(f"the MLPs of one stack differ in the shape of {name}")
             w = padded_rows([self._stored(name, lyr.weight.detach()) for lyr in layers])
-            w = w.contiguous()
-            self.register_parameter(f"{name}_weight", nn.Parameter(w))
+            self.register_parameter(f"{name}_weight", nn.Parameter(w.contiguous()))
             if layers[0].bias is not None:
                 b = torch.stack([lyr.bias.detach()[None, :] for lyr in layers]).contiguous()
                 self.register_parameter(f"{name}_bias", nn.Parameter(b))
@@ -146,43 +135,25 @@ class StackedMLP(nn.Module):
         return out
 
     def _stored(self, name: str, weight: torch.Tensor) -> torch.Tensor:
-        """nn.Linear's (out, in) weight in the stack's layout and back (a transpose is its own
-        inverse): hidden layers transposed, the output layer as it is."""
+        """nn.Linear's (out, in) weight in the stack's layout and back: hidden layers transposed."""
         return weight if name == self.layer_names[-1] else weight.T
 
 
-def _lengths(lengths: Sequence[float]) -> float | torch.Tensor:
-    """One length for the whole stack where the models agree, else an (S, 1, 1) tensor."""
-    if len(set(lengths)) == 1:
-        return lengths[0]
-    return torch.tensor(lengths, dtype=torch.float32).reshape(-1, 1, 1)
-
-
-def _stacked_embedding(nets: Sequence[nn.Module]) -> nn.Module:
-    """The stack of f networks: SmallMLPs as batched matmuls, ResNet-18s as grouped convs."""
-    from .resnet import ResNet18
-
-    if isinstance(nets[0], ResNet18):
-        from .stacked_resnet import StackedResNet18
-
-        return StackedResNet18(nets)
-    return StackedMLP(nets)
-
-
 class StackedModelClass(nn.Module):
-    """S models (f_s, g_s) of the same shapes, e.g. the seeds of one configuration, or of
-    several that differ only in length fixing; log-probabilities for all of them at once."""
+    """S models (f_s, g_s) of the same shapes (seeds, or length fixings), run all at once."""
 
     def __init__(self, models: Sequence[ModelClass]) -> None:
         super().__init__()
-        self.f_net = _stacked_embedding([m.f_net for m in models])
+        nets = [m.f_net for m in models]  # ResNet-18s stack as grouped convolutions
+        self.f_net = StackedResNet18(nets) if isinstance(nets[0], ResNet18) else StackedMLP(nets)
         self.g_net = StackedMLP([m.g_net for m in models])
         for name in ("fix_g", "fix_f"):
-            lengths = _lengths([getattr(m, name) for m in models])
-            if isinstance(lengths, torch.Tensor):  # moves with the model, not in its state dict
-                self.register_buffer(name, lengths, persistent=False)
-            else:
-                setattr(self, name, lengths)
+            lengths = [getattr(m, name) for m in models]
+            if len(set(lengths)) == 1:
+                setattr(self, name, lengths[0])
+            else:  # one per model: moves with the model, not in its state dict
+                per_model = torch.tensor(lengths, dtype=torch.float32).reshape(-1, 1, 1)
+                self.register_buffer(name, per_model, persistent=False)
 
     @property
     def num_models(self) -> int:
@@ -197,13 +168,9 @@ class StackedModelClass(nn.Module):
     def unembed(self, codes: torch.Tensor) -> torch.Tensor:
         return fix_length(self.g_net(codes), self.fix_g)  # (S, K, M)
 
-    def class_log_probs(self, x: torch.Tensor, all_codes: torch.Tensor) -> torch.Tensor:
-        """(S, K, B) float64 log p(y|x) (see _class_log_probs)."""
-        return _class_log_probs(self.unembed(all_codes), self.embed_t(x))
-
     def log_probs(self, x: torch.Tensor, all_codes: torch.Tensor) -> torch.Tensor:
-        """(S, B, K) float64 log p(y|x) (a view of class_log_probs)."""
-        return self.class_log_probs(x, all_codes).transpose(1, 2)
+        """(S, B, K) float64 log p(y|x): a view of _class_log_probs' (S, K, B)."""
+        return _class_log_probs(self.unembed(all_codes), self.embed_t(x)).transpose(1, 2)
 
     def nll(self, x: torch.Tensor, all_codes: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """(S,) mean NLL of a batch per model, the training loss (see StackedNLL)."""

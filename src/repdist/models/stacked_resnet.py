@@ -3,8 +3,7 @@
 Every convolution becomes a grouped convolution with one group per seed, and every BatchNorm one
 BatchNorm over S x C channels. So each seed only ever meets its own weights and statistics, exactly
 as if it were trained alone (a float64 test holds this to 1e-9). One network of S groups fills a GPU
-that one ResNet-18 at batch 32 leaves mostly idle.
-"""
+that one ResNet-18 at batch 32 leaves mostly idle."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ from .mlp import padded_rows
 # torch.compile's modes for the stack's body ("none": eager), untimed candidates of `make gpu-check`
 # (docs/gpu.md). "elementwise": inductor fuses what lies between the convolutions, no autotuning and
 # no CUDA graphs of its own (RunOptions.cuda_graph captures the step)
-COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune-no-cudagraphs",
-                 "elementwise")
+COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune-no-cudagraphs", "elementwise")
 # inductor's settings of the elementwise mode; every inductor compile here leaves convolutions
 # to ATen (cuDNN): torch 2.11's Triton convolution template miscomputes 3x3 kernels
 ATEN_CONVOLUTIONS = {"max_autotune_conv_backends": "ATEN"}
@@ -46,14 +44,11 @@ def _stacked_conv(convs: Sequence[nn.Conv2d], shared_input: bool) -> nn.Conv2d:
     conv = nn.Conv2d(
         first.in_channels if shared_input else count * first.in_channels,
         count * first.out_channels, first.kernel_size, first.stride, first.padding,
-        bias=False, groups=1 if shared_input else count, device="meta",
-    )
+        bias=False, groups=1 if shared_input else count, device="meta")
     conv.weight = nn.Parameter(torch.cat([c.weight.detach() for c in convs]).clone())
     return conv
 
 
-# One BatchNorm over S x C channels: per-channel statistics are per-seed statistics, so each seed
-# keeps its own running means and variances and normalises with its own batch statistics.
 def _stacked_batchnorm(norms: Sequence[nn.BatchNorm2d]) -> nn.BatchNorm2d:
     first = norms[0]
     norm = nn.BatchNorm2d(len(norms) * first.num_features, eps=first.eps, momentum=first.momentum,
@@ -81,9 +76,8 @@ def _stacked(modules: Sequence[nn.Module]) -> nn.Module:
 
 
 class StackedResNet18(nn.Module):
-    """ResNet-18s of the same width, one per model, as one network, the heads a batched matmul.
-    Output dimensions may differ (the stack across M, config cifar10.stack_across_m): heads are
-    padded with zero rows to the widest (padded_rows), each model's arithmetic still its own."""
+    """ResNet-18s of the same width as one network, the heads a batched matmul. Output widths
+    may differ (config cifar10.stack_across_m): heads are padded with zero rows (padded_rows)."""
 
     def __init__(self, nets: Sequence[ResNet18]) -> None:
         super().__init__()
@@ -120,8 +114,7 @@ class StackedResNet18(nn.Module):
         self.body.compile(**compile_arguments(mode, backend))
 
     def forward_t(self, x: torch.Tensor) -> torch.Tensor:
-        """x: (B, 3, 32, 32), shared by all seeds. Returns (S, max M, B) float32 (a model of a
-        narrower head: zeros in its padded rows)."""
+        """x: (B, 3, 32, 32), shared by all seeds. Returns (S, max M, B) float32, padding zero."""
         if self.autocast_dtype is not None:
             # no cast cache: inside a CUDA graph's capture every cast is the step's own (as
             # torch's CUDA graphs ask of autocast); a weight is cast once a step either way
@@ -141,10 +134,9 @@ class StackedResNet18(nn.Module):
         """Seed `index` as a plain ResNet18 state dict (the original's keys) under `prefix`."""
         out = {}
         for key, value in self.body.state_dict().items():
-            if key.endswith("num_batches_tracked"):
-                out[f"{prefix}{key}"] = value.detach().clone()
-            else:
-                out[f"{prefix}{key}"] = value.detach().chunk(self.num_models)[index].clone()
+            if not key.endswith("num_batches_tracked"):  # that one the seeds share
+                value = value.chunk(self.num_models)[index]
+            out[f"{prefix}{key}"] = value.detach().clone()
         rows = self.out_dims[index]
         out[f"{prefix}linear.weight"] = self.linear_weight[index, :rows].detach().clone()
         out[f"{prefix}linear.bias"] = self.linear_bias[index, :rows, 0].detach().clone()

@@ -1,10 +1,7 @@
-"""The one downloader: a URL to a file that takes its final name only once complete and checked.
+"""The one downloader: a file takes its final name only once complete and checked.
 
-CIFAR-10's archive (its published MD5), the authors' SmallMLP checkpoints (sha256 from their
-repository) and their CIFAR checkpoints (the Zenodo record's checksums) all come through
-`download`, so an interrupted or corrupt transfer never stands under a result's name. `unreachable`
-tells an offline machine in seconds, before any job starts.
-"""
+CIFAR archives (published MD5) and the authors' checkpoints (sha256, Zenodo checksums) come
+through `download`. `unreachable` tells an offline machine in seconds, before any job starts."""
 
 from __future__ import annotations
 
@@ -32,7 +29,7 @@ class ChecksumError(ValueError):
 
 def verify_checksum(path: str | os.PathLike[str], checksum: str,
                     published_by: str = "published") -> None:
-    """Raise ChecksumError unless the file's digest is `checksum` ("md5:<hex>" or "sha256:<hex>")."""
+    """Raise ChecksumError unless the file's digest is `checksum` ("md5:<hex>", "sha256:<hex>")."""
     algorithm, _, want = checksum.partition(":")
     if algorithm not in ALGORITHMS:
         raise ChecksumError(f"{path}: checksum {checksum!r} names no algorithm of {ALGORITHMS}")
@@ -55,8 +52,7 @@ def download(url: str, target: str | os.PathLike[str], checksum: str | None = No
 
 
 def unreachable(url: str, timeout: float = 3.0) -> str | None:
-    """Why `url` cannot be fetched from here, or None when its host (or the configured proxy)
-    accepts a connection."""
+    """Why `url` cannot be fetched here, or None when its host (or proxy) accepts a connection."""
     parts = urllib.parse.urlsplit(url)
     if parts.scheme == "file":
         found = Path(urllib.request.url2pathname(parts.path)).exists()
@@ -75,9 +71,8 @@ def unreachable(url: str, timeout: float = 3.0) -> str | None:
 
 def zenodo_files(record_url: str, names: Sequence[str],
                  timeout: float = 60.0) -> dict[str, dict[str, str]]:
-    """name -> {"url", "checksum"} for each wanted file of a Zenodo record (its REST API JSON:
-    files[].key, files[].checksum "md5:...", files[].links.self); a clear error names the files
-    the record lacks and the ones it has."""
+    """name -> {"url", "checksum"} for each wanted file of a Zenodo record (its REST API JSON);
+    DownloadError names the files the record lacks and the ones it has."""
     with urllib.request.urlopen(record_url, timeout=timeout) as response:
         record = json.load(response)
     files = {f["key"]: {"url": f["links"]["self"], "checksum": f["checksum"]}

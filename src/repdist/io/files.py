@@ -1,11 +1,8 @@
 """Writing outputs so that they only ever appear complete, with provenance attached.
 
-Every writer goes through `atomic_path`: the file is written under a temporary name in the
-same directory and renamed into place, so an interrupted job never leaves a half-written
-table, parquet file or figure that Snakemake (or a reader) could mistake for a result; a
-folder of files (a model's layers, a saved model, a data set) goes through `atomic_folder`.
-What the provenance holds is `io.provenance`'s; this module only attaches it.
-"""
+Every writer goes through `atomic_path` (a folder through `atomic_folder`): written under a
+temporary name beside the target and renamed into place, so an interrupted job never leaves a
+half-written file that Snakemake could mistake for a result."""
 
 from __future__ import annotations
 
@@ -53,9 +50,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 @contextmanager
 def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield an empty temporary folder beside `path` to fill; on success it takes the name
-    `path` (a folder there before is removed only then), on error it is deleted: the folder
-    appears whole or not at all, and no temporary is left behind."""
+    """Yield an empty temporary folder beside `path` to fill; on success it replaces `path`, on
+    error it is deleted: the folder appears whole or not at all."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
@@ -90,16 +86,13 @@ def json_default(obj: Any) -> Any:
 
 
 TABLE_PROVENANCE = "repdist provenance: "
-# comment syntax of the first line of the table formats that have comments (CSV has none: a
-# plain `pd.read_csv`, a spreadsheet or R's read.csv must see the header first, so a CSV's
-# provenance goes to a sidecar file, `provenance_sidecar`)
+# A CSV's provenance goes to a sidecar: spreadsheets and read.csv must see the header first.
 _COMMENT = {".tex": ("% ", ""), ".md": ("<!-- ", " -->")}
 PROVENANCE_SUFFIX = ".provenance.json"
 
 
 def checkpoint_sidecar(path: str | os.PathLike[str]) -> Path:
-    """The JSON sidecar of a checkpoint (`<checkpoint>.json`: step, total, time), which
-    readers without torch (`repdist progress`, a job's out-of-memory message) read."""
+    """`<checkpoint>.json` (step, total, time), for readers without torch (`repdist progress`)."""
     path = Path(path)
     return path.with_name(path.name + ".json")
 
@@ -128,9 +121,8 @@ def provenance_line(path: str | os.PathLike[str], metadata: Mapping[str, Any]) -
 def write_csv(
     path: str | os.PathLike[str], frame: Any, metadata: Mapping[str, Any] | None = None
 ) -> None:
-    """Write a pandas DataFrame as a plain CSV (header first, full float precision, no index)
-    and, when `metadata` is given, its provenance to `<name>.csv.provenance.json` (written
-    first: a table never appears without it)."""
+    """A DataFrame as a plain CSV (full float precision, no index), and `metadata` to its
+    provenance sidecar, written first: a table never appears without it."""
     if metadata is not None:
         write_text(provenance_sidecar(path), json.dumps(dict(metadata), indent=2,
                                                         sort_keys=True, default=json_default))
@@ -163,9 +155,8 @@ def read_table_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def read_parquet_single_threaded(path: str | os.PathLike[str]) -> Any:
     """A parquet table as a DataFrame, read without Arrow's thread pools: a process that reads
-    many files and exits (`repdist diff`) otherwise aborts now and then at exit, a pool thread
-    still joinable ("terminate called without an active exception", exit status 134: 1 in 12
-    concurrent diffs of the quick DAG's 179 files, 2026-11-26), which CI read as a difference."""
+    many files and exits (`repdist diff`) otherwise aborts now and then at exit (status 134,
+    "terminate called without an active exception")."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(path, use_threads=False, pre_buffer=False)
@@ -204,7 +195,7 @@ def read_parquet_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 def write_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray],
               metadata: Mapping[str, Any]) -> None:
     """Arrays as an uncompressed .npz, with `metadata` (JSON) as the string array 'repdist'
-    (readable with allow_pickle=False, ignored by readers that look for their own arrays)."""
+    (readable with allow_pickle=False)."""
     if PROVENANCE_KEY.decode() in arrays:
         raise ValueError(f"{path}: the array name {PROVENANCE_KEY.decode()!r} holds the provenance")
     meta = json.dumps(dict(metadata), sort_keys=True, default=json_default)

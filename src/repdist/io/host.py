@@ -1,10 +1,8 @@
 """The one place where values leave a device: a tensor becomes a numpy array only through `to_host`.
 
-This holds for a tensor on the CPU or a GPU. numpy cannot read a CUDA tensor (`np.asarray` of one
-raises). So code that hands tensors to numpy runs on a CPU and stops at the first step on a GPU.
-`host_copies_guarded()` makes the rule checkable on a machine without a GPU.
-
-torch is never imported here: measures and file readers take tensors without needing torch."""
+numpy cannot read a CUDA tensor, so code that hands tensors to numpy works on a CPU and fails on
+a GPU; `host_copies_guarded()` makes the rule checkable without a GPU. torch is never imported
+here: measures and file readers take tensors without needing torch."""
 
 from __future__ import annotations
 
@@ -30,13 +28,10 @@ def is_tensor(value: Any) -> bool:
     return hasattr(value, "detach") and hasattr(value, "device")
 
 
-# nanoGPT's train.py marks its one sync point; `to_host` is ours (why: CHANGELOG.md).
 def to_host(value: Any, dtype: Any = None) -> np.ndarray:
     """`value` (a tensor on any device, or anything numpy takes) as a numpy array on the host.
-
-    A tensor is detached, converted to float64 on its device when `dtype` is float64 (bfloat16,
-    which numpy lacks, included), and copied to the host: the one synchronisation point.
-    """
+    A tensor is detached, made float64 on its device when `dtype` is float64 (bfloat16 too,
+    which numpy lacks), and copied: the one sync point, as nanoGPT's train.py marks its own."""
     if not is_tensor(value):
         return np.asarray(value, dtype=dtype)
     tensor = value.detach()
@@ -50,17 +45,12 @@ def to_host(value: Any, dtype: Any = None) -> np.ndarray:
     return array if dtype is None else array.astype(dtype, copy=False)
 
 
-# Within the guard, numpy's implicit conversion of a tensor (`Tensor.__array__`: np.asarray,
-# np.mean, pandas on a tensor) raises, and so does `Tensor.numpy()` anywhere but inside `to_host`.
-# The test suite trains and extracts under it, and jobs run under it when
-# REPDIST_GUARD_HOST_COPIES=1 (pipeline.joblog).
 @contextlib.contextmanager
 def host_copies_guarded(scope: str | None = None) -> Iterator[None]:
-    """Within the block, a tensor that reaches numpy other than through `to_host` raises
-    ImplicitHostCopy, on any device: what a CUDA tensor would do, made visible on a CPU.
-
-    `scope`: a folder; only conversions with a frame of a file in it on the call stack fail
-    (the test suite guards the package's code and leaves its own assertions alone)."""
+    """Within the block, `Tensor.__array__` (np.asarray, pandas on a tensor) and `Tensor.numpy()`
+    outside `to_host` raise ImplicitHostCopy, on any device, as a CUDA tensor would. The tests
+    and jobs with REPDIST_GUARD_HOST_COPIES=1 run under it. `scope`: a folder; only conversions
+    with a frame of a file in it on the call stack fail (tests leave their assertions alone)."""
     try:
         import torch
     except ImportError:  # no torch, no tensors: nothing to guard

@@ -1,8 +1,5 @@
 """What produced an output: package and library versions, git commit, the config's hash.
-
-Attached to every table, parquet file and metrics file (`io.files` writes it), so that
-`repdist info` can say which code and which configuration made a result.
-"""
+`io.files` attaches it to every table and metrics file; `repdist info` prints it."""
 
 from __future__ import annotations
 
@@ -62,8 +59,8 @@ def provenance(config: Mapping[str, Any] | None = None, **extra: Any) -> dict[st
         "package_version": __version__,
         "numpy_version": np.__version__,
         "git_commit": git_commit(),
+        "torch_version": _installed_version("torch"),
     }
-    info["torch_version"] = _installed_version("torch")
     if config is not None:
         info["config_hash"] = config_hash(config)
     info.update(extra)
@@ -72,9 +69,8 @@ def provenance(config: Mapping[str, Any] | None = None, **extra: Any) -> dict[st
 
 def models_provenance(models: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The provenance of a table made from several models' files (model name -> its metadata):
-    a key every model holds with one value, as it is; a key they differ on (or some lack), as
-    {model: value} for the models that hold it, so that it holds for every model (widths M of
-    32, 48 and 32 are {a: 32, b: 48, c: 32}, never the first model's 32)."""
+    a key every model holds with one value, as it is; any other key as {model: value} (widths M
+    of 32, 48 and 32 are {a: 32, b: 48, c: 32}, never the first model's 32)."""
     keys = list(dict.fromkeys(k for meta in models.values() for k in meta))
     merged: dict[str, Any] = {}
     for key in keys:

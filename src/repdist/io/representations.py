@@ -1,11 +1,9 @@
 """A model's representations on disk: f (N x M) over evaluation inputs, g (K x M) over labels.
 
-The tables this pipeline writes: embeddings (index, label, pred, f_0..f_{M-1}) and unembeddings
-(label, g_0..g_{M-1}). `repdist compare` reads them and anyone's arrays (`load_model`). Rows are
-matched by identity, never by position: an embeddings table's rows are ordered by `index`, an
-unembeddings table's by `label` (an .npz or .pt may hold `index` and `g_label` arrays). Duplicates,
-gaps and foreign columns are refused. Problems are ModelInputError (a ValueError) naming the file,
-the column and the first offending value."""
+Tables: embeddings (index, label, pred, f_0..) and unembeddings (label, g_0..); `load_model` also
+reads anyone's .npz or .pt. Rows are matched by identity (`index`, `label`; `g_label` in an .npz),
+never by position. Duplicates, gaps and foreign columns are ModelInputError naming the file, the
+column and the first offending value."""
 
 from __future__ import annotations
 
@@ -48,8 +46,8 @@ def unembeddings_frame(g: np.ndarray) -> pd.DataFrame:
 
 
 def columns_of(frame: pd.DataFrame, prefix: str) -> np.ndarray:
-    """The representation matrix f_0..f_{M-1} (or g_...) of a frame, in column order (rows as
-    they are: read tables through read_embeddings / read_unembeddings to order them)."""
+    """The matrix f_0..f_{M-1} (or g_...) of a frame, rows as they are (read_embeddings and
+    read_unembeddings order them)."""
     cols = sorted((c for c in frame.columns if _matrix_column(str(c), prefix) is not None),
                   key=lambda c: int(str(c)[len(prefix):]))
     if not cols:
@@ -67,8 +65,7 @@ class ModelInputError(InputError):
 
 @dataclass(frozen=True)
 class Table:
-    """One kind of representation table: the column naming each row, the matrix columns'
-    prefix and the other columns it may hold."""
+    """A kind of representation table: its identity column, matrix prefix and other columns."""
 
     name: str
     identity: str
@@ -160,7 +157,8 @@ def read_unembeddings(path: str | Path, gaps: bool = False) -> pd.DataFrame:
     return ordered(pd.read_parquet(path), UNEMBEDDINGS_TABLE, path, gaps)
 
 
-def load_representations(embeddings: str | Path, unembeddings: str | Path) -> tuple[np.ndarray, np.ndarray]:
+def load_representations(embeddings: str | Path,
+                         unembeddings: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """(f, g) as float64 from a model's two parquet tables, rows ordered by index and label."""
     return (columns_of(read_embeddings(embeddings), "f_"),
             columns_of(read_unembeddings(unembeddings), "g_"))
@@ -191,10 +189,6 @@ class _Read:
     labels: Any = None
 
 
-# What `repdist compare` reads:
-# - a folder with `embeddings.parquet` (or `embeddings_test.parquet`) and `unembeddings.parquet`;
-# - an `.npz` with arrays `f` and `g`;
-# - a `.pt` / `.pth` dict of tensors `f` and `g`, read with weights_only=True.
 def load_model(path: str | Path, gaps: bool = False) -> LoadedModel:
     """f and g of one model, as float64 arrays, from a folder, .npz or .pt file, rows ordered
     by their identities; `gaps` lets those identities skip values (for --match intersect)."""
@@ -209,10 +203,8 @@ def load_model(path: str | Path, gaps: bool = False) -> LoadedModel:
         elif path.suffix in (".pt", ".pth"):
             read = _read_torch(path)
         else:
-            raise ModelInputError(
-                f"{path}: unknown model format {path.suffix!r}; give a folder with "
-                f"{EMBEDDINGS[0]} and {UNEMBEDDINGS}, an .npz or a .pt file"
-            )
+            raise ModelInputError(f"{path}: unknown model format {path.suffix!r}; give a folder "
+                                  f"with {EMBEDDINGS[0]} and {UNEMBEDDINGS}, an .npz or a .pt file")
         return _model(path, read, gaps)
     except InputError:
         raise
@@ -244,10 +236,8 @@ def _read_folder(folder: Path, gaps: bool) -> _Read:
                                         (UNEMBEDDINGS, (folder / UNEMBEDDINGS).is_file()))
                if not there]
     if missing:
-        raise ModelInputError(
-            f"{folder}: no {' and no '.join(missing)} (a model folder holds "
-            f"{EMBEDDINGS[0]} and {UNEMBEDDINGS})"
-        )
+        raise ModelInputError(f"{folder}: no {' and no '.join(missing)} (a model folder holds "
+                              f"{EMBEDDINGS[0]} and {UNEMBEDDINGS})")
     assert embeddings is not None
     emb = read_embeddings(embeddings, gaps)
     unemb = read_unembeddings(folder / UNEMBEDDINGS, gaps)
@@ -279,10 +269,8 @@ def _read_torch(path: Path) -> _Read:
             "read from .pt files; save tensors, torch.save({'f': torch.as_tensor(f), 'g': "
             "torch.as_tensor(g)}), or the arrays in an .npz") from err
     if not isinstance(data, Mapping):
-        raise ModelInputError(
-            f"{path}: expected a dict with tensors 'f' and 'g' (torch.save({{'f': f, 'g': g}})), "
-            f"got {type(data).__name__}"
-        )
+        raise ModelInputError(f"{path}: expected a dict with tensors 'f' and 'g' (torch.save("
+                              f"{{'f': f, 'g': g}})), got {type(data).__name__}")
     read = _pick(path, data)
     ids = [to_host(v) if is_tensor(v) else v for v in (read.inputs, read.labels)]
     return _Read(read.f, read.g, *ids)
@@ -308,9 +296,8 @@ def _matrix(path: Path, name: str, value: Any) -> np.ndarray:
 
 
 def check_models(models: Sequence[LoadedModel]) -> None:
-    """Every model well-formed and comparable with every other: the same N inputs, the same K
-    labels, K >= M + 2 (m_SVD), finite values of a size float64 can square. Widths M may differ
-    (then a pair's m_SVD and d_fg are NaN, with the reason). Raises ModelInputError otherwise."""
+    """ModelInputError unless every model is well-formed and has the same N inputs and K labels,
+    K >= M + 2 (m_SVD), finite values float64 can square. Widths M may differ (m_SVD, d_fg NaN)."""
     if len(models) < 2:
         raise ModelInputError(f"need at least two models to compare, got {len(models)}")
     for model in models:
@@ -324,16 +311,14 @@ def check_models(models: Sequence[LoadedModel]) -> None:
                 f"{first.path} has f {first.f.shape[0]} x {first.f.shape[1]}"
                 f"{_first_difference(model.inputs, first.inputs, 'index')}: every model must "
                 "embed the same N inputs (widths M may differ; --match intersect compares the "
-                "inputs they share)"
-            )
+                "inputs they share)")
         if model.g.shape[0] != first.g.shape[0] or not np.array_equal(model.labels,
                                                                        first.labels):
             raise ModelInputError(
                 f"{model.path}: g has K={model.g.shape[0]} labels, but {first.path} has "
                 f"K={first.g.shape[0]}{_first_difference(model.labels, first.labels, 'label')}"
                 ": every model must have the same labels (--match intersect compares the "
-                "labels they share)"
-            )
+                "labels they share)")
 
 
 def _first_difference(ids: np.ndarray, reference: np.ndarray, what: str) -> str:
@@ -347,19 +332,19 @@ def match_models(models: Sequence[LoadedModel]) -> tuple[list[LoadedModel], list
     was dropped, in words. Fewer than 2 shared inputs or labels is an error."""
     kept: dict[str, np.ndarray] = {}
     notes = []
-    for side, noun in (("inputs", "inputs"), ("labels", "labels")):
+    for side in ("inputs", "labels"):
         ids = [getattr(m, side) for m in models]
         common = functools.reduce(np.intersect1d, ids)
         if len(common) < 2:
             raise ModelInputError(f"--match intersect: the models share {len(common)} "
-                                  f"{noun}; at least 2 are needed")
+                                  f"{side}; at least 2 are needed")
         kept[side] = common
         dropped = [len(i) - len(common) for i in ids]
         if any(dropped):
             each = ", ".join(f"{m.path.name} {d}" for m, d in zip(models, dropped, strict=True))
             extra = (" (p(y|x) is then the softmax over the shared labels)"
                      if side == "labels" else "")
-            notes.append(f"matched by identity: {len(common)} {noun} every model has; dropped "
+            notes.append(f"matched by identity: {len(common)} {side} every model has; dropped "
                          f"{each}{extra}")
     out = []
     for m in models:
@@ -374,10 +359,8 @@ def _check_one(model: LoadedModel) -> None:
     (n, m), k = model.f.shape, model.g.shape[0]
     check_widths(model.f, model.g, str(model.path))
     if k < m + 2:
-        raise ModelInputError(
-            f"{model.path}: K={k} labels is below M + 2 = {m + 2}: m_SVD needs K - 2 >= M "
-            "labels besides the pivot and the left-out label"
-        )
+        raise ModelInputError(f"{model.path}: K={k} labels is below M + 2 = {m + 2}: m_SVD needs "
+                              "K - 2 >= M labels besides the pivot and the left-out label")
     if n < 2:
         raise ModelInputError(f"{model.path}: need at least 2 inputs, got N={n}")
     for name, arr in (("f", model.f), ("g", model.g)):
@@ -386,20 +369,19 @@ def _check_one(model: LoadedModel) -> None:
 
 
 def model_names(paths: Sequence[Path]) -> list[str]:
-    """A short, unique name per model: the file's stem or the folder's name, every name
-    lengthened by the same number of parent folders while two collide (seed0/model.npz vs
-    seed1/model.npz; w16/seed0 and w32/seed2, never w16/seed0 beside a bare seed2), else
-    numbered."""
+    """A short, unique name per model: the file's stem or folder's name, all lengthened by the
+    same number of parent folders while two collide (w16/seed0 and w32/seed2, never w16/seed0
+    beside a bare seed2); the same path given twice is numbered."""
     parts = [Path(p).resolve().parts for p in paths]
     stems = [Path(p).stem if Path(p).is_file() else Path(p).resolve().name for p in paths]
     names = list(stems)
     depth = 1
-    distinct = len(set(parts))  # the same path given twice is numbered below, not lengthened
+    distinct = len(set(parts))
     while len(set(names)) < distinct and depth < max(map(len, parts)):
         names = ["/".join([*part[max(0, len(part) - 1 - depth):-1], stem])
                  for part, stem in zip(parts, stems, strict=True)]
         depth += 1
-    if len(set(names)) < len(names):  # the same path given twice
+    if len(set(names)) < len(names):
         seen: dict[str, int] = {}
         for i, name in enumerate(names):
             seen[name] = seen.get(name, 0) + 1

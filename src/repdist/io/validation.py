@@ -1,9 +1,5 @@
-"""The one place that checks representations before any measure reads them.
-
-`repdist compare`, `repdist extract`, the DAG's `models:` groups and the Python API
-(`compare`, `prepare`) all call these checks. Each failure is an InputError (a ValueError) whose
-message names what was read and the numbers involved, in words.
-"""
+"""The one place that checks representations before any measure reads them (every command and
+the Python API). Each failure is an InputError naming what was read and the numbers involved."""
 
 from __future__ import annotations
 
@@ -84,10 +80,9 @@ def _of(what: str, text: str) -> str:
 
 
 def representations(f: Any, g: Any, what: str = "") -> tuple[np.ndarray, np.ndarray]:
-    """f and g as float64 after every check the measures need of one model: real numbers,
-    non-empty 2-D arrays of one width M, at least 2 inputs and 2 labels. Non-finite or
-    huge values pass: the measures report them as NaN with the reason (the command line refuses
-    them: check_finite, check_magnitude)."""
+    """f and g as float64 after the checks the measures need: real, non-empty 2-D arrays of one
+    width M, at least 2 inputs and 2 labels. Non-finite or huge values pass: the measures report
+    them as NaN with the reason (the command line refuses them)."""
     f64 = representation_matrix(f, _of(what, "f"), "N x M")
     g64 = representation_matrix(g, _of(what, "g"), "K x M")
     check_widths(f64, g64, what)

@@ -71,8 +71,7 @@ def unreachable(url: str, timeout: float = 3.0) -> str | None:
 
 def zenodo_files(record_url: str, names: Sequence[str],
                  timeout: float = 60.0) -> dict[str, dict[str, str]]:
-    """name -> {"url", "checksum"} for each wanted file of a Zenodo record (its REST API JSON);
-    DownloadError names the files the record lacks and the ones it has."""
+    """name -> {"url", "checksum"} of a Zenodo record's files; DownloadError if one is absent."""
     with urllib.request.urlopen(record_url, timeout=timeout) as response:
         record = json.load(response)
     files = {f["key"]: {"url": f["links"]["self"], "checksum": f["checksum"]}

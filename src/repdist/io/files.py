@@ -29,8 +29,7 @@ def file_digest(path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
 
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success rename it to `path`, on error delete it
-    (an OSError, e.g. a full disk, is raised again naming `path`)."""
+    """Yield a temporary path beside `path`: renamed to `path` on success, deleted on error."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -50,8 +49,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 @contextmanager
 def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield an empty temporary folder beside `path` to fill; on success it replaces `path`, on
-    error it is deleted: the folder appears whole or not at all."""
+    """Yield an empty folder beside `path`: it replaces `path` on success, is deleted on error."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
@@ -88,13 +86,11 @@ def json_default(obj: Any) -> Any:
 TABLE_PROVENANCE = "repdist provenance: "
 # A CSV's provenance goes to a sidecar: spreadsheets and read.csv must see the header first.
 _COMMENT = {".tex": ("% ", ""), ".md": ("<!-- ", " -->")}
-PROVENANCE_SUFFIX = ".provenance.json"
 
 
 def checkpoint_sidecar(path: str | os.PathLike[str]) -> Path:
     """`<checkpoint>.json` (step, total, time), for readers without torch (`repdist progress`)."""
-    path = Path(path)
-    return path.with_name(path.name + ".json")
+    return Path(path).with_name(Path(path).name + ".json")
 
 
 def read_checkpoint_sidecar(path: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -107,40 +103,29 @@ def read_checkpoint_sidecar(path: str | os.PathLike[str]) -> dict[str, Any] | No
 
 def provenance_sidecar(path: str | os.PathLike[str]) -> Path:
     """`<name>.csv.provenance.json` beside a CSV table."""
-    path = Path(path)
-    return path.with_name(path.name + PROVENANCE_SUFFIX)
+    return Path(path).with_name(Path(path).name + ".provenance.json")
 
 
-def provenance_line(path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> str:
-    """The first line of a table: its provenance as JSON, in the format's comment syntax."""
-    start, end = _COMMENT[Path(path).suffix]
-    blob = json.dumps(dict(metadata), sort_keys=True, default=json_default)
-    return f"{start}{TABLE_PROVENANCE}{blob}{end}\n"
-
-
-def write_csv(
-    path: str | os.PathLike[str], frame: Any, metadata: Mapping[str, Any] | None = None
-) -> None:
+def write_csv(path: str | os.PathLike[str], frame: Any,
+              metadata: Mapping[str, Any] | None = None) -> None:
     """A DataFrame as a plain CSV (full float precision, no index), and `metadata` to its
     provenance sidecar, written first: a table never appears without it."""
     if metadata is not None:
         write_text(provenance_sidecar(path), json.dumps(dict(metadata), indent=2,
                                                         sort_keys=True, default=json_default))
-    with atomic_path(path) as tmp:
-        with open(tmp, "w", newline="") as fh:
-            frame.to_csv(fh, index=False, float_format="%.17g")
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as fh:
+        frame.to_csv(fh, index=False, float_format="%.17g")
 
 
-def write_table_text(
-    path: str | os.PathLike[str], text: str, metadata: Mapping[str, Any]
-) -> None:
+def write_table_text(path: str | os.PathLike[str], text: str, metadata: Mapping[str, Any]) -> None:
     """Write a LaTeX (.tex) or Markdown (.md) table with its provenance as a first comment line."""
-    write_text(path, provenance_line(path, metadata) + text)
+    start, end = _COMMENT[Path(path).suffix]
+    blob = json.dumps(dict(metadata), sort_keys=True, default=json_default)
+    write_text(path, f"{start}{TABLE_PROVENANCE}{blob}{end}\n{text}")
 
 
 def read_table_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The provenance of a table written by `write_csv` (its sidecar) or `write_table_text`
-    (its first comment line); {} if it has none."""
+    """The provenance of a `write_csv` or `write_table_text` table; {} if it has none."""
     if Path(path).suffix == ".csv":
         sidecar = provenance_sidecar(path)
         return json.loads(sidecar.read_text()) if sidecar.exists() else {}
@@ -154,9 +139,8 @@ def read_table_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def read_parquet_single_threaded(path: str | os.PathLike[str]) -> Any:
-    """A parquet table as a DataFrame, read without Arrow's thread pools: a process that reads
-    many files and exits (`repdist diff`) otherwise aborts now and then at exit (status 134,
-    "terminate called without an active exception")."""
+    """A parquet table read without Arrow's thread pools: a process that reads many files and
+    exits (`repdist diff`) otherwise aborts now and then at exit, with status 134."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(path, use_threads=False, pre_buffer=False)
@@ -176,9 +160,8 @@ def write_parquet(path: str | os.PathLike[str], frame: Any, metadata: Mapping[st
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
-    meta[PROVENANCE_KEY] = json.dumps(dict(metadata), sort_keys=True, default=json_default).encode()
-    table = table.replace_schema_metadata(meta)
+    blob = json.dumps(dict(metadata), sort_keys=True, default=json_default).encode()
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), PROVENANCE_KEY: blob})
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
 
@@ -194,14 +177,12 @@ def read_parquet_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def write_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray],
               metadata: Mapping[str, Any]) -> None:
-    """Arrays as an uncompressed .npz, with `metadata` (JSON) as the string array 'repdist'
-    (readable with allow_pickle=False)."""
+    """Arrays as an uncompressed .npz, `metadata` (JSON) as the string array 'repdist'."""
     if PROVENANCE_KEY.decode() in arrays:
         raise ValueError(f"{path}: the array name {PROVENANCE_KEY.decode()!r} holds the provenance")
     meta = json.dumps(dict(metadata), sort_keys=True, default=json_default)
-    with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays, **{PROVENANCE_KEY.decode(): np.array(meta)})
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays, **{PROVENANCE_KEY.decode(): np.array(meta)})
 
 
 def read_npz_metadata(path: str | os.PathLike[str]) -> dict[str, Any]:

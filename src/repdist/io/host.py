@@ -1,8 +1,7 @@
 """The one place where values leave a device: a tensor becomes a numpy array only through `to_host`.
 
-numpy cannot read a CUDA tensor, so code that hands tensors to numpy works on a CPU and fails on
-a GPU; `host_copies_guarded()` makes the rule checkable without a GPU. torch is never imported
-here: measures and file readers take tensors without needing torch."""
+numpy cannot read a CUDA tensor: `host_copies_guarded()` makes the rule checkable without a GPU.
+torch is never imported here: measures and file readers take tensors without needing torch."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ _STATE = threading.local()
 
 
 class ImplicitHostCopy(TypeError):
-    """A tensor met numpy outside `to_host` while host copies are guarded (on a GPU this is
-    "can't convert cuda:0 device type tensor to numpy")."""
+    """A tensor met numpy outside `to_host` while host copies are guarded."""
 
 
 def is_tensor(value: Any) -> bool:
@@ -29,9 +27,8 @@ def is_tensor(value: Any) -> bool:
 
 
 def to_host(value: Any, dtype: Any = None) -> np.ndarray:
-    """`value` (a tensor on any device, or anything numpy takes) as a numpy array on the host.
-    A tensor is detached, made float64 on its device when `dtype` is float64 (bfloat16 too,
-    which numpy lacks), and copied: the one sync point, as nanoGPT's train.py marks its own."""
+    """`value` (a tensor on any device, or anything numpy takes) as a numpy array on the host; a
+    tensor is made float64 on its device if asked (bfloat16 too), then copied: the sync point."""
     if not is_tensor(value):
         return np.asarray(value, dtype=dtype)
     tensor = value.detach()
@@ -47,10 +44,9 @@ def to_host(value: Any, dtype: Any = None) -> np.ndarray:
 
 @contextlib.contextmanager
 def host_copies_guarded(scope: str | None = None) -> Iterator[None]:
-    """Within the block, `Tensor.__array__` (np.asarray, pandas on a tensor) and `Tensor.numpy()`
-    outside `to_host` raise ImplicitHostCopy, on any device, as a CUDA tensor would. The tests
-    and jobs with REPDIST_GUARD_HOST_COPIES=1 run under it. `scope`: a folder; only conversions
-    with a frame of a file in it on the call stack fail (tests leave their assertions alone)."""
+    """Within the block, `Tensor.__array__` (np.asarray, pandas) and `Tensor.numpy()` outside
+    `to_host` raise ImplicitHostCopy on any device, as a CUDA tensor would (tests and jobs with
+    REPDIST_GUARD_HOST_COPIES=1). Only conversions with a file under `scope` on the stack fail."""
     try:
         import torch
     except ImportError:  # no torch, no tensors: nothing to guard

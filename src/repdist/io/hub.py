@@ -1,9 +1,7 @@
 """The Hugging Face hub as this machine sees it, without torch or transformers: path or hub
-id, HF_HUB_OFFLINE, a model's file from its folder or the cache, a tokenizer's identity.
-
-A tokenizer's identity is one digest of tokenizer.json's vocabulary and merges, or of vocab.json
-and merges.txt (the same digest either way), or of a sentencepiece tokenizer.model's bytes. The
-DAG and the jobs both call `tokenizer_digest`, so both speak of the same digest."""
+id, HF_HUB_OFFLINE, a model's file from its folder or the cache, a tokenizer's identity: one
+digest of its vocabulary and merges (tokenizer.json, or vocab.json and merges.txt) or of a
+sentencepiece tokenizer.model, which the DAG and the jobs both compute."""
 
 from __future__ import annotations
 
@@ -30,10 +28,9 @@ def hub_offline() -> bool:
 
 
 def path_shaped(name: str) -> bool:
-    """Whether `name` (a model or tokenizer) can only mean a path, never a hub id: absolute,
-    starting with `~`, `./` or `../` (or `.`, `..` alone), or with separators no hub id has
-    (`a/b/c`, `models/`). `gpt2` or `EleutherAI/pythia-70m` is a hub id unless such a folder is
-    here; `./models/gpt2` always means a folder."""
+    """Whether `name` can only mean a path, never a hub id: absolute, starting with `~`, `./` or
+    `../`, or with separators no hub id has (`a/b/c`, `models/`). `gpt2` or `owner/name` is a hub
+    id unless such a folder is here; `./models/gpt2` always means a folder."""
     if name in (".", "..") or name.startswith("~") or os.path.isabs(name):
         return True
     separators = [sep for sep in ("/", os.sep, os.altsep) if sep]
@@ -42,28 +39,21 @@ def path_shaped(name: str) -> bool:
     return any(sep in name for sep in separators) and HUB_ID.fullmatch(name) is None
 
 
-def cached_file(repo_id: str, filename: str, revision: str | None = None) -> Path | None:
-    """A hub file in the local Hugging Face cache, None when it is not there or huggingface_hub
-    is not installed where the DAG is built."""
+def hub_file(source: str, filename: str, revision: str | None = None) -> Path | None:
+    """A model's or tokenizer's file from its folder or the cache at `revision`, else None."""
+    folder = Path(source).expanduser()
+    if folder.is_dir():
+        path = folder / filename
+        return path if path.is_file() else None
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return None
     try:
-        found = try_to_load_from_cache(repo_id, filename, revision=revision)
+        found = try_to_load_from_cache(source, filename, revision=revision)
     except ValueError:  # not a valid repo id
         return None
     return Path(found) if isinstance(found, str) else None
-
-
-def hub_file(source: str, filename: str, revision: str | None = None) -> Path | None:
-    """One file of a model or tokenizer: from its folder when `source` is one, else from the
-    cache at `revision`; None when it is not here."""
-    folder = Path(source).expanduser()
-    if folder.is_dir():
-        path = folder / filename
-        return path if path.is_file() else None
-    return cached_file(source, filename, revision)
 
 
 def tokenizer_digest(source: str, revision: str | None = None) -> str | None:

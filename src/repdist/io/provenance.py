@@ -26,9 +26,8 @@ def git_commit(directory: str | os.PathLike[str] | None = None) -> str:
     """The commit of the source tree, or "" when not in a git checkout."""
     where = Path(directory) if directory else Path(__file__).resolve().parent
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5
-        )
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
+                             text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""
@@ -46,8 +45,7 @@ def _installed_version(distribution: str) -> str:
 
 
 def table_provenance(config: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
-    """Provenance of a table made by a rule: versions, commit, the config's hash, root seed and
-    training protocol."""
+    """Provenance of a rule's table: versions, commit, config hash, root seed, training protocol."""
     return provenance(config, seed=config.get("seed"), protocol=config.get("protocol"), **extra)
 
 
@@ -68,9 +66,8 @@ def provenance(config: Mapping[str, Any] | None = None, **extra: Any) -> dict[st
 
 
 def models_provenance(models: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """The provenance of a table made from several models' files (model name -> its metadata):
-    a key every model holds with one value, as it is; any other key as {model: value} (widths M
-    of 32, 48 and 32 are {a: 32, b: 48, c: 32}, never the first model's 32)."""
+    """The provenance of a table of several models (name -> metadata): a key with one value for all
+    models as it is, any other as {model: value} (never the first model's value alone)."""
     keys = list(dict.fromkeys(k for meta in models.values() for k in meta))
     merged: dict[str, Any] = {}
     for key in keys:

@@ -1,9 +1,6 @@
-"""A model's representations on disk: f (N x M) over evaluation inputs, g (K x M) over labels.
-
-Tables: embeddings (index, label, pred, f_0..) and unembeddings (label, g_0..); `load_model` also
-reads anyone's .npz or .pt. Rows are matched by identity (`index`, `label`; `g_label` in an .npz),
-never by position. Duplicates, gaps and foreign columns are ModelInputError naming the file, the
-column and the first offending value."""
+"""A model's representations on disk: f (N x M) over evaluation inputs, g (K x M) over labels,
+in our tables or anyone's .npz or .pt. Rows are matched by identity (`index`, `label`), never by
+position. Duplicates, gaps and foreign columns are ModelInputError naming the first one."""
 
 from __future__ import annotations
 
@@ -18,26 +15,17 @@ import numpy as np
 import pandas as pd
 
 from .host import is_tensor, to_host
-from .validation import (
-    InputError,
-    check_finite,
-    check_magnitude,
-    check_widths,
-    representation_matrix,
-)
+from .validation import (InputError, check_finite, check_magnitude, check_widths,
+                         representation_matrix)
 
 
 def embeddings_frame(f: np.ndarray, labels: np.ndarray, preds: np.ndarray) -> pd.DataFrame:
     # every column at once: inserting M columns one by one fragments the frame (pandas warns
     # from M = 100 on)
-    return pd.DataFrame(
-        {
-            "index": np.arange(len(f), dtype=np.int64),
-            "label": np.asarray(labels, dtype=np.int64),
-            "pred": np.asarray(preds, dtype=np.int64),
-            **{f"f_{j}": f[:, j] for j in range(f.shape[1])},
-        }
-    )
+    return pd.DataFrame({"index": np.arange(len(f), dtype=np.int64),
+                         "label": np.asarray(labels, dtype=np.int64),
+                         "pred": np.asarray(preds, dtype=np.int64),
+                         **{f"f_{j}": f[:, j] for j in range(f.shape[1])}})
 
 
 def unembeddings_frame(g: np.ndarray) -> pd.DataFrame:
@@ -46,8 +34,7 @@ def unembeddings_frame(g: np.ndarray) -> pd.DataFrame:
 
 
 def columns_of(frame: pd.DataFrame, prefix: str) -> np.ndarray:
-    """The matrix f_0..f_{M-1} (or g_...) of a frame, rows as they are (read_embeddings and
-    read_unembeddings order them)."""
+    """The matrix f_0..f_{M-1} (or g_...) of a frame, its rows as they are."""
     cols = sorted((c for c in frame.columns if _matrix_column(str(c), prefix) is not None),
                   key=lambda c: int(str(c)[len(prefix):]))
     if not cols:
@@ -72,9 +59,6 @@ class Table:
     prefix: str
     others: tuple[str, ...]
 
-    def describe(self) -> str:
-        return ", ".join((self.identity, *self.others, f"{self.prefix}0..{self.prefix}<M-1>"))
-
 
 EMBEDDINGS_TABLE = Table("embeddings", "index", "f_", ("label", "pred"))
 UNEMBEDDINGS_TABLE = Table("unembeddings", "label", "g_", ())
@@ -96,8 +80,10 @@ def _check_columns(frame: pd.DataFrame, table: Table, source: object) -> None:
             continue
         j = _matrix_column(column, table.prefix)
         if j is None:
+            own = ", ".join((table.identity, *table.others,
+                             f"{table.prefix}0..{table.prefix}<M-1>"))
             raise ModelInputError(f"{source}: column {column!r} does not belong in an "
-                                  f"{table.name} table (its columns: {table.describe()})")
+                                  f"{table.name} table (its columns: {own})")
         numbers.append(j)
     if not numbers:
         raise ModelInputError(f"{source}: no '{table.prefix}*' columns (columns: "
@@ -112,8 +98,7 @@ def _check_columns(frame: pd.DataFrame, table: Table, source: object) -> None:
 
 
 def identities(values: Any, what: str, source: object, gaps: bool = False) -> np.ndarray:
-    """Row identities (`what`: the column or array) as int64, each once and none negative; and,
-    unless `gaps`, exactly 0..n-1 in some order."""
+    """Row identities (`what`) as int64, each once, none negative; unless `gaps`, exactly 0..n-1."""
     arr = np.asarray(values)
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
         raise ModelInputError(f"{source}: {what} must be a column of integers, got "
@@ -138,8 +123,7 @@ def identities(values: Any, what: str, source: object, gaps: bool = False) -> np
 
 def ordered(frame: pd.DataFrame, table: Table, source: object,
             gaps: bool = False) -> pd.DataFrame:
-    """A representation table checked and its rows in the order of its identity column (in file
-    order where it has none): any row order of a table reads the same."""
+    """A representation table checked, its rows in the order of its identity column (if any)."""
     _check_columns(frame, table, source)
     if table.identity not in frame.columns:
         return frame.reset_index(drop=True)
@@ -166,8 +150,7 @@ def load_representations(embeddings: str | Path,
 
 @dataclass(frozen=True)
 class LoadedModel:
-    """One model as read: f and g, and the identity of each row (an `index` column or array,
-    else the row's position; likewise `label` for g), both ascending."""
+    """One model: f, g and each row's identity (`index`, `label`, else its position), ascending."""
 
     path: Path
     f: np.ndarray
@@ -190,8 +173,7 @@ class _Read:
 
 
 def load_model(path: str | Path, gaps: bool = False) -> LoadedModel:
-    """f and g of one model, as float64 arrays, from a folder, .npz or .pt file, rows ordered
-    by their identities; `gaps` lets those identities skip values (for --match intersect)."""
+    """f and g of one model from a folder, .npz or .pt file, rows ordered by identity."""
     path = Path(path)
     if not path.exists():
         raise ModelInputError(f"{path}: no such file or folder")
@@ -199,7 +181,8 @@ def load_model(path: str | Path, gaps: bool = False) -> LoadedModel:
         if path.is_dir():
             read = _read_folder(path, gaps)
         elif path.suffix == ".npz":
-            read = _read_npz(path)
+            with np.load(path, allow_pickle=False) as data:
+                read = _pick(path, {name: data[name] for name in data.files})
         elif path.suffix in (".pt", ".pth"):
             read = _read_torch(path)
         else:
@@ -214,8 +197,7 @@ def load_model(path: str | Path, gaps: bool = False) -> LoadedModel:
 
 def _model(path: Path, read: _Read, gaps: bool) -> LoadedModel:
     """The model with its rows in the order of their identities (given, or positions)."""
-    f = _matrix(path, "f", read.f)
-    g = _matrix(path, "g", read.g)
+    f, g = _matrix(path, "f", read.f), _matrix(path, "g", read.g)
     rows = []
     for name, matrix, given in (("index", f, read.inputs), (NPZ_LABELS, g, read.labels)):
         if given is None:
@@ -248,11 +230,6 @@ def _read_folder(folder: Path, gaps: bool) -> _Read:
 
 # The optional arrays of an .npz or .pt that name f's rows (inputs) and g's rows (labels).
 NPZ_INDEX, NPZ_LABELS = "index", "g_label"
-
-
-def _read_npz(path: Path) -> _Read:
-    with np.load(path, allow_pickle=False) as data:
-        return _pick(path, {name: data[name] for name in data.files})
 
 
 def _read_torch(path: Path) -> _Read:
@@ -301,7 +278,17 @@ def check_models(models: Sequence[LoadedModel]) -> None:
     if len(models) < 2:
         raise ModelInputError(f"need at least two models to compare, got {len(models)}")
     for model in models:
-        _check_one(model)
+        (n, m), k = model.f.shape, model.g.shape[0]
+        check_widths(model.f, model.g, str(model.path))
+        if k < m + 2:
+            raise ModelInputError(f"{model.path}: K={k} labels is below M + 2 = {m + 2}: m_SVD "
+                                  "needs K - 2 >= M labels besides the pivot and the left-out "
+                                  "label")
+        if n < 2:
+            raise ModelInputError(f"{model.path}: need at least 2 inputs, got N={n}")
+        for name, arr in (("f", model.f), ("g", model.g)):
+            check_finite(arr, f"{model.path}: {name}")
+        check_magnitude(model.f, model.g, str(model.path))
     first = models[0]
     for model in models[1:]:
         if model.f.shape[0] != first.f.shape[0] or not np.array_equal(model.inputs,
@@ -328,8 +315,7 @@ def _first_difference(ids: np.ndarray, reference: np.ndarray, what: str) -> str:
 
 
 def match_models(models: Sequence[LoadedModel]) -> tuple[list[LoadedModel], list[str]]:
-    """Each model cut to the inputs and labels every model has (matched by identity), and what
-    was dropped, in words. Fewer than 2 shared inputs or labels is an error."""
+    """Each model cut to the inputs and labels all models share, and what was dropped, in words."""
     kept: dict[str, np.ndarray] = {}
     notes = []
     for side in ("inputs", "labels"):
@@ -355,23 +341,9 @@ def match_models(models: Sequence[LoadedModel]) -> tuple[list[LoadedModel], list
     return out, notes
 
 
-def _check_one(model: LoadedModel) -> None:
-    (n, m), k = model.f.shape, model.g.shape[0]
-    check_widths(model.f, model.g, str(model.path))
-    if k < m + 2:
-        raise ModelInputError(f"{model.path}: K={k} labels is below M + 2 = {m + 2}: m_SVD needs "
-                              "K - 2 >= M labels besides the pivot and the left-out label")
-    if n < 2:
-        raise ModelInputError(f"{model.path}: need at least 2 inputs, got N={n}")
-    for name, arr in (("f", model.f), ("g", model.g)):
-        check_finite(arr, f"{model.path}: {name}")
-    check_magnitude(model.f, model.g, str(model.path))
-
-
 def model_names(paths: Sequence[Path]) -> list[str]:
-    """A short, unique name per model: the file's stem or folder's name, all lengthened by the
-    same number of parent folders while two collide (w16/seed0 and w32/seed2, never w16/seed0
-    beside a bare seed2); the same path given twice is numbered."""
+    """A short, unique name per model: the stem or folder name, all lengthened by the same number of
+    parent folders while two collide (w16/seed0 and w32/seed2, never beside a bare seed2)."""
     parts = [Path(p).resolve().parts for p in paths]
     stems = [Path(p).stem if Path(p).is_file() else Path(p).resolve().name for p in paths]
     names = list(stems)

@@ -18,8 +18,7 @@ class InputError(ValueError):
 
 
 def real_array(value: Any, what: str) -> np.ndarray:
-    """`value` (an array, tensor or nested list) as a numpy array of real numbers (a tensor as
-    float64 on the host). Complex, text, object and boolean arrays are refused in words."""
+    """`value` (an array, tensor or nested list) as real numbers (a tensor: float64 on the host)."""
     if is_tensor(value):
         kind = "c" if value.is_complex() else "b" if str(value.dtype) == "torch.bool" else "f"
         arr, dtype = None, str(value.dtype).removeprefix("torch.")
@@ -80,9 +79,8 @@ def _of(what: str, text: str) -> str:
 
 
 def representations(f: Any, g: Any, what: str = "") -> tuple[np.ndarray, np.ndarray]:
-    """f and g as float64 after the checks the measures need: real, non-empty 2-D arrays of one
-    width M, at least 2 inputs and 2 labels. Non-finite or huge values pass: the measures report
-    them as NaN with the reason (the command line refuses them)."""
+    """f and g as float64, real 2-D arrays of one width M, at least 2 inputs and 2 labels.
+    Non-finite or huge values pass: the measures report them as NaN with the reason."""
     f64 = representation_matrix(f, _of(what, "f"), "N x M")
     g64 = representation_matrix(g, _of(what, "g"), "K x M")
     check_widths(f64, g64, what)

@@ -11,17 +11,14 @@ from ..experiments.models.groups import plural
 
 __all__ = ["add_results_argument", "plural", "report_runner"]
 
-RESULTS_HELP = "the run's results folder (default: results; make quick writes results/quick)"
-
-
 def add_results_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="?", type=Path, default=Path("results"), metavar="RESULTS",
-                   help=RESULTS_HELP)
+                   help="the run's results folder (default: results; make quick writes "
+                        "results/quick)")
 
 
 def report_runner(name: str, report: Callable[[Path], str]) -> Callable[[argparse.Namespace], int]:
-    """A subcommand's `run`: print `report(results)`; a missing or malformed input exits 2
-    with a message."""
+    """A subcommand's `run`: print `report(results)`; bad input exits 2 with a message."""
 
     def run(args: argparse.Namespace) -> int:
         try:

@@ -1,11 +1,5 @@
-"""`repdist compare MODEL... -o pairs.parquet`: every measure for every pair of the given models.
-
-Each MODEL is a folder with our parquet files, an .npz or a .pt holding f (N x M) and g (K x M);
-rows are matched by their index and label (io/representations.py). Widths M may differ (m_SVD
-and d_fg are then NaN). All pairs (i < j in the order given) go to one table, written
-atomically with provenance. Exit status: 0 written, 2 bad input (nothing written), 3 --strict
-with a NaN measure (written).
-"""
+"""`repdist compare MODEL... -o pairs.parquet`: every measure for every pair (i < j in the order
+given) of the models, in one table written atomically with provenance (DESCRIPTION says more)."""
 
 from __future__ import annotations
 
@@ -32,7 +26,6 @@ from ..measures.svd import MAX_LABEL_SETS
 
 NAME = "compare"
 HELP = "every measure for every pair of models given as folders, .npz or .pt files"
-FORMATS = (".parquet", ".csv")
 SUMMARY = ("d_llv", "d_fg", "mcca_f", "kl")
 EXIT_BAD_INPUT = 2
 EXIT_NAN = 3  # --strict: the table is written, but some measure is NaN
@@ -107,8 +100,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_convention_arguments(p: argparse.ArgumentParser) -> None:
-    """How the f-side alignment measures (cka_f, svcca_f, the k-NN measures, unbiased_cka_f,
-    cknna_f) read f; never the paper's measures."""
+    """How the f-side alignment measures (cka_f, svcca_f, k-NN, cknna_f) read f."""
     prh = PRH_CONVENTIONS
     p.add_argument("--outlier-quantile", type=float, default=None, metavar="Q",
                    help="clamp f's values at the mean over inputs of each row's Q-quantile "
@@ -171,9 +163,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _explain(frame: Any, notes: list[str], caught: list[str]) -> int:
-    """Everything the table's numbers need said, on stderr in words: the notes (rows matched,
-    too few inputs), each NaN column with its reason, the other warnings once each. Returns
-    how many measure values are NaN."""
+    """On stderr: the notes (rows matched, too few inputs), each NaN column with its reason, the
+    other warnings once each. Returns how many measure values are NaN."""
     lines = [f"note: {note}" for note in notes] + nan_report(frame)
     told = " ".join(lines)
     parts: dict[str, int] = {}
@@ -198,14 +189,13 @@ def _check_arguments(args: argparse.Namespace) -> tuple[Path, CompareSettings]:
     if args.output is None:
         raise ValueError("give the output table with -o/--output (.parquet or .csv)")
     output = Path(args.output)
-    if output.suffix not in FORMATS:
+    if output.suffix not in (".parquet", ".csv"):
         raise ValueError(f"{output}: the output must end in .parquet or .csv, "
                          f"got {output.suffix or 'no suffix'!r}")
     if args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
-    measures = None
-    if args.measures is not None:
-        measures = [ALIASES.get(name.strip(), name.strip()) for name in args.measures.split(",")]
+    measures = None if args.measures is None else [ALIASES.get(name.strip(), name.strip())
+                                                    for name in args.measures.split(",")]
     given = {key: getattr(args, key) for key in CONVENTION_FLAGS
              if getattr(args, key) is not None}
     conventions = with_prh_conventions({**given, "prh_conventions": args.prh})
@@ -237,8 +227,7 @@ def _summary(frame: Any, n_models: int, output: Path, seconds: float,
 
 
 def _estimate_line(frame: Any) -> str:
-    """Which pairs' d_fg is an estimate, and on how many label sets: those pairs' own counts
-    (a pair of different widths has none, whatever its place in the table)."""
+    """Which pairs' d_fg is an estimate, and on how many label sets (those pairs' own counts)."""
     estimated = frame["d_fg_estimate"].to_numpy(dtype=bool)
     counts = sorted({int(c) for c in frame["m_svd_label_sets"].to_numpy()[estimated]})
     sets = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
@@ -249,8 +238,7 @@ def _estimate_line(frame: Any) -> str:
 
 
 def _null_line(frame: Any, column: str, alpha: float) -> str:
-    """A measure's chance level beside it: the null's tau, the largest p, the calibrated
-    score's mean and how many pairs are beyond chance (p <= alpha)."""
+    """A measure's chance level: tau, the largest p, the calibrated mean, pairs beyond chance."""
     tau = frame[f"{column}_tau"].to_numpy(dtype=np.float64)
     p = frame[f"{column}_p"].to_numpy(dtype=np.float64)
     calibrated = frame[f"{column}_calibrated"].to_numpy(dtype=np.float64)

@@ -1,12 +1,6 @@
-"""`repdist diff RESULTS_A RESULTS_B`: compare the data of two result folders: did a run
-elsewhere (a SLURM cluster, a second machine, a rerun from scratch) reproduce this one?
-
-Only data is compared: parquet tables by value (their provenance metadata, which names the
-commit and library versions, may differ), CSV and LaTeX tables by their lines without
-provenance comments (a CSV's provenance sidecar is left out for the same reason). Figures are
-left out (their bytes depend on fonts and library versions, not only on the data), as are
-Snakemake's logs and benchmark timings.
-"""
+"""`repdist diff RESULTS_A RESULTS_B`: did a run elsewhere reproduce this one? Provenance may
+differ (commit, versions), so it is left out; so are figures, whose bytes depend on fonts and
+library versions."""
 
 from __future__ import annotations
 
@@ -28,14 +22,9 @@ SKIPPED_PARTS = {"benchmarks", "logs", ".snakemake"}
 
 def data_files(root: Path) -> list[Path]:
     """The data files under `root`, relative to it, sorted."""
-    return sorted(
-        p.relative_to(root)
-        for p in root.rglob("*")
-        if p.is_file()
-        and p.suffix in DATA_SUFFIXES
-        and not p.name.startswith(".")
-        and not SKIPPED_PARTS.intersection(p.relative_to(root).parts)
-    )
+    return sorted(p.relative_to(root) for p in root.rglob("*")
+                  if p.is_file() and p.suffix in DATA_SUFFIXES and not p.name.startswith(".")
+                  and not SKIPPED_PARTS.intersection(p.relative_to(root).parts))
 
 
 def _table_lines(path: Path) -> list[str]:

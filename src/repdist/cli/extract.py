@@ -1,13 +1,8 @@
 """`repdist extract --model M --inputs X -o reps.npz`: f and g of a PyTorch classifier or causal
 LM (its final linear layer's inputs and weights, the bias folded in), for `repdist compare`.
 
---model is FILE.py:NAME (called with no arguments) with --weights W.pt (a state dict) or
---random-init (its initial weights); a module saved whole, model.pt (unpickled: trusted files
-only); or hf:NAME_OR_PATH, a Hugging Face causal LM. --inputs is an .npy array or a .pt of
-tensors (a dict: 'x' and 'y'); float inputs are cast to the model's dtype. With --positions,
-or --text cut into --context-length windows, the inputs are token ids. Bad input stops with
-exit status 2 and a message in words; nothing is written.
-"""
+A module saved whole (model.pt) is unpickled: trusted files only. Float inputs are cast to the
+model's dtype. Bad input stops with exit status 2 and a message in words; nothing is written."""
 
 from __future__ import annotations
 
@@ -91,9 +86,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _extract(args: argparse.Namespace) -> Any:
-    """Check the flags, read the inputs, build the model, extract and write; the
-    representations written."""
-    from ..extract import write_representations
+    """Check the flags, read the inputs, build the model, extract and write what it returns."""
+    from ..extract import load_causal_lm, write_representations
+    from ..extract.hf import output_head
 
     if args.output.suffix != ".npz":
         raise ValueError(f"{args.output}: the output must end in .npz")
@@ -106,7 +101,10 @@ def _extract(args: argparse.Namespace) -> Any:
     positions = args.positions or ("last" if hf_name is not None or args.text else None)
     data = (None if args.inputs is None else
             _raw_inputs(args.inputs) if positions is None else _tokens(args.inputs))
-    model, head = _hf_model(args, hf_name) if hf_name is not None else (_model(args), args.head)
+    if hf_name == "":
+        raise ValueError("--model hf: needs a folder or a hub id after 'hf:'")
+    model = load_causal_lm(hf_name) if hf_name is not None else _model(args)
+    head = args.head or (output_head(model) if hf_name is not None else None)
     reps = _representations(args, model, head, positions, data, hf_name)
     text = {"tokenizer": args.tokenizer or hf_name, "context_length": args.context_length,
             "max_contexts": args.max_contexts} if args.text else {}
@@ -119,15 +117,17 @@ def _extract(args: argparse.Namespace) -> Any:
 
 def _representations(args: argparse.Namespace, model: Any, head: str | None,
                      positions: str | None, data: Any, hf_name: str | None) -> Any:
-    """f and g of the model on the inputs (`data`, read) or --text; a model that cannot run on
-    them is an ExtractionError naming the model and the inputs."""
-    from ..extract import ExtractionError, causal_lm_representations, classifier_representations
+    """f and g of the model on `data` or --text; an ExtractionError names both."""
+    from ..extract import (ExtractionError, causal_lm_representations,
+                           classifier_representations, load_tokenizer, text_contexts)
 
-    loader = tokens = None
+    loader = tokens = data
     if positions is None:
         loader = _classifier_inputs(model, data, args.inputs, args.batch_size)
-    else:
-        tokens = data if args.inputs else _text_tokens(args, hf_name)
+    elif args.text:  # windows of --context-length tokens of --tokenizer (or the model's own)
+        tokens = text_contexts(args.text.read_text(encoding="utf-8"),
+                               load_tokenizer(args.tokenizer or hf_name), args.context_length,
+                               args.max_contexts)
     try:
         if positions is None:
             return classifier_representations(model, loader, head, bias=args.bias,
@@ -149,11 +149,10 @@ def _check_text_flags(args: argparse.Namespace, hf_name: str | None) -> None:
                  if value is not None]
         if extra:
             raise ValueError(f"{', '.join(extra)} go with --text, not --inputs")
-    else:
-        if args.context_length is None:
-            raise ValueError("--text needs --context-length (tokens per context)")
-        if args.tokenizer is None and hf_name is None:
-            raise ValueError("--text needs --tokenizer NAME_OR_PATH when --model is not hf:")
+    elif args.context_length is None:
+        raise ValueError("--text needs --context-length (tokens per context)")
+    elif args.tokenizer is None and hf_name is None:
+        raise ValueError("--text needs --tokenizer NAME_OR_PATH when --model is not hf:")
     if hf_name is not None and (args.weights is not None or args.code is not None):
         raise ValueError("--weights and --code go with a PyTorch --model, not hf:")
 
@@ -200,47 +199,22 @@ def _check_device(name: str | None) -> None:
         raise ValueError(f"--device {name}: MPS is not available here")
 
 
-def _hf_model(args: argparse.Namespace, name: str) -> tuple[Any, str | None]:
-    """A Hugging Face causal LM and its head: --head, else its output embedding."""
-    from ..extract import load_causal_lm
-    from ..extract.hf import output_head
-
-    if not name:
-        raise ValueError("--model hf: needs a folder or a hub id after 'hf:'")
-    model = load_causal_lm(name)
-    return model, args.head or output_head(model)
-
-
-def _text_tokens(args: argparse.Namespace, hf_name: str | None) -> Any:
-    """--text cut into windows of --context-length tokens of --tokenizer (or the model's own)."""
-    from ..extract import load_tokenizer, text_contexts
-
-    tokenizer = load_tokenizer(args.tokenizer or hf_name)
-    return text_contexts(args.text.read_text(encoding="utf-8"), tokenizer, args.context_length,
-                         args.max_contexts)
-
-
-def _error_line(err: BaseException, path: Path) -> str:
-    """' at line N' of `path` where `err` was raised in it (or its syntax is wrong), else ''."""
+def _user_error(what: str, err: Exception, path: Path) -> str:
+    """A failure of the person's own code, in one line: the line of `path` where it was raised
+    (or its syntax is wrong), and its error's first line."""
+    lines = (err.msg if isinstance(err, SyntaxError) else str(err)).strip().splitlines()
+    frames = [f.lineno for f in traceback.extract_tb(err.__traceback__)
+              if Path(f.filename).resolve() == path.resolve()]
     if isinstance(err, SyntaxError) and err.lineno and \
             Path(err.filename or "").resolve() == path.resolve():
-        return f" at line {err.lineno}"
-    frames = [f for f in traceback.extract_tb(err.__traceback__)
-              if Path(f.filename).resolve() == path.resolve()]
-    return f" at line {frames[-1].lineno}" if frames else ""
-
-
-def _user_error(what: str, err: Exception, path: Path) -> str:
-    """A failure of the person's own code, in one line: where, and its error's first line."""
-    lines = (err.msg if isinstance(err, SyntaxError) else str(err)).strip().splitlines()
-    return (f"{what} fails{_error_line(err, path)}: {type(err).__name__}"
-            f"{': ' + lines[0] if lines else ''}")
+        frames = [err.lineno]
+    where = f" at line {frames[-1]}" if frames else ""
+    return f"{what} fails{where}: {type(err).__name__}{': ' + lines[0] if lines else ''}"
 
 
 def _import_file(path: Path) -> Any:
-    """Import a .py file as a module named after it (its folder on sys.path, so that pickled
-    classes referring to `<stem>.<Class>` resolve); an error in the file is an
-    ExtractionError naming its line."""
+    """Import a .py file as a module named after it, its folder on sys.path so that pickled
+    classes `<stem>.<Class>` resolve; an error in it is an ExtractionError naming the line."""
     from ..extract import ExtractionError
 
     if not path.is_file():
@@ -278,8 +252,7 @@ def _built(module: Any, path: Path, name: str) -> Any:
 
 
 def _model(args: argparse.Namespace) -> Any:
-    """The nn.Module of --model: FILE.py:NAME (with --weights, or --random-init), or a whole
-    module saved with torch.save."""
+    """The nn.Module of --model: FILE.py:NAME (with --weights or --random-init), or a whole one."""
     import torch
 
     from ..extract.inputs import load_weights
@@ -350,8 +323,7 @@ def _raw_inputs(path: Path) -> tuple[Any, Any]:
 
 
 def _classifier_inputs(model: Any, data: tuple[Any, Any], path: Path, batch_size: int) -> Any:
-    """The inputs, real, finite and cast to the model's dtype, as one tensor, or as (x, y)
-    batches when labels come with them."""
+    """The inputs checked, in the model's dtype: one tensor, or (x, y) batches with labels."""
     from ..extract.classifier import parameter_dtype
     from ..extract.inputs import as_inputs, checked_inputs
 
@@ -367,8 +339,7 @@ def _classifier_inputs(model: Any, data: tuple[Any, Any], path: Path, batch_size
 
 
 def _tokens(path: Path) -> Any:
-    """A causal LM's inputs: token ids (.npy), or a .pt dict with 'input_ids' (and
-    'attention_mask')."""
+    """A causal LM's token ids: an .npy, or a .pt dict with 'input_ids' (and 'attention_mask')."""
     from ..extract.inputs import read_npy, read_torch_file
 
     if path.suffix == ".npy":

@@ -1,11 +1,5 @@
-"""`repdist info FILE...`: what produced a result file (its provenance).
-
-Parquet files carry their provenance (config hash, package/torch/numpy versions, git commit,
-experiment, seeds, settings) in the schema metadata; metrics.json files carry it inline; .npz
-files of `repdist extract` in their 'repdist' array; LaTeX
-and Markdown tables in a first comment line; CSV tables in a `<name>.csv.provenance.json`
-sidecar (a CSV stays plain: its first line is its header).
-"""
+"""`repdist info FILE...`: what produced a result file, read from where `io.files` puts it
+(parquet schema metadata, an .npz's 'repdist' array, a table's comment line or CSV sidecar)."""
 
 from __future__ import annotations
 
@@ -37,15 +31,10 @@ def info(path: Path) -> dict:
         return {"rows": pf.metadata.num_rows, "columns": pf.schema_arrow.names, **meta}
     if path.suffix == ".json":
         return json.loads(path.read_text())
-    if path.suffix == ".npz":
-        meta = read_npz_metadata(path)
+    if path.suffix in (".npz", ".csv", ".tex", ".md"):
+        meta = read_npz_metadata(path) if path.suffix == ".npz" else read_table_metadata(path)
         if not meta:
-            raise SystemExit(f"repdist info: {path}: no repdist provenance array")
-        return meta
-    if path.suffix in (".csv", ".tex", ".md"):
-        meta = read_table_metadata(path)
-        if not meta:
-            where = "sidecar" if path.suffix == ".csv" else "line"
+            where = {".npz": "array", ".csv": "sidecar"}.get(path.suffix, "line")
             raise SystemExit(f"repdist info: {path}: no repdist provenance {where}")
         return meta
     raise SystemExit(f"repdist info: {path}: expected a .parquet, .json, .npz, .csv, .tex or .md "

@@ -1,11 +1,7 @@
-"""`repdist job-times [RESULTS]`: where a run's time went, from its per-job benchmark files and job
-logs.
+"""`repdist job-times [RESULTS]`: where a run's time went, from its benchmark files and job logs.
 
-Every heavy rule has a Snakemake `benchmark:` file (the job's seconds, its peak memory). Summed by
-rule, and training jobs by width, they show which jobs a faster run must make faster. The machine
-line every job logs says on what CPU that time was spent. Every job's log also ends with its CPU
-seconds, and the cost of its permutation nulls (`cpu_lines`, `null_lines`). Reads only text: no
-torch, works while a run goes on."""
+Summed by rule, and training jobs by width, the benchmark files show which jobs a faster run must
+make faster. Reads only text: no torch, works while a run goes on."""
 
 from __future__ import annotations
 
@@ -64,8 +60,7 @@ def read_benchmark(path: Path, rule: str) -> JobTime:
 
 
 def benchmarks(results: Path) -> list[JobTime]:
-    """Every benchmark TSV under results/benchmarks: in a rule's folder, or flat (the file
-    named after its rule, a trailing _K<n> dropped)."""
+    """Every benchmark TSV under results/benchmarks: in a rule's folder, or named after its rule."""
     root = results / "benchmarks"
     jobs = []
     for path in sorted(root.rglob("*.tsv")):
@@ -75,10 +70,9 @@ def benchmarks(results: Path) -> list[JobTime]:
     return jobs
 
 
-# With the machine line every job logs (`repdist.pipeline.machine`), the times say on what CPU they
-# were spent: the same run differs by a third between two virtual machines of the same size.
 def machines(results: Path) -> Counter[str]:
-    """How many job logs under results/logs name each machine."""
+    """How many job logs under results/logs name each machine (the same run's times differ by a
+    third between two virtual machines of the same size)."""
     seen: Counter[str] = Counter()
     for log in (results / "logs").rglob("*.log"):
         with open(log, errors="replace") as fh:  # the line comes first: read no further
@@ -102,8 +96,7 @@ class JobCpu:
 
 
 def job_cpu(results: Path) -> list[JobCpu]:
-    """Every job under results/logs whose log names its rule and ends with its CPU seconds
-    (jobs of this version; a failed job's CPU counts as well: it was spent)."""
+    """Every job under results/logs whose log names its rule and ends with its CPU (failed too)."""
     jobs = []
     for log in sorted((results / "logs").rglob("*.log")):
         text = log.read_text(errors="replace")
@@ -124,10 +117,8 @@ def cpu_by_rule(jobs: list[JobCpu]) -> dict[str, tuple[int, float, float]]:
     return dict(sorted(table.items(), key=lambda item: -item[1][1]))
 
 
-# Every job's log ends with its CPU seconds, its interpreter's start-up and imports included
-# (`repdist.pipeline.joblog`): summed by rule, the whole run's CPU, light jobs and all.
 def cpu_lines(results: Path) -> list[str]:
-    """The report's second table: CPU seconds by rule, from the job logs."""
+    """The report's second table: CPU seconds by rule from the job logs, start-up included."""
     jobs = job_cpu(results)
     if not jobs:
         return ["CPU by rule: no job log ends with its CPU (runs before this version)"]
@@ -144,8 +135,6 @@ def cpu_lines(results: Path) -> list[str]:
     return lines
 
 
-# Where a job drew any, its log gives the pairs and seconds of its permutation nulls
-# (`repdist.measures.null`): what the null added to the run.
 def null_lines(results: Path) -> list[str]:
     """The report's third table, where a job drew a permutation null: its pairs and seconds
     by rule, from the job logs (the same logs' last job of a rule: the latest run's)."""
@@ -163,9 +152,8 @@ def null_lines(results: Path) -> list[str]:
              f"{'':34} {'jobs':>5} {'pairs':>12} {'seconds':>10}"]
     lines += [f"{rule:34} {n:5d} {pairs:12d} {seconds:10.1f}"
               for rule, (n, pairs, seconds) in sorted(table.items(), key=lambda i: -i[1][2])]
-    lines.append(f"{'total':34} {sum(v[0] for v in table.values()):5d} "
-                 f"{sum(v[1] for v in table.values()):12d} "
-                 f"{sum(v[2] for v in table.values()):10.1f}")
+    jobs, pairs, seconds = (sum(column) for column in zip(*table.values()))
+    lines.append(f"{'total':34} {jobs:5d} {pairs:12d} {seconds:10.1f}")
     return lines
 
 
@@ -221,8 +209,7 @@ def report(results: str | Path) -> str:
         rss = f"{group.max_rss_mb:12.0f}" if group.max_rss_mb is not None else f"{'?':>12}"
         lines.append(f"{group.label:34} {len(group.jobs):5d} {group.seconds:12.1f} "
                      f"{group.longest:10.1f} {rss}")
-    total = sum(j.seconds for j in jobs)
-    lines.append(f"{'total':34} {len(jobs):5d} {total:12.1f}")
+    lines.append(f"{'total':34} {len(jobs):5d} {sum(j.seconds for j in jobs):12.1f}")
     lines += cpu_lines(results)
     lines += null_lines(results)
     seen = machines(results)
@@ -238,7 +225,6 @@ def report(results: str | Path) -> str:
         wall = f", elapsed {elapsed[-1]}" if elapsed else ", still running or stopped"
         lines.append(f"Snakemake (this run's newest log): {jobs_done(text)}{wall}")
     return "\n".join(lines)
-
 
 
 NAME = "job-times"

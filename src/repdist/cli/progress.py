@@ -1,11 +1,7 @@
 """`repdist progress [RESULTS]`: the state of a run, from the files it writes as it goes.
 
-Snakemake reports a job only when it ends; training jobs run for minutes to hours. This reads the
-training jobs' logs, the checkpoint sidecars and Snakemake's own log (`report`). So a person
-watching a workstation or a SLURM run can tell a slow job from a stuck one and guess when the run
-ends. Reads only text and JSON: no torch, works on a results folder on a shared file system while
-the run goes on. A folder that holds no run is reported as such, with the runs found elsewhere,
-never as another folder's run."""
+Snakemake reports a job only when it ends, and training jobs run for hours: this tells a slow
+job from a stuck one. It reads only text and JSON (no torch), also while the run goes on."""
 
 from __future__ import annotations
 
@@ -21,7 +17,7 @@ from .common import add_results_argument, plural, report_runner
 
 STALE_AFTER_S = 180.0  # a running job logs at least every ~30 s
 SNAKEMAKE_DONE = re.compile(r"(\d+) of (\d+) steps \((\d+)%\) done")
-# a job's log files as Snakemake's log names them when the job starts (and when it fails)
+# a job's log files, as Snakemake's log names them when the job starts or fails
 JOB_LOG = re.compile(r"^\s+log: (.+?)(?: \(check log file\(s\) for error details\))?$", re.M)
 
 
@@ -56,7 +52,8 @@ def read_job(log: Path, rule: str, now: float | None = None) -> JobProgress:
 
 def training_jobs(results: Path) -> list[JobProgress]:
     logs = results / "logs"
-    jobs = [read_job(p, kind) for kind in TRAINING_KINDS for p in sorted((logs / kind).glob("*.log"))]
+    jobs = [read_job(p, kind) for kind in TRAINING_KINDS
+            for p in sorted((logs / kind).glob("*.log"))]
     jobs += [read_job(logs / f"{name}.log", name) for name in SINGLE_TRAINING_JOBS
              if (logs / f"{name}.log").exists()]
     return jobs
@@ -73,8 +70,7 @@ def checkpoints(results: Path) -> list[tuple[Path, dict]]:
 
 
 def snakemake_logs(results: Path) -> list[Path]:
-    """The Snakemake logs of the workflow that writes `results`, newest first, from the first
-    folder of `results` and its parents that holds .snakemake/log."""
+    """The Snakemake logs, newest first, of the nearest folder at or above `results` holding any."""
     for folder in (results.resolve(), *results.resolve().parents):
         logs = sorted((folder / ".snakemake" / "log").glob("*.snakemake.log"),
                       key=lambda p: p.stat().st_mtime, reverse=True)
@@ -85,14 +81,12 @@ def snakemake_logs(results: Path) -> list[Path]:
 
 def newest_snakemake_log(results: Path) -> Path | None:
     """The newest Snakemake log of the workflow that writes `results`, whichever run wrote it."""
-    logs = snakemake_logs(results)
-    return logs[0] if logs else None
+    return next(iter(snakemake_logs(results)), None)
 
 
 def run_folders(log: Path) -> list[Path]:
     """The results folders whose jobs a Snakemake log names, in the order first named: the
-    folder above each job's logs/ (every rule logs under its outdir's logs/), relative paths
-    taken from the folder the run ran in (the one holding .snakemake/log/)."""
+    folder above each job's logs/, relative to the folder holding .snakemake/log/."""
     folders: list[Path] = []
     for names in JOB_LOG.findall(log.read_text(errors="replace")):
         for name in names.split(", "):
@@ -126,8 +120,7 @@ def shown(folder: Path) -> str:
 
 
 def runs_elsewhere(results: Path) -> list[Path]:
-    """Results folders other than `results` that hold a run: the newest Snakemake log's, and
-    those inside `results` (results/quick beside a paper-scale run's results/)."""
+    """Other results folders holding a run: the newest Snakemake log's, and those in `results`."""
     newest = newest_snakemake_log(results)
     found = run_folders(newest) if newest else []
     found += [p.parent.resolve() for p in sorted(results.glob("*/logs")) if has_job_logs(p.parent)]
@@ -170,13 +163,8 @@ def job_line(j: JobProgress) -> str:
     return f"  {j.state:9} {j.rule:20} {j.name:24} {step}  {loss}  {tail}"
 
 
-# What it reads: what every training job logs (`training.progress` lines, "finished in",
-# tracebacks), the checkpoint sidecars (`checkpoint.pt.json`: the last step saved) and Snakemake's
-# own log (jobs done of planned: the newest log whose jobs write into the folder, as a workflow's
-# folder keeps the logs of all its runs).
 def report(results: str | Path) -> str:
-    """The text `repdist progress` prints: the run's Snakemake log, its training jobs and
-    checkpoints; or, for a folder that holds no run, that plainly and where runs are."""
+    """The text `repdist progress` prints (for a folder without a run: where runs are)."""
     results = Path(results)
     if not results.is_dir():
         raise FileNotFoundError(f"{results}: no such results folder")

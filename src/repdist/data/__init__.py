@@ -1,2 +1,1 @@
-"""Data sets: the synthetic radial classification data, Roeder et al.'s simulation data and
-CIFAR-10."""
+"""Data sets: synthetic, CIFAR, text, image-caption and SUB data, with offline stand-ins."""

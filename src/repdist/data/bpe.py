@@ -1,10 +1,6 @@
 """A byte-level BPE tokenizer (GPT-2's scheme), trained here so that the `lm` branch needs no
-download and no extra package.
-
-Text is first cut into pre-tokens (PRETOKEN), each a sequence of its UTF-8 bytes (ids 0..255).
-Training repeatedly merges the most frequent adjacent pair into a new id (`train_bpe`). Encoding
-applies the merges by rank, as GPT-2's does. Deterministic: the same text and vocabulary size give
-the same merges."""
+download and no extra package. Pre-tokens start as their UTF-8 bytes (ids 0..255); encoding
+applies the merges by rank, as GPT-2's does."""
 
 from __future__ import annotations
 
@@ -16,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# A pre-token is an optional space and a run of word characters, of punctuation, or of whitespace.
-# PRETOKEN covers every character, so decode(encode(t)) == t for any text.
+# An optional space and a run of word characters, of punctuation, or of whitespace. It covers
+# every character, so decode(encode(t)) == t for any text.
 PRETOKEN = re.compile(r"'(?:[sdmt]|ll|ve|re)(?!\w)| ?\w+| ?[^\s\w]+|\s+(?!\S)|\s+")
 BYTES = 256
 FORMAT = "repdist byte-level BPE 1"
@@ -67,9 +63,8 @@ class BPETokenizer:
         return self._vocab[token]
 
     def _encode_word(self, word: str) -> list[int]:
-        cached = self._cache.get(word)
-        if cached is not None:
-            return cached
+        if word in self._cache:
+            return self._cache[word]
         seq = list(word.encode("utf-8"))
         while len(seq) > 1:
             ranked = [(self._ranks[p], p) for p in zip(seq, seq[1:]) if p in self._ranks]
@@ -81,10 +76,7 @@ class BPETokenizer:
         return seq
 
     def encode(self, text: str) -> list[int]:
-        ids: list[int] = []
-        for word in pretokens(text):
-            ids.extend(self._encode_word(word))
-        return ids
+        return [i for word in pretokens(text) for i in self._encode_word(word)]
 
     def decode(self, ids: Iterable[int]) -> str:
         return b"".join(self._vocab[int(i)] for i in ids).decode("utf-8", errors="replace")
@@ -105,12 +97,9 @@ class BPETokenizer:
         return cls.from_json(json.loads(Path(path).read_text()))
 
 
-# Training merges the most frequent adjacent pair into a new id (ties: the smallest pair), over a
-# dictionary of pre-token frequencies. Pair counts are kept up to date incrementally: only the
-# pre-tokens that hold the merged pair are recounted.
 def train_bpe(text: str, vocab_size: int) -> BPETokenizer:
-    """Merges learnt on `text` until `vocab_size` tokens (256 bytes + merges), or until no pair
-    occurs twice (then fewer: `vocab_size` of the result says how many)."""
+    """Merge the most frequent adjacent pair into a new id (ties: the smallest pair) until
+    `vocab_size` tokens or no pair occurs twice, recounting only the pre-tokens that hold it."""
     if vocab_size < BYTES:
         raise ValueError(f"vocab_size must be at least {BYTES} (the bytes), got {vocab_size}")
     words = Counter(pretokens(text))

@@ -1,10 +1,8 @@
 """CIFAR-10 in its python-pickle format (`cifar-10-batches-py/`): fetch, load, stand-in.
 
-No torchvision needed: the batches are pickled dicts with a uint8 `data` array (N x 3072, RGB
-planes) and `labels`. Pixels are scaled to [-1, 1] (mean 0.5, std 0.5 per channel), no
-augmentation, as the paper. The stand-in writer produces a small learnable data set in exactly
-this format so the whole CIFAR branch runs offline in tests and `make quick`.
-"""
+The batches are pickled dicts: a uint8 `data` array (N x 3072, RGB planes) and `labels`. Pixels
+are scaled to [-1, 1], no augmentation, as the paper. The stand-in, a small learnable data set in
+this format, lets the CIFAR branch run offline in tests and `make quick`."""
 
 from __future__ import annotations
 
@@ -30,9 +28,8 @@ TRAIN_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
 TEST_BATCH = "test_batch"
 META = "batches.meta"
 FILES = (*TRAIN_BATCHES, TEST_BATCH, META)  # what a complete cifar-10-batches-py folder holds
-CLASS_NAMES = (
-    "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
-)
+CLASS_NAMES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
+               "truck")
 STANDIN_MARKER = "STANDIN"  # file present in a stand-in folder, so outputs can say so
 
 
@@ -42,27 +39,14 @@ class CIFAR10Error(RuntimeError):
 
 @dataclass(frozen=True)
 class CIFAR10:
+    """CIFAR-10, or CIFAR-100 with its fine labels."""
+
     train_images: np.ndarray  # (N, 3, 32, 32) uint8
     train_labels: np.ndarray  # (N,) int64
     test_images: np.ndarray
     test_labels: np.ndarray
     class_names: tuple[str, ...]
     standin: bool
-
-
-def missing_files(folder: str | os.PathLike[str]) -> list[str]:
-    folder = Path(folder)
-    return [n for n in FILES if not (folder / n).is_file()]
-
-
-def fetch_cifar10(
-    resources: str | os.PathLike[str], url: str = URL, md5: str = MD5, timeout: float = 30.0
-) -> Path:
-    """Make `resources/cifar-10-batches-py/` exist and be complete; return it (`fetch_folder`)."""
-    return fetch_folder(Archive(url, md5, ARCHIVE, FOLDER, FILES), resources, CIFAR10Error,
-                        "or set `cifar10.root` in config.yaml to an existing cifar-10-batches-py "
-                        "folder; the synthetic experiments run without it: `snakemake "
-                        "synthetic_all`", timeout)
 
 
 @dataclass(frozen=True)
@@ -80,14 +64,23 @@ class Archive:
         return [n for n in self.files if not (Path(folder) / n).is_file()]
 
 
+def missing_files(folder: str | os.PathLike[str]) -> list[str]:
+    return Archive(URL, MD5, ARCHIVE, FOLDER, FILES).missing(folder)
+
+
+def fetch_cifar10(resources: str | os.PathLike[str], url: str = URL, md5: str = MD5,
+                  timeout: float = 30.0) -> Path:
+    """Make `resources/cifar-10-batches-py/` exist and be complete; return it (`fetch_folder`)."""
+    return fetch_folder(Archive(url, md5, ARCHIVE, FOLDER, FILES), resources, CIFAR10Error,
+                        "or set `cifar10.root` in config.yaml to an existing cifar-10-batches-py "
+                        "folder; the synthetic experiments run without it: `snakemake "
+                        "synthetic_all`", timeout)
+
+
 def fetch_folder(archive: Archive, resources: str | os.PathLike[str],
                  error: type[Exception], instead: str, timeout: float = 30.0) -> Path:
-    """Make `resources`/`archive.folder` exist and be complete; return it.
-
-    Downloads the archive if absent, verifies its MD5, extracts into a temporary folder and
-    renames it into place, so an interrupted run never leaves a half-extracted data set. Where
-    the download fails, `error` says what to download and where, then `instead`.
-    """
+    """Make `resources`/`archive.folder` exist and be complete (downloaded, MD5 checked, then
+    extracted atomically); return it. A failed download is `error`: what to fetch, or `instead`."""
     resources = Path(resources)
     folder = resources / archive.folder
     if not archive.missing(folder):
@@ -119,7 +112,8 @@ def _read_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
     data = np.asarray(batch["data"], dtype=np.uint8)
     labels = np.asarray(batch["labels"], dtype=np.int64)
     if data.ndim != 2 or data.shape[1] != 3 * 32 * 32 or len(labels) != len(data):
-        raise CIFAR10Error(f"{path}: not a CIFAR-10 batch (data {data.shape}, {len(labels)} labels)")
+        raise CIFAR10Error(f"{path}: not a CIFAR-10 batch (data {data.shape}, "
+                           f"{len(labels)} labels)")
     return data.reshape(-1, 3, 32, 32), labels
 
 
@@ -130,24 +124,17 @@ def read_class_names(meta_path: str | os.PathLike[str]) -> tuple[str, ...]:
 
 
 def load_cifar10(folder: str | os.PathLike[str]) -> CIFAR10:
-    """Read all batches of a cifar-10-batches-py folder (raises CIFAR10Error naming missing files)."""
+    """Read a cifar-10-batches-py folder (CIFAR10Error naming the files missing)."""
     folder = Path(folder)
     missing = missing_files(folder)
     if missing:
         raise CIFAR10Error(
             f"{folder} is not a complete CIFAR-10 copy: missing {', '.join(missing)}. Point "
-            "`cifar10.root` at a cifar-10-batches-py folder, or leave it empty to download"
-        )
+            "`cifar10.root` at a cifar-10-batches-py folder, or leave it empty to download")
     parts = [_read_batch(folder / name) for name in TRAIN_BATCHES]
-    test_images, test_labels = _read_batch(folder / TEST_BATCH)
-    return CIFAR10(
-        train_images=np.concatenate([p[0] for p in parts]),
-        train_labels=np.concatenate([p[1] for p in parts]),
-        test_images=test_images,
-        test_labels=test_labels,
-        class_names=read_class_names(folder / META),
-        standin=(folder / STANDIN_MARKER).exists(),
-    )
+    return CIFAR10(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                   *_read_batch(folder / TEST_BATCH), read_class_names(folder / META),
+                   standin=(folder / STANDIN_MARKER).exists())
 
 
 def normalise(images: np.ndarray) -> np.ndarray:
@@ -156,12 +143,8 @@ def normalise(images: np.ndarray) -> np.ndarray:
 
 
 class _Py2Str(str):
-    """A str pickled as Python 2 pickled its str (BINSTRING), as the real CIFAR-10 files are.
-
-    Readers then see exactly what they see in the real batches: `str` keys with
-    encoding="latin1" (torchvision, us), `bytes` keys with encoding="bytes" (the data set's
-    own reading snippet).
-    """
+    """A str pickled as Python 2's (BINSTRING), as in the real files: readers see `str` keys with
+    encoding="latin1" (torchvision, us), `bytes` with encoding="bytes" (the data set's snippet)."""
 
 
 class _Py2Pickler(pickle._Pickler):  # the pure-Python pickler accepts per-type savers
@@ -194,47 +177,45 @@ def write_py2_pickle(path: Path, obj: dict) -> None:
         _Py2Pickler(fh, protocol=2).dump(_py2(obj))
 
 
-def write_standin(
-    folder: str | os.PathLike[str], n_train: int = 2000, n_test: int = 500, seed: int = 0
-) -> Path:
-    """A small CIFAR-10 look-alike in the real on-disk format, with learnable class structure.
-
-    Each class has a smooth random colour template; images are template + noise, so a small
-    network separates the classes in a few hundred steps. A STANDIN marker file labels it.
-    """
+def write_standin(folder: str | os.PathLike[str], n_train: int = 2000, n_test: int = 500,
+                  seed: int = 0) -> Path:
+    """A small CIFAR-10 look-alike in the real on-disk format: each class a blocky colour
+    template, images template + noise (learnt in a few hundred steps). A STANDIN file marks it."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
-    coarse = rng.uniform(40, 215, size=(10, 3, 4, 4))
-    templates = coarse.repeat(8, axis=2).repeat(8, axis=3)  # (10, 3, 32, 32) blocky patterns
-
-    def images(n: int, chunk: int = 2000) -> tuple[np.ndarray, list[int]]:
-        """n images, made `chunk` at a time (a full-size 50,000-image stand-in would need 1.2 GB
-        of float64 noise at once)."""
-        labels = np.arange(n) % 10
-        rng.shuffle(labels)
-        out = np.empty((n, 3 * 32 * 32), dtype=np.uint8)
-        for start in range(0, n, chunk):
-            part = labels[start : start + chunk]
-            noisy = templates[part] + rng.normal(0, 45, size=(len(part), 3, 32, 32))
-            out[start : start + len(part)] = np.clip(noisy, 0, 255).astype(np.uint8).reshape(
-                len(part), -1)
-        return out, labels.tolist()
-
+    templates = rng.uniform(40, 215, size=(10, 3, 4, 4)).repeat(8, axis=2).repeat(8, axis=3)
     per_batch = np.array_split(np.arange(n_train), len(TRAIN_BATCHES))
     for i, (name, idx) in enumerate(zip(TRAIN_BATCHES, per_batch, strict=True)):
-        data, labels = images(len(idx))
+        data, labels = standin_images(rng, templates, len(idx), 45)
+        names = [f"standin_{i}_{j}.png" for j in range(len(idx))]
         write_py2_pickle(folder / name, {"batch_label": f"stand-in training batch {i + 1} of 5",
-                                      "labels": labels, "data": data,
-                                      "filenames": [f"standin_{i}_{j}.png" for j in range(len(idx))]})
-    data, labels = images(n_test)
+                                         "labels": labels.tolist(), "data": data,
+                                         "filenames": names})
+    data, labels = standin_images(rng, templates, n_test, 45)
+    names = [f"standin_test_{j}.png" for j in range(n_test)]
     write_py2_pickle(folder / TEST_BATCH, {"batch_label": "stand-in testing batch 1 of 1",
-                                        "labels": labels, "data": data,
-                                        "filenames": [f"standin_test_{j}.png" for j in range(n_test)]})
+                                           "labels": labels.tolist(), "data": data,
+                                           "filenames": names})
     write_py2_pickle(folder / META, {"label_names": list(CLASS_NAMES),
                                   "num_cases_per_batch": len(per_batch[0]), "num_vis": 3072})
     (folder / STANDIN_MARKER).write_text("synthetic stand-in for CIFAR-10, made by repdist\n")
     return folder
+
+
+def standin_images(rng: np.random.Generator, templates: np.ndarray, n: int, noise: float,
+                   chunk: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    """n images (uint8 rows) of shuffled labels, template + N(0, noise^2), and their labels,
+    `chunk` at a time (50,000 images would need 1.2 GB of float64 noise at once)."""
+    labels = np.arange(n) % len(templates)
+    rng.shuffle(labels)
+    out = np.empty((n, 3 * 32 * 32), dtype=np.uint8)
+    for start in range(0, n, chunk):
+        part = labels[start : start + chunk]
+        noisy = templates[part] + rng.normal(0, noise, size=(len(part), 3, 32, 32))
+        out[start : start + len(part)] = np.clip(noisy, 0, 255).astype(np.uint8).reshape(
+            len(part), -1)
+    return out, labels
 
 
 def write_standin_archive(path: str | os.PathLike[str], **kwargs) -> str:
@@ -243,8 +224,7 @@ def write_standin_archive(path: str | os.PathLike[str], **kwargs) -> str:
 
 
 def pack_standin(path: str | os.PathLike[str], folder: str, write, **kwargs) -> str:
-    """`write(<tmp>/folder, **kwargs)` packed as the .tar.gz `path` (the folder its one entry,
-    as the real archives are); returns its MD5."""
+    """`write(<tmp>/folder, **kwargs)` packed as the .tar.gz `path`; returns its MD5."""
     with tempfile.TemporaryDirectory() as tmp:
         write(Path(tmp) / folder, **kwargs)
         with atomic_path(path) as out, tarfile.open(out, "w:gz") as tar:

@@ -1,23 +1,16 @@
-"""CIFAR-100 in its python-pickle format (`cifar-100-python/`: `train`, `test`, `meta`), as the
-follow-up reads it (torchvision's CIFAR100: the 100 fine labels): fetch, load, stand-in.
-
-The files are pickled dicts with a uint8 `data` array (N x 3072, RGB planes), `fine_labels`
-and `coarse_labels`; `meta` holds `fine_label_names` and `coarse_label_names`. Pixels become
-floats in [0, 1] and nothing else (their `transforms.ToTensor()`: no normalisation, no
-augmentation). The stand-in writer makes a small learnable data set in exactly this format, so
-the follow-up's CIFAR-100 branch runs offline in tests and `make quick`.
-"""
+"""CIFAR-100 (`cifar-100-python/`, the 100 fine labels) as the follow-up reads it: fetch, load,
+stand-in as in `cifar10`. Pixels become floats in [0, 1] and nothing else (their `ToTensor()`)."""
 
 from __future__ import annotations
 
 import os
 import pickle
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .cifar10 import STANDIN_MARKER, Archive, fetch_folder, pack_standin, write_py2_pickle
+from .cifar10 import (CIFAR10, STANDIN_MARKER, Archive, fetch_folder, pack_standin,
+                      standin_images, write_py2_pickle)
 
 ARCHIVE = Archive(url="https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz",
                   md5="eb9058c3a382ffc7106e4002c42a8d85", name="cifar-100-python.tar.gz",
@@ -28,16 +21,6 @@ COARSE_CLASSES = 20
 
 class CIFAR100Error(RuntimeError):
     """CIFAR-100 is missing, corrupt or cannot be fetched; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class CIFAR100:
-    train_images: np.ndarray  # (N, 3, 32, 32) uint8
-    train_labels: np.ndarray  # (N,) int64, the fine labels
-    test_images: np.ndarray
-    test_labels: np.ndarray
-    class_names: tuple[str, ...]  # the fine labels' names
-    standin: bool
 
 
 def fetch_cifar100(resources: str | os.PathLike[str], url: str = ARCHIVE.url,
@@ -61,8 +44,8 @@ def _read_part(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return data.reshape(-1, 3, 32, 32), labels
 
 
-def load_cifar100(folder: str | os.PathLike[str]) -> CIFAR100:
-    """Read a cifar-100-python folder (CIFAR100Error naming what is missing)."""
+def load_cifar100(folder: str | os.PathLike[str]) -> CIFAR10:
+    """Read a cifar-100-python folder, fine labels (CIFAR100Error naming what is missing)."""
     folder = Path(folder)
     missing = ARCHIVE.missing(folder)
     if missing:
@@ -74,8 +57,8 @@ def load_cifar100(folder: str | os.PathLike[str]) -> CIFAR100:
     test_images, test_labels = _read_part(folder / "test")
     with open(folder / "meta", "rb") as fh:
         names = tuple(pickle.load(fh, encoding="latin1")["fine_label_names"])
-    return CIFAR100(train_images, train_labels, test_images, test_labels, names,
-                    standin=(folder / STANDIN_MARKER).exists())
+    return CIFAR10(train_images, train_labels, test_images, test_labels, names,
+                   standin=(folder / STANDIN_MARKER).exists())
 
 
 def to_unit(images: np.ndarray) -> np.ndarray:
@@ -85,22 +68,17 @@ def to_unit(images: np.ndarray) -> np.ndarray:
 
 def write_standin(folder: str | os.PathLike[str], n_train: int = 1000, n_test: int = 200,
                   seed: int = 0) -> Path:
-    """A small CIFAR-100 look-alike in the real on-disk format (Python 2 pickles, as the real
-    files are), with learnable class structure: each fine label a blocky colour template, its
-    coarse label the fine one's fifth, images template + noise. A STANDIN marker labels it."""
+    """A small CIFAR-100 look-alike as `cifar10.write_standin`; coarse label: fine // 5."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     templates = rng.uniform(40, 215, size=(NUM_CLASSES, 3, 4, 4)).repeat(8, 2).repeat(8, 3)
 
     def part(n: int, name: str) -> dict:
-        fine = np.arange(n) % NUM_CLASSES
-        rng.shuffle(fine)
-        noisy = templates[fine] + rng.normal(0, 30, size=(n, 3, 32, 32))
+        data, fine = standin_images(rng, templates, n, 30)
         return {"filenames": [f"standin_{name}_{j}.png" for j in range(n)],
                 "batch_label": f"stand-in {name}ing batch 1 of 1",
-                "fine_labels": fine.tolist(), "coarse_labels": (fine // 5).tolist(),
-                "data": np.clip(noisy, 0, 255).astype(np.uint8).reshape(n, -1)}
+                "fine_labels": fine.tolist(), "coarse_labels": (fine // 5).tolist(), "data": data}
 
     write_py2_pickle(folder / "train", part(n_train, "train"))
     write_py2_pickle(folder / "test", part(n_test, "test"))

@@ -1,10 +1,7 @@
-"""Image-caption pairs, the inputs of the Platonic Representation Hypothesis' study.
-The study (Huh et al. 2024) reads 1,024 Wikipedia images and captions: the hub dataset `minhuh/prh`
-at revision `wit_1024`. A stand-in set is made here (offline).
-
-Two layouts are read the same way, from a folder or from a hub dataset's files (`read_folder`).
-Every image is opened while reading (PIL, converted to RGB). So a caption without an image, or an
-image that does not open, stops a job before it writes anything, naming the file."""
+"""Image-caption pairs, the inputs of the Platonic Representation Hypothesis' study (Huh et al.
+2024: 1,024 Wikipedia images and captions, the hub dataset `minhuh/prh` at revision `wit_1024`),
+and an offline stand-in. Every image is opened while reading, so a bad one stops a job before it
+writes anything, naming the file."""
 
 from __future__ import annotations
 
@@ -29,8 +26,7 @@ class ImageCaptionError(ValueError):
 
 @dataclass(frozen=True)
 class ImageCaptions:
-    """N images (PIL, RGB) and their N captions, in the data set's order; `source` says where
-    they came from."""
+    """N images (PIL, RGB) and their N captions, in order; `source` says where from."""
 
     images: Sequence[Any]
     captions: Sequence[str]
@@ -52,8 +48,7 @@ def _caption(text: Any, caption: int, where: str) -> str:
 
 def open_image(data: bytes | Path, where: str,
                error: type[ValueError] = ImageCaptionError) -> Any:
-    """An image from its bytes or file, opened now and converted to RGB (PIL); `error` naming
-    `where` when it does not open."""
+    """An image from its bytes or file, opened now as RGB (PIL); `error` naming `where` if not."""
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -112,13 +107,9 @@ def _from_parquet(files: Sequence[Path], caption: int, source: str) -> ImageCapt
     return ImageCaptions(images, captions, source)
 
 
-# The two layouts:
-# - images beside a `metadata.jsonl`, one JSON object a line: `file_name` (the image, relative to
-#   the folder) and `text` (the caption, or a list of captions: `caption` picks one), as Hugging
-#   Face's image folders hold them;
-# - parquet files (a hub dataset's): a column `image` of {bytes, path} and a column `text`.
 def read_folder(folder: str | Path, caption: int = 0) -> ImageCaptions:
-    """The pairs in a folder: metadata.jsonl and images, or parquet files (see above)."""
+    """The pairs of a folder: images beside a `metadata.jsonl` of `file_name` and `text` (a caption
+    or a list: `caption` picks one), or parquet files with columns `image` and `text`."""
     folder = Path(folder).expanduser()
     if not folder.is_dir():
         raise ImageCaptionError(f"{folder}: no such folder of image-caption pairs")
@@ -138,9 +129,8 @@ def read_folder(folder: str | Path, caption: int = 0) -> ImageCaptions:
 def hub_dataset_folder(repo: str, revision: str | None = None,
                        instead: str = "prh.pairs.folder",
                        error: type[ValueError] = ImageCaptionError) -> Path:
-    """A hub dataset's files in the local Hugging Face cache (downloaded when the hub can be
-    reached and HF_HUB_OFFLINE is not set); `error` saying how to fetch it when they are not
-    here, or which config key (`instead`) takes a folder of the same files."""
+    """A hub dataset's files in the local Hugging Face cache (downloaded unless HF_HUB_OFFLINE);
+    else `error` saying how to fetch it, or which config key (`instead`) takes a folder."""
     try:
         from huggingface_hub import snapshot_download
         return Path(snapshot_download(repo, repo_type="dataset", revision=revision,
@@ -195,10 +185,8 @@ def draw_shape(shape: str, colour: tuple[int, int, int], centre: tuple[float, fl
 
 
 def standin_pairs(n: int, seed: int = 0, size: int = 32) -> tuple[list[Any], list[str]]:
-    """n rendered shapes (shape, colour, place, size drawn at `seed` on a grey of random
-    lightness) and the captions that say them, numbered so that no two are the same (as no two
-    of PRH's are: equal captions would tie in every neighbour search), e.g. "picture 7: a small
-    red circle at the top left"."""
+    """n random shapes on grey and captions that say them, e.g. "picture 7: a small red circle at
+    the top left", numbered: equal captions would tie in every neighbour search."""
     rng = np.random.default_rng(seed)
     images, captions = [], []
     for i in range(n):

@@ -1,12 +1,7 @@
-"""Image patches for Roeder et al. (2021)'s contrastive experiment (§5.2, App. A.3, Fig. 3a).
-From each image: a patch of its top half (x, f's input) and one of its bottom half (y, g's input),
-each augmented independently with random brightness, contrast, saturation and hue.
-
-Images are float tensors (N, C, H, W) in [0, 1]; patches leave flattened to (N, C * h * w) and
-scaled to [-1, 1] (CIFAR-10's usual 0.5 / 0.5 normalisation). In training a patch lies at random in
-its half. For evaluation (the validation loss, the measures' held-out set) it lies at the centre of
-its half, unaugmented, so every model sees the same inputs. The augmentation is torchvision's
-ColorJitter, written out (`augment`)."""
+"""Image patches for Roeder et al. (2021)'s contrastive experiment (§5.2, App. A.3, Fig. 3a): from
+each image (N, C, H, W) in [0, 1], a patch of its top half (x, f's input) and of its bottom half
+(y, g's input), flattened and scaled to [-1, 1]. In training a patch lies at random in its half,
+augmented; for evaluation at its centre, unaugmented, so every model sees the same inputs."""
 
 from __future__ import annotations
 
@@ -49,7 +44,9 @@ class PatchSpec:
 
     def random_pair(self, images: torch.Tensor,
                     generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        return random_pair(images, self, generator)
+        """(x, y): a random patch of each image's top and bottom half, each augmented."""
+        (top, _), (bottom, _) = random_patches(images, self, generator)
+        return _flat(top), _flat(bottom)
 
 
 def cut(images: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, height: int,
@@ -63,8 +60,7 @@ def cut(images: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, height: in
 
 
 def fixed_pair(images: torch.Tensor, spec: PatchSpec) -> tuple[torch.Tensor, torch.Tensor]:
-    """(x, y): the centred patch of each image's top half and of its bottom half, flattened and
-    scaled to [-1, 1], unaugmented."""
+    """(x, y): the centred, unaugmented patch of each image's top and bottom half."""
     spec.check(tuple(images.shape[1:]))
     n, half, width = images.shape[0], images.shape[2] // 2, images.shape[3]
     row, col = (half - spec.height) // 2, (width - spec.width) // 2
@@ -74,18 +70,9 @@ def fixed_pair(images: torch.Tensor, spec: PatchSpec) -> tuple[torch.Tensor, tor
             _flat(cut(images, rows + half, cols, spec.height, spec.width)))
 
 
-def random_pair(images: torch.Tensor, spec: PatchSpec,
-                generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """(x, y): a patch at a random place in each image's top half and one in its bottom half,
-    each augmented independently, flattened and scaled to [-1, 1]."""
-    (top, _), (bottom, _) = random_patches(images, spec, generator)
-    return _flat(top), _flat(bottom)
-
-
 def random_patches(images: torch.Tensor, spec: PatchSpec, generator: torch.Generator
                    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Per half (top, then bottom): the augmented (N, C, h, w) patches in [0, 1] and their
-    top left corners (N, 2) (row, column in the image)."""
+    """Per half (top, bottom): augmented (N, C, h, w) patches in [0, 1] and corners (N, 2)."""
     spec.check(tuple(images.shape[1:]))
     n, half, width = images.shape[0], images.shape[2] // 2, images.shape[3]
     out = []
@@ -97,14 +84,11 @@ def random_patches(images: torch.Tensor, spec: PatchSpec, generator: torch.Gener
     return out
 
 
-# The augmentation follows torchvision's ColorJitter, written out so that it runs on any device
-# without torchvision. A factor b ~ U[max(0, 1 - s), 1 + s] per image for brightness (x b), contrast
-# (about the patch's mean grey level) and saturation (about each pixel's grey level). Then a hue
-# shift h ~ U[-s, s] of a turn, here a rotation of the chroma plane in YIQ space (a linear stand-in
-# for HSV's hue shift). Values are clipped to [0, 1] after each. Images that are not RGB (grey ones,
-# C = 1) have no saturation or hue: brightness and contrast only.
+# torchvision's ColorJitter, written out to run on any device without torchvision. The hue shift
+# rotates the chroma plane in YIQ space: a linear stand-in for HSV's hue shift.
 def augment(patches: torch.Tensor, spec: PatchSpec, generator: torch.Generator) -> torch.Tensor:
-    """Random brightness, contrast, then (colour only) saturation and hue, one draw per patch."""
+    """Random brightness, contrast, then (RGB only) saturation and hue, one draw per patch: a
+    factor in U[max(0, 1 - s), 1 + s], a hue shift in U[-s, s] turns, each clipped to [0, 1]."""
     x = patches
     if spec.brightness:
         x = (x * _factor(spec.brightness, x, generator)).clamp(0, 1)
@@ -147,8 +131,7 @@ def _grey(x: torch.Tensor) -> torch.Tensor:
 
 @lru_cache(maxsize=32)
 def _constant(values: tuple, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-    """A constant on the device, copied there once (a copy from the host each step would wait
-    for the device)."""
+    """A constant copied to the device once (a copy from the host each step would wait)."""
     return torch.tensor(values, device=device, dtype=dtype)
 
 

@@ -1,10 +1,6 @@
 """The synthetic 2-D "radial classification" data set (the original's
-`src/data/radial_classification.py`), vectorised.
-
-Inputs are N(0, 3^2) points; the label is the angular wedge of the point after reflecting
-points below the x-axis through the origin, so opposite sectors share a class. Labels equal
-the original's per-point loop exactly (0 mismatches on every train/test set used).
-"""
+`src/data/radial_classification.py`), vectorised: labels equal the original's per-point loop.
+Points below the x-axis are reflected through the origin, so opposite sectors share a class."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
 """Roeder et al. (2021) §5.1's simulation data: K-way classification by the angle of a 2-D
-Gaussian point over the full circle, optionally with extra input dimensions of pure noise.
-
-It differs from the NeurIPS paper's radial set (`radial.py`) in two ways the text states:
-wedges sweep the whole circle (opposite wedges are different classes, K = 18 by default), and
-App. A.2 adds 20 noise dimensions "to make the classification problem more challenging". The
-text leaves the noise's law open; we draw it like the signal, N(0, 3^2) per dimension, so the
-noise is not told apart by its scale.
-"""
+Gaussian point over the full circle (unlike `radial.py`, opposite wedges are different classes).
+App. A.2's noise dimensions (the text leaves their law open) are drawn like the signal, so that
+their scale does not tell them apart."""
 
 from __future__ import annotations
 
@@ -18,8 +13,7 @@ ROEDER_CLASSES = 18  # Roeder et al. 2021, §5.1: K >= dim f(x) + 1 with room to
 
 
 def angle_labels(x: np.ndarray, num_classes: int) -> np.ndarray:
-    """Wedge index of the angle of (x1, x2) in [0, 2 pi), wedges of 2 pi / K from the positive
-    x1 axis; any further columns are ignored."""
+    """Wedge of the angle of (x1, x2) in [0, 2 pi), K from the x1 axis; other columns ignored."""
     x = np.asarray(x, dtype=np.float64)
     angle = np.mod(np.arctan2(x[:, 1], x[:, 0]), 2 * np.pi)
     wedge = np.floor(angle / (2 * np.pi / num_classes)).astype(np.int64)

@@ -1,11 +1,6 @@
-"""The follow-up's 2-D spirals, generated as their code does and saved.
-The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity" (their
-`dsets/synthetic.py::generate_2d_data`). Their code stops before saving: it calls `quit()` first.
-
-`n_labels * n_spirals` arms of `n_per_arm` points, labelled and drawn as theirs (`spiral_points`).
-Split 50/25/25 by scikit-learn's `train_test_split(test_size=0.5, random_state=42, stratify=labels)`
-twice, as theirs. Saved in their format: X_*, Y_*, Z_* (Z: the dummy concepts, -1) as float32,
-int64, float32 arrays."""
+"""The 2-D spirals of Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity"
+(their `dsets/synthetic.py::generate_2d_data`), generated, split and saved as theirs would be:
+their code calls `quit()` before saving."""
 
 from __future__ import annotations
 
@@ -27,18 +22,12 @@ class SpiralsData:
     num_classes: int
 
 
-# Arms of `n_per_arm` points at radii linspace(1, 10, n_per_arm), arm (i, k) at the angle 0.2 pi /
-# n_labels * r / 2 + (i n_spirals + k) 2 pi / (n_labels n_spirals), each point jittered by s pi /
-# (n_labels n_spirals), s ~ U(-0.75, 0.75). Labels: for every spiral k a fresh permutation of 1 ..
-# n_labels - 1 labels arms 1 .. n_labels - 1, arm 0 label 0. The labels are listed spiral-major
-# while the points are listed label-major, so the label of the b-th block of points is the b-th
-# block of the label list (their code's order, kept: every label still covers n_spirals arms). The
-# draws come from numpy's legacy global RNG after their `set_random_seed(seed)` (np.random.seed):
-# `numpy.random.RandomState(seed)` here, one uniform a point in their order, then one permutation a
-# spiral.
+# Labels: per spiral, arm 0 gets label 0 and a fresh permutation labels the others. The labels
+# are listed spiral-major but the points label-major, so block b of points takes block b of the
+# labels (their code's order, kept: every label still covers n_spirals arms).
 def spiral_points(seed: int, n_spirals: int = 4, n_labels: int = 7,
                   n_per_arm: int = 1000) -> tuple[np.ndarray, np.ndarray]:
-    """Every point and its label, in their order: (N, 2) float64 and (N,) int64."""
+    """Every point (N, 2) float64 and label (N,) int64, drawn with numpy's legacy RNG as theirs."""
     if n_labels < 2 or n_spirals < 1 or n_per_arm < 1:
         raise ValueError(f"spirals need n_labels >= 2, n_spirals >= 1, n_per_arm >= 1, got "
                          f"{n_labels}, {n_spirals}, {n_per_arm}")
@@ -58,7 +47,7 @@ def spiral_points(seed: int, n_spirals: int = 4, n_labels: int = 7,
 
 def split_spirals(x: np.ndarray, labels: np.ndarray, num_classes: int,
                   split_seed: int = SPLIT_SEED) -> SpiralsData:
-    """Their 50/25/25 stratified split (scikit-learn, random_state `split_seed`), float32."""
+    """Their 50/25/25 split: train_test_split(test_size=0.5, stratify) twice, float32."""
     from sklearn.model_selection import train_test_split
 
     x_train, x_rest, y_train, y_rest = train_test_split(
@@ -92,8 +81,7 @@ def save_spirals(data: SpiralsData, path: str | Path) -> None:
 
 
 def load_spirals(path: str | Path, num_classes: int | None = None) -> SpiralsData:
-    """A spirals npz in their format (ours, or one their code saved); ValueError naming what
-    is missing or malformed."""
+    """A spirals npz in their format; ValueError naming what is missing or malformed."""
     with np.load(path) as npz:
         missing = [f"{a}_{s}" for s in SPLITS for a in "XY" if f"{a}_{s}" not in npz.files]
         if missing:

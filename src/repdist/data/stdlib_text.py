@@ -1,12 +1,6 @@
-"""Text every Python installation ships: its standard library's `.py` sources, so the language
-models of the `lm` branch train on real text with no download.
-
-The files are read in sorted order of their path under the stdlib folder (site-packages, test
-suites and other bundled third-party trees left out), concatenated up to a byte cap, and split
-into train and eval by file: a file goes to eval when the sha256 of its relative path falls in
-the eval fraction, so the split of a file never depends on which other files the cap kept. The
-corpus differs between Python versions: `StdlibText.info` records the version, files and bytes.
-"""
+"""The standard library's `.py` sources: real text for the `lm` branch with no download. Whole
+files go to eval by the sha256 of their path, so no file's split depends on what the byte cap
+kept. The corpus differs between Python versions: `StdlibText.info` records the version."""
 
 from __future__ import annotations
 
@@ -18,9 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# folders of the stdlib that are not its own source, test suites, or generated tables (the
-# codecs' character maps of encodings/ would be half of a few MB of text)
 STDLIB = "stdlib"  # what a corpus key says for this text (lm.corpus, roeder.words.corpus)
+# not the stdlib's own source, tests, or generated tables (encodings/ would be half the text)
 SKIPPED_DIRS = frozenset({"site-packages", "dist-packages", "test", "tests", "idle_test",
                           "__pycache__", "lib2to3", "ensurepip", "turtledemo", "encodings"})
 HASH_BUCKETS = 10_000
@@ -28,8 +21,7 @@ HASH_BUCKETS = 10_000
 
 @dataclass(frozen=True)
 class StdlibText:
-    """The train and eval text and what they were made of (`info`: Python version, stdlib
-    folder, files and UTF-8 bytes per split)."""
+    """The train and eval text, and `info`: Python version, stdlib folder, files and bytes."""
 
     train: str
     eval: str
@@ -57,13 +49,11 @@ def in_eval(relative: str, eval_fraction: float) -> bool:
 
 def read_stdlib_text(max_bytes: int, eval_fraction: float,
                      root: str | Path | None = None) -> StdlibText:
-    """The stdlib sources up to `max_bytes` UTF-8 bytes in all (whole files, in sorted order),
-    split by file into train and eval (see the module's text)."""
+    """The stdlib sources up to `max_bytes` UTF-8 bytes, split by file (see the module's text)."""
     if not 0 < eval_fraction < 1:
         raise ValueError(f"eval_fraction must be in (0, 1), got {eval_fraction}")
     root = Path(root) if root is not None else stdlib_root()
     parts: dict[str, list[str]] = {"train": [], "eval": []}
-    counts = {"train": 0, "eval": 0}
     sizes = {"train": 0, "eval": 0}
     total = 0
     for path in stdlib_files(root):
@@ -74,8 +64,8 @@ def read_stdlib_text(max_bytes: int, eval_fraction: float,
         total += size
         split = "eval" if in_eval(path.relative_to(root).as_posix(), eval_fraction) else "train"
         parts[split].append(text)
-        counts[split] += 1
         sizes[split] += size
+    counts = {split: len(texts) for split, texts in parts.items()}
     if not parts["train"] or not parts["eval"]:
         raise ValueError(f"{root}: max_bytes={max_bytes} and eval_fraction={eval_fraction} leave "
                          f"{counts['train']} train and {counts['eval']} eval files; raise them")
@@ -86,8 +76,7 @@ def read_stdlib_text(max_bytes: int, eval_fraction: float,
 
 
 def read_text_file(corpus: str, key: str) -> tuple[str, dict[str, Any]]:
-    """A corpus given as a UTF-8 text file's path (config key `key`) and what it is: its path,
-    UTF-8 bytes and sha256."""
+    """A UTF-8 text file's text (config key `key`), and its path, bytes and sha256."""
     path = Path(corpus).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"{key}: {corpus} is neither '{STDLIB}' nor a text file")
@@ -99,7 +88,5 @@ def read_text_file(corpus: str, key: str) -> tuple[str, dict[str, Any]]:
 
 def contexts(ids: Sequence[int], length: int, limit: int | None = None) -> list[list[int]]:
     """Non-overlapping windows of `length` tokens from the start of `ids` (at most `limit`)."""
-    n = len(ids) // length
-    if limit is not None:
-        n = min(n, limit)
+    n = len(ids) // length if limit is None else min(len(ids) // length, limit)
     return [list(ids[i * length : (i + 1) * length]) for i in range(n)]

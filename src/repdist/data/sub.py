@@ -1,11 +1,7 @@
-"""SUB as the follow-up reads it: the DINOv2-base CLS token of every image, in a torch file.
-SUB is Bader, Girrbach, Alaniz, Akata, ICCV 2025: CUB birds with one attribute substituted, 33 birds
-and 33 attributes. The follow-up reads it in their `dsets/sub.py` and `dsets/preprocess_sub.py`.
-
-Their preprocessing saves the features file (`data/SUB_dinov2_embeddings.pt`) from the hub dataset
-`Jessica-bader/SUB`. `sub_batches` reads that dataset's files a batch at a time. The split is theirs
-(`split_sub`). Stand-ins are made here, offline, for the quick DAG and the tests: the images in the
-hub's layout, or the features file itself."""
+"""SUB (Bader et al., ICCV 2025: CUB birds with one attribute substituted, 33 birds, 33
+attributes) as the follow-up reads it (`dsets/sub.py`, `dsets/preprocess_sub.py`): the DINOv2-base
+CLS token of every image of the hub dataset `Jessica-bader/SUB`, in a torch file. Offline
+stand-ins of the images and of the features file serve the quick DAG and the tests."""
 
 from __future__ import annotations
 
@@ -19,7 +15,6 @@ import numpy as np
 from ..io.hub import path_shaped
 from .image_captions import cell_bytes, hub_dataset_folder, open_image
 
-SPLITS = ("train", "val", "test")
 SPLIT_SEED = 42  # their random_state
 # The features file (`data/SUB_dinov2_embeddings.pt`): `embeddings` (N, 768) float32, `labels` the
 # birds, `attributes` the substituted attribute, `model`, `image_size`, `dataset`, `split`.
@@ -47,8 +42,7 @@ class SubImages:
 
 
 def sub_images(source: str, revision: str | None = None) -> SubImages:
-    """SUB's test split from a folder of its parquet files, or from the hub dataset `source`
-    (by id, at `revision`; the local Hugging Face cache when offline)."""
+    """SUB's test split from a folder of its parquet files, or the hub dataset `source`."""
     import pyarrow.parquet as pq
 
     folder = Path(source).expanduser()
@@ -72,16 +66,10 @@ def sub_images(source: str, revision: str | None = None) -> SubImages:
     return SubImages(files, rows, f"{source}{at}")
 
 
-# Their preprocessing makes the features file from the hub dataset `Jessica-bader/SUB` (its `test`
-# split: parquet files with columns `image` {bytes, path}, `bird_label` and `attr_label`). Each
-# image is converted to RGB and resized to 512 x 512 (bilinear) before DINOv2-base's own processor.
-# `sub_batches` reads those files (from a folder or the hub's cache) a batch at a time, so that the
-# ~40,000 images are never held at once.
 def sub_batches(images: SubImages, batch_size: int, size: int | None = IMAGE_SIZE
                 ) -> Iterator[tuple[list[Any], np.ndarray, np.ndarray]]:
-    """(RGB images, birds, attributes) `batch_size` rows at a time, in the files' order (each
-    image opened as its batch is read), each resized to `size` x `size` (bilinear) as their
-    preprocessing does before the encoder's own processor (None: as stored)."""
+    """(RGB images, birds, attributes) `batch_size` rows at a time (never ~40,000 images at once),
+    resized to `size` x `size` (bilinear; None: as stored) as their preprocessing does."""
     import pyarrow.parquet as pq
     from PIL import Image
 
@@ -135,11 +123,9 @@ def load_sub_features(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndar
     return x, birds, attributes
 
 
-# Split as theirs: train_test_split(test_size=0.3, random_state=42, stratify=birds), then the rest
-# 80/20 (train, validation) the same way.
 def split_sub(x: np.ndarray, birds: np.ndarray, attributes: np.ndarray,
               split_seed: int = SPLIT_SEED) -> SubData:
-    """Their split (see above)."""
+    """Their split: 30% test, stratified by bird, then the rest 80/20 into train and val."""
     from sklearn.model_selection import train_test_split
 
     x_rest, x_test, a_rest, a_test, y_rest, y_test = train_test_split(
@@ -152,13 +138,9 @@ def split_sub(x: np.ndarray, birds: np.ndarray, attributes: np.ndarray,
                    int(birds.max()) + 1, int(attributes.max()) + 1)
 
 
-# Stand-ins made here (offline, for the quick DAG and the tests): the images in the hub's layout
-# (`write_sub_image_standin`: each bird a shape and colour, each attribute a place and lightness),
-# or the features file itself (`write_sub_standin`: each bird a random centre in 768 dimensions,
-# each attribute a random direction added to it, Gaussian noise).
 def write_sub_standin(path: str | Path, per_bird: int, seed: int, birds: int = 33,
                       attributes: int = 33, dim: int = 768) -> None:
-    """A stand-in features file in their format (KEYS), written atomically."""
+    """A stand-in features file (KEYS): random bird centres plus attribute directions plus noise."""
     import torch
 
     from ..io import atomic_path
@@ -179,10 +161,8 @@ def write_sub_standin(path: str | Path, per_bird: int, seed: int, birds: int = 3
 
 def write_sub_image_standin(folder: str | Path, per_bird: int, seed: int, birds: int = 33,
                             attributes: int = 33, size: int = 32) -> None:
-    """SUB's test split as the hub holds it (data/test-00000-of-00001.parquet: PNG bytes,
-    bird_label, attr_label), made here: each bird drawn as one shape and colour, each image's
-    attribute (drawn at random) setting where it sits and how light the background is. The
-    folder appears whole."""
+    """A stand-in of SUB's test split as the hub holds it (PNG bytes, bird_label, attr_label):
+    each bird one shape and colour, each image's random attribute its place and background."""
     import io as bytes_io
 
     import pyarrow as pa

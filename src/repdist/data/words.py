@@ -1,9 +1,6 @@
-"""Word-level text for Roeder et al. (2021)'s Fig. 1 (a log-bilinear word model).
-
-A corpus is read into a training and a held-out split and cut into words. The vocabulary holds the
-most frequent words (the rest one `<unk>` token). The model learns from (context, next word)
-windows. A word is a run of word characters or one other non-space character (`words`). The corpus
-is the standard library's sources or a UTF-8 text file (`read_corpus`)."""
+"""Word-level text for Roeder et al. (2021)'s Fig. 1 (a log-bilinear word model): a corpus split
+into training and held-out text, its most frequent words (the rest `<unk>`), and (context, next
+word) windows."""
 
 from __future__ import annotations
 
@@ -16,16 +13,14 @@ from typing import Any
 import numpy as np
 
 from .stdlib_text import STDLIB, in_eval, read_stdlib_text, read_text_file
+
 UNK = "<unk>"  # every word outside the vocabulary; no text's word can be it (`<` is one word)
 WORD = re.compile(r"\w+|[^\w\s]")
 
 
-# A word is a run of word characters (letters, digits, underscore) or one other non-space character,
-# so punctuation is a word of its own, as in the tokenised Billion Word benchmark; case is kept.
-# Each split is one stream of words: a window may run across a line's (or, for the standard library,
-# a file's) end.
 def words(text: str) -> list[str]:
-    """The words of `text` in order (see above)."""
+    """The words of `text`: runs of word characters, or one other non-space character, so that
+    punctuation is a word, as in the tokenised Billion Word benchmark; case is kept."""
     return WORD.findall(text)
 
 
@@ -38,13 +33,9 @@ class Split:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-# The corpus is the standard library's sources (`stdlib_text`: whole files, split by a hash of their
-# path) or a UTF-8 text file, split by line. A line is held out when the hash of its text falls in
-# the held-out fraction (`stdlib_text.in_eval`), so repeated lines land on the same side and the
-# split of a line never depends on the others.
 def read_corpus(corpus: str, max_bytes: int, held_out_fraction: float) -> Split:
-    """`corpus` ("stdlib" or a UTF-8 text file's path) split into training and held-out text;
-    the standard library read up to `max_bytes` (a file's are all read)."""
+    """`corpus` ("stdlib", read up to `max_bytes`, or a UTF-8 file) split into training and held-out
+    text; a file's line is held out by the hash of its text, so repeated lines land together."""
     if corpus == STDLIB:
         text = read_stdlib_text(max_bytes, held_out_fraction)
         return Split(text.train, text.eval, {"corpus": STDLIB, **text.info})
@@ -103,8 +94,8 @@ def build_vocabulary(tokens: Sequence[str], size: int) -> Vocabulary:
 
 
 def windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every (context, next word) pair of a stream of ids: the `context` words before position
-    t and the word at t, for each t >= context; ((N, context), (N,)) int64."""
+    """Every (context, next word) pair of a stream of ids, ((N, context), (N,)) int64: a split is
+    one stream, so a window may run across a line's or file's end."""
     ids = np.asarray(ids, dtype=np.int64)
     if context < 1:
         raise ValueError(f"context must be >= 1 word, got {context}")
@@ -115,8 +106,7 @@ def windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def spread(n_available: int, n: int) -> np.ndarray:
-    """`n` indices spread evenly over range(n_available), first and last included (the held-out
-    windows the measures read: the whole held-out text, not its first part)."""
+    """`n` indices spread evenly over range(n_available), first and last included."""
     if n > n_available:
         raise ValueError(f"{n} asked for, {n_available} available")
     return np.linspace(0, n_available - 1, n).round().astype(np.int64)

@@ -78,10 +78,9 @@ def run(args: argparse.Namespace) -> int:
     except (ExtractionError, ValueError, OSError) as err:
         print(f"repdist extract: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    info = reps.info
     initial = "; initial weights, --random-init" if args.random_init else ""
     print(f"repdist extract: {args.output}: f {reps.f.shape}, g {reps.g.shape} from head "
-          f"{info['head']!r} (bias {info['bias']}{initial})")
+          f"{reps.info['head']!r} (bias {reps.info['bias']}{initial})")
     return 0
 
 

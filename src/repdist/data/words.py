@@ -106,7 +106,8 @@ def windows(ids: np.ndarray, context: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def spread(n_available: int, n: int) -> np.ndarray:
-    """`n` indices spread evenly over range(n_available), first and last included."""
+    """`n` indices spread evenly over range(n_available), first and last included, so that the
+    measures read the whole held-out text, not its first part."""
     if n > n_available:
         raise ValueError(f"{n} asked for, {n_available} available")
     return np.linspace(0, n_available - 1, n).round().astype(np.int64)

@@ -16,15 +16,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .classifier import (
-    ClassifierRepresentations,
-    ExtractionError,
-    assemble,
-    check_logits,
-    head_call,
-    run_model,
-    tapped_head,
-)
+from .classifier import (ClassifierRepresentations, ExtractionError, assemble, check_logits,
+                         head_call, run_model, tapped_head)
 
 POSITIONS = ("all", "last")
 NO_NEXT_TOKEN = -1  # the label of a position whose next token is not in the input
@@ -73,9 +66,8 @@ def kept_positions(mask: torch.Tensor, positions: str) -> torch.Tensor:
 
 def kept_indices(mask: torch.Tensor, positions: str,
                  device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The kept positions (kept_positions, on the host) and their row and column indices on
-    `device`: found on the host, selecting them on the device waits for nothing (a boolean mask
-    there makes the host wait for its count)."""
+    """The kept positions (on the host) and their row and column indices on `device`: found on
+    the host, since a boolean mask on the device makes the host wait for its count."""
     keep = kept_positions(mask, positions)
     rows, cols = (i.to(device) for i in keep.nonzero(as_tuple=True))
     return keep, rows, cols
@@ -92,7 +84,7 @@ def next_tokens(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 def takes_attention_mask(model: nn.Module) -> bool:
     """Whether the model's forward takes an `attention_mask` keyword (by name or **kwargs);
-    True when its signature cannot be read (it is then called with one, as before)."""
+    True when its signature cannot be read."""
     try:
         parameters = inspect.signature(model.forward).parameters.values()
     except (TypeError, ValueError):
@@ -128,13 +120,9 @@ def _logits_of(output: Any) -> Any:
     return output
 
 
-# The head's input is (batch, sequence, width) rather than a classifier's (batch, features), and a
-# Hugging Face model returns an object with `.logits`; that is what differs from classifier.py. A
-# tied head (GPT-2's lm_head shares the token embedding's weight) is an nn.Linear like any other: g
-# is its weight. When a LayerNorm comes right before the head (GPT-2, Pythia), f centred over inputs
-# has rank at most width - 1 (its normalised coordinates sum to zero, to float32 rounding). m_CCA
-# averages over the M - 1 directions f varies in and says so (mcca_f_components; a folded head bias
-# is a constant coordinate, which centring removes too).
+# A tied head (GPT-2's lm_head shares the token embedding's weight) is an nn.Linear like any other.
+# After a final LayerNorm (GPT-2, Pythia) centred f has rank width - 1 at most, to float32
+# rounding: m_CCA averages over the directions f varies in and says so (mcca_f_components).
 @torch.no_grad()
 def causal_lm_representations(model: nn.Module, tokens: Any, head: str | None = None, *,
                               positions: str = "all", bias: str = "fold",

@@ -116,8 +116,8 @@ def head_call(name: str, tap: HeadTap, shape: tuple[int, ...], dims: int) -> tup
 
 
 def check_logits(name: str, logits: Any, out: torch.Tensor) -> None:
-    """The model's output must be the head's output (rows: the last axis is the labels), up
-    to a per-row constant: otherwise the head's inputs and weights are not the model's f, g."""
+    """The model's output must be the head's (the last axis: the labels), up to a per-row
+    constant: otherwise the head's inputs and weights are not the model's f, g."""
     if not isinstance(logits, torch.Tensor) or logits.shape != out.shape:
         got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
         raise ExtractionError(f"the model's output ({got}) is not the head {name!r}'s output "
@@ -131,13 +131,6 @@ def check_logits(name: str, logits: Any, out: torch.Tensor) -> None:
             f"the model's outputs differ from head {name!r}'s by up to {gap:.3g} (beyond a "
             "per-input constant): something non-linear follows the head, so its inputs and "
             "weights are not the model's f and g")
-
-
-def _check_batch(name: str, tap: HeadTap, logits: Any, shape: tuple[int, ...]) -> torch.Tensor:
-    """The head's input for this batch, after checking that the model's output is the head's."""
-    f, out = head_call(name, tap, shape, dims=2)
-    check_logits(name, logits, out)
-    return f
 
 
 @dataclass
@@ -156,14 +149,12 @@ class TappedHead:
                 None if bias is None else bias.detach().double().cpu())
 
 
-# The head is tapped in eval mode, with no gradient, batch by batch, on the GPU when there is one. A
-# head that is not the last step of the logits (a non-linearity or another layer after it) is an
-# error, not a silent mismatch.
 @contextlib.contextmanager
 def tapped_head(model: nn.Module, head: str | None, bias: str,
                 device: str | torch.device | None) -> Iterator[TappedHead]:
     """The model in eval mode on `device` (default CUDA when available) with its head tapped;
-    afterwards the tap is removed and the model's mode and device are restored."""
+    afterwards the tap is removed and the model's mode and device are restored. A head that is
+    not the last step of the logits is an error (check_logits), not a silent mismatch."""
     if bias not in BIAS_MODES:
         raise ValueError(f"bias must be one of {BIAS_MODES}, got {bias!r}")
     name, layer = find_head(model, head)
@@ -185,11 +176,8 @@ def input_vocabulary(model: nn.Module) -> int | None:
     than a vocabulary in practice, and the largest never refuses a valid id); None without one."""
     get = getattr(model, "get_input_embeddings", None)
     table = None
-    if callable(get):
-        try:
-            table = get()
-        except (NotImplementedError, AttributeError):
-            table = None
+    with contextlib.suppress(NotImplementedError, AttributeError):
+        table = get() if callable(get) else None
     if isinstance(table, nn.Embedding):
         return int(table.num_embeddings)
     sizes = [m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)]
@@ -197,10 +185,9 @@ def input_vocabulary(model: nn.Module) -> int | None:
 
 
 def check_token_ids(model: nn.Module, x: torch.Tensor) -> None:
-    """Integer inputs (int64/int32: what an embedding takes) of a model with an input embedding
-    are token ids: each must have a row of it. Checked before the model runs: on CUDA an id past
-    the table fails asynchronously in the embedding kernel, and the error that surfaces (often
-    at a later call, with the process's CUDA context lost) does not say which input was wrong."""
+    """Integer inputs (int64/int32) of a model with an input embedding are token ids: each must
+    have a row of it. Checked before the model runs: on CUDA an id past the table fails
+    asynchronously, often at a later call with the CUDA context lost, naming no input."""
     if x.dtype not in (torch.int64, torch.int32) or x.numel() == 0:
         return
     vocab = input_vocabulary(model)
@@ -288,7 +275,9 @@ def classifier_representations(model: nn.Module, loader: Any, head: str | None =
         for batch in batches(loader, batch_size):
             x, y = _split(batch)
             logits = run_model(model, x.to(tapped.device))
-            fs.append(_check_batch(tapped.name, tapped.tap, logits, tuple(x.shape)).double().cpu())
+            f, out = head_call(tapped.name, tapped.tap, tuple(x.shape), dims=2)
+            check_logits(tapped.name, logits, out)
+            fs.append(f.double().cpu())
             labels.append(None if y is None else torch.as_tensor(y).cpu())
         weight, layer_bias = tapped.weights()
     if not fs:

@@ -1,11 +1,9 @@
-"""Hugging Face causal LMs and tokenizers, by local folder or hub id, for
-`causal_lm_representations` (causal_lm.py does the extraction; nothing here extracts).
+"""Hugging Face causal LMs, vision encoders and tokenizers, by local folder or hub id.
 
-`transformers` is optional (`pip install repdist[lm]`): it is imported when a model or tokenizer is
-loaded, and its absence is an ExtractionError that says how to install it. A model that cannot be
-found offline is an ExtractionError naming the model and what to do, not a traceback. Models load in
-float32 with eager attention, so that softmax(f g^T) is the model's own next-token distribution to
-float32 rounding."""
+`transformers` is optional (`pip install repdist[lm]`): it is imported when a model is loaded, and
+its absence is an ExtractionError that says how to install it, as is a model not found offline.
+Models load in float32 with eager attention, so that softmax(f g^T) is the model's own next-token
+distribution to float32 rounding."""
 
 from __future__ import annotations
 
@@ -31,15 +29,13 @@ def _transformers(name: str) -> Any:
     return transformers
 
 
-# A name that is neither a folder nor in the Hugging Face cache while the hub cannot be reached (no
-# network, or HF_HUB_OFFLINE=1) is an ExtractionError. HF_HUB_OFFLINE is read at each call
-# (huggingface_hub reads it once, at import), so that setting it later still means "the cache only".
+# HF_HUB_OFFLINE is read at each call (huggingface_hub reads it once, at import), so that setting
+# it later still means "the cache only".
 def _load(what: str, name_or_path: str, load: Any, revision: str | None = None,
           **kwargs: Any) -> Any:
-    """`load(name_or_path, ...)` (at `revision`: a hub branch, tag or commit, e.g. one of
-    Pythia's training checkpoints), its missing-folder, offline and not-found errors made one
-    ExtractionError that names the model and the way out. A path (io/hub.py::path_shaped)
-    is never sent to the hub, and a folder takes no revision (it has one set of weights)."""
+    """`load(name_or_path, ...)` at `revision` (a hub branch, tag or commit, e.g. a Pythia
+    checkpoint); missing-folder, offline and not-found errors become one ExtractionError naming
+    the model and the way out. A path (io/hub.py::path_shaped) is never sent to the hub."""
     local = Path(name_or_path).expanduser()
     if local.exists() and not local.is_dir():
         raise ExtractionError(f"{name_or_path}: a {what} is a folder (save_pretrained's) or a "
@@ -78,9 +74,9 @@ def _load(what: str, name_or_path: str, load: Any, revision: str | None = None,
 def load_causal_lm(name_or_path: str, device: str | None = None,
                    revision: str | None = None) -> Any:
     """A Hugging Face causal LM (AutoModelForCausalLM) in eval mode, float32, eager attention,
-    on `device` (default: where it loads, the CPU), at `revision` (default: the hub's main).
-    Loaded in its checkpoint's dtype (the keyword for another differs across transformers 4
-    and 5), then made float32: exact for float16 and bfloat16 weights."""
+    on `device` (default: the CPU), at `revision` (default: the hub's main). Loaded in its
+    checkpoint's dtype (the keyword for another differs across transformers 4 and 5), then made
+    float32: exact for float16 and bfloat16 weights."""
     transformers = _transformers(name_or_path)
     model = _load("causal LM", name_or_path, transformers.AutoModelForCausalLM.from_pretrained,
                   revision, attn_implementation="eager")
@@ -115,10 +111,9 @@ def load_tokenizer(name_or_path: str, revision: str | None = None) -> Any:
 
 def text_contexts(text: str, tokenizer: Any, context_length: int,
                   max_contexts: int | None = None) -> np.ndarray:
-    """Consecutive non-overlapping windows of `context_length` tokens of the text, (contexts,
-    context_length) int64; the last, shorter window is dropped (every context has the same
-    length, so nothing is padded). Tokenized whole, without special tokens (no BOS/EOS inside
-    a window that the text does not hold)."""
+    """Consecutive windows of `context_length` tokens of the text, (contexts, context_length)
+    int64; the last, shorter window is dropped, so nothing is padded. Tokenized whole, without
+    special tokens (no BOS/EOS inside a window that the text does not hold)."""
     if context_length < 1:
         raise ExtractionError(f"the context length must be at least 1, got {context_length}")
     if max_contexts is not None and max_contexts < 1:

@@ -60,13 +60,10 @@ class CaptionBatch:
     rows: slice
 
 
-# Captions are left-padded by the pad token (or, where the tokenizer has none, the end-of-text
-# token, as theirs). Two paddings:
-# - `prh`: theirs bit for bit: every caption padded to the longest caption of the whole set, and no
-#   position ids passed, so a model with absolute positions (GPT-2) reads each caption at positions
-#   shifted by its padding, and its features depend on the longest caption;
-# - `batch` (the default here): padded to the longest caption of each batch, with position ids
-#   counted from each caption's first token, so that a caption's features are its own.
+# Captions are left-padded (prh_tokenizer). `prh`, theirs bit for bit, pads to the longest caption
+# of the whole set and passes no position ids, so a model with absolute positions (GPT-2) reads
+# each caption shifted by its padding. `batch` pads to each batch's longest caption, with position
+# ids counted from each caption's first token.
 def caption_batches(tokenizer: Any, captions: Sequence[str], batch_size: int,
                     padding: str = "batch", start: int = 0) -> Iterator[CaptionBatch]:
     """The captions in batches from row `start`, tokenized as `padding` says (see above)."""
@@ -88,8 +85,6 @@ def caption_batches(tokenizer: Any, captions: Sequence[str], batch_size: int,
         yield CaptionBatch(tokens["input_ids"], mask, positions, rows)
 
 
-# A caption's bits per byte: the cross-entropy of every token predicted from a real one, summed,
-# times log2 e, over the caption's UTF-8 bytes.
 def bits_per_byte(logits: Any, ids: Any, mask: Any, captions: Sequence[str]) -> np.ndarray:
     """Each caption's summed cross-entropy of its tokens predicted from a real token (theirs:
     the mask of the input position), in bits, over its UTF-8 bytes (float64)."""
@@ -102,8 +97,6 @@ def bits_per_byte(logits: Any, ids: Any, mask: Any, captions: Sequence[str]) -> 
     return to_host(nats, np.float64) * LOG2_E / size
 
 
-# Language: every `hidden_states` entry (the embeddings included), each averaged over the caption's
-# tokens (the attention mask).
 def language_features(model: Any, tokenizer: Any, captions: Sequence[str],
                       reading: Reading = Reading(), start: int = 0,
                       progress: Progress | None = None,
@@ -135,15 +128,12 @@ def vision_pooling(model: Any) -> str:
     return "mean" if getattr(model.config, "model_type", "") in NO_CLS else "cls"
 
 
-# Vision: the CLS token (token 0) after every block (transformers' `hidden_states[1:]`, the blocks'
-# outputs, as their `blocks.{i}.add_1` in timm), or, for encoders without a CLS token (SigLIP's),
-# every token averaged.
 def vision_features(model: Any, processor: Any, images: Sequence[Any],
                     reading: Reading = Reading(), start: int = 0,
                     progress: Progress | None = None) -> Iterator[tuple[slice, np.ndarray]]:
-    """(rows, features B x L x D float32) batch by batch from row `start`: every block's
-    output at the CLS token (or averaged: vision_pooling), the images prepared by the model's
-    own image processor."""
+    """(rows, features B x L x D float32) batch by batch from row `start`: every block's output
+    (`hidden_states[1:]`, timm's `blocks.{i}.add_1` in theirs) at the CLS token, or averaged
+    (vision_pooling), the images prepared by the model's own image processor."""
     import torch
 
     pooling, device = vision_pooling(model), reading.device

@@ -3,10 +3,7 @@
 Tensors and state dicts are read with torch.load(weights_only=True), which runs no code from the
 file. A file it refuses (numpy arrays, a whole module, other Python objects) is an
 ExtractionError saying what the file holds, as far as the class names in its pickle tell, and
-how to save it instead. A state dict that does not fit the model names the keys and shapes that
-differ. Inputs must be real numbers; float inputs must be finite, and are cast to the model's
-parameter dtype (a float64 array into a float32 model). Integer inputs (token ids) are left as
-they are.
+how to save it instead.
 """
 
 from __future__ import annotations
@@ -141,8 +138,8 @@ def _check_finite(x: torch.Tensor, source: str, cast_from: torch.dtype | None = 
 
 def checked_inputs(x: Any, dtype: torch.dtype | None, source: str) -> torch.Tensor:
     """The inputs as a tensor for a model whose parameters are `dtype` (None: leave floats as
-    they are). Float inputs must be finite and are cast to `dtype` (finite there too: a float64
-    value past float32's range is not); integers (token ids) are left as they are."""
+    they are). Float inputs must be finite, also once cast to `dtype` (a float64 value past
+    float32's range is not); integers (token ids) are left as they are."""
     tensor = as_inputs(x, source)
     if not tensor.is_floating_point():
         return tensor

@@ -1,10 +1,9 @@
-"""A causal LM's hidden states layer by layer, at the positions f is taken.
-This answers Roeder et al. 2021, Fig. 4: which layers of two models are linearly related?
+"""A causal LM's hidden states layer by layer, at the positions f is taken, for Roeder et al.
+2021, Fig. 4: which layers of two models are linearly related?
 
 The layers are the embeddings, every block's output, then the head's input (f), in order
 (`_hidden_source`). Every state is kept in float32, the precision the models compute in, at the
-positions of `causal_lm_representations` (the last of each context, or every one). So a layer of one
-model and a layer of another describe the same inputs."""
+positions of `causal_lm_representations`, so that layers of two models describe the same inputs."""
 
 from __future__ import annotations
 
@@ -18,14 +17,8 @@ import torch
 from torch import nn
 
 from ..io.host import to_host
-from .causal_lm import (
-    POSITIONS,
-    kept_indices,
-    mask_keywords,
-    next_tokens,
-    takes_attention_mask,
-    token_batches,
-)
+from .causal_lm import (POSITIONS, kept_indices, mask_keywords, next_tokens,
+                        takes_attention_mask, token_batches)
 from .classifier import ExtractionError, head_call, run_model, tapped_head
 
 Progress = Callable[[int, int], None]
@@ -92,8 +85,7 @@ def _is_hf(model: nn.Module) -> bool:
 @contextlib.contextmanager
 def _hidden_source(model: nn.Module) -> Iterator[Callable[..., list[torch.Tensor]]]:
     """A function (ids on the device, mask on the host) -> the model's hidden states of one
-    forward pass (a model whose forward takes no attention_mask gets the ids alone:
-    causal_lm.mask_keywords)."""
+    forward pass (causal_lm.mask_keywords)."""
     takes_mask = takes_attention_mask(model)
     if _is_hf(model):
         yield lambda ids, mask: list(run_model(
@@ -138,15 +130,15 @@ def causal_lm_layers(model: nn.Module, tokens: Any, layers: str | Sequence[int] 
     `tokens` as for causal_lm_representations; `targets`: the next token of every kept
     position where the caller knows more than the input holds (a window's last token), else
     the input's; `progress` is called with (contexts done, contexts) after every batch."""
-    positions, head, device, batch_size = (reading.positions, reading.head, reading.device,
-                                           reading.batch_size)
+    positions = reading.positions
     if positions not in POSITIONS:
         raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
     total = len(tokens["input_ids"] if isinstance(tokens, Mapping) else tokens)
     kept: dict[int, list[np.ndarray]] = {}
     labels, preds, nll, done, shape = [], [], [], 0, None
-    with tapped_head(model, head, "drop", device) as tapped, _hidden_source(model) as hidden:
-        for ids, mask in token_batches(tokens, batch_size):
+    with tapped_head(model, reading.head, "drop", reading.device) as tapped, \
+            _hidden_source(model) as hidden:
+        for ids, mask in token_batches(tokens, reading.batch_size):
             states = hidden(ids.to(tapped.device), mask)
             f, out = head_call(tapped.name, tapped.tap, tuple(ids.shape), dims=3)
             if not torch.equal(states[-1], f):

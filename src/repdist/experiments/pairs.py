@@ -20,7 +20,7 @@ from ..measures.pairs import Pair, all_pairs, compare_pairs
 
 DISTRIBUTION_COLUMNS = ["kl", "d_llv", "t1", "t2", "t3", "t4", "y_pivot", "y_leave_out",
                         "input_set", "m_svd_f_min", "m_svd_g", "d_fg"]
-# after d_logit, the Platonic Representation Hypothesis' metrics (Huh et al. 2024), added later
+# after d_logit, the Platonic Representation Hypothesis' metrics (Huh et al. 2024)
 EXTRA_COLUMNS = ["cka_f", "svcca_f", "mutual_knn_f", "d_logit", "cycle_knn_f", "lcs_knn_f",
                  "edit_distance_knn_f", "unbiased_cka_f", "cknna_f"]
 
@@ -57,20 +57,14 @@ def null_fields_of(settings: CompareSettings, renamed: Mapping[str, str] | None 
 # how many components m_CCA averaged (fewer than M when a model's f or g varies in fewer
 # directions, e.g. after a final LayerNorm), added beside m_CCA
 MCCA_COMPONENTS = ["mcca_f_components", "mcca_g_components"]
-PAIR_COLUMNS = [
-    "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f", "mcca_g", *MCCA_COMPONENTS,
-    "test_loss_diff", "acc_a", "acc_b", *EXTRA_COLUMNS, "warning",
-]
+PAIR_COLUMNS = ["seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f", "mcca_g", *MCCA_COMPONENTS,
+                "test_loss_diff", "acc_a", "acc_b", *EXTRA_COLUMNS, "warning"]
 
 
-def compare_seeds(
-    seeds: Sequence[int],
-    embeddings: Sequence[str | Path],
-    unembeddings: Sequence[str | Path],
-    metrics: Sequence[Mapping[str, Any]],
-    measure_kwargs: Mapping[str, Any],
-    pairs: Sequence[Pair] | None = None,
-) -> pd.DataFrame:
+def compare_seeds(seeds: Sequence[int], embeddings: Sequence[str | Path],
+                  unembeddings: Sequence[str | Path], metrics: Sequence[Mapping[str, Any]],
+                  measure_kwargs: Mapping[str, Any],
+                  pairs: Sequence[Pair] | None = None) -> pd.DataFrame:
     """Every unordered pair of seeds (a < b in the given order), or the given `pairs` (indices
     into `seeds`): one row of PAIR_COLUMNS each."""
     return _pairs_table([int(s) for s in seeds], ("seed_a", "seed_b"), embeddings,
@@ -81,13 +75,9 @@ def compare_seeds(
 NAMED_PAIR_COLUMNS = ["model_a", "model_b", *PAIR_COLUMNS[2:]]
 
 
-def compare_named(
-    names: Sequence[str],
-    embeddings: Sequence[str | Path],
-    unembeddings: Sequence[str | Path],
-    metrics: Sequence[Mapping[str, Any]],
-    measure_kwargs: Mapping[str, Any],
-) -> pd.DataFrame:
+def compare_named(names: Sequence[str], embeddings: Sequence[str | Path],
+                  unembeddings: Sequence[str | Path], metrics: Sequence[Mapping[str, Any]],
+                  measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
     """compare_seeds for models known by name: one row of NAMED_PAIR_COLUMNS per pair."""
     return _pairs_table([str(n) for n in names], ("model_a", "model_b"), embeddings,
                         unembeddings, metrics, measure_kwargs)
@@ -115,7 +105,6 @@ def _pairs_table(keys: list[Any], columns: tuple[str, str], embeddings: Sequence
     return pd.DataFrame(rows, columns=[a, b, *PAIR_COLUMNS[2:], *null_fields_of(settings)])
 
 
-
 def pairs_metadata(keys: Sequence[Any], embeddings: Sequence[str | Path],
                    measure_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The pairs table's metadata: its models' metadata (less the seed or name), each key as
@@ -133,21 +122,16 @@ def embeddings_mcca(a: pd.DataFrame, b: pd.DataFrame) -> float:
     return mean_cca(columns_of(a, "f_"), columns_of(b, "f_"))
 
 
-CIFAR_PAIR_COLUMNS = [
-    "seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f_test", "mcca_f_train", "mcca_g",
-    *MCCA_COMPONENTS, "test_loss_a", "test_loss_b", "test_loss_diff", "test_loss_eval_a",
-    "test_loss_eval_b", "test_loss_eval_diff", *EXTRA_COLUMNS, "warning",
-]
+CIFAR_PAIR_COLUMNS = ["seed_a", "seed_b", *DISTRIBUTION_COLUMNS, "mcca_f_test", "mcca_f_train",
+                      "mcca_g", *MCCA_COMPONENTS, "test_loss_a", "test_loss_b", "test_loss_diff",
+                      "test_loss_eval_a", "test_loss_eval_b", "test_loss_eval_diff",
+                      *EXTRA_COLUMNS, "warning"]
 
 
-def compare_cifar_seeds(
-    seeds: Sequence[int],
-    embeddings_test: Sequence[str | Path],
-    embeddings_train: Sequence[str | Path],
-    unembeddings: Sequence[str | Path],
-    metrics: Sequence[Mapping[str, Any]],
-    measure_kwargs: Mapping[str, Any],
-) -> pd.DataFrame:
+def compare_cifar_seeds(seeds: Sequence[int], embeddings_test: Sequence[str | Path],
+                        embeddings_train: Sequence[str | Path], unembeddings: Sequence[str | Path],
+                        metrics: Sequence[Mapping[str, Any]],
+                        measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
     """All 45 (for 10 seeds) pairs: the measures on the test split, m_CCA also on the train split.
     test_loss_*: the protocol's final test losses (the paper's: train-mode BatchNorm, as its Fig. 5
     used); test_loss_eval_*: eval mode on the whole test set after training."""

@@ -1,8 +1,6 @@
 """The authors' models in the DAG: their shipped SmallMLP checkpoints extracted into the same
-parquet files as ours (then compared pair by pair as ours are, and seed by seed with ours in
-`experiments.authors.ours_vs_authors`); our initialisation checked against theirs; stand-ins in
-their format; their files fetched through the one downloader (io.download).
-"""
+parquet files as ours (then compared as ours are, and seed by seed with ours in
+`ours_vs_authors`); our initialisation checked against theirs; stand-ins in their format."""
 
 from __future__ import annotations
 
@@ -18,14 +16,8 @@ from ...data.radial import label_codes, make_radial
 from ...io import file_digest
 from ...io.download import DownloadError, download, zenodo_files
 from ...measures import log_likelihoods
-from ...models.authors import (
-    load_state_dict,
-    load_synthetic_model,
-    parse_name,
-    synthetic_name,
-    verify,
-    write_checksums,
-)
+from ...models.authors import (load_state_dict, load_synthetic_model, parse_name,
+                               synthetic_name, verify, write_checksums)
 from ...models.extract import extract
 from ...models.mlp import build_synthetic_model
 from ...training.checkpoint import write_atomically
@@ -84,14 +76,9 @@ def initialisation_table(untrained: Sequence[str | Path],
     return pd.DataFrame(rows).sort_values(["K", "width", "seed"], ignore_index=True)
 
 
-def write_standin(
-    folder: str | Path,
-    configurations: Sequence[tuple[int, int]],
-    seeds: Sequence[int],
-    train_cfg: TrainConfig,
-    n_train: int,
-    train_data_seed: int,
-) -> dict[str, str]:
+def write_standin(folder: str | Path, configurations: Sequence[tuple[int, int]],
+                  seeds: Sequence[int], train_cfg: TrainConfig, n_train: int,
+                  train_data_seed: int) -> dict[str, str]:
     """Checkpoints in exactly the authors' format and naming, for offline tests and `make
     quick`: for each (K, width) and seed, the initial weights (untrained) and a model trained
     briefly with the clean protocol (so it differs from ours). Writes SHA256SUMS.tsv; returns it."""

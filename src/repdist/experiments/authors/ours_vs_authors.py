@@ -44,10 +44,8 @@ def read_configurations(configurations: Sequence[Sequence[int]], seeds: Sequence
     return out
 
 
-def ours_vs_authors(
-    configurations: Sequence[Mapping[str, Any]],
-    measure_kwargs: Mapping[str, Any],
-) -> pd.DataFrame:
+def ours_vs_authors(configurations: Sequence[Mapping[str, Any]],
+                    measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
     """Per configuration and seed: KL, d_LLV, m_CCA and d_{f,g} between our model and the
     authors' model of the same seed, beside the mean over pairs of different seeds among the
     authors' models (and among ours) of that configuration.

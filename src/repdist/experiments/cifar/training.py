@@ -1,5 +1,6 @@
 """CIFAR-10 experiments (paper §5, Fig. 3 left, Fig. 5, App. F.4-F.5; the original's
-`src/training/train.py` with `configs/cifar10_*`): ResNet-18 embeddings of 2, 3 or 5 dimensions; the seeds of a job trained together as one stacked network (each with its own
+`src/training/train.py` with `configs/cifar10_*`): ResNet-18 embeddings of 2, 3 or 5
+dimensions; the seeds of a job trained together as one stacked network (each with its own
 weights and BatchNorm statistics), representations extracted once, every pair compared."""
 
 from __future__ import annotations
@@ -65,12 +66,9 @@ def training_device(requested: str) -> torch.device:
     """CUDA when available (or asked for: then required), else the CPU with a warning."""
     device = resolve_device(requested, "cifar10.device")
     if requested == "auto" and device.type == "cpu":
-        warnings.warn(
-            "no CUDA device: training ResNet-18 on the CPU, far slower than on a GPU "
-            "(docs/gpu.md); use a GPU node for the paper scale",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+        warnings.warn("no CUDA device: training ResNet-18 on the CPU, far slower than on a GPU "
+                      "(docs/gpu.md); use a GPU node for the paper scale", RuntimeWarning,
+                      stacklevel=2)
     return device
 
 
@@ -106,14 +104,9 @@ def cifar_identity(cfg: CifarModelConfig, data: CIFAR10, momentum: float,
                      "standin": data.standin}}
 
 
-def train_cifar_models(
-    cfg: CifarModelConfig,
-    train_cfg: TrainConfig,
-    data: CIFAR10,
-    files: Sequence[SeedFiles],
-    run_config: Mapping[str, Any],
-    checkpoint: str | Path | None = None,
-) -> list[dict[str, Any]]:
+def train_cifar_models(cfg: CifarModelConfig, train_cfg: TrainConfig, data: CIFAR10,
+                       files: Sequence[SeedFiles], run_config: Mapping[str, Any],
+                       checkpoint: str | Path | None = None) -> list[dict[str, Any]]:
     """Train the job's models (cfg.models: its seeds at each of its M) as one stack, then write
     each model's weights, metrics and representations (test and train images) as if trained
     alone, `files` in the order of cfg.models; return each model's metrics."""

@@ -43,7 +43,8 @@ class StudentSpec:
         return [self.student_seed_offset + int(s) for s in teacher_seeds]
 
 
-def load_teachers(model_cfg: SyntheticModelConfig, paths: Sequence[str | Path]) -> StackedModelClass:
+def load_teachers(model_cfg: SyntheticModelConfig,
+                  paths: Sequence[str | Path]) -> StackedModelClass:
     """The teachers (model_cfg.seeds, variant (0, 0)) from their model.pt files, as one stack."""
     if len(paths) != len(model_cfg.seeds):
         raise ValueError(f"{len(paths)} teacher files for seeds {list(model_cfg.seeds)}")

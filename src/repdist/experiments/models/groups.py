@@ -14,14 +14,8 @@ import numpy as np
 import pandas as pd
 
 from ...io import provenance
-from ...io.representations import (
-    LoadedModel,
-    ModelInputError,
-    check_models,
-    load_model,
-    match_models,
-    model_names,
-)
+from ...io.representations import (LoadedModel, ModelInputError, check_models, load_model,
+                                   match_models, model_names)
 from ...measures import CompareSettings, prepare
 from ...measures.pairs import all_pairs, compare_pairs
 from ...measures.null import null_keys
@@ -29,14 +23,11 @@ from ...measures.sample_rules import sample_notes
 from ...measures.selection import keys_for
 
 ALIASES = {"m_svd_f_min": "m_svd_f"}  # the table's column name for the list-valued m_svd_f
-
-
 MATCHES = ("exact", "intersect")
 
 
-def compare_models(
-    paths: Sequence[str | Path], settings: CompareSettings, jobs: int = 1, match: str = "exact"
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+def compare_models(paths: Sequence[str | Path], settings: CompareSettings, jobs: int = 1,
+                   match: str = "exact") -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read, check and compare every pair of the models at `paths`: the pairs table and its
     provenance (M, the largest of the models' widths, and each model's). Rows are matched by
     identity; `match` "exact" refuses models of other inputs or labels, "intersect" keeps
@@ -95,14 +86,10 @@ def _provenance(settings: CompareSettings, models: Sequence[LoadedModel],
     for unused in ("input_set", "y_pivot", "y_leave_out"):
         options.pop(unused)
     return provenance(
-        None,
-        tool="repdist compare",
-        settings=options,
-        M=max(int(m.f.shape[1]) for m in models),
+        None, tool="repdist compare", settings=options, M=max(int(m.f.shape[1]) for m in models),
         models=[{"name": name, "path": str(m.path), "resolved_path": str(m.path.resolve()),
                  "shape": m.shape_text, "M": int(m.f.shape[1])}
-                for name, m in zip(names, models, strict=True)],
-    )
+                for name, m in zip(names, models, strict=True)])
 
 
 # How the warning column names a column's measure: a reason that mentions one of these, or

@@ -50,10 +50,6 @@ class StudySettings:
                              f"got {self.metric!r}")
 
 
-def _parts(folder: Path) -> Path:
-    return folder.with_name(folder.name + ".parts")
-
-
 def _resume(parts: Path, settings: Mapping[str, Any]) -> list[Path]:
     """The part files of an interrupted run of the same settings, in row order (any others
     are removed: they belong to other settings)."""
@@ -73,7 +69,7 @@ def extract_to_folder(folder: str | Path, batches: Any, n: int, info: Mapping[st
     each batch in `<folder>.parts/` so that a rerun resumes, then write the folder whole and
     drop the parts; returns the info written."""
     folder = Path(folder)
-    parts = _parts(folder)
+    parts = folder.with_name(folder.name + ".parts")
     done = _resume(parts, settings)
     start = int(done[-1].stem.split("-")[1]) if done else 0
     for out in batches(start):

@@ -8,12 +8,10 @@ import pandas as pd
 from .style import D_FG, D_LLV, PAPER_BLUE, legend_below, plt
 
 
-def bound_figure(
-    table: pd.DataFrame, rep_dim: int, title: str, marker_size: float = 12
-) -> plt.Figure:
-    """Points with d_LLV < 1/(2M) (where the theorem applies) and the line 2 M d_LLV. Pairs with
-    an undefined measure (NaN: degenerate models) are left out and counted in the title; the
-    legend sits under the axes, off the points."""
+def bound_figure(table: pd.DataFrame, rep_dim: int, title: str,
+                 marker_size: float = 12) -> plt.Figure:
+    """Points with d_LLV < 1/(2M) (where the theorem applies) and the line 2 M d_LLV; pairs with
+    an undefined measure (NaN: degenerate models) are left out and counted in the title."""
     limit = 1.0 / (2 * rep_dim)
     undefined = int(table[["d_llv", "d_fg"]].isna().any(axis=1).sum())
     defined = table.dropna(subset=["d_llv", "d_fg"])
@@ -24,8 +22,7 @@ def bound_figure(
     u = np.linspace(0.0, top + 0.01, 100)
     ax.plot(u, 2 * rep_dim * u, color="black", lw=1.5,
             label=f"the bound: {D_FG} ≤ {2 * rep_dim} {D_LLV}")
-    ax.set_xlabel(D_LLV)
-    ax.set_ylabel(D_FG)
+    ax.set(xlabel=D_LLV, ylabel=D_FG)
     above = int((valid["d_fg"] > 2 * rep_dim * valid["d_llv"]).sum())
     notes = []
     if len(defined) > len(valid):

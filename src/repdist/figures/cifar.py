@@ -15,40 +15,35 @@ def _colours(labels: np.ndarray) -> np.ndarray:
     return plt.cm.Paired(np.asarray(labels) % 12)
 
 
-def _legend_handles(class_names: Sequence[str]):
-    return [plt.Line2D([], [], marker="o", ls="", color=plt.cm.Paired(i), label=name,
-                       markersize=8) for i, name in enumerate(class_names)]
+def _class_legend(ax: plt.Axes, class_names: Sequence[str]) -> None:
+    """A legend of the classes' colours to the right of `ax`."""
+    handles = [plt.Line2D([], [], marker="o", ls="", color=plt.cm.Paired(i), label=name,
+                          markersize=8) for i, name in enumerate(class_names)]
+    ax.legend(handles=handles, bbox_to_anchor=(1.05, 1), loc="upper left", frameon=False)
 
 
 def _data_note(standin: bool) -> str:
     return " [STAND-IN DATA, not CIFAR-10]" if standin else ""
 
 
-def reps_figure(
-    f: np.ndarray, preds: np.ndarray, g: np.ndarray, class_names: Sequence[str], seed: int,
-    standin: bool,
-) -> plt.Figure:
+def reps_figure(f: np.ndarray, preds: np.ndarray, g: np.ndarray, class_names: Sequence[str],
+                seed: int, standin: bool) -> plt.Figure:
     """Left: test embeddings coloured by predicted class; right: the 10 unembeddings."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.4, 4.5))
     left.scatter(f[:, 0], f[:, 1], c=_colours(preds), s=5)
     left.set_title(r"EMBEDDINGS $\mathbf{f}(\cdot)$")
     right.scatter(g[:, 0], g[:, 1], c=_colours(np.arange(len(g))), s=150)
     right.set_title(r"UNEMBEDDINGS $\mathbf{g}(\cdot)$")
-    right.legend(handles=_legend_handles(class_names), bbox_to_anchor=(1.05, 1),
-                 loc="upper left", frameon=False)
+    _class_legend(right, class_names)
     fig.suptitle(f"ResNet-18, M = 2, seed {seed}{_data_note(standin)}", fontsize=12)
     fig.tight_layout()
     return fig
 
 
-def seed_comparison(
-    a: pd.DataFrame, b: pd.DataFrame, mcca: float, class_names: Sequence[str],
-    labels: tuple[str, str], standin: bool,
-) -> plt.Figure:
-    """Fig. 3 (left): two models' test embeddings side by side (labelled e.g. "seed 0", or
-    "ours, seed 0" beside "theirs, seed 0"), each coloured by its own predictions, their m_CCA
-    (experiments/pairs.py::embeddings_mcca) in the title; the y axis shared, its values at the
-    left."""
+def seed_comparison(a: pd.DataFrame, b: pd.DataFrame, mcca: float, class_names: Sequence[str],
+                    labels: tuple[str, str], standin: bool) -> plt.Figure:
+    """Fig. 3 (left): two models' test embeddings side by side (labelled e.g. "seed 0"), each
+    coloured by its own predictions, their m_CCA (pairs.py::embeddings_mcca) in the title."""
     from ..io.representations import columns_of
 
     f_a, f_b = columns_of(a, "f_"), columns_of(b, "f_")
@@ -57,18 +52,15 @@ def seed_comparison(
     right.scatter(f_b[:, 0], f_b[:, 1], c=_colours(b["pred"].to_numpy()), s=5)
     left.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}(\cdot)$ ({labels[0]})")
     right.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}'(\cdot)$ ({labels[1]})")
-    right.legend(handles=_legend_handles(class_names), bbox_to_anchor=(1.05, 1),
-                 loc="upper left", frameon=False)
+    _class_legend(right, class_names)
     fig.suptitle(rf"$m_{{\mathrm{{CCA}}}}$ = {mcca:.3f} on the test set{_data_note(standin)}",
                  fontsize=12)
     fig.tight_layout()
     return fig
 
 
-LOSS_LABELS = {
-    "test_loss_diff": "test loss difference",
-    "test_loss_eval_diff": "test loss difference (eval mode)",
-}
+LOSS_LABELS = {"test_loss_diff": "test loss difference",
+               "test_loss_eval_diff": "test loss difference (eval mode)"}
 
 
 def loss_diff_figure(pairs_by_dim: Mapping[int, pd.DataFrame], standin: bool,

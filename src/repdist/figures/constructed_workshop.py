@@ -37,8 +37,7 @@ def workshop_lengths_figure(v: np.ndarray | None = None) -> plt.Figure:
         for label, colour in ((0, "#002347"), (1, "#FF5003")):
             towards = 1.0 if label == 0 else -1.0  # to the nearest other g: above y0, below y1
             for off, style in ((0.0, "-"), (towards * offset, "--")):
-                nll = -correct_label_loglik(v, angles, label, off)
-                ax.loglog(v, nll, style, color=colour)
+                ax.loglog(v, -correct_label_loglik(v, angles, label, off), style, color=colour)
         ax.axvline(length, color="grey", lw=1)
         ax.text(length, 1e-50, rf"$\|g\|$ = {length:g} ", color="grey", ha="right")
         ax.set_ylim(1e-60, 10)

@@ -35,8 +35,7 @@ def distillation_figure(table: pd.DataFrame, title: str) -> plt.Figure:
                            s=36, alpha=0.8, label=label if ci == 0 else None)
     for ax, (_, ylabel) in zip(axes, PANELS, strict=True):
         ax.set_xscale("log")
-        ax.set_xlabel("KL(teacher || student)")
-        ax.set_ylabel(ylabel)
+        ax.set(xlabel="KL(teacher || student)", ylabel=ylabel)
     teacher = table.groupby(["K", "width"])["probe_angle_teacher"].mean()
     for ci, (k, w) in enumerate(configs):
         axes[-1].axhline(teacher.loc[(k, w)], color="k", lw=0.8, ls=":")

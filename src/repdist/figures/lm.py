@@ -1,6 +1,5 @@
 """The language models' pairs (the `lm` branch's seeds, or lm.models by name): KL against d_LLV
-and against m_CCA, one point per pair, and the table the report shows beside it; and the
-models layer by layer (Roeder et al. 2021, Fig. 4): similarity against layer."""
+and m_CCA, and the report's table; and similarity layer by layer (Roeder et al. 2021, Fig. 4)."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ def seed_pairs_table(pairs: pd.DataFrame) -> pd.DataFrame:
 
 def per_model_text(value: Any) -> str:
     """A provenance value as a title states it: as it is, or where the models differ
-    (io/provenance.py::models_provenance's {model: value}) the range of their values (M of
-    32, 48 and 32: "32-48")."""
+    (models_provenance's {model: value}) their range (M of 32, 48 and 32: "32-48")."""
     if not isinstance(value, Mapping):
         return str(value)
     values = sorted(set(value.values()), key=lambda v: (str(type(v)), v))
@@ -38,25 +36,20 @@ def per_model_text(value: Any) -> str:
 
 
 def seed_pairs_figure(pairs: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
-    """Left: KL against d_LLV; right: KL against m_CCA of f and of g; one point per pair, each
-    labelled with its seeds; the legend beside the right panel."""
+    """Left: KL against d_LLV; right: KL against m_CCA of f and of g; a labelled point per pair."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8))
     a, b = pair_keys(pairs)
     names = [f"{x}-{y}" for x, y in zip(pairs[a], pairs[b], strict=True)]
-    left.scatter(pairs["d_llv"], pairs["kl"], color=PAPER_BLUE)
-    for x, y, name in zip(pairs["d_llv"], pairs["kl"], names, strict=True):
-        left.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=9)
-    left.set_xlabel(D_LLV)
-    left.set_ylabel("KL (nats)")
-    for column, colour, label, marker in (
-            ("mcca_f", PAPER_BLUE, r"$m_{\mathrm{CCA}}(f)$", "o"),
-            ("mcca_g", PAPER_ORANGE, r"$m_{\mathrm{CCA}}(g)$", "s")):
-        right.scatter(pairs[column], pairs["kl"], color=colour, label=label, marker=marker,
-                      alpha=0.8)
+    for ax, column, colour, label, marker, alpha in (
+            (left, "d_llv", PAPER_BLUE, None, "o", None),
+            (right, "mcca_f", PAPER_BLUE, r"$m_{\mathrm{CCA}}(f)$", "o", 0.8),
+            (right, "mcca_g", PAPER_ORANGE, r"$m_{\mathrm{CCA}}(g)$", "s", 0.8)):
+        ax.scatter(pairs[column], pairs["kl"], color=colour, label=label, marker=marker,
+                   alpha=alpha)
         for x, y, name in zip(pairs[column], pairs["kl"], names, strict=True):
-            right.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=9)
-    right.set_xlabel(r"$m_{\mathrm{CCA}}$ (1 = identical up to a linear map)")
-    right.set_ylabel("KL (nats)")
+            ax.annotate(name, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=9)
+    left.set(xlabel=D_LLV, ylabel="KL (nats)")
+    right.set(xlabel=r"$m_{\mathrm{CCA}}$ (1 = identical up to a linear map)", ylabel="KL (nats)")
     legend_beside(right)
     undefined = int(pairs[["kl", "d_llv", "mcca_f", "mcca_g"]].isna().any(axis=1).sum())
     note = f"; {undefined} pair(s) with an undefined measure" if undefined else ""
@@ -75,10 +68,9 @@ MEASURE_LABELS = {"cka": "linear CKA", "mcca": r"$m_{\mathrm{CCA}}$"}
 
 
 def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
-    """Similarity against layer slot, the mean over pairs with its range shaded: one line per
-    SVCCA component count, linear CKA and m_CCA dashed, and where the summary has a null their
-    chance levels (the mean tau over pairs) dotted; the head's input marked (summary:
-    experiments/lm/layers.py::layer_summary)."""
+    """Similarity against layer slot (experiments/lm/layers.py::layer_summary), the mean over
+    pairs with its range shaded: a line per SVCCA component count, linear CKA and m_CCA dashed,
+    their chance levels (mean tau) dotted where there is a null; the head's input marked."""
     fig, ax = plt.subplots(figsize=(10, 5))
     svcca = summary[summary["measure"] == "svcca"]
     counts = sorted(svcca["components"].unique())
@@ -97,8 +89,7 @@ def layers_figure(summary: pd.DataFrame, meta: Mapping[str, Any]) -> plt.Figure:
         if style == "--" and "tau_mean" in rows:  # CKA's and m_CCA's chance level
             ax.plot(rows["slot"], rows["tau_mean"], ":", color=colour, linewidth=1.5,
                     label=f"{label}: chance (null's tau)")
-    head = summary.loc[summary["head_input"], "slot"].unique()
-    for slot in head:
+    for slot in summary.loc[summary["head_input"], "slot"].unique():
         ax.axvline(slot, color="grey", linestyle=":", linewidth=1.5)
         ax.annotate("head's input", (slot, 0.02), xycoords=("data", "axes fraction"),
                     rotation=90, ha="right", va="bottom", color="grey", fontsize=11)

@@ -1,10 +1,5 @@
-"""The follow-up's figures, from experiments/logit_distance/tables.py's tables.
-They are Nielsen et al. 2026's figures/metric_plots_cifar.py and bound_plot_cifar.py.
-
-- `metrics_figure`: each metric over epochs for each pair of losses (L1 vs KL, L1 vs L2, L2 vs KL),
-  the inverse-variance average over teachers with a band of ± 1.96 standard deviations of that
-  average, test inputs solid, training inputs dashed (the legend says so).
-- `bound_figure`: Theorem F.1 per student, and the KL bound, each against d_logit^2."""
+"""The follow-up's figures (Nielsen et al. 2026's figures/metric_plots_cifar.py and
+bound_plot_cifar.py), from experiments/logit_distance/tables.py's tables."""
 
 from __future__ import annotations
 
@@ -29,8 +24,8 @@ ROWS = (("mcca", r"$m_{\mathrm{CCA}}$", False), ("d_rep", r"$d_{\mathrm{rep}}$",
 
 
 def metrics_figure(summary: pd.DataFrame, title: str) -> plt.Figure:
-    """Each metric (a row) over epochs for each pair of losses (a column); the legend beside the
-    top row names the losses' colours and the line styles."""
+    """Each metric (a row) over epochs for each pair of losses (a column): the inverse-variance
+    average over teachers ± 1.96 sd of it, test inputs solid, training inputs dashed."""
     fig, axes = plt.subplots(len(ROWS), len(PAIRS), figsize=(16.5, 3.1 * len(ROWS)),
                              sharex=True, squeeze=False)
     for col, pair in enumerate(PAIRS):
@@ -72,13 +67,10 @@ def _band(ax: plt.Axes, summary: pd.DataFrame, loss: str, metric: str) -> None:
             ax.fill_between(x, mean - half, mean + half, color=colour, alpha=0.2, lw=0)
 
 
-# Theorem F.1 per student: sum (1 - rho^2) lambda against d_logit^2 with the bound's line (every
-# point below it). The KL bound 2 KL / tau^2 against d_logit^2 (every point above its line: how far
-# above is how loose it is). Each loss has its own hollow marker, so students of two losses at the
-# same place are both seen.
 def bound_figure(final: pd.DataFrame, title: str) -> plt.Figure:
-    """Theorem F.1 (left) and the KL bound (right) per student against d_logit^2, each loss
-    its own hollow marker; one legend beside the right panel."""
+    """Theorem F.1, sum (1 - rho^2) lambda (left, every point below y = x), and the KL bound
+    2 KL / tau^2 (right, every point above: how far is how loose) per student against
+    d_logit^2, each loss its own hollow marker; one legend beside the right panel."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(14, 5.2))
     d2 = final["f1_right"].to_numpy(dtype=float)
     for loss, rows in final.groupby("loss", sort=False):
@@ -91,9 +83,8 @@ def bound_figure(final: pd.DataFrame, title: str) -> plt.Figure:
                      max(np.nanmax(d2), 1e-7)]) * np.array([0.5, 2.0])
     for ax in (left, right):
         ax.plot(span, span, "k--", lw=1, label="y = x", zorder=1)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(r"$d^2_{\mathrm{logit}}$(teacher, student), test")
+        ax.set(xscale="log", yscale="log",
+               xlabel=r"$d^2_{\mathrm{logit}}$(teacher, student), test")
     violations = int((~final["f1_holds"].astype(bool)).sum())
     left.set_ylabel(r"$\sum_k (1 - \rho_k^2)\,\lambda_k$")
     left.set_title(f"Theorem F.1: below the line ({violations} above)", fontsize=12)

@@ -1,7 +1,5 @@
-"""The Platonic Representation Hypothesis' study drawn: their Fig. 3 (one panel per vision
-family: alignment against the language model's performance, 1 - bits per byte, one line per
-vision model from the smallest to the largest), raw above and calibrated below; and the
-language x vision matrix of both as heatmaps, the pairs that survive Benjamini-Hochberg marked."""
+"""The Platonic Representation Hypothesis' study drawn: their Fig. 3, raw and calibrated, and
+the language x vision matrix of both as heatmaps."""
 
 from __future__ import annotations
 
@@ -21,9 +19,8 @@ ROWS = (("score", "alignment"), ("calibrated", "calibrated alignment"))
 
 def alignment_figure(table: pd.DataFrame, families: Sequence[str]) -> plt.Figure:
     """PRH's Fig. 3, raw (top) and calibrated (bottom): per family, a line per vision model
-    (darker: fewer parameters) through the language models ordered by performance; the null's
-    tau of each point drawn faint beside the raw line. Each family's models are named under
-    its column, the line styles beside the top row."""
+    (darker: fewer parameters) through the language models ordered by performance (1 - bits
+    per byte); the null's tau faint beside the raw line."""
     metric = METRIC_NAMES.get(str(table["metric"].iloc[0]), str(table["metric"].iloc[0]))
     fig, axes = plt.subplots(2, len(families), figsize=(4.2 * len(families), 7.5),
                              squeeze=False, sharex=True)
@@ -61,8 +58,7 @@ def metric_column(table: pd.DataFrame, column: str) -> str:
 
 def matrix_figure(table: pd.DataFrame, families: Sequence[str]) -> plt.Figure:
     """The language x vision matrix, raw and calibrated; '*' where q <= alpha (Benjamini-
-    Hochberg over the matrix), the vision models by family then size; colour maps and colour
-    bars' labels by the direction of each (style.colour_bar)."""
+    Hochberg over the matrix), the vision models by family then size."""
     vision = (table.sort_values(["vision_parameters"])
               .assign(rank=lambda t: t["family"].map({f: i for i, f in enumerate(families)}))
               .sort_values(["rank", "vision_parameters"], kind="stable")["vision"].unique())
@@ -70,22 +66,19 @@ def matrix_figure(table: pd.DataFrame, families: Sequence[str]) -> plt.Figure:
     fig, axes = plt.subplots(1, 2, figsize=(2 + 1.1 * len(vision) * 2, 1.5 + 0.6 * len(language)),
                              squeeze=False)
     for ax, (column, label) in zip(axes[0], ROWS, strict=True):
-        grid = table.pivot(index="language", columns="vision", values=column)
-        grid = grid.loc[language, vision]
+        grid = table.pivot(index="language", columns="vision", values=column).loc[language, vision]
         star = table.pivot(index="language", columns="vision", values="significant")
         star = star.loc[language, vision].fillna(False).astype(bool)
         values = grid.to_numpy(dtype=float)
         glossary_column = metric_column(table, column)
         image = ax.imshow(values, cmap=colour_map(glossary_column), aspect="auto")
-        for i in range(len(language)):
-            for j in range(len(vision)):
-                value = values[i, j]
-                mark = "*" if star.iloc[i, j] else ""
-                red, green, blue, _ = image.cmap(image.norm(value))
-                luminance = 0.299 * red + 0.587 * green + 0.114 * blue
-                dark = bool(np.isfinite(value)) and luminance < 0.5
-                ax.text(j, i, f"{value:.2f}{mark}", ha="center", va="center", fontsize=8,
-                        color="white" if dark else "black")
+        for i, j in np.ndindex(values.shape):
+            value, mark = values[i, j], "*" if star.iloc[i, j] else ""
+            red, green, blue, _ = image.cmap(image.norm(value))
+            luminance = 0.299 * red + 0.587 * green + 0.114 * blue
+            dark = bool(np.isfinite(value)) and luminance < 0.5
+            ax.text(j, i, f"{value:.2f}{mark}", ha="center", va="center", fontsize=8,
+                    color="white" if dark else "black")
         ax.set_xticks(range(len(vision)), vision, rotation=60, ha="right", fontsize=9)
         ax.set_yticks(range(len(language)), language, fontsize=9)
         ax.set_title(label, fontsize=12)

@@ -1,9 +1,6 @@
 """Roeder et al. (2021) Fig. 3: (a) the data, a patch of each image's top half (x) and one of its
 bottom half (y), as a training step cuts and augments them; (b) mean CCA of f and of g between
-pairs of models at checkpoints over training; (c) against the amount of training data; (d)
-against the hidden units. Points: mean ± standard error over the pairs; beside them, where
-the tables have them, the permutation null's tau (a band: what chance reaches) and the
-untrained models' value (dashed)."""
+pairs of models over training; (c) against the amount of training data; (d) against width."""
 
 from __future__ import annotations
 
@@ -18,17 +15,15 @@ from .style import PAPER_BLUE, PAPER_ORANGE, legend_beside, line_key, plt
 
 SIDES = {"f": PAPER_BLUE, "g": PAPER_ORANGE}
 FRAMES = {"f": "#3D9BFF", "g": PAPER_ORANGE}  # x's frame lighter than f's line: seen on black
-AXES = {"b": ("training step", "linear"), "c": ("training images", "log"),
-        "d": ("hidden units", "log")}
-TITLES = {"b": "(b) over training", "c": "(c) against training data",
-          "d": "(d) against width"}
+AXES = {"b": ("training step", "linear", "(b) over training"),
+        "c": ("training images", "log", "(c) against training data"),
+        "d": ("hidden units", "log", "(d) against width")}
 
 
 def cpc_figure(examples: Mapping[str, np.ndarray], summary: pd.DataFrame, title: str,
                examples_shown: int = 3) -> plt.Figure:
     """`examples`: the npz experiments.roeder.cpc.write_examples writes; `summary`:
-    roeder_cpc_tables.cpc_summary's table. One legend, beside the last panel, for the three
-    trend panels."""
+    roeder_cpc_tables.cpc_summary's table."""
     fig = plt.figure(figsize=(19, 4.4))
     grid = fig.add_gridspec(1, 4, width_ratios=[1.1, 1, 1, 1], wspace=0.3)
     _data_panel(fig, grid[0], examples, examples_shown)
@@ -47,8 +42,7 @@ def cpc_figure(examples: Mapping[str, np.ndarray], summary: pd.DataFrame, title:
 
 
 def _data_panel(fig: plt.Figure, cell, examples: Mapping[str, np.ndarray], n: int) -> None:
-    """Per example: the image with its two patches framed (x: top, y: bottom), then the two
-    patches as augmented."""
+    """Per example: the image with its patches framed (x: top, y: bottom), then both augmented."""
     n = min(n, len(examples["images"]))
     inner = cell.subgridspec(n, 3, wspace=0.05, hspace=0.1)
     h, w = examples["top"].shape[2:]
@@ -75,21 +69,19 @@ def _show(ax: plt.Axes, image: np.ndarray) -> None:
         ax.imshow(picture[..., 0], cmap="gray", vmin=0, vmax=1)
     else:
         ax.imshow(picture)
-    ax.set_xticks([])
-    ax.set_yticks([])
+    ax.set(xticks=[], yticks=[])
 
 
 def _trend_panel(ax: plt.Axes, rows: pd.DataFrame, panel: str) -> None:
-    """Mean ± standard error per point of each side (and, pale and wide, the mean's 95 %
-    seed-bootstrap interval); where the summary has them, every
-    canonical correlation's mean (thin lines: Roeder's Fig. 3b), the null's tau (a band from 0
-    up to it: chance reaches there) and the untrained models' value (a dashed line: the same
-    pairs at step 0) in the side's colour."""
-    xlabel, scale = AXES[panel]
+    """Mean ± standard error over the pairs per point of each side (pale and wide: the mean's
+    95 % seed-bootstrap interval); where the summary has them, every canonical correlation's
+    mean (thin lines: Roeder's Fig. 3b), the null's tau (a band from 0: what chance reaches) and
+    the untrained models' value (dashed: the same pairs at step 0), in the side's colour."""
+    xlabel, scale, title = AXES[panel]
     for side, colour in SIDES.items():
         ax.errorbar(rows["x"], rows[f"mcca_{side}_mean"], yerr=rows[f"mcca_{side}_se"],
                     color=colour, marker="o", ms=4, lw=2, capsize=3, label=side)
-        if f"mcca_{side}_ci_low" in rows:  # the 95 % seed-bootstrap interval, wide and pale
+        if f"mcca_{side}_ci_low" in rows:
             ax.vlines(rows["x"], rows[f"mcca_{side}_ci_low"], rows[f"mcca_{side}_ci_high"],
                       color=colour, lw=6, alpha=0.25)
         tau = rows.get(f"mcca_{side}_tau_mean")
@@ -109,6 +101,5 @@ def _trend_panel(ax: plt.Axes, rows: pd.DataFrame, panel: str) -> None:
         ax.set_xscale("log")
         ax.set_xticks(rows["x"], [f"{x:,.0f}" for x in rows["x"]], minor=False)
         ax.minorticks_off()
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(r"mean CCA ($m_{\mathrm{CCA}}$)")
-    ax.set_title(TITLES[panel], fontsize=12)
+    ax.set(xlabel=xlabel, ylabel=r"mean CCA ($m_{\mathrm{CCA}}$)")
+    ax.set_title(title, fontsize=12)

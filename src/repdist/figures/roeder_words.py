@@ -46,9 +46,8 @@ CONTEXTS_SHOWN = 300  # held-out contexts drawn in f's panel (the fit's R^2 is o
 def roeder_words_figure(fit: WordsFit, seeds: Sequence[int], note: str,
                         contexts: ContextsFit | None = None) -> plt.Figure:
     """Three panels of the shown words' 2-D vectors q: seed a, seed b, b mapped onto a; and,
-    given `contexts`, a fourth of f on held-out contexts (Fig. 1's caption: f on held-out
-    data), seed b's mapped onto seed a's by the map fitted on the other half; legends under
-    the panels they explain."""
+    given `contexts`, a fourth of f on held-out contexts (Fig. 1's caption), seed b's mapped
+    onto seed a's by the map fitted on the other half."""
     fig, axes = plt.subplots(1, 4 if contexts is not None else 3,
                              figsize=(20 if contexts is not None else 15, 5.2))
     a, b = int(seeds[0]), int(seeds[1])
@@ -67,8 +66,7 @@ def roeder_words_figure(fit: WordsFit, seeds: Sequence[int], note: str,
     if contexts is not None:
         _contexts_panel(axes[3], contexts, a, b)
     for ax in axes:
-        ax.set_xlabel("dimension 1")
-        ax.set_ylabel("dimension 2")
+        ax.set(xlabel="dimension 1", ylabel="dimension 2")
     for ax in axes[2:]:
         legend_below(ax, ncols=2)
     fig.suptitle(f"Roeder et al. Fig. 1: two seeds' word vectors, one linear map apart? ({note})",
@@ -78,8 +76,7 @@ def roeder_words_figure(fit: WordsFit, seeds: Sequence[int], note: str,
 
 
 def _contexts_panel(ax: plt.Axes, contexts: ContextsFit, a: int, b: int) -> None:
-    """f of the first CONTEXTS_SHOWN held-out contexts: seed a's (dots), seed b's mapped onto
-    them (circles), joined."""
+    """f of the first CONTEXTS_SHOWN held-out contexts: seed a's, and seed b's mapped, joined."""
     shown = slice(0, CONTEXTS_SHOWN)
     f_a, mapped = contexts.f_a[shown], contexts.mapped_b[shown]
     for start, end in zip(f_a[:, :2], mapped[:, :2], strict=True):

@@ -30,18 +30,10 @@ LINE_COLOURS = [PAPER_BLUE, PAPER_ORANGE, "#2E8B57", "#8B008B"]  # one per line 
 COLOUR_MAPS = {"distance": "magma_r", "similarity": "viridis"}
 OTHER_COLOUR_MAP = "cividis"
 
-plt.rcParams.update(
-    {
-        "font.size": 14,
-        "axes.titlesize": 14,
-        "xtick.labelsize": 12,
-        "ytick.labelsize": 12,
-        "savefig.dpi": 200,
-        "pdf.fonttype": 42,
-        # SVGs: the same element ids on every run (PDFs lose their creation date in save_figure)
-        "svg.hashsalt": "repdist",
-    }
-)
+# svg.hashsalt: the same SVG element ids on every run (save_figure drops PDFs' dates)
+plt.rcParams.update({"font.size": 14, "axes.titlesize": 14, "xtick.labelsize": 12,
+                     "ytick.labelsize": 12, "savefig.dpi": 200, "pdf.fonttype": 42,
+                     "svg.hashsalt": "repdist"})
 
 
 def colour_map(column: str) -> str:
@@ -60,8 +52,7 @@ def colour_bar(image: Any, ax: plt.Axes, column: str, shown: str | None = None,
     return bar
 
 
-def legend_beside(ax: plt.Axes, handles: Sequence[Any] | None = None,
-                  **kwargs: Any) -> Legend:
+def legend_beside(ax: plt.Axes, handles: Sequence[Any] | None = None, **kwargs: Any) -> Legend:
     """A legend to the right of `ax`, off its data (tight_layout and save_figure's tight box
     make room for it); `handles`: the entries (default: the axes' labelled artists)."""
     kwargs = {"fontsize": 10, "frameon": False, **kwargs}

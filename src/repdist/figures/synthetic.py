@@ -10,17 +10,8 @@ import numpy as np
 import pandas as pd
 
 from ..data.radial import RadialData
-from .style import (
-    D_FG,
-    D_LLV,
-    LINE_COLOURS,
-    PAPER_BLUE,
-    band_key,
-    legend_beside,
-    legend_below,
-    line_key,
-    plt,
-)
+from .style import (D_FG, D_LLV, LINE_COLOURS, PAPER_BLUE, band_key, legend_below,
+                    legend_beside, line_key, plt)
 
 
 def data_figure(data: RadialData, name: str = "Radial data", cmap: str = "Paired") -> plt.Figure:
@@ -33,16 +24,12 @@ def data_figure(data: RadialData, name: str = "Radial data", cmap: str = "Paired
     return fig
 
 
-def width_figure(
-    summaries: Mapping[int, pd.DataFrame], threshold: float, min_seeds: int, title: str = "",
-    baseline: pd.DataFrame | None = None,
-) -> plt.Figure:
+def width_figure(summaries: Mapping[int, pd.DataFrame], threshold: float, min_seeds: int,
+                 title: str = "", baseline: pd.DataFrame | None = None) -> plt.Figure:
     """Two panels: mean d_LLV and mean d_{f,g} vs width, one line (±1 sd band, as the paper)
     per class count, and the mean's 95 % seed-bootstrap interval as bars where the summary
-    has it (experiments.synthetic.widths.seed_intervals); with a `baseline` table
-    (experiments.synthetic.width_baseline), the same seeds untrained dashed and the null's mean tau
-    dotted, in the class count's colour. The legend, beside the panels, says what each colour
-    and line style is."""
+    has it; with a `baseline` table (experiments.synthetic.width_baseline), the same seeds
+    untrained dashed and the null's mean tau dotted, in the class count's colour."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.6))
     notes: list[str] = []
     tops: dict[str, float] = {}
@@ -72,10 +59,8 @@ def width_figure(
             ax.set_ylim(top=1.3 * tops[key])
             notes.append(f"untrained {'d_LLV' if key == 'd_llv' else 'd_fg'} beyond the "
                          "top of its axis where cut off")
-    left.set_ylabel(f"mean {D_LLV}")
-    right.set_ylabel(f"mean {D_FG}")
-    for ax in (left, right):
-        ax.set_xlabel("width")
+    left.set(xlabel="width", ylabel=f"mean {D_LLV}")
+    right.set(xlabel="width", ylabel=f"mean {D_FG}")
     if right.get_legend_handles_labels()[0]:
         legend_beside(right, width_keys(right, summaries, baseline))
     caption = (f"pairs of seeds with test accuracy > {threshold:g}; widths with ≥ {min_seeds} "
@@ -89,9 +74,8 @@ def width_keys(ax: plt.Axes, summaries: Mapping[int, pd.DataFrame],
                baseline: pd.DataFrame | None) -> list[Any]:
     """The width figure's legend: a line per class count in its colour, then what each style
     means (band, bars, and with a baseline the untrained and chance lines)."""
-    keys: list[Any] = list(ax.get_legend_handles_labels()[0])
-    keys.append(line_key("mean over pairs of seeds"))
-    keys.append(band_key("±1 sd over pairs", "grey", 0.3))
+    keys: list[Any] = [*ax.get_legend_handles_labels()[0], line_key("mean over pairs of seeds"),
+                       band_key("±1 sd over pairs", "grey", 0.3)]
     if any("d_llv_ci_low" in s for s in summaries.values()):
         keys.append(line_key("the mean's 95 % interval (seeds resampled)", style="",
                              marker="|", markersize=12, markeredgewidth=1.2))
@@ -101,27 +85,19 @@ def width_keys(ax: plt.Axes, summaries: Mapping[int, pd.DataFrame],
     return keys
 
 
-MEASURE_PANELS = (
-    ("d_llv", D_LLV),
-    ("d_fg", D_FG),
-    ("kl", r"$d_{\mathrm{KL}}$"),
-    ("d_logit", r"$d_{\mathrm{logit}}$"),
-    ("mcca_f", r"$m_{\mathrm{CCA}}$"),
-    ("svcca_f", "SVCCA"),
-    ("cka_f", "linear CKA"),
-    ("mutual_knn_f", "mutual k-NN"),
-)
+MEASURE_PANELS = (("d_llv", D_LLV), ("d_fg", D_FG), ("kl", r"$d_{\mathrm{KL}}$"),
+                  ("d_logit", r"$d_{\mathrm{logit}}$"), ("mcca_f", r"$m_{\mathrm{CCA}}$"),
+                  ("svcca_f", "SVCCA"), ("cka_f", "linear CKA"), ("mutual_knn_f", "mutual k-NN"))
 
 
 def measures_vs_width_figure(summary: pd.DataFrame, num_classes: int, n_pairs: int,
                              nan_pairs: int) -> plt.Figure:
-    """One panel per measure: mean ± sd over all seed pairs against width (an
-    `experiments.synthetic.widths.measures_by_width` table); where it has the measure's null, the
-    mean tau as a grey band from the axis to it (what chance reaches: the lower end for distances).
-    One legend, beside the top row, says what the line and the bands are."""
+    """One panel per measure: mean ± sd over all seed pairs against width (a
+    `measures_by_width` table); where it has the measure's null, the mean tau as a grey band
+    from the axis to it (what chance reaches: the lower end for distances)."""
     panels = [(c, label) for c, label in MEASURE_PANELS if f"{c}_mean" in summary.columns]
     fig, axes = plt.subplots(2, 4, figsize=(17, 7), sharex=True)
-    chance = False
+    chance = any(f"{col}_tau_mean" in summary.columns for col, _ in panels)
     for ax, (col, label) in zip(axes.ravel(), panels, strict=False):
         mean, std = summary[f"{col}_mean"], summary[f"{col}_std"]
         ax.plot(summary.index, mean, color=PAPER_BLUE, lw=2, marker="o")
@@ -129,7 +105,6 @@ def measures_vs_width_figure(summary: pd.DataFrame, num_classes: int, n_pairs: i
         if f"{col}_tau_mean" in summary.columns:
             tau = summary[f"{col}_tau_mean"]
             ax.fill_between(summary.index, 0, tau, color="0.5", alpha=0.25, lw=0)
-            chance = True
         ax.set_title(label)
         ax.set_xscale("log", base=2)
     for ax in axes.ravel()[len(panels):]:
@@ -152,8 +127,7 @@ def alignment_figure(table: pd.DataFrame, rho_width: Mapping[int, float],
                      models: str = "the synthetic grid (unnormalised models)") -> plt.Figure:
     """The Platonic Representation Hypothesis' claim on the synthetic grid: mean alignment over
     seed pairs against width, a line (±1 sd band) per class count, and against the seeds' mean
-    test accuracy, a point per (K, width), its size the width; Spearman's rho in the legends
-    (below each panel) and title."""
+    test accuracy, a point per (K, width), its size the width; Spearman's rho in the legends."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.5, 5.4))
     mean, std = f"{column}_mean", f"{column}_std"
     for colour, (k, rows) in zip(LINE_COLOURS * 3, table.groupby("num_classes"), strict=False):
@@ -180,9 +154,8 @@ def alignment_figure(table: pd.DataFrame, rho_width: Mapping[int, float],
                       markersize=float(np.sqrt(marker_area(w))))
              for w in sorted({table["width"].min(), table["width"].max()})]
     legend_below(right, [*right.get_legend_handles_labels()[0], *sizes], ncols=2)
-    fig.suptitle(f"Platonic Representation Hypothesis on {models}: does {name} alignment "
-                 f"rise with width and accuracy? ρ(alignment, accuracy) = {rho_accuracy:.2f}",
-                 fontsize=10)
+    fig.suptitle(f"Platonic Representation Hypothesis on {models}: does {name} alignment rise with "
+                 f"width and accuracy? ρ(alignment, accuracy) = {rho_accuracy:.2f}", fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -1,7 +1,6 @@
-"""A causal language model is a model of the paper's family too: f is the head's input, g its rows.
-The logits of the token after position t are W h_t + b. So f(x) is the head's input at t (the last
-hidden state of the context x = tokens[..t]), g(y) the head's weight row of token y, and K the
-vocabulary.
+"""A causal language model is a model of the paper's family too: the logits of the token after
+position t are W h_t + b, so f(x) is the head's input at t (the last hidden state of the context
+x = tokens[..t]), g(y) the head's weight row of token y, and K the vocabulary.
 
 Otherwise the extraction is the classifier's (classifier.py): the head tapped while the whole model
 runs, its outputs checked against the model's at every position kept, the bias folded or dropped."""
@@ -24,9 +23,8 @@ NO_NEXT_TOKEN = -1  # the label of a position whose next token is not in the inp
 
 
 def token_batches(tokens: Any, batch_size: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """(input ids, attention mask) batches, on the host, of a (contexts, length) array or tensor
-    of token ids, or of a mapping with "input_ids" and "attention_mask" (what a Hugging Face
-    tokenizer returns, as lists, arrays or tensors)."""
+    """(input ids, attention mask) batches, on the host, of a (contexts, length) array of token
+    ids or of a tokenizer's {"input_ids", "attention_mask"} (lists, arrays or tensors)."""
     if isinstance(tokens, Mapping):
         if "input_ids" not in tokens:
             raise ExtractionError("token inputs given as a mapping need 'input_ids' "
@@ -50,25 +48,19 @@ def token_batches(tokens: Any, batch_size: int) -> Iterator[tuple[torch.Tensor, 
         yield ids[lo : lo + batch_size].long(), mask[lo : lo + batch_size]
 
 
-def kept_positions(mask: torch.Tensor, positions: str) -> torch.Tensor:
-    """A (batch, length) boolean of the positions whose f is kept: every unmasked one, or the
-    last unmasked one of each context (padding on either side)."""
-    if positions == "all":
-        return mask.clone()
-    length = mask.shape[1]
-    last = torch.where(mask, torch.arange(length), -1).amax(dim=1)
-    if bool((last < 0).any()):
-        raise ExtractionError("a context has no unmasked token (its attention_mask is all 0)")
-    keep = torch.zeros_like(mask)
-    keep[torch.arange(len(mask)), last] = True
-    return keep
-
-
 def kept_indices(mask: torch.Tensor, positions: str,
                  device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The kept positions (on the host) and their row and column indices on `device`: found on
-    the host, since a boolean mask on the device makes the host wait for its count."""
-    keep = kept_positions(mask, positions)
+    """A (batch, length) boolean on the host of the positions whose f is kept (every unmasked
+    one, or the last unmasked one of each context, padding on either side), and their row and
+    column indices on `device` (a boolean mask there makes the host wait for its count)."""
+    if positions == "all":
+        keep = mask.clone()
+    else:
+        last = torch.where(mask, torch.arange(mask.shape[1]), -1).amax(dim=1)
+        if bool((last < 0).any()):
+            raise ExtractionError("a context has no unmasked token (its attention_mask is all 0)")
+        keep = torch.zeros_like(mask)
+        keep[torch.arange(len(mask)), last] = True
     rows, cols = (i.to(device) for i in keep.nonzero(as_tuple=True))
     return keep, rows, cols
 
@@ -109,8 +101,7 @@ def mask_keywords(takes_mask: bool, mask: torch.Tensor, device: torch.device) ->
 
 
 def _logits_of(output: Any) -> Any:
-    """The logits of a model's output: a tensor, an object with .logits (Hugging Face), or
-    the first item of a tuple."""
+    """The logits of a model's output: a tensor, its .logits (Hugging Face) or its first item."""
     if isinstance(output, torch.Tensor):
         return output
     if hasattr(output, "logits"):
@@ -131,12 +122,10 @@ def causal_lm_representations(model: nn.Module, tokens: Any, head: str | None = 
     """f at the kept positions of every context and g of the LM's head (see the module's text).
 
     `tokens`: a (contexts, length) integer array, or {"input_ids", "attention_mask"} (mask 0 =
-    padding, never kept). `positions`: "all" (every unmasked position: N = the unmasked tokens)
-    or "last" (the last unmasked position of each context: N = contexts). `head`, `bias` and
-    `device` as for `classifier_representations`. `labels` are the next tokens (-1 where the
-    input does not hold one); the model is called as model(ids, attention_mask=mask), or as
-    model(ids) when its forward takes no attention_mask and nothing is padded.
-    """
+    padding, never kept). `positions`: "all" (every unmasked position) or "last" (the last of
+    each context). `head`, `bias` and `device` as for `classifier_representations`. `labels`
+    are the next tokens (-1 where the input does not hold one); the model is called with an
+    attention_mask unless its forward takes none and nothing is padded."""
     if positions not in POSITIONS:
         raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
     fs, labels, contexts = [], [], 0

@@ -245,9 +245,8 @@ def _cannot_run(model: nn.Module, x: torch.Tensor, err: Exception, kwargs: dict[
 
 
 def run_model(model: nn.Module, x: torch.Tensor, **kwargs: Any) -> Any:
-    """The model's output on one batch, float inputs cast to its parameters' dtype (integer
-    ones, token ids, as they are); a model that cannot take the batch (token ids past its
-    input embedding among them, refused before it runs) is an ExtractionError."""
+    """The model's output on one batch, float inputs cast to its parameters' dtype (token ids as
+    they are); a batch it cannot take (check_token_ids among others) is an ExtractionError."""
     check_token_ids(model, x)
     dtype = parameter_dtype(model)
     if dtype is not None and x.is_floating_point() and x.dtype != dtype:
@@ -268,8 +267,7 @@ def classifier_representations(model: nn.Module, loader: Any, head: str | None =
     `loader`: a torch DataLoader or any iterable of batches (tensors, or (inputs, labels, ...)
     tuples), or one array of inputs. `head`: the module name of the final nn.Linear (default:
     the last one registered). `bias`: "fold" (f' = [f, 1], g' = [W, b]) or "drop". `device`:
-    default CUDA when available. The model's mode and device are restored afterwards.
-    """
+    default CUDA when available. The model's mode and device are restored afterwards."""
     fs, labels = [], []
     with tapped_head(model, head, bias, device) as tapped:
         for batch in batches(loader, batch_size):
@@ -300,8 +298,7 @@ def assemble(name: str, f: torch.Tensor, weight: torch.Tensor, layer_bias: torch
     return ClassifierRepresentations(to_host(f), to_host(g), name, fold, y, info)
 
 
-def write_representations(path: str | Path, reps: ClassifierRepresentations,
-                          **extra: Any) -> None:
+def write_representations(path: str | Path, reps: ClassifierRepresentations, **extra: Any) -> None:
     """The .npz `repdist compare` reads (arrays f, g, and labels when known), atomically, with
     provenance (what was extracted, how, and `extra`). f and g pass the checks `repdist
     compare` makes (io.validation) first: a model whose f is NaN is said, not written."""

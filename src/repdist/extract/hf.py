@@ -64,11 +64,10 @@ def _load(what: str, name_or_path: str, load: Any, revision: str | None = None,
         at = "" if revision is None else f" --revision {revision}"
         raise ExtractionError(
             f"{name_or_path!r}{'' if revision is None else f' at revision {revision!r}'}: no "
-            f"such folder, not in the Hugging Face cache ({cache}), and "
-            f"{why}. Download it where the hub is reachable (hf download {name_or_path}{at}, or "
-            f"save_pretrained to a folder) and pass the folder, or set HF_HOME to a cache that "
-            f"holds it ({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})"
-        ) from err
+            f"such folder, not in the Hugging Face cache ({cache}), and {why}. Download it where "
+            f"the hub is reachable (hf download {name_or_path}{at}, or save_pretrained to a "
+            f"folder) and pass the folder, or set HF_HOME to a cache that holds it "
+            f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''})") from err
 
 
 def load_causal_lm(name_or_path: str, device: str | None = None,
@@ -86,8 +85,7 @@ def load_causal_lm(name_or_path: str, device: str | None = None,
 
 
 def output_head(model: Any) -> str | None:
-    """The module name of the model's unembedding (get_output_embeddings), None if it has none
-    (then the last nn.Linear is the head)."""
+    """The module name of the model's get_output_embeddings(), None without one."""
     getter = getattr(model, "get_output_embeddings", None)
     head = getter() if callable(getter) else None
     if head is None:

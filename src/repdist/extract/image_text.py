@@ -1,12 +1,10 @@
-"""Every layer's features of a language model on captions and of a vision encoder on images.
-They are taken as the Platonic Representation Hypothesis' `extract_features.py` (Huh et al. 2024)
-takes them.
+"""Every layer's features of a language model on captions and of a vision encoder on images, as
+the Platonic Representation Hypothesis' `extract_features.py` (Huh et al. 2024) takes them.
 
 Language: every `hidden_states` entry (the embeddings included), each averaged over the caption's
-tokens, and each caption's bits per byte. Captions are padded one of two ways: `prh`, theirs bit for
-bit, or `batch`, the default here, so that a caption's features are its own (`caption_batches`).
-Vision: the CLS token after every block, or every token averaged for encoders without one
-(`vision_features`). Nothing is written here; models are loaded by extract/hf.py."""
+tokens, and each caption's bits per byte; `batch` padding (`caption_batches`) makes a caption's
+features its own. Vision: the CLS token after every block, or every token averaged for encoders
+without one (`vision_features`)."""
 
 from __future__ import annotations
 
@@ -51,8 +49,7 @@ class Reading:
 
 @dataclass(frozen=True)
 class CaptionBatch:
-    """One batch's tokens (left-padded), its mask, its position ids (None: not passed) and
-    the captions' rows."""
+    """One batch's tokens (left-padded), mask, position ids (None: not passed) and rows."""
 
     ids: Any
     mask: Any
@@ -150,8 +147,7 @@ def vision_features(model: Any, processor: Any, images: Sequence[Any],
             progress(rows.stop, len(images))
 
 
-def final_cls(model: Any, processor: Any, images: Sequence[Any], device: Any = None
-              ) -> np.ndarray:
+def final_cls(model: Any, processor: Any, images: Sequence[Any], device: Any = None) -> np.ndarray:
     """The encoder's output at the CLS token after its final norm (`last_hidden_state[:, 0]`,
     as the follow-up's dsets/preprocess_sub.py reads DINOv2), B x D float32, for one batch of
     images prepared by the model's own processor."""

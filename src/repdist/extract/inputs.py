@@ -3,8 +3,7 @@
 Tensors and state dicts are read with torch.load(weights_only=True), which runs no code from the
 file. A file it refuses (numpy arrays, a whole module, other Python objects) is an
 ExtractionError saying what the file holds, as far as the class names in its pickle tell, and
-how to save it instead.
-"""
+how to save it instead."""
 
 from __future__ import annotations
 

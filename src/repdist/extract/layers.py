@@ -26,11 +26,10 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class LayerStates:
-    """`states[l]`: layer l's hidden states (N x width, float32) at the kept positions, for the
-    selected layers; `count`: how many layers the model has, `head_input` the one that is the
-    head's input (count - 1); `labels`: the next tokens (-1 where unknown), `preds`: the model's
-    most likely next token, `nll`: its negative log-likelihood of the next token (float64; NaN
-    where unknown); `source`: where the states came from."""
+    """`states[l]`: the selected layer l's hidden states (N x width, float32) at the kept
+    positions; `count`: the model's layers, `head_input` the head's input's (count - 1);
+    `labels`: the next tokens (-1 where unknown), `preds`: the model's most likely next token,
+    `nll`: its -log p of the next token (float64; NaN where unknown); `source`: the states'."""
 
     states: dict[int, np.ndarray]
     count: int
@@ -56,8 +55,7 @@ def layer_indices(selected: str | Sequence[int], count: int) -> list[int]:
 
 
 class _BlockTaps:
-    """Forward hooks on a `blocks` ModuleList: the first block's input and every block's
-    output of one forward pass."""
+    """Forward hooks on `blocks`: the first block's input and every block's output of a pass."""
 
     def __init__(self, blocks: nn.ModuleList) -> None:
         self.states: list[torch.Tensor] = []
@@ -77,15 +75,12 @@ def _is_hf(model: nn.Module) -> bool:
     return hasattr(getattr(model, "config", None), "output_hidden_states")
 
 
-# The layers of a model, in order: a Hugging Face model's `output_hidden_states` (the embeddings,
-# then every block's output; GPT-2, GPT-NeoX and Llama give the final norm's output as the last,
-# which is the head's input), or, for a model with a `blocks` ModuleList (models/gpt.py), the input
-# of the first block (the embeddings), every block's output. Then the head's input (f) is a layer of
-# its own, unless the last hidden state already is it (equal bit for bit).
+# A Hugging Face model's `output_hidden_states` (GPT-2, GPT-NeoX and Llama end with the final
+# norm's output, the head's input), or a `blocks` ModuleList's (models/gpt.py) first input and
+# every block's output. The head's input is added unless the last state equals it bit for bit.
 @contextlib.contextmanager
 def _hidden_source(model: nn.Module) -> Iterator[Callable[..., list[torch.Tensor]]]:
-    """A function (ids on the device, mask on the host) -> the model's hidden states of one
-    forward pass (causal_lm.mask_keywords)."""
+    """A function (ids on the device, mask on the host) -> one forward pass's hidden states."""
     takes_mask = takes_attention_mask(model)
     if _is_hf(model):
         yield lambda ids, mask: list(run_model(
@@ -126,10 +121,9 @@ def causal_lm_layers(model: nn.Module, tokens: Any, layers: str | Sequence[int] 
                      reading: LayerReading = LayerReading(), *,
                      targets: np.ndarray | None = None,
                      progress: Progress | None = None) -> LayerStates:
-    """The selected layers' hidden states of `model` on `tokens` (`_hidden_source`).
-    `tokens` as for causal_lm_representations; `targets`: the next token of every kept
-    position where the caller knows more than the input holds (a window's last token), else
-    the input's; `progress` is called with (contexts done, contexts) after every batch."""
+    """The selected layers' hidden states of `model` on `tokens` (as for causal_lm_representations);
+    `targets`: the next token of every kept position where the caller knows more than the input
+    (a window's last token); `progress(contexts done, contexts)` runs after every batch."""
     positions = reading.positions
     if positions not in POSITIONS:
         raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")

@@ -1,7 +1,6 @@
-"""The files every model of the pipeline leaves, written in one place: embeddings per split,
-unembeddings, metrics and (for models trained here) the weights. Our synthetic and CIFAR
-models and the authors' extracted ones all go through `write_seed`, so a pairs step, a figure
-or `repdist compare` reads any of them the same way."""
+"""The files every model of the pipeline leaves: embeddings per split, unembeddings, metrics and
+(for models trained here) the weights. Every model goes through `write_seed`, so a pairs step,
+a figure or `repdist compare` reads any of them the same way."""
 
 from __future__ import annotations
 
@@ -46,8 +45,7 @@ def train_test_seed_files(output: Any) -> list[SeedFiles]:
     test, train = listed(output.embeddings_test), listed(output.embeddings_train)
     unembeddings, metrics = listed(output.unembeddings), listed(output.metrics)
     return [SeedFiles({"test": e, "train": t}, u, me, None if models is None else models[i])
-            for i, (e, t, u, me) in enumerate(zip(test, train, unembeddings, metrics,
-                                                 strict=True))]
+            for i, (e, t, u, me) in enumerate(zip(test, train, unembeddings, metrics, strict=True))]
 
 
 @dataclass(frozen=True)

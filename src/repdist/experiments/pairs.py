@@ -87,17 +87,15 @@ def _pairs_table(keys: list[Any], columns: tuple[str, str], embeddings: Sequence
                  unembeddings: Sequence[str | Path], metrics: Sequence[Mapping[str, Any]],
                  measure_kwargs: Mapping[str, Any],
                  pairs: Sequence[Pair] | None = None) -> pd.DataFrame:
-    """The one pairs loop of the seeds' and named models' tables: each model prepared once,
-    every pair i < j compared (or the given pairs)."""
-    prepared = [prepare(*load_representations(e, u)) for e, u in zip(embeddings, unembeddings,
-                                                                      strict=True)]
+    """The seeds' and named models' pairs: each model prepared once, every pair compared."""
+    prepared = [prepare(*load_representations(e, u))
+                for e, u in zip(embeddings, unembeddings, strict=True)]
     pairs = all_pairs(len(keys)) if pairs is None else [tuple(p) for p in pairs]
     settings = CompareSettings(**measure_kwargs)
     results = compare_pairs(prepared, settings, pairs)
     a, b = columns
-    rows = [{a: keys[i], b: keys[j], **distribution_fields(r),
-             "mcca_f": r["mcca_f"], "mcca_g": r["mcca_g"],
-             **{key: r[key] for key in MCCA_COMPONENTS},
+    rows = [{a: keys[i], b: keys[j], **distribution_fields(r), "mcca_f": r["mcca_f"],
+             "mcca_g": r["mcca_g"], **{key: r[key] for key in MCCA_COMPONENTS},
              "test_loss_diff": abs(metrics[i]["final_test_loss"] - metrics[j]["final_test_loss"]),
              "acc_a": metrics[i]["test_accuracy"], "acc_b": metrics[j]["test_accuracy"],
              **extra_fields(r), "warning": r["warning"], **null_fields(r, settings)}
@@ -107,9 +105,8 @@ def _pairs_table(keys: list[Any], columns: tuple[str, str], embeddings: Sequence
 
 def pairs_metadata(keys: Sequence[Any], embeddings: Sequence[str | Path],
                    measure_kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The pairs table's metadata: its models' metadata (less the seed or name), each key as
-    every model has it (io/provenance.py::models_provenance: models of different widths keep
-    every M), plus the measure settings."""
+    """The pairs table's metadata: its models' metadata less the seed or name (as
+    models_provenance merges it: models of different widths keep every M), and the measures'."""
     metas = {str(key): {k: v for k, v in read_parquet_metadata(path).items()
                         if k not in ("seed", "name")}
              for key, path in zip(keys, embeddings, strict=True)}
@@ -160,5 +157,4 @@ def _cifar_row(seeds: Sequence[int], metrics: Sequence[Mapping[str, Any]],
             **{key: r[key] for key in MCCA_COMPONENTS},
             "test_loss_a": loss_a, "test_loss_b": loss_b, "test_loss_diff": abs(loss_a - loss_b),
             "test_loss_eval_a": eval_a, "test_loss_eval_b": eval_b,
-            "test_loss_eval_diff": abs(eval_a - eval_b), **extra_fields(r),
-            "warning": r["warning"]}
+            "test_loss_eval_diff": abs(eval_a - eval_b), **extra_fields(r), "warning": r["warning"]}

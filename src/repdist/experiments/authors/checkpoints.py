@@ -28,9 +28,8 @@ from ..outputs import SeedFiles, SeedRepresentations, predictions, write_seed
 def extract_synthetic(checkpoints: Sequence[str | Path], checksums: Mapping[str, str],
                       files: Sequence[SeedFiles], n_test: int, test_data_seed: int,
                       provenance_meta: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Verify and read the authors' trained checkpoints of one configuration and write, per
-    seed, what our training writes: test-set embeddings, unembeddings and metrics (the authors
-    shipped no metrics: accuracy and loss are measured here, as for ours)."""
+    """Verify and read the authors' trained checkpoints of one configuration and write, per seed,
+    what our training writes (metrics measured here: the authors shipped none)."""
     rows = []
     for path, out in zip(checkpoints, files, strict=True):
         verify(path, checksums)
@@ -49,8 +48,7 @@ def extract_synthetic(checkpoints: Sequence[str | Path], checksums: Mapping[str,
     return rows
 
 
-def eval_metrics(f: np.ndarray, g: np.ndarray, labels: np.ndarray,
-                 split: str) -> dict[str, float]:
+def eval_metrics(f: np.ndarray, g: np.ndarray, labels: np.ndarray, split: str) -> dict[str, float]:
     """Mean NLL and accuracy of a model's representations on one split."""
     loglik = log_likelihoods(f, g)
     return {f"final_{split}_loss_eval": float(-loglik[np.arange(len(labels)), labels].mean()),
@@ -79,9 +77,9 @@ def initialisation_table(untrained: Sequence[str | Path],
 def write_standin(folder: str | Path, configurations: Sequence[tuple[int, int]],
                   seeds: Sequence[int], train_cfg: TrainConfig, n_train: int,
                   train_data_seed: int) -> dict[str, str]:
-    """Checkpoints in exactly the authors' format and naming, for offline tests and `make
-    quick`: for each (K, width) and seed, the initial weights (untrained) and a model trained
-    briefly with the clean protocol (so it differs from ours). Writes SHA256SUMS.tsv; returns it."""
+    """Checkpoints in the authors' format and naming, for offline tests and `make quick`: per
+    (K, width) and seed, the initial weights and a model trained briefly with the clean
+    protocol (so it differs from ours); writes and returns SHA256SUMS.tsv."""
     folder = Path(folder)
     checksums = {}
     for k, width in configurations:
@@ -120,10 +118,8 @@ def fetch(url_base: str, names: Sequence[str], folder: str | Path,
 def extract_cifar(checkpoints: Sequence[str | Path], data: Any, files: Sequence[SeedFiles],
                   eval_batch_size: int, provenance_meta: Mapping[str, Any],
                   device: str = "auto") -> list[dict[str, Any]]:
-    """The authors' ResNetCIFAR10 checkpoints, each written as our CIFAR models' files:
-    eval-mode embeddings of the test and train images, unembeddings, and metrics (loss and
-    accuracy measured here in eval mode: their train-mode losses were not shipped); on
-    `device` (cifar10.device: auto | cpu | cuda)."""
+    """The authors' ResNetCIFAR10 checkpoints, each written as our CIFAR models' files on
+    `device`, its metrics measured here in eval mode (their train-mode losses were not shipped)."""
     from ...data.cifar10 import normalise
     from ...models.authors import load_cifar_model
     from ...training.devices import resolve_device
@@ -157,8 +153,7 @@ def extract_cifar(checkpoints: Sequence[str | Path], data: Any, files: Sequence[
 
 def fetch_cifar(record_url: str, names: Sequence[str], folder: str | Path,
                 timeout: float = 600.0) -> None:
-    """The authors' CIFAR checkpoints from their Zenodo record, each checked against the
-    record's checksum."""
+    """The authors' CIFAR checkpoints from their Zenodo record, each checked by its checksum."""
     try:
         files = zenodo_files(record_url, names)
     except DownloadError as err:

@@ -1,7 +1,6 @@
-"""Our seed s against the authors' seed s (their checkpoints extracted by
-`experiments.authors.checkpoints`): KL, d_LLV, m_CCA and d_{f,g} per configuration and seed,
-beside the distance between different seeds: the model-by-model evidence that we retrace
-their runs. No torch here: the rule runs in the measures environment."""
+"""Our seed s against the authors' seed s (extracted by `checkpoints`): KL, d_LLV, m_CCA and
+d_{f,g} per configuration and seed, beside the distance between different seeds: the evidence
+that we retrace their runs. No torch here: the rule runs in the measures environment."""
 
 from __future__ import annotations
 
@@ -16,11 +15,9 @@ from ...io.representations import load_representations
 from ...measures import CompareSettings, prepare
 from ...measures.pairs import compare_pairs
 
-OURS_VS_AUTHORS_COLUMNS = [
-    "K", "width", "seed", "kl", "d_llv", "mcca_f", "d_fg", "acc_ours", "acc_authors",
-    "authors_inter_seed_d_llv", "authors_inter_seed_kl", "authors_inter_seed_mcca_f",
-    "ours_inter_seed_d_llv", "warning",
-]
+OURS_VS_AUTHORS_COLUMNS = ["K", "width", "seed", "kl", "d_llv", "mcca_f", "d_fg", "acc_ours",
+                           "acc_authors", "authors_inter_seed_d_llv", "authors_inter_seed_kl",
+                           "authors_inter_seed_mcca_f", "ours_inter_seed_d_llv", "warning"]
 
 
 def read_configurations(configurations: Sequence[Sequence[int]], seeds: Sequence[int],
@@ -47,12 +44,8 @@ def read_configurations(configurations: Sequence[Sequence[int]], seeds: Sequence
 def ours_vs_authors(configurations: Sequence[Mapping[str, Any]],
                     measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
     """Per configuration and seed: KL, d_LLV, m_CCA and d_{f,g} between our model and the
-    authors' model of the same seed, beside the mean over pairs of different seeds among the
-    authors' models (and among ours) of that configuration.
-
-    Each configuration: {"K", "width", "seeds", "ours": [(emb, unemb, metrics)], "authors": [...],
-    "authors_pairs": pairs table, "ours_pairs": pairs table}.
-    """
+    authors' of the same seed, beside the mean over pairs of different seeds among theirs (and
+    ours). `configurations`: read_configurations' entries."""
     rows = []
     settings = CompareSettings(**measure_kwargs)
     for c in configurations:
@@ -65,15 +58,12 @@ def ours_vs_authors(configurations: Sequence[Mapping[str, Any]],
         for seed, r, (_, _, m1), (_, _, m2) in zip(c["seeds"], results, c["ours"], c["authors"],
                                                    strict=True):
             rows.append({
-                "K": c["K"], "width": c["width"], "seed": seed, "kl": r["kl"],
-                "d_llv": r["d_llv"], "mcca_f": r["mcca_f"], "d_fg": r["d_fg"],
+                "K": c["K"], "width": c["width"], "seed": seed,
+                **{k: r[k] for k in ("kl", "d_llv", "mcca_f", "d_fg")},
                 "acc_ours": m1["test_accuracy"], "acc_authors": m2["test_accuracy"],
-                "authors_inter_seed_d_llv": authors_pairs["d_llv"].mean(),
-                "authors_inter_seed_kl": authors_pairs["kl"].mean(),
-                "authors_inter_seed_mcca_f": authors_pairs["mcca_f"].mean(),
-                "ours_inter_seed_d_llv": mine["d_llv"].mean(),
-                "warning": r["warning"],
-            })
+                **{f"authors_inter_seed_{k}": authors_pairs[k].mean()
+                   for k in ("d_llv", "kl", "mcca_f")},
+                "ours_inter_seed_d_llv": mine["d_llv"].mean(), "warning": r["warning"]})
     return pd.DataFrame(rows, columns=OURS_VS_AUTHORS_COLUMNS)
 
 

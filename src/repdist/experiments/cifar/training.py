@@ -96,9 +96,8 @@ def cifar_identity(cfg: CifarModelConfig, data: CIFAR10, momentum: float,
                    on_cuda: bool) -> dict[str, Any]:
     """What a CIFAR job's checkpoint must match besides the training settings."""
     rep_dim = cfg.rep_dim if isinstance(cfg.rep_dim, int) else list(cfg.rep_dim)
-    return {"model": {"rep_dim": rep_dim, "seeds": list(cfg.seeds),
-                      "base_width": cfg.base_width, "g_width": cfg.g_width,
-                      "bn_momentum": momentum,
+    return {"model": {"rep_dim": rep_dim, "seeds": list(cfg.seeds), "base_width": cfg.base_width,
+                      "g_width": cfg.g_width, "bn_momentum": momentum,
                       **({"tf32": cfg.tf32} if on_cuda else {})},
             "data": {"n_train": len(data.train_labels), "n_test": len(data.test_labels),
                      "standin": data.standin}}
@@ -107,9 +106,8 @@ def cifar_identity(cfg: CifarModelConfig, data: CIFAR10, momentum: float,
 def train_cifar_models(cfg: CifarModelConfig, train_cfg: TrainConfig, data: CIFAR10,
                        files: Sequence[SeedFiles], run_config: Mapping[str, Any],
                        checkpoint: str | Path | None = None) -> list[dict[str, Any]]:
-    """Train the job's models (cfg.models: its seeds at each of its M) as one stack, then write
-    each model's weights, metrics and representations (test and train images) as if trained
-    alone, `files` in the order of cfg.models; return each model's metrics."""
+    """Train cfg.models as one stack, then write each model's weights, metrics and test and train
+    representations to `files` (in cfg.models' order) as if trained alone; return the metrics."""
     if len(files) != len(cfg.models):
         raise ValueError(f"{len(files)} output sets for {len(cfg.models)} models")
     device = training_device(cfg.device)
@@ -123,8 +121,7 @@ def train_cifar_models(cfg: CifarModelConfig, train_cfg: TrainConfig, data: CIFA
               "train": (normalise(data.train_images), data.train_labels)}
     train_data = TrainData(splits["train"][0], data.train_labels, splits["test"][0],
                            data.test_labels, codes)
-    options = RunOptions(checkpoint=checkpoint, device=device,
-                         eval_batch_size=cfg.eval_batch_size,
+    options = RunOptions(checkpoint=checkpoint, device=device, eval_batch_size=cfg.eval_batch_size,
                          channels_last=cfg.channels_last and on_cuda, final_train_eval=True,
                          cuda_graph=cfg.cuda_graph,
                          identity=cifar_identity(cfg, data, momentum, on_cuda))
@@ -154,12 +151,9 @@ def cifar_seed_metrics(log: TrainLog, finals: Mapping[str, Any], i: int,
                        train_cfg: TrainConfig, n_models: int) -> dict[str, Any]:
     """Seed i's curves, final losses (the protocol's and eval mode) and accuracies."""
     paper = train_cfg.rules.train_mode_test_loss
-    return {
-        **seed_metrics(log, finals, i),
-        "final_train_loss": (log.train_loss[-1][i] if paper else finals["train_loss_eval"][i]),
-        "final_train_loss_eval": finals["train_loss_eval"][i],
-        "train_accuracy": finals["train_accuracy"][i],
-        "wall_time_note": f"one job trained {n_models} model(s) together",
-        **speed_metrics(finals),
-        "loss_note": LOSS_NOTE[train_cfg.protocol],
-    }
+    return {**seed_metrics(log, finals, i),
+            "final_train_loss": log.train_loss[-1][i] if paper else finals["train_loss_eval"][i],
+            "final_train_loss_eval": finals["train_loss_eval"][i],
+            "train_accuracy": finals["train_accuracy"][i],
+            "wall_time_note": f"one job trained {n_models} model(s) together",
+            **speed_metrics(finals), "loss_note": LOSS_NOTE[train_cfg.protocol]}

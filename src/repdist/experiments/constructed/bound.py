@@ -2,8 +2,7 @@
 
 As the original's `experiments/making_constructed_models.py`: f2 = f1 + (i+1) * noise_level *
 N(0, I) for i = 0..num_levels-1, same g. As there, the diversity input set is frozen after the
-first level while the pivot and left-out labels are re-chosen at every level.
-"""
+first level while the pivot and left-out labels are re-chosen at every level."""
 
 from __future__ import annotations
 

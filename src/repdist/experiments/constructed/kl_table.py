@@ -56,20 +56,11 @@ def paper_columns(table: pd.DataFrame) -> pd.DataFrame:
     return table[PAPER_COLUMNS]
 
 
-LATEX_COLUMNS = {
-    "rho": r"$\rho$",
-    "kl": r"$d_{\mathrm{KL}}$",
-    "d_llv": r"$d^{\lambda}_{\mathrm{LLV}}$",
-    "mcca_f": r"$m_{\mathrm{CCA}}$",
-    "max_d_svd_f": r"$\max d_{\mathrm{SVD}}$",
-}
-EXTENDED_LATEX_COLUMNS = {
-    **LATEX_COLUMNS,
-    "d_logit": r"$d_{\mathrm{logit}}$",
-    "cka_f": r"CKA",
-    "svcca_f": r"SVCCA",
-    "mutual_knn_f": r"mutual $k$-NN",
-}
+LATEX_COLUMNS = {"rho": r"$\rho$", "kl": r"$d_{\mathrm{KL}}$",
+                 "d_llv": r"$d^{\lambda}_{\mathrm{LLV}}$", "mcca_f": r"$m_{\mathrm{CCA}}$",
+                 "max_d_svd_f": r"$\max d_{\mathrm{SVD}}$"}
+EXTENDED_LATEX_COLUMNS = {**LATEX_COLUMNS, "d_logit": r"$d_{\mathrm{logit}}$", "cka_f": r"CKA",
+                          "svcca_f": r"SVCCA", "mutual_knn_f": r"mutual $k$-NN"}
 
 
 def _latex_number(value: float) -> str:

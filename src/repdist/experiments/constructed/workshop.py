@@ -13,8 +13,7 @@ BROADCAST_PREFIX = "as the workshop code broadcast it: "
 
 
 def noise_baseline(rng: np.random.Generator, f: np.ndarray, variance_factor: float) -> float:
-    """m_CCA between f and f plus Gaussian noise of `variance_factor` x its per-dimension
-    variance."""
+    """m_CCA of f and f plus noise of `variance_factor` x f's variance per dimension."""
     noisy = f + rng.normal(size=f.shape) * np.sqrt(variance_factor * f.var(axis=0))
     return mean_cca(f, noisy)
 

@@ -67,8 +67,7 @@ class LoadedSeed:
 def student_rows(model_cfg: Teachers, teachers: Sequence[LoadedSeed],
                  students: Mapping[str, Sequence[LoadedSeed]], spec_offset: int,
                  measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
-    """One row per (loss, teacher seed): the measures between teacher and student, the
-    student's and teacher's test accuracy, and both probes."""
+    """One row per (loss, teacher seed): the measures, both test accuracies and both probes."""
     concepts = radial_concepts(make_radial(model_cfg.n_test, model_cfg.num_classes,
                                            model_cfg.test_data_seed).x)
     losses = list(students)
@@ -95,9 +94,8 @@ def student_rows(model_cfg: Teachers, teachers: Sequence[LoadedSeed],
 
 def distillation_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per (K, width, loss), and per loss over every configuration (K = width = 'all'): the
-    mean and standard deviation of each measure, accuracy and probe over teacher seeds, and
-    the mean's 95 % interval from a bootstrap that resamples teacher seeds (each student and
-    its teacher one unit: measures/intervals.py)."""
+    mean and sd of each measure, accuracy and probe over teacher seeds, and the mean's 95 %
+    interval from a bootstrap that resamples teachers (each with its student one unit)."""
     values = [*MEASURES, "test_accuracy", *(c for c in COLUMNS if c.startswith("probe_"))]
     everything = table.assign(K="all", width="all")
     both = pd.concat([table.astype({"K": str, "width": str}), everything], ignore_index=True)

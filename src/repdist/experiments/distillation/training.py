@@ -7,8 +7,7 @@ Teachers are synthetic models of this run (variant (0, 0)); the student of teach
 same architecture, starts from torch seed `student_seed_offset + s` (the same start for every
 loss) and trains on the teacher's training inputs with the teacher's budget of steps and batch
 order. The students of one (K, width, loss) train together, stacked, student s matching
-teacher s.
-"""
+teacher s."""
 
 from __future__ import annotations
 
@@ -75,10 +74,8 @@ def train_students(model_cfg: SyntheticModelConfig, spec: StudentSpec, train_cfg
     if len(files) != len(model_cfg.seeds):
         raise ValueError(f"{len(files)} output sets for teachers {list(model_cfg.seeds)}")
     data = synthetic_data(model_cfg)
-    targets = None
-    if spec.loss != "labels":
-        targets = teacher_log_probs(load_teachers(model_cfg, teacher_paths), data.train_x,
-                                    data.codes, options.device)
+    targets = None if spec.loss == "labels" else teacher_log_probs(
+        load_teachers(model_cfg, teacher_paths), data.train_x, data.codes, options.device)
     students = replace(model_cfg, seeds=spec.student_seeds(model_cfg.seeds))
     stack = synthetic_stack([students])
     identity = {**stack_identity([students]), "teachers": list(model_cfg.seeds),
@@ -96,4 +93,3 @@ def train_students(model_cfg: SyntheticModelConfig, spec: StudentSpec, train_cfg
                 "protocol": train_cfg.protocol, **shared, "seed": int(student)}
         reps = SeedRepresentations(g_all[i], {"test": f_all[i]}, {"test": data.test_labels})
         write_seed(out, reps, meta, seed_metrics(log, finals, i), stack.state_dict_of(i))
-

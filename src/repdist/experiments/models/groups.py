@@ -28,11 +28,10 @@ MATCHES = ("exact", "intersect")
 
 def compare_models(paths: Sequence[str | Path], settings: CompareSettings, jobs: int = 1,
                    match: str = "exact") -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Read, check and compare every pair of the models at `paths`: the pairs table and its
-    provenance (M, the largest of the models' widths, and each model's). Rows are matched by
-    identity; `match` "exact" refuses models of other inputs or labels, "intersect" keeps
-    those all models share. The provenance's `notes` say what was dropped and which measures
-    had too few inputs for their rule (sample_rules)."""
+    """Every pair of the models at `paths`: the pairs table and its provenance (M: the largest
+    width). Rows are matched by identity; `match` "exact" refuses models of other inputs or
+    labels, "intersect" keeps those all share. The provenance's `notes` say what was dropped
+    and which measures had too few inputs for their rule (sample_rules)."""
     if match not in MATCHES:
         raise ValueError(f"match must be one of {', '.join(MATCHES)}, got {match!r}")
     paths = [Path(p) for p in paths]
@@ -94,25 +93,18 @@ def _provenance(settings: CompareSettings, models: Sequence[LoadedModel],
 
 # How the warning column names a column's measure: a reason that mentions one of these, or
 # that is about a whole model ("model 1: ..."), explains that column's NaN.
-MENTIONS = {
-    "kl": ("KL",), "d_llv": ("d_LLV",), "t1": ("d_LLV",), "t2": ("d_LLV",),
-    "t3": ("d_LLV",), "t4": ("d_LLV",), "m_svd_f_min": ("m_SVD", "d_SVD"),
-    "m_svd_g": ("m_SVD", "d_SVD"), "d_fg": ("m_SVD", "d_SVD", "d_fg"),
-    "mcca_f": ("m_CCA(f)",), "mcca_g": ("m_CCA(g)",),
-}
+MENTIONS = {"kl": ("KL",), "d_llv": ("d_LLV",), "t1": ("d_LLV",), "t2": ("d_LLV",),
+            "t3": ("d_LLV",), "t4": ("d_LLV",), "m_svd_f_min": ("m_SVD", "d_SVD"),
+            "m_svd_g": ("m_SVD", "d_SVD"), "d_fg": ("m_SVD", "d_SVD", "d_fg"),
+            "mcca_f": ("m_CCA(f)",), "mcca_g": ("m_CCA(g)",)}
 NULL_SUFFIXES = ("_tau", "_p", "_calibrated")
 SHOWN_REASONS = 3
 
 
-def _mentions(column: str) -> tuple[str, ...]:
-    base = next((column.removesuffix(s) for s in NULL_SUFFIXES if column.endswith(s)), column)
-    extra = ("null",) if base != column else ()
-    return (base, *MENTIONS.get(base, ()), *extra)
-
-
 def reasons_of(warning: str, column: str) -> list[str]:
     """The parts of one pair's warning that explain `column`."""
-    names = _mentions(column)
+    base = next((column.removesuffix(s) for s in NULL_SUFFIXES if column.endswith(s)), column)
+    names = (base, *MENTIONS.get(base, ()), *(("null",) if base != column else ()))
     return [part for part in warning.split("; ") if part
             and (part.startswith("model ") or any(name in part for name in names))]
 

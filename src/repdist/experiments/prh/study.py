@@ -1,14 +1,12 @@
 """The Platonic Representation Hypothesis' study (Huh et al. 2024, Fig. 3) from config to table:
 each model's every-layer features on the image-caption pairs, written once (resumably), and
-every language model beside every vision model, mutual k-NN (or any of their metrics) maximised
-over layer pairs, raw and beside the null of the maximum, with Benjamini-Hochberg over the
-matrix.
+every language model beside every vision model, their metric maximised over layer pairs, raw
+and beside the null of the maximum, with Benjamini-Hochberg over the matrix.
 
 A model's folder: `features.npy` (N x L x D float32, every layer), `bpb.npy` (a language
 model's bits per byte per caption) and `info.json` (what it is and how it was read, with the
 provenance). While it is extracted, its batches gather in `<folder>.parts/`, which a rerun of
-the same settings resumes from; the folder appears whole at the end.
-"""
+the same settings resumes from; the folder appears whole at the end."""
 
 from __future__ import annotations
 
@@ -51,8 +49,7 @@ class StudySettings:
 
 
 def _resume(parts: Path, settings: Mapping[str, Any]) -> list[Path]:
-    """The part files of an interrupted run of the same settings, in row order (any others
-    are removed: they belong to other settings)."""
+    """The part files of an interrupted run of these settings, in row order (others removed)."""
     stamp = parts / "settings.json"
     digest = config_hash(settings)
     if parts.is_dir() and (not stamp.is_file() or json.loads(stamp.read_text()) != digest):
@@ -65,9 +62,8 @@ def _resume(parts: Path, settings: Mapping[str, Any]) -> list[Path]:
 
 def extract_to_folder(folder: str | Path, batches: Any, n: int, info: Mapping[str, Any],
                       settings: Mapping[str, Any]) -> dict[str, Any]:
-    """Run `batches(start)` (an iterator of (rows, features[, bpb]) from row `start`), keeping
-    each batch in `<folder>.parts/` so that a rerun resumes, then write the folder whole and
-    drop the parts; returns the info written."""
+    """Run `batches(start)` (an iterator of (rows, features[, bpb]) from row `start`), each batch
+    kept in `<folder>.parts/`, then write the folder whole and drop the parts; return its info."""
     folder = Path(folder)
     parts = folder.with_name(folder.name + ".parts")
     done = _resume(parts, settings)
@@ -126,9 +122,8 @@ def read_study_model(name: str, folder: str | Path) -> StudyModel:
 
 def prepared(model: StudyModel, settings: StudySettings) -> ModelLayers:
     feats = model.features
-    return prepare_layers([feats[:, i] for i in range(feats.shape[1])],
-                          settings.outlier_quantile, settings.exact_quantile,
-                          settings.concatenated)
+    return prepare_layers([feats[:, i] for i in range(feats.shape[1])], settings.outlier_quantile,
+                          settings.exact_quantile, settings.concatenated)
 
 
 def _layer_name(index: int, count: int, concatenated: bool) -> str:
@@ -154,8 +149,7 @@ def study_table(language: Sequence[StudyModel], vision: Sequence[StudyModel],
             found = layer_alignment(x, y, settings.metric, settings.k, null)
             concat = settings.concatenated
             rows.append({
-                "language": lm.name, "vision": vm.name,
-                "family": vm.info.get("family", ""),
+                "language": lm.name, "vision": vm.name, "family": vm.info.get("family", ""),
                 "vision_parameters": vm.info.get("parameters"),
                 "language_parameters": lm.info.get("parameters"),
                 "bits_per_byte": lm.info.get("bits_per_byte"),
@@ -182,8 +176,7 @@ def family_order(families: Sequence[str]) -> list[str]:
 
 def trend_rows(table: pd.DataFrame) -> Iterator[dict[str, Any]]:
     """PRH's claim per vision family, raw and calibrated: Spearman's rho, over the language
-    models, of the family's mean alignment against the language model's performance
-    (1 - bits per byte)."""
+    models, of the family's mean alignment against their performance (1 - bits per byte)."""
     from scipy.stats import spearmanr
 
     for family in family_order(table["family"].tolist()):

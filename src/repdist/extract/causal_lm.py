@@ -122,10 +122,9 @@ def causal_lm_representations(model: nn.Module, tokens: Any, head: str | None = 
     """f at the kept positions of every context and g of the LM's head (see the module's text).
 
     `tokens`: a (contexts, length) integer array, or {"input_ids", "attention_mask"} (mask 0 =
-    padding, never kept). `positions`: "all" (every unmasked position) or "last" (the last of
-    each context). `head`, `bias` and `device` as for `classifier_representations`. `labels`
-    are the next tokens (-1 where the input does not hold one); the model is called with an
-    attention_mask unless its forward takes none and nothing is padded."""
+    padding, never kept). `positions`: "all" (every unmasked one) or "last" (each context's).
+    `head`, `bias` and `device` as for `classifier_representations`. `labels`: the next tokens
+    (-1 where unknown); the model gets an attention_mask unless its forward takes none."""
     if positions not in POSITIONS:
         raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
     fs, labels, contexts = [], [], 0

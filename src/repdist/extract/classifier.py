@@ -171,9 +171,8 @@ def tapped_head(model: nn.Module, head: str | None, bias: str,
 
 
 def input_vocabulary(model: nn.Module) -> int | None:
-    """How many token ids the model's input embedding holds: `get_input_embeddings()`'s (a
-    Hugging Face model's), else the largest nn.Embedding's (a position table is never larger
-    than a vocabulary in practice, and the largest never refuses a valid id); None without one."""
+    """How many token ids the model's input embedding holds: `get_input_embeddings()`'s, else the
+    largest nn.Embedding's (so no valid id is refused); None without one."""
     get = getattr(model, "get_input_embeddings", None)
     table = None
     with contextlib.suppress(NotImplementedError, AttributeError):
@@ -264,10 +263,10 @@ def classifier_representations(model: nn.Module, loader: Any, head: str | None =
                                batch_size: int = 256) -> ClassifierRepresentations:
     """f over every input of `loader` and g of `model`'s linear head (see the module's text).
 
-    `loader`: a torch DataLoader or any iterable of batches (tensors, or (inputs, labels, ...)
-    tuples), or one array of inputs. `head`: the module name of the final nn.Linear (default:
-    the last one registered). `bias`: "fold" (f' = [f, 1], g' = [W, b]) or "drop". `device`:
-    default CUDA when available. The model's mode and device are restored afterwards."""
+    `loader`: a DataLoader or any iterable of batches (tensors, or (inputs, labels, ...) tuples),
+    or one array of inputs. `head`: the final nn.Linear's module name (default: the last one).
+    `bias`: "fold" (f' = [f, 1], g' = [W, b]) or "drop". `device`: default CUDA when available.
+    The model's mode and device are restored afterwards."""
     fs, labels = [], []
     with tapped_head(model, head, bias, device) as tapped:
         for batch in batches(loader, batch_size):
@@ -299,9 +298,8 @@ def assemble(name: str, f: torch.Tensor, weight: torch.Tensor, layer_bias: torch
 
 
 def write_representations(path: str | Path, reps: ClassifierRepresentations, **extra: Any) -> None:
-    """The .npz `repdist compare` reads (arrays f, g, and labels when known), atomically, with
-    provenance (what was extracted, how, and `extra`). f and g pass the checks `repdist
-    compare` makes (io.validation) first: a model whose f is NaN is said, not written."""
+    """The .npz `repdist compare` reads (f, g, and labels when known), atomically, with provenance
+    and `extra`, after `repdist compare`'s checks: a model whose f is NaN is said, not written."""
     if Path(path).suffix != ".npz":
         raise ValueError(f"{path}: representations are written as .npz")
     f, g = representations(reps.f, reps.g, f"{path} (not written)")

@@ -72,10 +72,9 @@ def _load(what: str, name_or_path: str, load: Any, revision: str | None = None,
 
 def load_causal_lm(name_or_path: str, device: str | None = None,
                    revision: str | None = None) -> Any:
-    """A Hugging Face causal LM (AutoModelForCausalLM) in eval mode, float32, eager attention,
-    on `device` (default: the CPU), at `revision` (default: the hub's main). Loaded in its
-    checkpoint's dtype (the keyword for another differs across transformers 4 and 5), then made
-    float32: exact for float16 and bfloat16 weights."""
+    """A Hugging Face causal LM (AutoModelForCausalLM) in eval mode, float32, eager attention, on
+    `device` (default: the CPU), at `revision` (default: main). Loaded in its checkpoint's dtype
+    (the keyword differs across transformers 4 and 5), then made float32: exact for 16 bits."""
     transformers = _transformers(name_or_path)
     model = _load("causal LM", name_or_path, transformers.AutoModelForCausalLM.from_pretrained,
                   revision, attn_implementation="eager")
@@ -94,9 +93,8 @@ def output_head(model: Any) -> str | None:
 
 
 def load_tokenizer(name_or_path: str, revision: str | None = None) -> Any:
-    """A Hugging Face tokenizer (AutoTokenizer), with the same errors as load_causal_lm. A folder
-    without tokenizer files loads (transformers 5) as a tokenizer of special tokens only, which
-    turns any text into no tokens: that is an error here too."""
+    """A Hugging Face tokenizer (AutoTokenizer), with load_causal_lm's errors; a folder without
+    tokenizer files (special tokens only in transformers 5: no text has tokens) is one too."""
     transformers = _transformers(name_or_path)
     tokenizer = _load("tokenizer", name_or_path, transformers.AutoTokenizer.from_pretrained,
                       revision)
@@ -109,9 +107,8 @@ def load_tokenizer(name_or_path: str, revision: str | None = None) -> Any:
 
 def text_contexts(text: str, tokenizer: Any, context_length: int,
                   max_contexts: int | None = None) -> np.ndarray:
-    """Consecutive windows of `context_length` tokens of the text, (contexts, context_length)
-    int64; the last, shorter window is dropped, so nothing is padded. Tokenized whole, without
-    special tokens (no BOS/EOS inside a window that the text does not hold)."""
+    """Consecutive windows of `context_length` tokens, (contexts, context_length) int64, the last
+    shorter one dropped; tokenized whole, without special tokens (no BOS/EOS the text lacks)."""
     if context_length < 1:
         raise ExtractionError(f"the context length must be at least 1, got {context_length}")
     if max_contexts is not None and max_contexts < 1:

@@ -148,9 +148,8 @@ def vision_features(model: Any, processor: Any, images: Sequence[Any],
 
 
 def final_cls(model: Any, processor: Any, images: Sequence[Any], device: Any = None) -> np.ndarray:
-    """The encoder's output at the CLS token after its final norm (`last_hidden_state[:, 0]`,
-    as the follow-up's dsets/preprocess_sub.py reads DINOv2), B x D float32, for one batch of
-    images prepared by the model's own processor."""
+    """The encoder's output at the CLS token after its final norm (`last_hidden_state[:, 0]`, as
+    the follow-up's dsets/preprocess_sub.py reads DINOv2), B x D float32, for one batch."""
     import torch
 
     pixels = processor(images=list(images), return_tensors="pt")["pixel_values"]

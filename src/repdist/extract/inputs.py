@@ -67,9 +67,8 @@ def held(classes: list[str]) -> str:
 
 
 def read_torch_file(path: Path, fix: str) -> Any:
-    """torch.load(path, weights_only=True) on the CPU. A missing file, a file torch.save did
-    not write, or one that holds more than tensors is an ExtractionError; `fix` says how to
-    save it instead."""
+    """torch.load(path, weights_only=True) on the CPU; a missing file, one torch.save did not write
+    or one holding more than tensors is an ExtractionError (`fix`: how to save it instead)."""
     if not path.is_file():
         raise ExtractionError(f"{path}: no such file")
     try:
@@ -136,9 +135,8 @@ def _check_finite(x: torch.Tensor, source: str, cast_from: torch.dtype | None = 
 
 
 def checked_inputs(x: Any, dtype: torch.dtype | None, source: str) -> torch.Tensor:
-    """The inputs as a tensor for a model whose parameters are `dtype` (None: leave floats as
-    they are). Float inputs must be finite, also once cast to `dtype` (a float64 value past
-    float32's range is not); integers (token ids) are left as they are."""
+    """The inputs as a tensor for a model of parameters `dtype` (None: floats as they are): floats
+    must be finite, also once cast (a float64 past float32's range is not); token ids stay."""
     tensor = as_inputs(x, source)
     if not tensor.is_floating_point():
         return tensor

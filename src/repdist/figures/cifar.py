@@ -46,12 +46,11 @@ def seed_comparison(a: pd.DataFrame, b: pd.DataFrame, mcca: float, class_names: 
     coloured by its own predictions, their m_CCA (pairs.py::embeddings_mcca) in the title."""
     from ..io.representations import columns_of
 
-    f_a, f_b = columns_of(a, "f_"), columns_of(b, "f_")
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.4, 4.6), sharey=True)
-    left.scatter(f_a[:, 0], f_a[:, 1], c=_colours(a["pred"].to_numpy()), s=5)
-    right.scatter(f_b[:, 0], f_b[:, 1], c=_colours(b["pred"].to_numpy()), s=5)
-    left.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}(\cdot)$ ({labels[0]})")
-    right.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}'(\cdot)$ ({labels[1]})")
+    for ax, frame, prime, label in ((left, a, "", labels[0]), (right, b, "'", labels[1])):
+        f = columns_of(frame, "f_")
+        ax.scatter(f[:, 0], f[:, 1], c=_colours(frame["pred"].to_numpy()), s=5)
+        ax.set_xlabel(rf"EMBEDDINGS $\mathbf{{f}}{prime}(\cdot)$ ({label})")
     _class_legend(right, class_names)
     fig.suptitle(rf"$m_{{\mathrm{{CCA}}}}$ = {mcca:.3f} on the test set{_data_note(standin)}",
                  fontsize=12)
@@ -75,8 +74,7 @@ def loss_diff_figure(pairs_by_dim: Mapping[int, pd.DataFrame], standin: bool,
         valid = pairs.dropna(subset=["mcca_f_test", loss_column])
         ax.scatter(valid["mcca_f_test"], valid[loss_column], s=12, color=PAPER_BLUE)
         note = f" ({len(pairs) - len(valid)} undefined left out)" if len(valid) < len(pairs) else ""
-        ax.set_title(f"{m}{note}")
-        ax.set_xlabel("embedding mCCA")
+        ax.set(title=f"{m}{note}", xlabel="embedding mCCA")
     axes[0][0].set_ylabel(LOSS_LABELS[loss_column])
     if standin:
         fig.suptitle(_data_note(True).strip(" []"), fontsize=12)

@@ -14,8 +14,7 @@ def workshop_figure(models: WorkshopModels, mcca: float) -> plt.Figure:
     for ax, f, name in ((axes[0], models.f_prime, "f'(x), model '"),
                         (axes[1], models.f_star, "f*(x), model *")):
         ax.scatter(f[:, 0], f[:, 1], c=plt.cm.Paired(models.labels * 2 + 1), s=3)
-        ax.set_title(name)
-        ax.set_aspect("equal")
+        ax.set(title=name, aspect="equal")
     fig.suptitle(f"Workshop example: near-zero loss for both, m_CCA(f', f*) = {mcca:.3f}",
                  fontsize=12)
     fig.tight_layout()
@@ -40,9 +39,7 @@ def workshop_lengths_figure(v: np.ndarray | None = None) -> plt.Figure:
                 ax.loglog(v, -correct_label_loglik(v, angles, label, off), style, color=colour)
         ax.axvline(length, color="grey", lw=1)
         ax.text(length, 1e-50, rf"$\|g\|$ = {length:g} ", color="grey", ha="right")
-        ax.set_ylim(1e-60, 10)
-        ax.set_title(name)
-        ax.set_xlabel(r"$v = \|f(x)\|\,\|g(y)\|$")
+        ax.set(ylim=(1e-60, 10), title=name, xlabel=r"$v = \|f(x)\|\,\|g(y)\|$")
     axes[0].set_ylabel(r"$-\log p(y \mid x)$, correct label")
     legend_beside(axes[-1], [
         line_key("y0 (an end label)", "#002347"), line_key("y1 (a middle label)", "#FF5003"),

@@ -8,12 +8,9 @@ import pandas as pd
 
 from .style import D_LLV, legend_beside, line_key, plt
 
-LOSS_STYLE = {
-    "kl": ("KL", "#002347"),
-    "logit_l2": (r"logit distance ($L_2$)", "#FF5003"),
-    "logit_l1": (r"logit distance ($L_1$)", "#2a9d8f"),
-    "labels": ("labels only", "#8d8d8d"),
-}
+LOSS_STYLE = {"kl": ("KL", "#002347"), "logit_l2": (r"logit distance ($L_2$)", "#FF5003"),
+              "logit_l1": (r"logit distance ($L_1$)", "#2a9d8f"),
+              "labels": ("labels only", "#8d8d8d")}
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 PANELS = (("mcca_f", r"$m_{\mathrm{CCA}}$ of f (teacher, student)"),
           ("d_llv", f"{D_LLV} (teacher, student)"),

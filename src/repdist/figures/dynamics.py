@@ -39,9 +39,8 @@ def dynamics_figure(snapshots: pd.DataFrame | Mapping[str, pd.DataFrame], title:
         if mark:
             ax.axvline(mark_step, color="grey", ls=":", lw=1.5, label=mark_label or None)
         ax.set(xlabel="training step", ylabel=f"mean {label}")
-    keys = [*axes[-1].get_legend_handles_labels()[0],
-            band_key("±1 sd over seed pairs", "grey", 0.3)]
-    legend_beside(axes[-1], keys)
+    legend_beside(axes[-1], [*axes[-1].get_legend_handles_labels()[0],
+                             band_key("±1 sd over seed pairs", "grey", 0.3)])
     fig.suptitle(f"{title} — mean ± sd over {pairs} seed pairs", fontsize=12)
     fig.tight_layout()
     return fig

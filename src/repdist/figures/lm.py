@@ -116,9 +116,8 @@ def slot_ticks(summary: pd.DataFrame) -> tuple[list[int], list[str]]:
 
 
 def slot_axis_title(summary: pd.DataFrame, first: str) -> str:
-    """What the ticks mean: layers, or where a tick reads "1 (2)", slot 1, which is layer 2 of
-    the first model (the other models' layers matched to it by relative depth, or lm.layers'
-    k-th listed layer: experiments/lm/layers.py::layer_slots)."""
+    """What the ticks mean: layers, or where a tick reads "1 (2)", slot 1 is the first model's
+    layer 2 (others matched to it by relative depth or place in lm.layers: layer_slots)."""
     if all("(" not in label for label in slot_ticks(summary)[1]):
         return "layer (0: the embeddings)"
     return (f"layer slot (0: the embeddings)\n\"k (l)\": slot k is layer l of {first}, the "

@@ -8,12 +8,8 @@ import pandas as pd
 
 from .style import band_key, legend_beside, line_key, plt
 
-LOSS_STYLE = {
-    "kl": ("KL", "#002347"),
-    "l1": (r"$L_1$ logits", "#2a9d8f"),
-    "l2": (r"$L_2$ logits", "#FF5003"),
-    "labels": ("labels only", "#8d8d8d"),
-}
+LOSS_STYLE = {"kl": ("KL", "#002347"), "l1": (r"$L_1$ logits", "#2a9d8f"),
+              "l2": (r"$L_2$ logits", "#FF5003"), "labels": ("labels only", "#8d8d8d")}
 # each loss's marker (shape, area in points squared): hollow and of different shapes and sizes,
 # so that a student drawn over another of a different loss leaves it in sight
 LOSS_MARKERS = {"kl": ("o", 90), "l1": ("s", 45), "l2": ("^", 55), "labels": ("D", 30)}

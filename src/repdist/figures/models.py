@@ -32,8 +32,7 @@ def measures_figure(pairs: pd.DataFrame, names: list[str], title: str) -> plt.Fi
     size = max(3.2, 0.35 * len(names) + 1.5)
     fig, axes = plt.subplots(rows, cols, figsize=(cols * size, rows * size), squeeze=False)
     for ax, (column, label) in zip(axes.ravel(), panels, strict=False):
-        matrix = pair_matrix(pairs, column, names)
-        image = ax.imshow(matrix, cmap=colour_map(column))
+        image = ax.imshow(pair_matrix(pairs, column, names), cmap=colour_map(column))
         ax.set_title(label)
         ax.set_xticks(range(len(names)), names, rotation=90, fontsize=8)
         ax.set_yticks(range(len(names)), names, fontsize=8)

@@ -73,10 +73,9 @@ def _show(ax: plt.Axes, image: np.ndarray) -> None:
 
 
 def _trend_panel(ax: plt.Axes, rows: pd.DataFrame, panel: str) -> None:
-    """Mean ± standard error over the pairs per point of each side (pale and wide: the mean's
-    95 % seed-bootstrap interval); where the summary has them, every canonical correlation's
-    mean (thin lines: Roeder's Fig. 3b), the null's tau (a band from 0: what chance reaches) and
-    the untrained models' value (dashed: the same pairs at step 0), in the side's colour."""
+    """Mean ± standard error over the pairs per point of each side (pale and wide: the mean's 95 %
+    seed-bootstrap interval); where the summary has them, each canonical correlation (thin: Fig.
+    3b), the null's tau (a band from 0) and the untrained models' value (dashed: step 0)."""
     xlabel, scale, title = AXES[panel]
     for side, colour in SIDES.items():
         ax.errorbar(rows["x"], rows[f"mcca_{side}_mean"], yerr=rows[f"mcca_{side}_se"],

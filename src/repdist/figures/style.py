@@ -43,9 +43,8 @@ def colour_map(column: str) -> str:
 
 def colour_bar(image: Any, ax: plt.Axes, column: str, shown: str | None = None,
                **kwargs: Any) -> Any:
-    """The colour bar of a heatmap of `column` (`shown`: the name its label gives it): the
-    image takes the column's colour map, the label its direction, such as "d_llv (distance: 0
-    = the same)"; `kwargs` go to Figure.colorbar."""
+    """The colour bar of a heatmap of `column`: the image takes its colour map, the label (`shown`
+    or the column) its direction, e.g. "d_llv (distance: 0 = the same)"; `kwargs`: colorbar's."""
     image.set_cmap(colour_map(column))
     bar = ax.figure.colorbar(image, ax=ax, **kwargs)
     bar.set_label(f"{shown or column} ({direction(entry(column))})", fontsize=10)

@@ -26,10 +26,9 @@ def data_figure(data: RadialData, name: str = "Radial data", cmap: str = "Paired
 
 def width_figure(summaries: Mapping[int, pd.DataFrame], threshold: float, min_seeds: int,
                  title: str = "", baseline: pd.DataFrame | None = None) -> plt.Figure:
-    """Two panels: mean d_LLV and mean d_{f,g} vs width, one line (±1 sd band, as the paper)
-    per class count, and the mean's 95 % seed-bootstrap interval as bars where the summary
-    has it; with a `baseline` table (experiments.synthetic.width_baseline), the same seeds
-    untrained dashed and the null's mean tau dotted, in the class count's colour."""
+    """Mean d_LLV and d_{f,g} vs width, a line (±1 sd band, as the paper) per class count, and
+    the mean's 95 % seed-bootstrap interval as bars where the summary has it; with a `baseline`
+    (width_baseline), the same seeds untrained dashed and the null's mean tau dotted."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.6))
     notes: list[str] = []
     tops: dict[str, float] = {}
@@ -92,9 +91,8 @@ MEASURE_PANELS = (("d_llv", D_LLV), ("d_fg", D_FG), ("kl", r"$d_{\mathrm{KL}}$")
 
 def measures_vs_width_figure(summary: pd.DataFrame, num_classes: int, n_pairs: int,
                              nan_pairs: int) -> plt.Figure:
-    """One panel per measure: mean ± sd over all seed pairs against width (a
-    `measures_by_width` table); where it has the measure's null, the mean tau as a grey band
-    from the axis to it (what chance reaches: the lower end for distances)."""
+    """One panel per measure of a `measures_by_width` table: mean ± sd over seed pairs against
+    width, and the null's mean tau as a grey band from the axis (chance; low end for distances)."""
     panels = [(c, label) for c, label in MEASURE_PANELS if f"{c}_mean" in summary.columns]
     fig, axes = plt.subplots(2, 4, figsize=(17, 7), sharex=True)
     chance = any(f"{col}_tau_mean" in summary.columns for col, _ in panels)

@@ -32,8 +32,7 @@ from ..synthetic.training import (SyntheticModelConfig, seed_metrics, stack_iden
 
 @dataclass(frozen=True)
 class StudentSpec:
-    """How the students of one job learn: the loss (training.distillation.LOSSES) and the torch
-    seed of student s, student_seed_offset + s."""
+    """One job's students: their loss (training.distillation.LOSSES) and torch seed offset."""
 
     loss: str
     student_seed_offset: int

@@ -187,5 +187,4 @@ def trend_rows(table: pd.DataFrame) -> Iterator[dict[str, Any]]:
             ok = means.dropna()
             varied = len(ok) >= 3 and ok["performance"].nunique() > 1 and ok["value"].nunique() > 1
             rho = float(spearmanr(ok["performance"], ok["value"])[0]) if varied else float("nan")
-            yield {"family": family, "column": column, "language_models": len(ok),
-                   "rho": rho}
+            yield {"family": family, "column": column, "language_models": len(ok), "rho": rho}

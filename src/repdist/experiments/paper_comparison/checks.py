@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ...io import read_csv
 from ..synthetic.alignment import alignment_trends, rank_correlation
 from ..authors.ours_vs_authors import RETRACE_TOLERANCE
 from ..prh.study import trend_rows
@@ -35,14 +37,13 @@ FULL_RUN = "make run"
 FOLLOW_UP_RUN = "make run-logit-distance"
 PRH_RUN = "snakemake --cores N --configfile config.prh.yaml prh_all"
 AUTHORS_RUN = "make authors, then make run-synthetic"
+WIDTH_CLAIM = "paper Fig. 3 right / App. F.7"
 
 
 @dataclass(frozen=True)
 class Check:
-    """One row. `judged_by`: for a trend the paper shows at its scale, the command of a run
-    that judges it (a toy run does not); empty for a check that holds at any scale (a table's
-    numbers, a bound, a theorem). `no_data`: why there is nothing to judge (zero pairs or
-    items); such a check never passes."""
+    """One row. `judged_by`: the run that judges a paper-scale trend (a toy run does not);
+    empty for a check that holds at any scale. `no_data`: why there is nothing to judge."""
 
     claim: str
     source: str
@@ -100,40 +101,31 @@ def kl_table_checks(table: pd.DataFrame) -> list[Check]:
 
 def bound_checks(constructed: Mapping[int, pd.DataFrame], trained: pd.DataFrame | None,
                  rep_dim: int = 2) -> list[Check]:
-    """Theorem 4.7's bound on the pairs in its range (d_LLV < 1/(2M)): any scale. A sweep
-    with no pair in the range has no data."""
+    """Theorem 4.7's bound on the pairs in its range (d_LLV < 1/(2M)), at any scale."""
     limit = 1.0 / (2 * rep_dim)
     empty = f"no pair has d_LLV < 1/(2M) = {limit:g}, the bound's range"
-    checks = []
-    for k, sweep in sorted(constructed.items()):
-        valid = sweep[sweep["d_llv"] < limit]
-        above = int((valid["d_fg"] > 2 * rep_dim * valid["d_llv"]).sum())
-        checks.append(Check(f"Fig. 16 left, K = {k}: pairs above d_fg <= 2M d_LLV",
-                            "paper Thm. 4.7", f"{above} of {len(valid)}", 0, "0", above == 0,
-                            no_data="" if len(valid) else empty))
+    parts = [(f"Fig. 16 left, K = {k}: pairs above d_fg <= 2M d_LLV",
+              sweep[sweep["d_llv"] < limit]) for k, sweep in sorted(constructed.items())]
     if trained is not None:
-        valid = trained[trained["d_llv"] < limit].dropna(subset=["d_fg"])
+        parts.append(("Fig. 16 right: trained pairs above the bound",
+                      trained[trained["d_llv"] < limit].dropna(subset=["d_fg"])))
+    checks = []
+    for claim, valid in parts:
         above = int((valid["d_fg"] > 2 * rep_dim * valid["d_llv"]).sum())
-        checks.append(Check("Fig. 16 right: trained pairs above the bound", "paper Thm. 4.7",
-                            f"{above} of {len(valid)}", 0, "0", above == 0,
-                            no_data="" if len(valid) else empty))
+        checks.append(Check(claim, "paper Thm. 4.7", f"{above} of {len(valid)}", 0, "0",
+                            above == 0, no_data="" if len(valid) else empty))
     return checks
 
 
 def width_tables(paths: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """The width summaries (tables/d_llv_vs_width_K*.csv), keyed by their name (the file's)."""
-    from pathlib import Path
-
-    from ...io import read_csv
-
+    """The width summaries (tables/d_llv_vs_width_K*.csv), keyed by file name."""
     return {Path(p).stem: read_csv(p) for p in paths}
 
 
 def width_checks(summaries: Mapping[str, pd.DataFrame],
                  baselines: Mapping[str, pd.DataFrame] | None = None) -> list[Check]:
-    """Fig. 3 right / F.7: mean d_LLV and d_fg are lower at the widest kept width than the
-    narrowest; with the group's `baselines` (tables/width_baseline_K*.csv, keyed as the
-    summaries), the same claim beyond untrained models and chance, and on calibrated scores."""
+    """Fig. 3 right / F.7: mean d_LLV and d_fg lower at the widest kept width than the
+    narrowest; with `baselines` (tables/width_baseline_K*.csv), also beyond the baselines."""
     checks = []
     baselines = baselines or {}
     for name, summary in summaries.items():
@@ -147,15 +139,14 @@ def width_checks(summaries: Mapping[str, pd.DataFrame],
             kept = ", ".join(f"w{int(w)}: {int(n)}" for w, n in zip(part["width"], part["seeds"],
                                                                      strict=True))
             checks.append(Check(f"{name}, K = {k}: seeds with test accuracy > threshold, per kept "
-                                "width (retention)", "paper Fig. 3 right / App. F.7", kept,
-                                "not stated", "-", None))
+                                "width (retention)", WIDTH_CLAIM, kept, "not stated", "-", None))
             for col, label in (("d_llv_mean", "d_LLV"), ("d_fg_mean", "d_fg")):
                 lo, hi = part.iloc[0], part.iloc[-1]
                 checks.append(Check(
                     f"{name}, K = {k}: mean {label} falls from width {lo['width']:g} to "
-                    f"{hi['width']:g}", "paper Fig. 3 right / App. F.7",
-                    f"{lo[col]:.4f} -> {hi[col]:.4f}", "decreasing", "strictly lower",
-                    bool(hi[col] < lo[col]), judged_by=SYNTHETIC_RUN))
+                    f"{hi['width']:g}", WIDTH_CLAIM, f"{lo[col]:.4f} -> {hi[col]:.4f}",
+                    "decreasing", "strictly lower", bool(hi[col] < lo[col]),
+                    judged_by=SYNTHETIC_RUN))
             base = baselines.get(name.replace("d_llv_vs_width", "width_baseline"))
             if base is not None:
                 rows = part.merge(base[base["K"] == k], on="width")
@@ -163,12 +154,8 @@ def width_checks(summaries: Mapping[str, pd.DataFrame],
     return checks
 
 
-WIDTH_CLAIM = "paper Fig. 3 right / App. F.7"
-
-
 def width_margin(rows: pd.DataFrame, measure: str) -> pd.Series:
-    """Per width, how far the trained pairs' mean distance lies below what needs no training:
-    the nearer of the untrained models' mean and the null's mean tau (NaN without either)."""
+    """Per width, the mean distance below the nearer of the untrained mean and the null's tau."""
     parts = [rows[c] for c in (f"{measure}_untrained_mean", f"{measure}_tau_mean") if c in rows]
     if not parts:
         return pd.Series(np.nan, index=rows.index)
@@ -182,12 +169,10 @@ def _width_trend(rows: pd.DataFrame, values: pd.Series, se: pd.Series) -> Trend:
 
 
 def width_baseline_checks(rows: pd.DataFrame, title: str) -> list[Check]:
-    """The width claim read against baselines (rows: a width summary merged with its baseline
-    table on width, widths ascending). Beyond: the margin below the nearer baseline
-    (width_margin) must grow with width (rho > 0.5, last - first > 2 standard errors, a mean's
-    from its seed-bootstrap interval): untrained models, their own baseline, have a margin of
-    0 or less everywhere and fail by construction. Calibrated: the mean calibrated distance of
-    the null's pairs (1 at 0, 0 at chance) must rise the same way."""
+    """The width claim against baselines (rows: a width summary merged with its baseline
+    table). The margin below the nearer baseline (width_margin) must grow with width (rho > 0.5
+    and last - first > 2 SE); untrained models fail by construction. The null pairs' mean
+    calibrated distance (1 at 0, 0 at chance) must rise the same way."""
     rows = rows.sort_values("width").reset_index(drop=True)
     checks = []
     for measure, label in (("d_llv", "d_LLV"), ("d_fg", "d_fg")):
@@ -226,22 +211,19 @@ def cifar_checks(pairs_fd2: pd.DataFrame | None, seeds: Sequence[int] = (0, 1),
     row = pairs_fd2[(pairs_fd2["seed_a"] == seeds[0]) & (pairs_fd2["seed_b"] == seeds[1])]
     value = float(row["mcca_f_test"].iloc[0]) if len(row) else float("nan")
     data = " (stand-in data)" if standin else ""
+    corr = float(abs(pairs_fd2[["test_loss_diff", "mcca_f_test"]].corr().iloc[0, 1]))
     return [
         Check(f"Fig. 3 left: m_CCA(seed {seeds[0]}, seed {seeds[1]}), M = 2, test{data}",
               "authors' code comment", value, 0.551, "informational: depends on the seeds' "
               "training trajectories", None),
         *_fig3_left_claims(row, seeds, data),
         Check(f"Fig. 5: loss difference says little about m_CCA (|corr| over 45 pairs){data}",
-              "paper App. F.4", float(abs(pairs_fd2[["test_loss_diff", "mcca_f_test"]].corr()
-                                          .iloc[0, 1])), "weak", "< 0.5",
-              bool(abs(pairs_fd2[["test_loss_diff", "mcca_f_test"]].corr().iloc[0, 1]) < 0.5),
-              judged_by=FULL_RUN),
+              "paper App. F.4", corr, "weak", "< 0.5", bool(corr < 0.5), judged_by=FULL_RUN),
     ]
 
 
 def _fig3_left_claims(row: pd.DataFrame, seeds: Sequence[int], data: str) -> list[Check]:
-    """The text's words on the two seeds of Fig. 3 (left): near-equal test loss, low KL, high
-    d_LLV. The paper gives no number, so the rows are informational."""
+    """The text on Fig. 3 (left)'s two seeds, without a number: informational rows."""
     if not len(row):
         return []
     r = row.iloc[0]
@@ -279,7 +261,8 @@ def workshop_checks(table: pd.DataFrame) -> list[Check]:
                                 "broadcast rows", None))
         elif theirs < 1e-3:
             checks.append(Check(f"Workshop example: {row.quantity}", "workshop paper §4", ours,
-                                theirs, "same order of magnitude", 0.1 * theirs <= ours <= 10 * theirs))
+                                theirs, "same order of magnitude",
+                                0.1 * theirs <= ours <= 10 * theirs))
         else:
             checks.append(Check(f"Workshop example: {row.quantity}", "workshop paper §4", ours,
                                 theirs, "abs 0.05", abs(ours - theirs) <= 0.05))
@@ -288,18 +271,10 @@ def workshop_checks(table: pd.DataFrame) -> list[Check]:
 
 def retrace_checks(table: pd.DataFrame, per_seed_width: int = 16,
                    standin: bool = False) -> list[Check]:
-    """Model by model (ours_vs_authors.csv): per seed at width `per_seed_width`, d_LLV between
-    our seed s and the authors' seed s (next to their inter-seed mean); a summary per
-    configuration; and the goal over those seeds: most within 0.03, median <= 0.02. Only the
-    goal has a verdict: a seed or two drifting (float rounding amplified over 15,072 steps)
-    is what the goal allows. Only a run that trains as long as the authors did can retrace
-    them: a toy run does not judge the goal. Against stand-in checkpoints (made here,
-    deliberately not our models) there is no verdict at all."""
+    """Our seed s against the authors' seed s (ours_vs_authors.csv): per seed, per
+    configuration, and the goal: most within 0.03, median <= 0.02. Only the goal has a verdict
+    (float rounding over 15,072 steps lets a seed or two drift); none on stand-ins."""
     note = " (stand-in checkpoints)" if standin else ""
-
-    def verdict(passed: bool) -> bool | None:
-        return None if standin else passed
-
     checks = []
     for row in table[table["width"] == per_seed_width].itertuples():
         checks.append(Check(
@@ -325,14 +300,13 @@ def retrace_checks(table: pd.DataFrame, per_seed_width: int = 16,
             f"{sorted(goal['K'].unique().tolist())}): {within} of {len(goal)} within "
             f"{RETRACE_TOLERANCE}, median d_LLV{note}", "authors' checkpoints", median,
             "0 (same model)", f">= 70% within {RETRACE_TOLERANCE} and median <= 0.02",
-            verdict(bool(within >= 0.7 * len(goal) and median <= 0.02)),
+            None if standin else bool(within >= 0.7 * len(goal) and median <= 0.02),
             judged_by=AUTHORS_RUN))
     return checks
 
 
 def tightness_checks(table: pd.DataFrame) -> list[Check]:
-    """The bound at every M (bound_tightness.csv): informational beyond M = 2, which the paper
-    does not show."""
+    """The bound at every M (bound_tightness.csv): informational beyond the paper's M = 2."""
     checks = []
     for row in table.itertuples():
         checks.append(Check(
@@ -361,8 +335,7 @@ def comparison_frame(checks: Sequence[Check], scale: str = PAPER_SCALE) -> pd.Da
 
 
 def run_title(outdir: str, configfiles: Sequence[str], scale: str) -> str:
-    """The run a page comes from, and its scale: 'results/quick (config.yaml +
-    config.quick.yaml), toy scale'."""
+    """E.g. 'results/quick (config.yaml + config.quick.yaml), toy scale'."""
     files = f" ({' + '.join(configfiles)})" if configfiles else ""
     return f"{outdir}{files}, {scale} scale"
 
@@ -374,8 +347,7 @@ TOY_NOTE = ("A toy run judges only the checks that hold at any scale, such as Ta
 
 def comparison_markdown(frame: pd.DataFrame, protocol: str = "", run: str = "",
                         scale: str = PAPER_SCALE) -> str:
-    """The page: its first line names the run (`run`, from run_title) and its scale, then
-    the table, the verdicts counted and what each verdict means."""
+    """The page: the run and its scale, the table, the verdicts counted and their legend."""
     cols = list(frame.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
@@ -397,9 +369,8 @@ FOLLOW_UP = "follow-up (Nielsen et al. 2026)"
 
 
 def distillation_checks(table: pd.DataFrame) -> list[Check]:
-    """The follow-up's claims on our students (tables/distillation.csv), informational: for the
-    same teacher, is the logit-distance student linearly closer than the KL student (m_CCA
-    higher, d_LLV lower) at equal or lower KL, and does it keep the angle probe's R^2 better?"""
+    """The follow-up's claims on our students (tables/distillation.csv), informational: is a
+    logit-distance student linearly closer than the KL student, and better at the angle probe?"""
     checks = []
     kl = table[table["loss"] == "kl"]
     for loss in ("logit_l2", "logit_l1"):
@@ -433,32 +404,26 @@ PRH = "Platonic Representation Hypothesis (Huh et al. 2024)"
 
 
 def alignment_checks(table: pd.DataFrame, models: str = "") -> list[Check]:
-    """PRH's headline claim on synthetic models (tables/prh_alignment.csv; `models` names other
-    models than our grid, e.g. the authors'), informational: does mutual k-NN alignment between
-    seeds rise with width (Spearman's rho within each K) and with the seeds' test accuracy (rho
-    over every (K, width))?"""
-    trends = alignment_trends(table)
-    by_k = ", ".join(f"K={k}: {r:+.2f}" for k, r in trends["rho_width_by_k"].items())
+    """PRH's headline claim on synthetic models (tables/prh_alignment.csv; `models`: not our
+    grid), informational: does mutual k-NN alignment rise with width and test accuracy?"""
     on = f", {models}" if models else ""
-    calibrated = []
+    reads = [("mutual_knn_f", "")]
     if "mutual_knn_f_calibrated_mean" in table:  # the same read on scores above chance
-        cal = alignment_trends(table, "mutual_knn_f_calibrated")
-        cal_by_k = ", ".join(f"K={k}: {r:+.2f}" for k, r in cal["rho_width_by_k"].items())
-        calibrated.append(Check(
-            f"PRH: calibrated mutual k-NN alignment of f between seeds rises with width{on} "
-            f"(Spearman rho per K: {cal_by_k})", PRH,
-            f"{cal['rising_with_width']} of {cal['class_counts']} K rising",
+        reads.append(("mutual_knn_f_calibrated", "calibrated "))
+    checks = []
+    for column, word in reads:
+        t = alignment_trends(table, column)
+        by_k = ", ".join(f"K={k}: {r:+.2f}" for k, r in t["rho_width_by_k"].items())
+        checks.append(Check(
+            f"PRH: {word}mutual k-NN alignment of f between seeds rises with width{on} "
+            f"(Spearman rho per K: {by_k})", PRH,
+            f"{t['rising_with_width']} of {t['class_counts']} K rising",
             "alignment rises with competence", "-", None))
-    return [
-        Check(f"PRH: mutual k-NN alignment of f between seeds rises with width{on} (Spearman "
-              f"rho per K: {by_k})", PRH,
-              f"{trends['rising_with_width']} of {trends['class_counts']} K rising",
-              "alignment rises with competence", "-", None),
-        *calibrated,
-        Check(f"PRH: mutual k-NN alignment of f between seeds rises with the seeds' test "
-              f"accuracy{on} (Spearman rho over {len(table)} (K, width) configurations)", PRH,
-              float(trends["rho_accuracy"]), "alignment rises with competence", "-", None),
-    ]
+    return [*checks, Check(
+        f"PRH: mutual k-NN alignment of f between seeds rises with the seeds' test "
+        f"accuracy{on} (Spearman rho over {len(table)} (K, width) configurations)", PRH,
+        float(alignment_trends(table)["rho_accuracy"]), "alignment rises with competence", "-",
+        None)]
 
 
 PRH_FIG3 = "Platonic Representation Hypothesis (Huh et al. 2024), Fig. 3"
@@ -466,10 +431,9 @@ PRH_RISES = 0.5  # Spearman's rho over the language models above which alignment
 
 
 def prh_study_checks(table: pd.DataFrame, standins: bool) -> list[Check]:
-    """PRH's claim on their study's matrix (tables/prh_study.csv): per vision family, the
-    alignment rises with the language model's performance (Spearman's rho of the family's mean
-    over its models against 1 - bits per byte above PRH_RISES), raw and calibrated. On
-    stand-ins the rows are informational: tiny models trained seconds are not the claim's."""
+    """PRH's claim on their study (tables/prh_study.csv): per vision family, alignment rises
+    with the language model's performance (Spearman's rho against 1 - bits per byte above
+    PRH_RISES), raw and calibrated. Informational on stand-ins: tiny models are not the claim's."""
     checks = []
     metric = str(table["metric"].iloc[0]) if len(table) else "?"
     for row in trend_rows(table):
@@ -493,8 +457,7 @@ ROEDER_WITHIN = 0.02  # "near its maximum": the mean m_CCA within this of its ma
 
 
 def roeder_checks(curves: pd.DataFrame) -> list[Check]:
-    """Per data variant of tables/roeder_dynamics.csv: is the mean m_CCA between seeds at the
-    snapshot nearest 4,000 steps within ROEDER_WITHIN of its maximum over training?"""
+    """Per data variant: is mean m_CCA near 4,000 steps within ROEDER_WITHIN of its maximum?"""
     checks = []
     for noise_dims, curve in curves.groupby("noise_dims"):
         curve = curve.sort_values("step")
@@ -522,28 +485,23 @@ def roeder_checks(curves: pd.DataFrame) -> list[Check]:
 
 
 ROEDER_WORDS = "Roeder et al. 2021, Fig. 1"
-# "one linear map apart": the least-squares map leaves at most 5 % of each coordinate's
-# variance (a residual of at most sqrt(0.05) ~ 0.22 of its spread), so b's mapped words land on
-# a's within a fifth of the cloud: the overlap the figure shows; exactly linear would be 1
+# "one linear map apart": at most 5 % of each coordinate's variance left (a residual within
+# ~0.22 of its spread), the overlap the figure shows; exactly linear would be 1
 ROEDER_WORDS_R2 = 0.95
 
 
 def fit_r2(fit: pd.DataFrame) -> np.ndarray:
-    """R^2 per dimension of the figure's fit (tables/roeder_words_fit.csv): seed a's word
-    vectors against seed b's mapped onto them, on the words shown."""
+    """R^2 per dimension of the figure's fit (tables/roeder_words_fit.csv) on the words shown."""
     dims = sorted(int(c.rsplit("_", 1)[1]) for c in fit.columns if c.startswith("b_mapped_"))
-    r2 = []
-    for d in dims:
-        a, mapped = fit[f"a_{d}"].to_numpy(), fit[f"b_mapped_{d}"].to_numpy()
-        r2.append(1.0 - ((a - mapped) ** 2).sum() / ((a - a.mean()) ** 2).sum())
-    return np.asarray(r2)
+    a = [fit[f"a_{d}"].to_numpy() for d in dims]
+    mapped = [fit[f"b_mapped_{d}"].to_numpy() for d in dims]
+    return np.asarray([1.0 - ((x - m) ** 2).sum() / ((x - x.mean()) ** 2).sum()
+                       for x, m in zip(a, mapped, strict=True)])
 
 
 def roeder_words_checks(pairs: pd.DataFrame, fit: pd.DataFrame, data: str) -> list[Check]:
-    """Fig. 1's claim on the figure's two seeds (the R^2 of its fit on the shown words, the
-    lowest dimension, and of all the words of odd frequency rank), and over every seed pair
-    (informational): how many pairs reach the threshold, their KL and m_CCA, and how R^2 goes
-    with KL (the NeurIPS paper's question: closer in distribution, more linearly alike?)."""
+    """Fig. 1's claim on the figure's two seeds, and over every seed pair (informational,
+    with how R^2 goes with KL: the NeurIPS paper's question)."""
     a, b = int(fit["seed_a"].iloc[0]), int(fit["seed_b"].iloc[0])
     r2 = fit_r2(fit)
     row = pairs[(pairs["seed_a"] == min(a, b)) & (pairs["seed_b"] == max(a, b))].iloc[0]
@@ -573,10 +531,8 @@ ROEDER_CPC_CLAIMS = {  # panel: (what rises along, its x as the summary holds it
 
 
 def roeder_cpc_checks(summary: pd.DataFrame, data: str) -> list[Check]:
-    """Roeder's Fig. 3 claims on tables/roeder_cpc_summary.csv (mean and standard error of
-    m_CCA over the pairs at each point), for f and for g: "rises" is Spearman's rho over the
-    points above 0.5 and the last point above the first by more than two combined standard
-    errors (roeder_cpc_tables.Trend). `data` says what the run trained on."""
+    """Roeder's Fig. 3 claims on tables/roeder_cpc_summary.csv, for f and g: "rises" as
+    roeder_cpc_tables.Trend.rises. `data` says what the run trained on."""
     checks = []
     for panel, (along, x_name) in ROEDER_CPC_CLAIMS.items():
         if not (summary["panel"] == panel).any():
@@ -596,10 +552,7 @@ def roeder_cpc_checks(summary: pd.DataFrame, data: str) -> list[Check]:
 
 def beyond_baseline_check(summary: pd.DataFrame, panel: str, side: str, along: str,
                           x_name: str, data: str) -> Check:
-    """The same claim read against what needs no training: the height of mean CCA above the
-    larger of the untrained models' value (the same pairs at step 0) and the null's tau at
-    each point must rise as the raw claim asks. Untrained models fail it by construction (a
-    height of 0 everywhere); a run without either baseline has no verdict."""
+    """The claim on mean CCA's height above the larger of untrained models and the null's tau."""
     t = trend(summary, panel, side, beyond=True)
     title = (f"Roeder Fig. 3{panel}, {side}: mean CCA rises {along} beyond untrained models "
              f"and chance ({data})")

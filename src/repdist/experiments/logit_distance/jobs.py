@@ -1,7 +1,5 @@
-"""The follow-up's two training jobs as their rules describe them (rules/logit_distance.smk): a
-data set's teachers, or every student of them, from the settings a rule passes (the teachers'
-architecture fields, the schedule, CIFAR-100's ResNet settings; None for the MLP data sets), as
-the runs of experiments.logit_distance.training."""
+"""The follow-up's two training jobs (rules/logit_distance.smk), a data set's teachers or all
+their students, built from the settings a rule passes (`resnet` None: the MLP data sets)."""
 
 from __future__ import annotations
 
@@ -34,9 +32,8 @@ Member = tuple[int, str, int]  # a student: (teacher seed, loss, seed)
 
 def architectures(arch: Mapping[str, Any], resnet: Mapping[str, Any] | None
                   ) -> tuple[Arch, Arch]:
-    """The teachers' and the students' architecture: one FollowUpArch from `arch` (the MLP data
-    sets), or CIFAR-100's ResNet-50 teacher from `arch` and ResNet students as wide, of
-    resnet["student_depth"] layers."""
+    """The teachers' and students' architecture: one FollowUpArch, or CIFAR-100's ResNet-50
+    teacher and ResNet students as wide, of resnet["student_depth"] layers."""
     if resnet is None:
         mlp = FollowUpArch(**arch)
         return mlp, mlp
@@ -45,9 +42,8 @@ def architectures(arch: Mapping[str, Any], resnet: Mapping[str, Any] | None
 
 def teacher_run(arch: Mapping[str, Any], seeds: Sequence[int], training: FollowUpTraining,
                 resnet: Mapping[str, Any] | None, probe: Probe | None = None) -> TeacherRun:
-    """A teachers job's run: CIFAR-100's ResNets from ImageNet's weights where
-    resnet["imagenet_weights"] names a file (read here), in the data's order where
-    resnet["teacher_in_order"]."""
+    """A teachers job's run; CIFAR-100's from resnet["imagenet_weights"] where it names a
+    file, in the data's order where resnet["teacher_in_order"]."""
     teachers, _ = architectures(arch, resnet)
     if resnet is None:
         return TeacherRun(teachers, seeds, training, probe)
@@ -60,8 +56,7 @@ def teacher_run(arch: Mapping[str, Any], seeds: Sequence[int], training: FollowU
 def student_run(arch: Mapping[str, Any], members: Sequence[Member], training: FollowUpTraining,
                 eval_every_epochs: int, d_rep_subsets: int, resnet: Mapping[str, Any] | None,
                 probe: Probe | None = None) -> StudentRun:
-    """A students job's run: every member (teacher seed, loss, seed) in the given order, each
-    student indexed to its teacher among the members' teachers (in their first-seen order)."""
+    """A students job's run: every member, each indexed to its teacher in first-seen order."""
     teachers, students = architectures(arch, resnet)
     seeds = list(dict.fromkeys(int(t) for t, _, _ in members))
     run_of = [Student(seeds.index(int(t)), int(t), loss, int(s)) for t, loss, s in members]
@@ -72,9 +67,8 @@ def student_run(arch: Mapping[str, Any], members: Sequence[Member], training: Fo
 def job_options(checkpoint: str | Path, device: str | torch.device,
                 resnet: Mapping[str, Any] | None, concepts: np.ndarray | None = None
                 ) -> RunOptions:
-    """How a training job runs: its checkpoint and device; CIFAR-100's eval batches; SUB's
-    concept-bottleneck objective where the training inputs' `concepts` are given (its
-    teachers)."""
+    """A job's checkpoint and device, CIFAR-100's eval batches, and SUB's concept-bottleneck
+    objective where the training inputs' `concepts` are given (its teachers)."""
     return RunOptions(checkpoint=checkpoint, device=device,
                       objective=cbm_objective(torch.as_tensor(concepts))
                       if concepts is not None else None,
@@ -87,8 +81,7 @@ def job_metadata(dataset: str, run_config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def job_start(params: Any, data: Any, threads: int, gpus: int) -> tuple[torch.device, JobData]:
-    """What a teachers or students job sets up first: its threads, its device (a GPU only where
-    the job was promised one) and its data set's arrays."""
+    """A job's first steps: its threads, its device (a GPU only if promised) and its data."""
     torch.set_num_threads(threads)
     device = resolve_device(params.device, "logit_distance.device", promised=bool(gpus))
     return device, job_data(params.dataset, data, params.arch["num_classes"],

@@ -1,11 +1,5 @@
-"""The follow-up's tables, from experiments/logit_distance/training.py's models.
-They hold each student's last measurement with its chance level, their figures' inverse-variance
-averages, the two bounds, and the paper comparison's rows for the follow-up's claims.
-
-- `final_table`: every student against its teacher on the test inputs at the end of training;
-- `inverse_variance_summary`: their figures' average over teachers;
-- `follow_up_checks`: L1 and L2 students linearly closer to their teachers than KL students. Each is
-  described at its function."""
+"""The follow-up's tables: each student's final measurement with its chance level and the two
+bounds, their figures' inverse-variance averages, and the paper comparison's rows."""
 
 from __future__ import annotations
 
@@ -18,10 +12,9 @@ import pandas as pd
 from ...measures import compare
 from ...measures.logit_distance import d_rep, d_rep_null, f1_bound, kl_bound, logits
 from ...measures.null import NullSettings, null_stats, permutations
-from ..paper_comparison.checks import FOLLOW_UP_RUN, Check
+from ..paper_comparison.checks import FOLLOW_UP, FOLLOW_UP_RUN, Check
 
-FOLLOW_UP = "follow-up (Nielsen et al. 2026)"
-# a student's measurement against its teacher (experiments/logit_distance/training.py's snapshots)
+# a student against its teacher (training.StudentSnapshots)
 SNAPSHOT_COLUMNS = ["teacher_seed", "loss", "seed", "epoch", "split", "kl", "d_logit2",
                     "mcca", "mcca_sklearn", "d_rep", "tau_teacher", "tau_student",
                     "accuracy", "agreement", "teacher_accuracy"]
@@ -32,26 +25,22 @@ COMPARED = ("kl", "mcca_f", "d_logit")  # compare()'s measures in the final tabl
 
 def _d_rep_null(f: np.ndarray, g: np.ndarray, f_t: np.ndarray, g_t: np.ndarray,
                 null: NullSettings | None, subsets: int) -> dict[str, float]:
-    """d_rep and its permutation null: the student's inputs reordered, as compare()'s nulls
-    (NaN columns without a null)."""
+    """d_rep and its permutation null (the student's inputs reordered; NaN without a null)."""
     observed = d_rep(f, g, f_t, g_t, subsets).value
-    if null is None:
-        nan = float("nan")
-        return {"d_rep": observed, "d_rep_tau": nan, "d_rep_p": nan, "d_rep_calibrated": nan}
-    drawn, count, _ = permutations(len(f), null.permutations, null.seed)
-    orders = np.array(list(drawn), dtype=np.intp).reshape(count, len(f))
-    draws = d_rep_null(f, g, f_t, g_t, orders, subsets)
-    tau, p, calibrated = null_stats(observed, draws, null.alpha, distance=True)
+    tau = p = calibrated = float("nan")
+    if null is not None:
+        drawn, count, _ = permutations(len(f), null.permutations, null.seed)
+        orders = np.array(list(drawn), dtype=np.intp).reshape(count, len(f))
+        draws = d_rep_null(f, g, f_t, g_t, orders, subsets)
+        tau, p, calibrated = null_stats(observed, draws, null.alpha, distance=True)
     return {"d_rep": observed, "d_rep_tau": tau, "d_rep_p": p, "d_rep_calibrated": calibrated}
 
 
-# A final row: compare()'s KL, m_CCA(f) and d_logit, each with its permutation null (the student's
-# inputs reordered), d_rep with its own (the same reorderings), Theorem F.1's two sides and the KL
-# bound under tau-lower-boundedness (measures.logit_distance), with the looseness of each.
 def student_row(teacher: tuple[np.ndarray, np.ndarray], student: tuple[np.ndarray, np.ndarray],
                 null: NullSettings | None, subsets: int) -> dict[str, Any]:
-    """One student's final row (see above), from (f, g) of it and of its teacher; with
-    `null` None, no permutation null (config null.permutations 0)."""
+    """One student's final row from (f, g) of it and its teacher: KL, m_CCA(f), d_logit and
+    d_rep, each with its permutation null (none where `null` is None), Theorem F.1's two sides
+    and the KL bound under tau-lower-boundedness, with the looseness of each."""
     (f_t, g_t), (f, g) = teacher, student
     drawn = None if null is None else {"permutations": null.permutations, "alpha": null.alpha,
                                        "seed": null.seed, "measures": list(COMPARED)}
@@ -70,9 +59,7 @@ def final_table(members: Sequence[Mapping[str, Any]],
                 teachers: Mapping[int, tuple[np.ndarray, np.ndarray]],
                 students: Sequence[tuple[np.ndarray, np.ndarray]],
                 null: NullSettings | None, subsets: int) -> pd.DataFrame:
-    """Every student's final row: `members` (teacher_seed, loss, seed, and whatever else a
-    member carries: SUB's probe scores) beside its (f, g) on the test inputs, `teachers` the
-    teachers' by seed."""
+    """Every student's final row: its member fields beside student_row; `teachers` by seed."""
     rows = [{**dict(member), **student_row(teachers[int(member["teacher_seed"])], reps, null,
                                            subsets)}
             for member, reps in zip(members, students, strict=True)]
@@ -91,14 +78,10 @@ def probe_columns(student_metrics: Mapping[str, Any],
             "concept_probe_gap": teacher_metrics[PROBE] - student_metrics[PROBE]}
 
 
-# Their figures' average over teachers (their figures/inverse_variance_weighted_average.py): each
-# teacher a measuring instrument, its students' mean weighted by the inverse of their variance. The
-# average's variance is 1 / sum of the weights. A teacher whose students agree exactly (variance 0)
-# is averaged plainly with the others of variance 0.
 def inverse_variance_summary(snapshots: pd.DataFrame,
                              metrics: Sequence[str] = tuple(METRICS)) -> pd.DataFrame:
-    """Per loss, epoch, split and metric: the inverse-variance weighted mean over teachers of
-    their students' values, its variance, and how many teachers and students it holds."""
+    """Per loss, epoch, split and metric: their figures' average over teachers
+    (figures/inverse_variance_weighted_average.py, _iv_average), its variance and counts."""
     rows = []
     for (loss, epoch, split), group in snapshots.groupby(["loss", "epoch", "split"]):
         for metric in metrics:
@@ -111,9 +94,9 @@ def inverse_variance_summary(snapshots: pd.DataFrame,
 
 
 def _iv_average(group: pd.DataFrame, metric: str) -> tuple[float, float]:
-    """Their estimator: sum_t sum_i y_ti / s_t^2 over sum_t n_t / s_t^2 (s_t^2 the variance of
-    teacher t's students, ddof 1), variance 1 / sum_t n_t / s_t^2. Teachers with one student or
-    zero variance: a plain mean over every student, its variance var / n."""
+    """Their estimator, each teacher a measuring instrument: sum_t sum_i y_ti / s_t^2 over
+    sum_t n_t / s_t^2 (s_t^2 the variance of teacher t's students, ddof 1), variance 1 / sum_t
+    n_t / s_t^2. Without any weight: a plain mean over every student, variance var / n."""
     weights, weighted, values = 0.0, 0.0, []
     for _, students in group.groupby("teacher_seed"):
         y = students[metric].to_numpy(dtype=np.float64)
@@ -136,10 +119,8 @@ def _paired(final: pd.DataFrame, loss: str, metric: str) -> pd.DataFrame:
 
 
 def probe_checks(final: pd.DataFrame, data: str, standin: bool) -> list[Check]:
-    """The follow-up's concept claim: L1 and L2 students keep the teacher's linearly recoverable
-    concept better than KL students of the same teacher and seed (a smaller drop of the probe's
-    accuracy below the teacher's), beyond two standard errors: a trend of the follow-up's
-    scale; informational on a stand-in."""
+    """The follow-up's concept claim: L1 and L2 students' probe accuracy drops less below the
+    teacher's than paired KL students', by > 2 SE; informational on a stand-in."""
     if "concept_probe_gap" not in final:
         return []
     checks = []
@@ -160,15 +141,10 @@ def probe_checks(final: pd.DataFrame, data: str, standin: bool) -> list[Check]:
     return checks
 
 
-# L1 and L2 students linearly closer to their teachers than KL students (calibrated m_CCA higher,
-# d_rep lower), paired by teacher and seed, beyond two standard errors; the F.1 bound on every
-# student.
 def follow_up_checks(final: pd.DataFrame, data: str) -> list[Check]:
-    """The follow-up's claims on its own experiment (tables/logit_distance_<set>_final.csv):
-    for L1 and L2 students against the KL students of the same teacher and seed, calibrated
-    m_CCA higher and d_rep lower, by more than two standard errors of the paired differences
-    (students of one teacher share it: the errors are a lower bound when teachers are few),
-    trends of the follow-up's scale; and Theorem F.1's bound on every student, at any scale."""
+    """The follow-up's claims: L1 and L2 students' calibrated m_CCA higher and d_rep lower
+    than paired KL students', by > 2 SE (a lower bound when teachers are few: their students
+    share them); and Theorem F.1's bound on every student, at any scale."""
     checks = []
     for loss in ("l1", "l2"):
         for metric, sign, word in (("mcca_f_calibrated", 1.0, "higher"), ("d_rep", -1.0, "lower")):

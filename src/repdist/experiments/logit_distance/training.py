@@ -1,12 +1,6 @@
-"""The follow-up's distillation experiment, as their code runs it: teachers, then their students.
-The follow-up is Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity". Teachers
-are trained on the labels. Then per teacher, students are trained on its logits by KL (theirs:
-KL(teacher || student)), by their L1 and L2 logit losses, and from the labels alone (a baseline),
-each at several seeds.
-
-Their schedule is kept (`FollowUpTraining`). Every `eval_every_epochs` epochs each student is
-measured against its teacher (`StudentSnapshots`). A job trains every model of its kind at once, as
-one stack (`train_teachers`, `train_students`)."""
+"""The follow-up's distillation experiment (Nielsen et al. 2026) as their code runs it: per
+teacher, students trained on its logits by KL(teacher || student), by their L1 and L2 logit
+losses, and on the labels alone (a baseline), each at several seeds."""
 
 from __future__ import annotations
 
@@ -61,8 +55,7 @@ Arch = FollowUpArch | ResNetArch
 
 def build_model(arch: Arch, seed: int, imagenet: dict | None = None
                 ) -> FollowUpMLP | FollowUpResNet:
-    """One model as their code builds it after the seed: an MLP, or a ResNet (from ImageNet's
-    weights where given)."""
+    """One model as their code builds it after the seed: an MLP or a ResNet."""
     if isinstance(arch, ResNetArch):
         return build_follow_up_resnet(arch, seed, imagenet)
     if imagenet is not None:
@@ -71,19 +64,17 @@ def build_model(arch: Arch, seed: int, imagenet: dict | None = None
 
 
 def stack_models(models: Sequence[FollowUpMLP | FollowUpResNet]) -> FollowUpStack:
-    """Models of one architecture as one stack (ResNets run one after another, each model's
-    arithmetic its own: models.follow_up_resnet.stack_resnets)."""
+    """Models of one architecture as one stack (ResNets run one after another)."""
     if all(isinstance(m, FollowUpResNet) for m in models):
         return stack_resnets(models)
     return StackedFollowUp(models)
 
 
-# Their schedule (utils/train.py): Adam, batches of `batch_size` reshuffled every epoch (the last
-# one short), the learning rate lr x 1e-3 for the first 20 epochs then decayed by 0.995 an epoch
-# (training.settings.EpochSchedule), dropout 0.1 in the encoder.
 @dataclass(frozen=True)
 class FollowUpTraining:
-    """How one kind of model of a data set trains (config.yaml `logit_distance.<set>`)."""
+    """How one kind of model of a data set trains (config.yaml `logit_distance.<set>`), as
+    their utils/train.py: Adam, batches reshuffled every epoch (the last one short), lr x 1e-3
+    for 20 epochs then decayed by 0.995 an epoch (EpochSchedule), dropout 0.1 in the encoder."""
 
     epochs: int
     lr: float = 1e-3
@@ -105,8 +96,7 @@ class FollowUpTraining:
 
 
 def follow_up_training(settings: Mapping[str, Any], epochs: int) -> FollowUpTraining:
-    """FollowUpTraining from a `training` block of the config (lr, batch_size, warmup_epochs,
-    warmup_factor, decay, checkpoint_every_epochs) and the epochs of one kind of model."""
+    """FollowUpTraining from a config `training` block and one kind of model's epochs."""
     schedule = EpochSchedule(settings["warmup_epochs"], settings["warmup_factor"],
                              settings["decay"])
     return FollowUpTraining(epochs, settings["lr"], settings["batch_size"], schedule,
@@ -114,16 +104,15 @@ def follow_up_training(settings: Mapping[str, Any], epochs: int) -> FollowUpTrai
 
 
 def follow_up_train_data(data: SpiralsData | SubData) -> TrainData:
-    """The training loop's data: the train and test splits (codes: unused by these models);
-    SUB's labels are its birds."""
+    """The loop's data: train and test splits (codes unused); SUB's labels are its birds."""
     k = data.num_classes
     return TrainData(data.x["train"], data.labels["train"], data.x["test"], data.labels["test"],
                      np.zeros((k, 1), dtype=np.float32))
 
 
 def cifar100_train_data(path: str | Path) -> TrainData:
-    """CIFAR-100's train and test sets (a cifar-100-python folder, or a file in it): pixels in
-    [0, 1] as their ToTensor() leaves them, the fine labels."""
+    """CIFAR-100 (a cifar-100-python folder, or a file in it): pixels in [0, 1] as their
+    ToTensor() leaves them, the fine labels."""
     folder = Path(path)
     data = load_cifar100(folder if folder.is_dir() else folder.parent)
     return TrainData(to_unit(data.train_images), data.train_labels, to_unit(data.test_images),
@@ -142,8 +131,8 @@ class JobData:
 
 def job_data(dataset: str, path: str | Path, num_classes: int,
              probe_seed: int | None = 42) -> JobData:
-    """The data set `dataset` ("spirals": their npz; "sub": their features file; "cifar100":
-    a cifar-100-python folder) for a job; `probe_seed` SUB's concept probe's (None elsewhere)."""
+    """A job's data set (spirals: their npz; sub: their features file; cifar100: a
+    cifar-100-python folder); `probe_seed` seeds SUB's concept probe."""
     if dataset == "spirals":
         return JobData(follow_up_train_data(load_spirals(path, num_classes)))
     if dataset == "cifar100":
@@ -160,10 +149,8 @@ def job_data(dataset: str, path: str | Path, num_classes: int,
 def write_sub_features(path: str | Path,
                        batches: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
                        info: Mapping[str, Any]) -> int:
-    """SUB's features file as their dsets/preprocess_sub.py writes it, from batches of
-    (CLS features, birds, attributes): `embeddings` (N, D) float32, `labels`, `attributes`, and
-    `info`'s `model`, `image_size`, `dataset`, `split` (with whatever else it holds), written
-    atomically; returns N."""
+    """SUB's features file as their dsets/preprocess_sub.py writes it, from batches of (CLS
+    features, birds, attributes), with `info`'s keys, written atomically; returns N."""
     from ...io import atomic_path
 
     parts = list(batches)
@@ -179,12 +166,9 @@ def write_sub_features(path: str | Path,
 
 
 def concept_probe(f: np.ndarray, concepts: np.ndarray, seed: int = 42) -> dict[str, float]:
-    """How linearly a representation holds a concept (their evaluation/sub_evaluate.py's
-    fit_linear_probe_concepts): logistic regression (scikit-learn's defaults) fitted on half
-    the inputs (train_test_split, stratified by the concept, random_state `seed`; not
-    stratified where a concept occurs once, which theirs cannot split), scored on the other
-    half: accuracy, macro F1, and the NLL of the true concept (their NLL takes the
-    probabilities for logits; this one is the log-loss)."""
+    """Their fit_linear_probe_concepts (evaluation/sub_evaluate.py): logistic regression fitted
+    on half the inputs (stratified by concept unless one occurs once, which theirs cannot split),
+    scored on the other: accuracy, macro F1, log-loss (their NLL takes probabilities for logits)."""
     import warnings
 
     from sklearn.linear_model import LogisticRegression
@@ -219,18 +203,13 @@ def _run(stack: FollowUpStack, data: TrainData, training: FollowUpTraining,
 Probe = Callable[[np.ndarray], dict[str, float]]  # a model's test f -> its concept probe
 
 
-# A job trains every model of its kind at once, as one stack (models.follow_up; CIFAR-100's ResNets:
-# models.follow_up_resnet): the teachers of a data set, or all its students (every teacher x loss x
-# seed), sharing one batch order a run. Student (teacher t, loss, seed s) starts from their
-# initialisation for seed s. On CIFAR-100 the teacher is a ResNet-50 (from ImageNet's weights where
-# given) and the students ResNet-18s, and the teacher's batches come in the data's order every epoch
-# (their loader has no shuffle).
+# A job trains every model of its kind as one stack sharing one batch order: a data set's
+# teachers, or all its students (teacher x loss x seed). Student (t, loss, s) starts from their
+# initialisation for seed s.
 @dataclass(frozen=True)
 class TeacherRun:
-    """What one teachers job trains: their architecture (with a concept probe for SUB's
-    concept-bottleneck teachers), seeds and schedule; `probe` scores each model's test f;
-    `imagenet` the ResNet-50's ImageNet weights (CIFAR-100; None: from scratch); `in_order`:
-    batches in the data's order every epoch (CIFAR-100's teacher loader)."""
+    """One teachers job; `imagenet` the ResNet-50's ImageNet weights (None: from scratch);
+    `in_order`: batches in the data's order every epoch (CIFAR-100's teacher loader)."""
 
     arch: Arch
     seeds: Sequence[int]
@@ -242,9 +221,7 @@ class TeacherRun:
 
 def train_teachers(run: TeacherRun, data: TrainData, files: Sequence[SeedFiles],
                    meta: Mapping[str, Any], options: RunOptions) -> None:
-    """The teachers (their classifiers: cross entropy of the labels; options.objective for
-    another, cbm_objective for SUB's), one stack, each written with its f on the train and test
-    inputs, g, metrics and weights (their state-dict keys)."""
+    """Train the teachers as one stack (cross entropy or options.objective); write each."""
     stack = stack_models([build_model(run.arch, s, run.imagenet) for s in run.seeds])
     identity = {"arch": asdict(run.arch), "seeds": list(run.seeds),
                 **({"imagenet": True} if run.imagenet is not None else {})}
@@ -259,9 +236,7 @@ def _write_models(stack: FollowUpStack, data: TrainData,
                   outputs: Sequence[tuple[dict, SeedFiles]], finals: Mapping[str, Any],
                   meta: Mapping[str, Any], probe: Probe | None = None,
                   batch_size: int | None = None) -> None:
-    """Each model of the stack (`outputs`: its metadata and files, in the stack's order)
-    written with its f on both splits (`batch_size` inputs a forward pass), g, metrics and
-    weights."""
+    """Write each model (`outputs`: metadata and files): f on both splits, g, metrics, weights."""
     f_train, g = extract(stack, data.train_x, data.codes, batch_size)
     f_test, _ = extract(stack, data.test_x, data.codes, batch_size)
     stack.cpu()
@@ -295,9 +270,8 @@ def students_of(teacher_seeds: Sequence[int], losses: Sequence[str],
 
 
 def student_arch(arch: Arch, loss: str) -> Arch:
-    """A student's architecture: `arch`, with an Xavier-initialised head for a distilled one
-    (their KLDistill, LogitDistill), the plain classifier's for the labels baseline (and an
-    MLP student without a concept probe)."""
+    """`arch` with an Xavier-initialised head for a distilled student (their KLDistill,
+    LogitDistill); an MLP student has no concept probe."""
     if isinstance(arch, ResNetArch):
         return replace(arch, xavier_head=loss != "labels")
     return replace(arch, xavier_head=loss != "labels", concepts=0)
@@ -305,7 +279,7 @@ def student_arch(arch: Arch, loss: str) -> Arch:
 
 @dataclass(frozen=True)
 class Teachers:
-    """The teachers' f per split, g and logits per split (float64), and their test labels."""
+    """The teachers' f and logits per split, and g (float64)."""
 
     f: dict[str, np.ndarray]  # split -> (T, N, M)
     g: np.ndarray  # (T, K, M)
@@ -335,14 +309,9 @@ def pair_metrics(teacher_f: np.ndarray, teacher_g: np.ndarray, f: np.ndarray, g:
             "teacher_accuracy": float(np.mean(zt.argmax(1) == labels))}
 
 
-# Every `eval_every_epochs` epochs each student is measured against its teacher on the training and
-# the test inputs (their evaluate_train_test): KL(teacher || student), d_logit^2, m_CCA (exact, and
-# theirs: scikit-learn's CCA fitted in-sample), d_rep (measures.logit_distance), the smallest
-# probability tau of each, the student's accuracy and its agreement with the teacher.
 class StudentSnapshots:
-    """At the end of every `every` epochs (the loop's on_step), every student against its
-    teacher on the train and test inputs (pair_metrics). Resumable: the rows so far travel
-    with the run's checkpoint."""
+    """Every `every` epochs, each student against its teacher on both splits (pair_metrics;
+    their evaluate_train_test). Resumable: the rows travel with the run's checkpoint."""
 
     def __init__(self, stack: FollowUpStack, data: TrainData, teachers: Teachers,
                  run: StudentRun, per_epoch: int, batch_size: int | None = None) -> None:
@@ -388,8 +357,7 @@ def load_teachers(arch: Arch, paths: Sequence[str | Path]) -> FollowUpStack:
 @torch.no_grad()
 def teacher_targets(teachers: FollowUpStack, x: np.ndarray, rows: Sequence[int],
                     batch_size: int | None, device: str | torch.device) -> torch.Tensor:
-    """(len(rows), N, K): teacher rows[s]'s logits over x on `device`, taken in eval mode
-    `batch_size` inputs at a time (as their distill_knowledge_to_dataset)."""
+    """(len(rows), N, K): teacher rows[s]'s logits as their distill_knowledge_to_dataset."""
     step = batch_size or len(x)
     parts = [teachers.logits(torch.as_tensor(x[i:i + step]).to(device))
              for i in range(0, len(x), step)]
@@ -398,9 +366,8 @@ def teacher_targets(teachers: FollowUpStack, x: np.ndarray, rows: Sequence[int],
 
 @dataclass(frozen=True)
 class StudentRun:
-    """What one students job trains and measures: every student (teacher-major), their
-    architecture, schedule, how often they are measured and d_rep's cap; `teacher_arch` the
-    teachers' (None: the students'; CIFAR-100's ResNet-50 beside ResNet-18 students)."""
+    """One students job: every student (teacher-major) and how they train and are measured;
+    `teacher_arch` None: the students' (CIFAR-100: ResNet-50 teachers, ResNet-18 students)."""
 
     arch: Arch
     students: Sequence[Student]
@@ -414,9 +381,7 @@ class StudentRun:
 def train_students(run: StudentRun, teacher_paths: Sequence[str | Path], data: TrainData,
                    files: Sequence[SeedFiles], meta: Mapping[str, Any],
                    options: RunOptions) -> pd.DataFrame:
-    """Every student in one stack, each matching its teacher's logits on the training inputs
-    (taken once, in eval mode, as their distill_knowledge_to_dataset), measured every
-    eval_every_epochs epochs; each written as a model; returns the snapshots table."""
+    """Train the students as one stack on their teachers' logits; write each; return snapshots."""
     students, training, batch = run.students, run.training, options.eval_batch_size
     teachers_stack = load_teachers(run.teacher_arch or run.arch, teacher_paths).to(options.device)
     teachers = teachers_from(teachers_stack, data, batch)
@@ -449,8 +414,7 @@ def snapshots_metadata(arch: Arch, training: FollowUpTraining,
 
 def sklearn_mcca(x: np.ndarray, y: np.ndarray, n_components: int) -> float:
     """Their m_CCA (dissimilarities/mean_cca.py): scikit-learn's CCA (NIPALS, max_iter 1000)
-    fitted on x and y, the mean Pearson correlation of its matched components, beside the exact
-    m_CCA (measures.cca.mean_cca) in every snapshot."""
+    fitted in-sample, the mean Pearson correlation of its matched components."""
     import warnings
 
     from sklearn.cross_decomposition import CCA

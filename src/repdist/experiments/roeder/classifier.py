@@ -1,12 +1,7 @@
-"""Roeder et al. (2021) §5.1 and App. A.2, the simulation study the NeurIPS paper builds on:
-seeds of a deeper MLP classifier trained on angle-labelled Gaussian points (with and without
-20 noise input dimensions), compared pair by pair at dense snapshots over training.
-
-Roeder's Fig. 2b is the mean CCA between two seeds over training ("after approx. 4000
-iterations, CCA finds a linear transformation"); we draw the mean +- sd over every pair of 10
-seeds, and beside it, beyond Roeder, d_LLV and d_{f,g} (NeurIPS Defs. 4.4, 4.6) of the same
-pairs. Fig. 2c (one model's f mapped linearly into another's) reads the seed files written here.
-"""
+"""Roeder et al. (2021) §5.1 and App. A.2, the simulation the NeurIPS paper builds on: seeds of
+a deeper MLP classifier on angle-labelled Gaussian points (with and without 20 noise inputs),
+compared pair by pair at dense snapshots: m_CCA (their Fig. 2b) and, beyond Roeder, d_LLV and
+d_{f,g}. Fig. 2c reads the seed files written here."""
 
 from __future__ import annotations
 
@@ -31,7 +26,7 @@ from ..synthetic.training import seed_metrics
 
 @dataclass(frozen=True)
 class RoederModelConfig:
-    """One data variant's models; every value comes from config.yaml's `roeder`."""
+    """One data variant's models, from config.yaml's `roeder`."""
 
     num_classes: int
     noise_dims: int
@@ -67,8 +62,7 @@ def roeder_stack(cfg: RoederModelConfig) -> StackedModelClass:
 def train_roeder(cfg: RoederModelConfig, train_cfg: TrainConfig, snapshot_steps: Sequence[int],
                  measure_kwargs: Mapping[str, Any], files: Sequence[SeedFiles],
                  run_config: Mapping[str, Any]) -> pd.DataFrame:
-    """Train the variant's seeds together with snapshots; write every seed's files (weights,
-    test-set f, g, metrics); return the snapshots table (dynamics.SNAPSHOT_COLUMNS)."""
+    """Train the seeds with snapshots; write each seed's files; return the snapshots."""
     if len(files) != len(cfg.seeds):
         raise ValueError(f"{len(files)} output sets for {len(cfg.seeds)} seeds")
     data = roeder_data(cfg)
@@ -91,7 +85,7 @@ def train_roeder(cfg: RoederModelConfig, train_cfg: TrainConfig, snapshot_steps:
 
 def roeder_metadata(cfg: RoederModelConfig, train_cfg: TrainConfig,
                     measure_kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The snapshots table's parquet metadata: what was trained, how it was compared."""
+    """The snapshots table's parquet metadata."""
     return {"experiment": "roeder", "noise_dims": cfg.noise_dims, "lr": train_cfg.lr,
             "seeds": list(cfg.seeds), "protocol": train_cfg.protocol,
             "measures": dict(measure_kwargs), **provenance(asdict(cfg))}

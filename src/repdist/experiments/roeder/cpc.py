@@ -1,10 +1,6 @@
-"""Roeder et al. (2021) §5.2 and App. A.3, their Fig. 3: contrastive models trained in pairs.
-The models are CPC on image patches (models/cpc.py). Their f and g are compared by mean CCA over
-training (3b), against the amount of training data (3c) and against the hidden units (3d).
-
-One job trains one configuration (width, share of the training data, step budget): its seeds
-stacked, each early-stopped on the validation loss (training/early_stopping.py). The pairs of seeds
-are compared by m_CCA of f and of g at every snapshot step (`train_cpc`)."""
+"""Roeder et al. (2021) §5.2 and App. A.3, Fig. 3: CPC models on image patches (models/cpc.py),
+f and g compared by mean CCA over training (3b), training data (3c) and hidden units (3d). One
+job trains one configuration's seeds stacked, each early-stopped on the validation loss."""
 
 from __future__ import annotations
 
@@ -35,8 +31,7 @@ DATASETS = ("cifar10", "digits")
 
 @dataclass(frozen=True)
 class CPCModelConfig:
-    """One configuration's models and data; every value comes from config.yaml's
-    `roeder.cpc` (the width and data fraction from the panel that asks for them)."""
+    """One configuration's models and data, from config.yaml's `roeder.cpc`."""
 
     dataset: str
     width: int
@@ -58,8 +53,7 @@ class CPCModelConfig:
 
 @dataclass(frozen=True)
 class CPCData:
-    """Images (N, C, H, W) float32 in [0, 1]: the training share, the validation set (early
-    stopping), the held-out test set (the measures); `source` says what they are."""
+    """Images (N, C, H, W) float32 in [0, 1]; `source` says what they are."""
 
     train: np.ndarray
     validation: np.ndarray
@@ -69,8 +63,7 @@ class CPCData:
 
 @dataclass(frozen=True)
 class CPCRun:
-    """How one configuration trains beyond its settings: the snapshot steps, the pairs of seeds
-    (indices into the seeds), early stopping's patience (test passes), checkpoint and device."""
+    """How a configuration trains beyond its settings (pairs index seeds; patience: passes)."""
 
     snapshot_steps: Sequence[int]
     pairs: Sequence[tuple[int, int]]
@@ -81,10 +74,9 @@ class CPCRun:
 
 def cpc_data(cfg: CPCModelConfig, pool: np.ndarray, test: np.ndarray | None,
              source: str) -> CPCData:
-    """Split images into training share, validation and test, by a permutation of `split_seed`.
-    `test` None: the test set is drawn from `pool` first (the digits); otherwise its first
-    n_test images (CIFAR-10's test batch). Validation comes next; the training share is the
-    first `data_fraction` of the rest, so a smaller share is part of every larger one."""
+    """Split by a permutation of `split_seed`: test first (from `pool` where `test` is None,
+    else `test`'s first n_test), then validation; the training share is the first
+    `data_fraction` of the rest, so a smaller share is part of every larger one."""
     rng = np.random.default_rng(cfg.split_seed)
     order = rng.permutation(len(pool))
     if test is None:
@@ -101,9 +93,7 @@ def cpc_data(cfg: CPCModelConfig, pool: np.ndarray, test: np.ndarray | None,
 
 
 def load_cpc_data(cfg: CPCModelConfig, cifar_folder: str | Path | None) -> CPCData:
-    """The configuration's images: scikit-learn's digits, or the CIFAR-10 copy (or stand-in)
-    in `cifar_folder`, its training images split into validation and training share, its test
-    batch the held-out set."""
+    """The configuration's images: scikit-learn's digits, or CIFAR-10 (or its stand-in)."""
     if cfg.dataset == "digits":
         return cpc_data(cfg, load_digit_images(), None, "scikit-learn's 8 x 8 digits")
     if cfg.dataset != "cifar10" or cifar_folder is None:
@@ -121,9 +111,8 @@ def _unit(images: np.ndarray) -> np.ndarray:
 
 def cpc_stack(cfg: CPCModelConfig, channels: int, data_seed: int,
               train_images: np.ndarray | None = None) -> ContrastiveStack:
-    """Every seed of the configuration, seed s initialised by torch.manual_seed(s), each
-    drawing its own batches, patches and augmentation from `train_images` (unless
-    cfg.shared_draws, or without them)."""
+    """Every seed, seed s initialised by torch.manual_seed(s), each drawing its own batches,
+    patches and augmentation from `train_images` (unless cfg.shared_draws or none given)."""
     spec = cfg.spec
     models = [build_cpc_model(seed, spec.features(channels), cfg.width, cfg.depth, cfg.rep_dim)
               for seed in cfg.seeds]
@@ -133,32 +122,20 @@ def cpc_stack(cfg: CPCModelConfig, channels: int, data_seed: int,
 
 
 def train_data(data: CPCData, batch_size: int) -> TrainData:
-    """The loop's view: images as inputs, validation as its test set (early stopping reads the
-    test passes) in candidate sets of `batch_size` (a label is a place in its batch)."""
+    """The loop's view: validation as its test set; a label is a place in its batch."""
     n_val = len(data.validation)
     return TrainData(data.train, np.arange(len(data.train)), data.validation,
                      np.arange(n_val) % batch_size, np.zeros((1, 1), dtype=np.float32))
 
 
-def held_out_patches(stack: ContrastiveStack, images: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The test images' evaluation patches (x: top, y: bottom) as numpy arrays."""
-    x, y = stack.patch_pair(torch.from_numpy(images))
-    return to_host(x), to_host(y)
-
-
-# The snapshots are kept in the checkpoint, so the job resumes. Each seed's files hold f on the top
-# patches and g on the bottom patches of the held-out test images: a fixed candidate set of K =
-# n_test labels on which KL, d_LLV and m_CCA are defined as for any model of the family
-# (experiments/roeder/cpc_tables.py, the pairs job).
 def train_cpc(cfg: CPCModelConfig, train_cfg: TrainConfig, data: CPCData, run: CPCRun,
               files: Sequence[SeedFiles], run_config: Mapping[str, Any]) -> pd.DataFrame:
-    """Train the configuration's seeds together, early-stopped, with snapshots; write every
-    seed's files (weights, f and g on the test patches, metrics); return the snapshots table
-    (roeder_cpc_tables.SNAPSHOT_COLUMNS)."""
+    """Train the seeds, early-stopped, with snapshots; write each seed's files: f on the top and
+    g on the bottom test patches, a fixed candidate set of K = n_test labels."""
     if len(files) != len(cfg.seeds):
         raise ValueError(f"{len(files)} output sets for {len(cfg.seeds)} seeds")
     stack = cpc_stack(cfg, data.train.shape[1], train_cfg.data_seed, data.train)
-    x_test, y_test = held_out_patches(stack, data.test)
+    x_test, y_test = (to_host(p) for p in stack.patch_pair(torch.from_numpy(data.test)))
     snapshots = Snapshots(lambda: extract(stack.stack, x_test, y_test), cfg.seeds,
                           run.snapshot_steps, {"measures": SNAPSHOT_MEASURES}, run.pairs,
                           SNAPSHOT_COLUMNS, cca_coefficients)
@@ -187,7 +164,7 @@ def train_cpc(cfg: CPCModelConfig, train_cfg: TrainConfig, data: CPCData, run: C
 
 def cpc_metadata(cfg: CPCModelConfig, train_cfg: TrainConfig, run: CPCRun,
                  data: CPCData) -> dict[str, Any]:
-    """The snapshots table's parquet metadata: what was trained on what, how it was compared."""
+    """The snapshots table's parquet metadata."""
     return {"experiment": "roeder_cpc", "data": data.source, "n_train": len(data.train),
             "pairs": [list(p) for p in run.pairs], "patience": run.patience,
             "protocol": train_cfg.protocol, "measures": SNAPSHOT_MEASURES,
@@ -196,8 +173,7 @@ def cpc_metadata(cfg: CPCModelConfig, train_cfg: TrainConfig, run: CPCRun,
 
 def test_pass(stack: ContrastiveStack, images: np.ndarray,
               batch_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per model: the contrastive loss and top-1 accuracy on the held-out test images, in
-    candidate sets of `batch_size` as in training (evaluation patches)."""
+    """Per model: contrastive loss and top-1 accuracy on the held-out test images."""
     device = next(stack.parameters()).device
     x = torch.from_numpy(images).to(device)
     labels = torch.arange(len(images), device=device) % batch_size
@@ -206,33 +182,26 @@ def test_pass(stack: ContrastiveStack, images: np.ndarray,
 
 def cpc_metrics(log: TrainLog, finals: Mapping[str, Any], test: tuple[np.ndarray, np.ndarray],
                 i: int) -> dict[str, Any]:
-    """Model i's curves, early stopping and final values (validation = the loop's test
-    passes; test = the held-out images the measures use)."""
+    """Model i's curves, early stopping and final values."""
     stopping = finals["early_stopping"]
-    return {
-        "train_loss_steps": log.train_steps,
-        "train_loss": [v[i] for v in log.train_loss],
-        "validation_loss_steps": log.test_steps,
-        "validation_loss": [v[i] for v in log.test_loss],
-        "best_step": stopping["best_step"][i],
-        "best_validation_loss": stopping["best_loss"][i],
-        "stopped_step": stopping["stopped_step"][i],
-        "steps_done": stopping["steps_done"],
-        "final_validation_loss": finals["test_loss_eval"][i],
-        "validation_accuracy": finals["test_accuracy"][i],
-        "final_test_loss": float(test[0][i]),
-        "test_accuracy": float(test[1][i]),
-        "wall_time_s": finals["wall_time_s"],
-        "loss_note": "contrastive losses in candidate sets of the batch size; the model is the "
-                     "one of its best validation pass (best_step); stopped_step None: it ran "
-                     "to the last step",
-    }
+    return {"train_loss_steps": log.train_steps, "train_loss": [v[i] for v in log.train_loss],
+            "validation_loss_steps": log.test_steps,
+            "validation_loss": [v[i] for v in log.test_loss],
+            "best_step": stopping["best_step"][i],
+            "best_validation_loss": stopping["best_loss"][i],
+            "stopped_step": stopping["stopped_step"][i], "steps_done": stopping["steps_done"],
+            "final_validation_loss": finals["test_loss_eval"][i],
+            "validation_accuracy": finals["test_accuracy"][i],
+            "final_test_loss": float(test[0][i]), "test_accuracy": float(test[1][i]),
+            "wall_time_s": finals["wall_time_s"],
+            "loss_note": "contrastive losses in candidate sets of the batch size; the model is "
+                         "the one of its best validation pass (best_step); stopped_step None: "
+                         "it ran to the last step"}
 
 
 def write_examples(path: str | Path, data: CPCData, cfg: CPCModelConfig, data_seed: int,
                    n: int = 6) -> None:
-    """Fig. 3a's material: n training images and one random draw of their two patches each
-    (augmented, as a training step cuts them), with the corners; and the evaluation corners."""
+    """Fig. 3a's material: n training images, one augmented draw of their patches, corners."""
     images = torch.from_numpy(data.train[:n])
     generator = torch.Generator().manual_seed(data_seed)
     (top, top_at), (bottom, bottom_at) = random_patches(images, cfg.spec, generator)

@@ -1,13 +1,6 @@
-"""Roeder et al. (2021) Fig. 3 as tables, without torch (the pairs, figure and comparison jobs
-read them): the configurations each panel needs, the pairs of seeds, one row per pair and
-point, and per point the mean and standard error over the pairs.
-
-Panels: (b) m_CCA at the snapshot steps of the base configuration (base width, all the
-training data, the full step budget); (c) after early stopping, per share of the training data
-(base width); (d) after early stopping within the shorter budget `width_steps`, per width (all
-the data). A configuration two panels share (the base one, and in (d) the base width when the
-budgets agree) is trained once.
-"""
+"""Roeder et al. (2021) Fig. 3 as tables, without torch. Panels: (b) m_CCA at the snapshots of
+the base configuration; (c) after early stopping, per share of the training data; (d) after
+early stopping within the shorter budget `width_steps`, per width."""
 
 from __future__ import annotations
 
@@ -26,8 +19,7 @@ from ..synthetic.alignment import rank_correlation
 from ..pairs import PAIR_COLUMNS, compare_seeds, null_fields_of
 
 SNAPSHOT_MEASURES = ["mcca_f", "mcca_g"]
-# Roeder's Fig. 3b draws every canonical correlation at each checkpoint: the snapshots keep
-# them (descending, of f and of g), m_CCA their mean
+# Roeder's Fig. 3b draws every canonical correlation: the snapshots keep them (descending)
 SNAPSHOT_COLUMNS = ["step", "seed_a", "seed_b", "mcca_f", "mcca_g", "mcca_f_components",
                     "mcca_g_components", "cca_f", "cca_g", "warning"]
 PANELS = {"b": "step", "c": "n_train", "d": "width"}  # each panel's x
@@ -62,14 +54,13 @@ def configurations(cpc: Mapping[str, Any]) -> list[CPCConfiguration]:
 
 
 def base_configuration(cpc: Mapping[str, Any]) -> CPCConfiguration:
-    """Panel (b)'s configuration (and panel (c)'s at all the data)."""
+    """Panel (b)'s configuration."""
     return configurations(cpc)[0]
 
 
 def disjoint_pairs(n_seeds: int) -> list[tuple[int, int]]:
     """Seeds (0, 1), (2, 3), ...: independent pairs, as Roeder trained "two independent models in
-    parallel", so their spread gives an honest standard error (the pairs of every seed share
-    models, hence errors)."""
+    parallel", so their spread gives an honest standard error."""
     return [(i, i + 1) for i in range(0, n_seeds - 1, 2)]
 
 
@@ -89,9 +80,7 @@ class TrainedConfiguration:
 
 def cpc_pairs(trained: Sequence[TrainedConfiguration], seeds: Sequence[int],
               measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
-    """Every configuration's disjoint pairs of seeds compared on the held-out test patches
-    (the pairs tables' measures, experiments/pairs.py), with the configuration and each seed's
-    best (early-stopping) step beside them."""
+    """Every configuration's disjoint pairs, beside it and each seed's best (early) step."""
     pairs = disjoint_pairs(len(seeds))
     frames = []
     for t in trained:
@@ -107,15 +96,13 @@ def cpc_pairs(trained: Sequence[TrainedConfiguration], seeds: Sequence[int],
 
 
 def cca_coefficients(m1: PreparedModel, m2: PreparedModel) -> dict[str, list[float]]:
-    """A pair's canonical correlations of f and of g (descending; the first
-    mcca_*_components of them average to m_CCA), as the snapshots keep them."""
+    """A pair's canonical correlations of f and of g, descending."""
     return {f"cca_{side}": [float(c) for c in canonical_correlations(
         getattr(m1, f"{side}_basis"), getattr(m2, f"{side}_basis"))] for side in ("f", "g")}
 
 
 def coefficient_means(rows: pd.DataFrame, side: str) -> dict[str, float]:
-    """`cca_<side>_<k>`: the mean over these rows' pairs of each pair's k-th canonical
-    correlation (k = 1 the largest), as far as every pair has one."""
+    """`cca_<side>_<k>`: the mean k-th canonical correlation, as far as every pair has one."""
     lists = [np.asarray(c, dtype=np.float64) for c in rows[f"cca_{side}"]
              if isinstance(c, list | np.ndarray)]
     if not lists:
@@ -126,8 +113,7 @@ def coefficient_means(rows: pd.DataFrame, side: str) -> dict[str, float]:
 
 
 def untrained_means(snapshots: Mapping[str, pd.DataFrame]) -> dict[str, dict[str, float]]:
-    """Per configuration (by name), the mean over its pairs of m_CCA of f and of g at step 0:
-    the same seeds, patches and pairs before any training (each configuration's snapshots)."""
+    """Per configuration (by name), the mean over its pairs of m_CCA of f and g at step 0."""
     out = {}
     for name, table in snapshots.items():
         start = table[table["step"] == 0]
@@ -138,10 +124,7 @@ def untrained_means(snapshots: Mapping[str, pd.DataFrame]) -> dict[str, dict[str
 
 def cpc_table(snapshots: pd.DataFrame, pairs: pd.DataFrame, cpc: Mapping[str, Any],
               untrained: Mapping[str, Mapping[str, float]] | None = None) -> pd.DataFrame:
-    """One row per panel, point and pair (TABLE_COLUMNS): the base configuration's snapshots
-    (b), and the final (early-stopped) pairs of the configurations of (c) and (d); with
-    `untrained` (untrained_means), each row's configuration's step-0 mean beside it
-    (`mcca_f_untrained`, `mcca_g_untrained`): the baseline a trend must rise above."""
+    """One row per panel, point and pair; with `untrained`, each configuration's step-0 means."""
     base = base_configuration(cpc)
     b = snapshots.assign(panel="b", data_fraction=base.data_fraction, width=base.width,
                          max_steps=base.steps, n_train=_n_train(pairs, base))
@@ -166,8 +149,7 @@ CHANCE_MEASURES = ("mcca_f", "mcca_g", "kl", "d_llv")
 
 
 def chance_columns(table: pd.DataFrame) -> list[str]:
-    """The null's columns (measures/null.py) of the measures this figure shows, where the
-    pairs table has them (the snapshots have none: panel b's rows leave them empty)."""
+    """The null's columns of CHANCE_MEASURES that the pairs table has (panel b has none)."""
     return [f"{m}{s}" for m in CHANCE_MEASURES for s in SUFFIXES if f"{m}{s}" in table]
 
 
@@ -178,16 +160,12 @@ def _n_train(pairs: pd.DataFrame, config: CPCConfiguration) -> int:
 
 
 def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per panel and point: the number of pairs, and the mean, standard error (sd ddof 1
-    over sqrt(pairs)) and 95 % seed-bootstrap interval (measures/intervals.py) of m_CCA of f
-    and of g; KL and d_LLV's means where measured; where the
-    table has them, m_CCA's chance level tau, calibrated score and untrained models' value
-    (their means), and at the snapshots (panel b) each canonical correlation's mean
-    (`cca_f_1`, ...: Roeder's Fig. 3b draws them all)."""
+    """Per panel and point: pairs, and m_CCA's mean, standard error (sd ddof 1 over
+    sqrt(pairs)) and 95 % seed-bootstrap interval, of f and g; the means of KL, d_LLV and of
+    the null's and untrained columns it has; in panel b, each canonical correlation's mean."""
     rows = []
-    null = [f"mcca_{side}{s}" for side in ("f", "g") for s in ("_tau", "_calibrated",
-                                                               "_untrained")
-            if f"mcca_{side}{s}" in table]
+    null = [f"mcca_{side}{s}" for side in ("f", "g")
+            for s in ("_tau", "_calibrated", "_untrained") if f"mcca_{side}{s}" in table]
     for panel, x in PANELS.items():
         for value, group in table[table["panel"] == panel].groupby(x):
             n = len(group)
@@ -199,12 +177,9 @@ def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
                     else float("nan")
                 row[f"mcca_{side}_ci_low"], row[f"mcca_{side}_ci_high"] = \
                     seed_bootstrap_interval(group["seed_a"], group["seed_b"], column)
-            row["kl_mean"], row["d_llv_mean"] = float(group["kl"].mean()), \
-                float(group["d_llv"].mean())
-            row.update({f"{column}_mean": float(group[column].mean()) for column in null})
-            for side in ("f", "g"):
                 if f"cca_{side}" in group:  # panel b: every coefficient's mean
                     row.update(coefficient_means(group, side))
+            row.update({f"{c}_mean": float(group[c].mean()) for c in ["kl", "d_llv", *null]})
             rows.append(row)
     coefficients = sorted({key for row in rows for key in row if key.startswith("cca_")},
                           key=lambda key: (key[4], int(key.rsplit("_", 1)[1])))
@@ -213,9 +188,7 @@ def cpc_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def baseline(rows: pd.DataFrame, side: str) -> pd.Series:
-    """At each point, what m_CCA of `side` reaches without training or by chance: the larger
-    of the untrained models' mean (the same pairs at step 0) and the null's mean tau, where
-    the summary has them (NaN where it has neither)."""
+    """Per point, the larger of the untrained models' mean m_CCA and the null's mean tau."""
     parts = [rows[c] for c in (f"mcca_{side}_untrained_mean", f"mcca_{side}_tau_mean")
              if c in rows]
     if not parts:
@@ -225,8 +198,7 @@ def baseline(rows: pd.DataFrame, side: str) -> pd.Series:
 
 @dataclass(frozen=True)
 class Trend:
-    """How a panel's mean m_CCA (of f or g) moves along its x: Spearman's rho over the points,
-    and the last point's rise over the first in units of their combined standard error."""
+    """Spearman's rho of a panel's mean m_CCA over its points, and the ends (x, mean, SE)."""
 
     rho: float
     first: tuple[float, float, float]  # x, mean, standard error
@@ -240,17 +212,15 @@ class Trend:
 
     @property
     def rises(self) -> bool:
-        """Roeder's "increases": rho > 0.5 (with three points or more; two have no rank
-        correlation) and the last point above the first by more than two combined standard
-        errors."""
+        """Roeder's "increases": rho > 0.5 (from three points: two have no rank correlation)
+        and the last point above the first by more than two combined standard errors."""
         ordered = self.rho > 0.5 if self.points >= 3 else True
         return bool(ordered and self.rise_in_se > 2)
 
 
 def trend(summary: pd.DataFrame, panel: str, side: str, beyond: bool = False) -> Trend:
-    """The Trend of m_CCA of `side` ("f" or "g") over panel `panel`'s points; `beyond`: of its
-    height above the baseline at each point (baseline), which untrained models cannot rise
-    above by construction."""
+    """The Trend of m_CCA of `side` over the panel's points; `beyond`: of its height above
+    `baseline`, which untrained models cannot rise above by construction."""
     rows = summary[summary["panel"] == panel].sort_values("x")
     mean, se = rows[f"mcca_{side}_mean"], rows[f"mcca_{side}_se"]
     if beyond:

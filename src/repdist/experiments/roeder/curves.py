@@ -1,6 +1,5 @@
-"""Roeder et al. (2021) Fig. 2b and 2c as tables, without torch (the figure and comparison
-jobs read them): the mean curves of the snapshots experiments/roeder/classifier.py writes,
-where they plateau, and the held-out R^2 of Fig. 2c's linear fits."""
+"""Roeder et al. (2021) Fig. 2b and 2c as tables, without torch: the mean curves of
+classifier.py's snapshots, where they plateau, and the held-out R^2 of Fig. 2c's fits."""
 
 from __future__ import annotations
 
@@ -13,14 +12,12 @@ from ...measures.intervals import seed_bootstrap_interval
 from ...measures.probe import LinearFit
 
 CURVE_MEASURES = ("mcca_f", "d_llv", "d_fg")
-NULL_MEANS = ("mcca_f_tau", "mcca_f_calibrated")  # the snapshots' null (config null.snapshot_measures)
+NULL_MEANS = ("mcca_f_tau", "mcca_f_calibrated")  # config null.snapshot_measures
 
 
 def snapshot_curves(snapshots: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
-    """Per variant (noise dimensions) and step: mean, sd (ddof 0) and count over seed pairs of
-    m_CCA(f), d_LLV and d_{f,g}; NaN pairs (undefined d_fg) are left out of that measure; mean
-    m_CCA's 95 % seed-bootstrap interval (measures/intervals.py), and where the snapshots drew
-    a null, its tau and calibrated m_CCA's means."""
+    """Per variant and step: mean, sd (ddof 0) and count over seed pairs of CURVE_MEASURES
+    (NaN pairs left out), mean m_CCA's 95 % seed-bootstrap interval, and the null's means."""
     frames = []
     for noise_dims, table in sorted(snapshots.items()):
         by_step = table.groupby("step")
@@ -44,8 +41,7 @@ def snapshot_curves(snapshots: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
 
 
 def first_near_max_step(curve: pd.DataFrame, within: float) -> int | None:
-    """The first snapshot step at which the mean m_CCA comes within `within` of its maximum
-    over training (None: an empty curve)."""
+    """The first step whose mean m_CCA is within `within` of its maximum (None: no curve)."""
     if curve.empty:
         return None
     values = curve.sort_values("step")

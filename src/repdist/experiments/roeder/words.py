@@ -1,12 +1,6 @@
-"""Roeder et al. (2021) Fig. 1 (App. A.1): log-bilinear word models (Mnih & Teh 2012) with 2-D
-word vectors, trained at several seeds on one corpus; a subset of words drawn as each seed
-maps it, then one seed's vectors mapped onto the other's by least squares: the overlap shows
-the two learned representations differ by a linear map.
-
-Each seed's files are those of every model here (outputs.write_seed): f~ = (f, 1) on held-out
-contexts and g~ = (q, b) over the vocabulary (models/log_bilinear.py), so the one pairs loop
-compares them; the pairs, Fig. 1's fits and R^2 are in words_pairs.py (no torch).
-"""
+"""Roeder et al. (2021) Fig. 1 (App. A.1): log-bilinear word models (Mnih & Teh 2012) at several
+seeds. Each seed's files hold f~ = (f, 1) on held-out contexts and g~ = (q, b) over the
+vocabulary (models/log_bilinear.py)."""
 
 from __future__ import annotations
 
@@ -29,10 +23,8 @@ from ..synthetic.training import seed_metrics
 
 @dataclass(frozen=True)
 class WordsConfig:
-    """config.yaml's `roeder.words` as the models read it: the corpus ("stdlib" or a text
-    file), the standard library's bytes read, the held-out share, the vocabulary (with UNK),
-    the context's words, the word vectors' dimension M, the seeds and the held-out contexts
-    the measures read."""
+    """config.yaml's `roeder.words`: the corpus ("stdlib" or a text file), the vocabulary
+    (with UNK), the context's words, M, the seeds and the held-out contexts measured."""
 
     corpus: str
     max_bytes: int
@@ -46,7 +38,7 @@ class WordsConfig:
 
 @dataclass(frozen=True)
 class WordsData:
-    """The windows the models train and are measured on, the vocabulary and what they are."""
+    """The windows, the vocabulary and what they are."""
 
     data: TrainData
     vocabulary: Vocabulary
@@ -54,8 +46,8 @@ class WordsData:
 
 
 def words_data(cfg: WordsConfig) -> WordsData:
-    """The corpus cut into words, the vocabulary of its training split, every training window
-    and `n_test` held-out windows spread over the held-out text; g's inputs are the word ids."""
+    """The vocabulary of the training split, every training window and `n_test` held-out
+    windows spread over the held-out text; g's inputs are the word ids."""
     split = read_corpus(cfg.corpus, cfg.max_bytes, cfg.held_out_fraction)
     train_words, held_words = words(split.train), words(split.held_out)
     try:
@@ -76,10 +68,6 @@ def words_data(cfg: WordsConfig) -> WordsData:
     return WordsData(TrainData(x, y, held_x[rows], held_y[rows], codes), vocabulary, info)
 
 
-def words_stack(cfg: WordsConfig) -> StackedLogBilinear:
-    return StackedLogBilinear(cfg.seeds, cfg.vocabulary, cfg.context, cfg.rep_dim)
-
-
 def vocabulary_frame(vocabulary: Vocabulary) -> pd.DataFrame:
     """The vocabulary as a table: id, word, training count."""
     return pd.DataFrame({"id": np.arange(vocabulary.size), "word": list(vocabulary.words),
@@ -89,13 +77,12 @@ def vocabulary_frame(vocabulary: Vocabulary) -> pd.DataFrame:
 def train_words(cfg: WordsConfig, train_cfg: TrainConfig, files: Sequence[SeedFiles],
                 vocabulary_path: str | Path, run_config: Mapping[str, Any],
                 options: RunOptions = RunOptions()) -> dict[str, Any]:
-    """Train every seed together (one stack), write each seed's files and the vocabulary;
-    return what the data were."""
+    """Train the seeds as one stack; write their files and the vocabulary; return the data info."""
     if len(files) != len(cfg.seeds):
         raise ValueError(f"{len(files)} output sets for {len(cfg.seeds)} seeds")
     prepared = words_data(cfg)
     data = prepared.data
-    stack = words_stack(cfg)
+    stack = StackedLogBilinear(cfg.seeds, cfg.vocabulary, cfg.context, cfg.rep_dim)
     identity = {"model": {k: v for k, v in asdict(cfg).items() if k != "seeds"},
                 "seeds": list(cfg.seeds), "data": prepared.info}  # another Python: other text
     log, finals = train(stack, data, train_cfg, replace(options, identity=identity))

@@ -1,11 +1,5 @@
-"""Roeder et al. (2021) Fig. 1 as tables, without torch (the pairs and figure jobs read them):
-every pair of seeds of the log-bilinear word models (experiments/roeder/words.py) through the
-one pairs loop (KL, d_LLV, m_CCA of f and g), and beside it the held-out R^2 of Fig. 1's linear
-fits: model b's word vectors q (M-D) mapped onto model a's, fitted on the words of even
-frequency rank and scored on the odd ones, and f fitted on the first half of the held-out
-contexts and scored on the second. Fig. 1 itself: a subset of words under two seeds, and b's
-mapped onto a's by the map fitted on every other word.
-"""
+"""Roeder et al. (2021) Fig. 1 as tables, without torch: the word models' pairs of seeds with
+the held-out R^2 of Fig. 1's linear fits, and the figure's points."""
 
 from __future__ import annotations
 
@@ -41,8 +35,8 @@ def vector_fit_r2(q_a: np.ndarray, q_b: np.ndarray) -> np.ndarray:
 def words_pairs(seeds: Sequence[int], embeddings: Sequence[str | Path],
                 unembeddings: Sequence[str | Path], metrics: Sequence[Mapping[str, Any]],
                 measure_kwargs: Mapping[str, Any], rep_dim: int) -> pd.DataFrame:
-    """Every pair of seeds: the pairs loop's measures (compare_seeds) and the R^2 of Fig. 1's
-    fits of b onto a, word vectors (r2_g) and f on the held-out contexts (r2_f)."""
+    """Every pair: the pairs loop's measures, and the R^2 of b's fit onto a of the word
+    vectors (r2_g) and of f on the held-out contexts, halves fitted and scored (r2_f)."""
     table = compare_seeds(seeds, embeddings, unembeddings, metrics, measure_kwargs)
     reps = {int(s): load_representations(e, u)
             for s, e, u in zip(seeds, embeddings, unembeddings, strict=True)}
@@ -59,8 +53,7 @@ def words_pairs(seeds: Sequence[int], embeddings: Sequence[str | Path],
 
 @dataclass(frozen=True)
 class WordsFit:
-    """Fig. 1 for one pair: the shown words' vectors under model a and b, and b's mapped onto
-    a's by the least-squares affine map fitted on every other word; its R^2 on the shown."""
+    """Fig. 1 for one pair: the shown words under a, b, and b mapped onto a, with its R^2."""
 
     words: list[str]
     q_a: np.ndarray  # (n, M)
@@ -70,8 +63,7 @@ class WordsFit:
 
 
 def shown_words(vocabulary: pd.DataFrame, shown: int | Sequence[str]) -> list[int]:
-    """The ids of the words Fig. 1 draws: the listed words, or `shown` words made of letters
-    (no UNK, punctuation or numbers) spread evenly over their frequency ranks."""
+    """Ids of the words Fig. 1 draws: those listed, or `shown` all-letter words spread by rank."""
     table = vocabulary.reset_index(drop=True)
     if isinstance(shown, int):
         letters = [int(i) for i, w in zip(table["id"], table["word"], strict=True)

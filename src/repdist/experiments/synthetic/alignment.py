@@ -1,8 +1,5 @@
-"""The Platonic Representation Hypothesis' headline claim on our synthetic models (Huh et al.
-2024, §3: alignment between models rises with their competence): per (K, width) of the
-unnormalised variant, the mean over seed pairs of mutual k-NN alignment of f (their headline
-metric) and CKNNA, beside the seeds' mean test accuracy; then Spearman's rank correlation of
-alignment with width (within each K) and with accuracy (across the grid)."""
+"""The Platonic Representation Hypothesis' headline claim (Huh et al. 2024, §3: alignment
+between models rises with their competence) on our synthetic models' unnormalised variant."""
 
 from __future__ import annotations
 
@@ -18,10 +15,8 @@ ALIGNMENT_COLUMNS = ("mutual_knn_f", "cknna_f")
 
 
 def alignment_table(pairs: pd.DataFrame) -> pd.DataFrame:
-    """One row per (K, width): pairs, the mean test accuracy of its seeds, and mean and
-    population sd over pairs of each alignment column present (NaN pairs left out), its mean's
-    95 % seed-bootstrap interval (`_ci_low`, `_ci_high`), and the means of its null's tau and
-    calibrated score where the pairs have them."""
+    """One row per (K, width): pairs, mean test accuracy, and per alignment column its mean,
+    population sd, the mean's 95 % seed-bootstrap interval and the null's means."""
     cols = [c for c in ALIGNMENT_COLUMNS if c in pairs.columns]
     rows = []
     for (k, width), group in pairs.groupby(["K", "width"]):
@@ -47,8 +42,7 @@ def rank_correlation(x: pd.Series, y: pd.Series) -> float:
 
 
 def alignment_trends(table: pd.DataFrame, column: str = "mutual_knn_f") -> dict[str, object]:
-    """rho(alignment, width) per K, how many K have it > 0, and rho(alignment, accuracy) over
-    every (K, width) of the grid."""
+    """rho(alignment, width) per K, how many K rise, and rho(alignment, accuracy) overall."""
     mean = f"{column}_mean"
     by_k = {int(k): rank_correlation(g["width"], g[mean])
             for k, g in table.groupby("num_classes")}

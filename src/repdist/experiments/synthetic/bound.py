@@ -1,6 +1,5 @@
-"""How tight the paper's bound d_{f,g} <= 2M d_LLV is on trained models, per representation
-dimension M (the theorem applies where d_LLV < 1/(2M)): the pairs it covers, its violations, and
-quantiles of the ratio d_{f,g} / (2M d_LLV) (1 = tight, near 0 = loose)."""
+"""How tight the paper's bound d_{f,g} <= 2M d_LLV is on trained models, per M (it applies
+where d_LLV < 1/(2M)): quantiles of d_{f,g} / (2M d_LLV), 1 tight and near 0 loose."""
 
 from __future__ import annotations
 
@@ -29,6 +28,7 @@ def bound_tightness(pairs_by_m: Mapping[int, tuple[pd.DataFrame, int]]) -> pd.Da
                "violations": int((in_range["d_fg"] > 2 * m * in_range["d_llv"]).sum()),
                "ratio_max": float(ratio.max()) if len(ratio) else float("nan")}
         for q in TIGHTNESS_QUANTILES:
-            row[f"ratio_q{int(q * 100)}"] = float(np.quantile(ratio, q)) if len(ratio) else float("nan")
+            row[f"ratio_q{int(q * 100)}"] = float(np.quantile(ratio, q)) if len(ratio) \
+                else float("nan")
         rows.append(row)
     return pd.DataFrame(rows, columns=TIGHTNESS_COLUMNS)

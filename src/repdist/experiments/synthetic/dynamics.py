@@ -1,10 +1,5 @@
-"""Training dynamics (Roeder et al.'s question, beyond the paper): how m_CCA, d_LLV and d_{f,g}
-between seeds evolve during training, for one synthetic configuration and for Roeder et al.'s
-own simulation (experiments/roeder/classifier.py).
-
-The seeds train together (stacked, as the paper-scale runs); at each snapshot step the stack's
-test-set embeddings and unembeddings are compared for every pair of seeds.
-"""
+"""Training dynamics (Roeder et al.'s question, beyond the paper): how the measures between
+seeds evolve during training, for a synthetic configuration and Roeder's own simulation."""
 
 from __future__ import annotations
 
@@ -29,12 +24,9 @@ SNAPSHOT_COLUMNS = ["step", "seed_a", "seed_b", "kl", "d_llv", "d_fg", "mcca_f",
                     "warning"]
 
 
-def training_dynamics(
-    model_cfg: SyntheticModelConfig,
-    train_cfg: TrainConfig,
-    snapshot_steps: Sequence[int],
-    measure_kwargs: Mapping[str, Any],
-) -> pd.DataFrame:
+def training_dynamics(model_cfg: SyntheticModelConfig, train_cfg: TrainConfig,
+                      snapshot_steps: Sequence[int],
+                      measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
     """Every pair of seeds compared at each snapshot step (after that many optimisation steps)."""
     run = train_with_snapshots(synthetic_stack([model_cfg]), synthetic_data(model_cfg),
                                model_cfg.seeds, train_cfg, snapshot_steps, measure_kwargs)
@@ -50,16 +42,10 @@ class SnapshotRun:
     finals: dict[str, Any]
 
 
-def train_with_snapshots(
-    stack: StackedModelClass,
-    data: TrainData,
-    seeds: Sequence[int],
-    train_cfg: TrainConfig,
-    snapshot_steps: Sequence[int],
-    measure_kwargs: Mapping[str, Any],
-) -> SnapshotRun:
-    """Train `stack` (its models being `seeds`, in order) in place; at each snapshot step the
-    stack's test-set f and g are compared for every pair of seeds (SNAPSHOT_COLUMNS)."""
+def train_with_snapshots(stack: StackedModelClass, data: TrainData, seeds: Sequence[int],
+                         train_cfg: TrainConfig, snapshot_steps: Sequence[int],
+                         measure_kwargs: Mapping[str, Any]) -> SnapshotRun:
+    """Train `stack` (its models `seeds`, in order) in place, with Snapshots of every pair."""
     snapshots = Snapshots(lambda: extract(stack, data.test_x, data.codes), seeds,
                           snapshot_steps, measure_kwargs)
     return run_with_snapshots(stack, data, train_cfg, snapshots)
@@ -70,12 +56,9 @@ PairExtra = Callable[[PreparedModel, PreparedModel], Mapping[str, Any]]
 
 
 class Snapshots:
-    """At each snapshot step (after that many optimisation steps; the loop's `on_step`), the
-    stack's representations (`representations()`: f (S, N, M) and g (S, K, M)) compared for
-    the given pairs of models (indices into `seeds`; default every pair), one row of `columns`
-    each: step, seed_a, seed_b, then compare()'s keys (and its null's, when the settings draw
-    one: measures/null.py), or what `extra` gives a pair for a column. Resumable: the rows taken so far travel
-    with the run's checkpoint (RunOptions.resumables)."""
+    """At each snapshot step (the loop's `on_step`), `representations()` compared for the given
+    pairs (default every pair): step, seed_a, seed_b, then compare()'s keys (and its null's) or
+    `extra`'s. Resumable: the rows so far travel with the run's checkpoint."""
 
     def __init__(self, representations: Callable[[], tuple[np.ndarray, np.ndarray]],
                  seeds: Sequence[int], steps: Sequence[int], measure_kwargs: Mapping[str, Any],
@@ -123,7 +106,7 @@ def run_with_snapshots(stack: torch.nn.Module, data: TrainData, train_cfg: Train
 
 def snapshots_metadata(model_cfg: SyntheticModelConfig, protocol: str,
                        measure_kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The snapshots table's parquet metadata: what was trained, how it was compared."""
+    """The snapshots table's parquet metadata."""
     return {"experiment": "training_dynamics", "K": model_cfg.num_classes,
             "width": model_cfg.width, "seeds": list(model_cfg.seeds), "protocol": protocol,
             "measures": dict(measure_kwargs), **provenance(asdict(model_cfg))}

@@ -1,6 +1,5 @@
 """Synthetic experiments (paper §5 and App. F.7; the original's `src/training/train.py` on the
-radial data): train a configuration's seeds together, write each model and its representations
-as if trained alone."""
+radial data): a configuration's seeds trained together, each written as if trained alone."""
 
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ from ..outputs import SeedFiles, SeedRepresentations, write_seed
 
 @dataclass(frozen=True)
 class SyntheticModelConfig:
-    """One synthetic configuration's models; every value comes from config.yaml's `synthetic`."""
+    """One synthetic configuration's models, from config.yaml's `synthetic`."""
 
     num_classes: int
     width: int
@@ -64,8 +63,7 @@ def synthetic_stack(cfgs: Sequence[SyntheticModelConfig]) -> StackedModelClass:
 
 
 def stack_identity(model_cfgs: Sequence[SyntheticModelConfig]) -> dict[str, Any]:
-    """What a stack's checkpoint must match: the shared model and data settings, and every
-    (fix_g, fix_f, seeds) it holds, in order."""
+    """A stack's checkpoint identity: the shared settings and every (fix_g, fix_f, seeds)."""
     member_keys = ("fix_g", "fix_f", "seeds")
     shared = {k: v for k, v in asdict(model_cfgs[0]).items() if k not in member_keys}
     members = [{"fix_g": c.fix_g, "fix_f": c.fix_f, "seeds": list(c.seeds)} for c in model_cfgs]
@@ -84,22 +82,12 @@ def _check_stackable(model_cfgs: Sequence[SyntheticModelConfig],
         raise ValueError("configurations trained together may differ only in fix_g and fix_f")
 
 
-def train_configurations(
-    model_cfgs: Sequence[SyntheticModelConfig],
-    train_cfg: TrainConfig,
-    files: Sequence[Sequence[SeedFiles]],
-    run_config: Mapping[str, Any],
-    checkpoint: str | Path | None = None,
-    device: str | torch.device = "cpu",
-    cuda_graph: bool = False,
-) -> None:
-    """Train every seed of several configurations that differ only in length fixing (fix_g,
-    fix_f) in one stacked model, then write every seed's files as if trained alone
-    (`cuda_graph`: RunOptions.cuda_graph).
-
-    Narrow nets spend a step mostly in per-op overhead, which one stack of all variants pays
-    once instead of once per variant.
-    """
+def train_configurations(model_cfgs: Sequence[SyntheticModelConfig], train_cfg: TrainConfig,
+                         files: Sequence[Sequence[SeedFiles]], run_config: Mapping[str, Any],
+                         checkpoint: str | Path | None = None,
+                         device: str | torch.device = "cpu", cuda_graph: bool = False) -> None:
+    """Train every seed of configurations differing only in fix_g and fix_f as one stack: narrow
+    nets spend a step mostly in per-op overhead, paid once. Write each seed as if trained alone."""
     _check_stackable(model_cfgs, files)
     data = synthetic_data(model_cfgs[0])
     stack = synthetic_stack(model_cfgs)
@@ -125,23 +113,16 @@ def train_configurations(
 
 def seed_metrics(log: TrainLog, finals: Mapping[str, Any], i: int) -> dict[str, Any]:
     """Model i's curves and final values from a stack's training log and finals."""
-    return {
-        "train_loss_steps": log.train_steps,
-        "train_loss": [v[i] for v in log.train_loss],
-        "test_loss_steps": log.test_steps,
-        "test_loss": [v[i] for v in log.test_loss],
-        "final_test_loss": finals["test_loss"][i],
-        "final_test_loss_eval": finals["test_loss_eval"][i],
-        "test_accuracy": finals["test_accuracy"][i],
-        "wall_time_s": finals["wall_time_s"],
-    }
+    return {"train_loss_steps": log.train_steps, "train_loss": [v[i] for v in log.train_loss],
+            "test_loss_steps": log.test_steps, "test_loss": [v[i] for v in log.test_loss],
+            "final_test_loss": finals["test_loss"][i],
+            "final_test_loss_eval": finals["test_loss_eval"][i],
+            "test_accuracy": finals["test_accuracy"][i], "wall_time_s": finals["wall_time_s"]}
 
 
 def speed_metrics(finals: Mapping[str, Any]) -> dict[str, Any]:
-    """The job's speed, the same for every model it trained: the steps this process ran (a
-    resumed job counts from its checkpoint) and their rate over its training wall time, the CUDA
-    graphs the steps replayed from, and, where the step was graph-ready, each batch size's
-    capture (captured, replayed, eager steps) and the failed capture's error."""
+    """The job's speed, the same for every model: the steps this process ran (a resumed job
+    counts from its checkpoint), their rate, and the CUDA graphs' captures and error."""
     speed = {"steps_run": finals["steps_run"],
              "steps_per_s": finals["steps_run"] / max(finals["wall_time_s"], 1e-9),
              "step_graphs": finals["step_graphs"]}

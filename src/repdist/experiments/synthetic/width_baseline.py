@@ -1,13 +1,5 @@
-"""What the paper's width claim is read against, per width of the unnormalised variant.
-The claim (Fig. 3 right, App. F.7): d_LLV and d_{f,g} between seeds fall with width. Two baselines:
-
-- the same seeds untrained: the stack at initialisation, compared pair for pair with the kept
-  (high-accuracy) seeds of the trained ones (`untrained_pairs`);
-- the permutation null (measures/null.py) of d_LLV and d_{f,g} of the trained models, for the first
-  `null_pairs` kept pairs (`width_baseline`).
-
-A width the summary leaves out (fewer than min_seeds seeds above the accuracy threshold) has no row.
-`beyond` in paper_comparison reads the claim against the nearer of the two baselines."""
+"""The baselines of the width claim (Fig. 3 right, App. F.7) per kept width of the unnormalised
+variant: the same seeds untrained, and the permutation null of the trained models."""
 
 from __future__ import annotations
 
@@ -30,13 +22,9 @@ UNTRAINED_MEASURES = ("d_llv", "d_fg", "mcca_f", "mutual_knn_f")
 NULL_DISTANCES = ("d_llv", "d_fg")
 
 
-# The same seeds untrained: the stack at initialisation (each seed initialised as its trained model
-# was, experiments/synthetic/training.py), compared on the same test inputs, pair for pair with
-# the kept (high-accuracy) seeds of the trained ones.
 def untrained_pairs(model_cfg: SyntheticModelConfig, pairs: Sequence[tuple[int, int]],
                     measure_kwargs: Mapping[str, Any]) -> pd.DataFrame:
-    """UNTRAINED_MEASURES of the configuration's seeds at initialisation, for these pairs of
-    seeds (seed_a, seed_b), compared as the trained pairs are (no null)."""
+    """UNTRAINED_MEASURES of these pairs' seeds at initialisation, on the same test inputs."""
     stack = synthetic_stack([model_cfg])
     data = synthetic_data(model_cfg)
     with torch.no_grad():
@@ -58,8 +46,7 @@ def _mean_se(values: pd.Series) -> tuple[float, float]:
 
 def baseline_row(k: int, width: int, untrained: pd.DataFrame,
                  nulls: pd.DataFrame) -> dict[str, Any]:
-    """One width's baselines: each untrained measure's mean and standard error over the pairs,
-    and each null distance's mean tau and mean calibrated value over the null pairs."""
+    """One width's baselines: untrained means and SEs, and the null's mean tau and calibrated."""
     row: dict[str, Any] = {"K": k, "width": width, "untrained_pairs": len(untrained)}
     for m in UNTRAINED_MEASURES:
         row[f"{m}_untrained_mean"], row[f"{m}_untrained_se"] = _mean_se(untrained[m])
@@ -71,20 +58,14 @@ def baseline_row(k: int, width: int, untrained: pd.DataFrame,
     return row
 
 
-# The permutation null gives the trained models' tau (the alpha quantile of each distance with one
-# model's inputs reordered: what chance reaches) and each pair's calibrated distance, for the first
-# `null_pairs` kept pairs (config synthetic.baseline_null_pairs, 10 by default). Both baselines draw
-# one comparison at a time (~1-2 ms a draw at N = 2,000), so a width's chance level is the mean over
-# those pairs, not every pair's (190 at 20 seeds).
+# The null draws one comparison at a time (~1-2 ms a draw at N = 2,000), so a width's chance level
+# is the mean over the first `null_pairs` kept pairs, not every pair's (190 at 20 seeds).
 def width_baseline(configs: Sequence[SyntheticModelConfig], pairs_tables: Sequence[str | Path],
                    models: Mapping[str, Sequence[Any]], kept: tuple[float, int],
                    measure_kwargs: Mapping[str, Any], null: Mapping[str, Any] | None,
                    null_pairs: int = 10) -> pd.DataFrame:
-    """One row per kept width of each configuration (baseline_row). `models`: "embeddings",
-    "unembeddings" (paths) and "metrics" (each seed's), configuration-major, one per seed of
-    each configuration, as `configs` and `pairs_tables`; `kept`: (accuracy threshold,
-    min_seeds), as the width summary's; `null` the null's settings (config `null`), None for
-    none (its columns NaN), drawn for the first `null_pairs` kept pairs of each width."""
+    """One row per kept width (baseline_row). `models`: embeddings, unembeddings and metrics per
+    seed, configuration-major; `kept`: (threshold, min_seeds); `null` None: its columns NaN."""
     embeddings, unembeddings, metrics = (models[k] for k in ("embeddings", "unembeddings",
                                                               "metrics"))
     threshold, min_seeds = kept

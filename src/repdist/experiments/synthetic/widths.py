@@ -11,6 +11,7 @@ import pandas as pd
 from ...io import read_parquet_metadata
 from ...measures.intervals import seed_bootstrap_interval
 
+
 def seed_accuracies(pairs: pd.DataFrame) -> pd.Series:
     """Each seed's test accuracy (indexed by seed), read off the pairs it appears in."""
     acc = pd.concat([pairs[["seed_a", "acc_a"]].set_axis(["seed", "acc"], axis=1),
@@ -30,38 +31,25 @@ def kept_pairs(pairs: pd.DataFrame, threshold: float, min_seeds: int
 
 
 def width_summary(pairs: pd.DataFrame, threshold: float, min_seeds: int) -> pd.DataFrame:
-    """Per width: mean and population sd of d_LLV and d_{f,g} over pairs of high-accuracy seeds
-    (what the paper shows), and each mean's 95 % interval from a bootstrap that resamples seeds,
-    not pairs (measures/intervals.py: pairs sharing a seed are not independent).
-
-    A seed is high-accuracy if its test accuracy > threshold; a width is kept only if it has at
-    least `min_seeds` such seeds (as the original's width plot). Pairs with a NaN measure are left out and counted.
-    """
+    """Per width kept (kept_pairs, as the original's plot): mean and population sd of d_LLV
+    and d_{f,g} over the kept pairs (NaN pairs left out, counted), and each mean's 95 %
+    seed-bootstrap interval (pairs sharing a seed are not independent)."""
     rows = []
     for width, group in pairs.groupby("width"):
         good, kept = kept_pairs(group, threshold, min_seeds)
         if not good:
             continue
         valid = kept.dropna(subset=["d_llv", "d_fg"])
-        rows.append(
-            {
-                "width": width,
-                "seeds": len(good),
-                "pairs": len(valid),
-                "nan_pairs": len(kept) - len(valid),
-                "d_llv_mean": valid["d_llv"].mean(),
-                "d_llv_std": valid["d_llv"].std(ddof=0),
-                "d_fg_mean": valid["d_fg"].mean(),
-                "d_fg_std": valid["d_fg"].std(ddof=0),
-                **seed_intervals(valid, ("d_llv", "d_fg")),
-            }
-        )
+        rows.append({"width": width, "seeds": len(good), "pairs": len(valid),
+                     "nan_pairs": len(kept) - len(valid),
+                     "d_llv_mean": valid["d_llv"].mean(), "d_llv_std": valid["d_llv"].std(ddof=0),
+                     "d_fg_mean": valid["d_fg"].mean(), "d_fg_std": valid["d_fg"].std(ddof=0),
+                     **seed_intervals(valid, ("d_llv", "d_fg"))})
     return pd.DataFrame(rows)
 
 
 def seed_intervals(pairs: pd.DataFrame, columns: Sequence[str]) -> dict[str, float]:
-    """`<column>_ci_low`, `<column>_ci_high`: the 95 % seed-bootstrap interval of each column's
-    mean over these pairs."""
+    """`<column>_ci_low`, `<column>_ci_high`: each column's mean's 95 % seed-bootstrap interval."""
     out = {}
     for column in columns:
         low, high = seed_bootstrap_interval(pairs["seed_a"], pairs["seed_b"], pairs[column])
@@ -71,8 +59,7 @@ def seed_intervals(pairs: pd.DataFrame, columns: Sequence[str]) -> dict[str, flo
 
 def width_summaries(paths: Sequence[str | Path], threshold: float,
                     min_seeds: int) -> dict[int, pd.DataFrame]:
-    """Pairs tables of one class-count group (read with their K and width metadata) -> the
-    per-width summary of each class count (`width_summary`), in class-count order."""
+    """Pairs tables of one class-count group -> each class count's width_summary."""
     pairs = read_pairs(paths)
     return {int(k): width_summary(group, threshold, min_seeds)
             for k, group in pairs.groupby("K")}

@@ -1,18 +1,9 @@
-"""Outside causal language models (`lm.models`: hub ids, folders, Pythia's checkpoints as
-revisions) on the same contexts: the text they read, the contexts written once for all of
-them, and each model's files (f, g, metrics and its layers), as every model of this pipeline
-leaves them, so that the one pairs loop (pairs.py::compare_named) and the layers table
-(layers.py) read them like the seeds' files.
-
-No torch here: the jobs load the models and tokenizers (repdist.extract) and hand the arrays
-in. The contexts are cut once, by the first model's tokenizer; every model's job checks that
-its own tokenizer is the same one, by the digest the DAG compares before any job where the
-tokenizer files are at hand (io/hub.py::tokenizer_digest; pipeline/lm_model_sources.py).
-"""
+"""Outside causal language models (`lm.models`: hub ids, folders, Pythia's revisions) on the
+same contexts; no torch (the jobs hand the arrays in). The contexts are cut once, by the first
+model's tokenizer; every model's job checks by digest that its own is the same."""
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,11 +18,9 @@ from ...io.hub import TOKENIZER_FILES, tokenizer_digest
 from ..outputs import SeedFiles, SeedRepresentations, write_seed
 
 
-
 @dataclass(frozen=True)
 class CorpusConfig:
-    """lm.corpus and what reading it needs: `stdlib` (the eval split of the `lm.data` text:
-    max_bytes, eval_fraction) or a UTF-8 text file's path."""
+    """lm.corpus: `stdlib` (the eval split of the `lm.data` text) or a UTF-8 file's path."""
 
     corpus: str
     max_bytes: int
@@ -47,10 +36,7 @@ def corpus_text(cfg: CorpusConfig) -> tuple[str, dict[str, Any]]:
 
 
 def loaded_tokenizer_digest(tokenizer: Any, source: str, revision: str | None = None) -> str:
-    """The identity of a tokenizer a job loaded from `source` at `revision`: the digest of its
-    files (io/hub.py::tokenizer_digest, as the DAG computed it before any job), read from its
-    folder or the cache it loaded from; where those files are none of the ones the digest reads,
-    the digest of the files the tokenizer saves (save_pretrained)."""
+    """A loaded tokenizer's digest, as the DAG computed it; failing that, of its saved files."""
     digest = tokenizer_digest(source, revision)
     if digest is None:
         with tempfile.TemporaryDirectory(prefix="repdist-tokenizer-") as folder:
@@ -74,8 +60,7 @@ def read_contexts(path: str | Path) -> tuple[np.ndarray, dict[str, Any]]:
 
 
 def check_same_vocabulary(name: str, digest: str, contexts_meta: Mapping[str, Any]) -> None:
-    """A model whose tokenizer is not the contexts' (its digest, loaded_tokenizer_digest) reads
-    other tokens than its ids mean: stop, naming both."""
+    """Stop where a model's tokenizer digest is not the contexts': its ids mean other tokens."""
     if digest != contexts_meta.get("tokenizer_digest"):
         raise ValueError(
             f"lm.models.{name}: its tokenizer differs from the one the contexts were cut with "
@@ -84,8 +69,7 @@ def check_same_vocabulary(name: str, digest: str, contexts_meta: Mapping[str, An
 
 
 def model_metrics(nll: np.ndarray, labels: np.ndarray, preds: np.ndarray) -> dict[str, Any]:
-    """The model's next-token loss and accuracy over the kept positions whose next token the
-    contexts hold (the pairs table's test_loss_diff, acc_a, acc_b)."""
+    """Next-token loss and accuracy over the kept positions whose next token is known."""
     known = labels >= 0
     if not known.any():
         raise ValueError("no kept position has a known next token: with positions 'last' the "
@@ -100,8 +84,7 @@ def model_metrics(nll: np.ndarray, labels: np.ndarray, preds: np.ndarray) -> dic
 
 def write_lm_model(files: SeedFiles, f: np.ndarray, g: np.ndarray, labels: np.ndarray,
                    meta: Mapping[str, Any], metrics: Mapping[str, Any]) -> None:
-    """One outside model's files (experiments/outputs.py), f at the kept positions and g of
-    its head, labels the next tokens (-1 where unknown)."""
+    """One model's files: f at the kept positions, its head's g, next tokens (-1: unknown)."""
     write_seed(files, SeedRepresentations(g, {"test": f}, {"test": labels}),
                {"experiment": "lm_models", "K": int(g.shape[0]), "M": int(g.shape[1]),
                 **meta}, metrics)
@@ -109,8 +92,7 @@ def write_lm_model(files: SeedFiles, f: np.ndarray, g: np.ndarray, labels: np.nd
 
 def contexts_meta(text_info: Mapping[str, Any], tokenizer: str, tokenizer_digest: str,
                   contexts: np.ndarray, run_config: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The contexts file's metadata: the text, the tokenizer (and its identity's digest),
-    the shape, and the run's provenance."""
+    """The contexts file's metadata: text, tokenizer and its digest, shape, provenance."""
     return provenance(run_config, experiment="lm_models", **text_info, tokenizer=tokenizer,
                       tokenizer_digest=tokenizer_digest, contexts=int(contexts.shape[0]),
                       window=int(contexts.shape[1]))

@@ -1,13 +1,6 @@
-"""Language models compared layer by layer (Roeder et al. 2021, Fig. 4).
-They compared GPT-2's four sizes by SVCCA at 16, 64, 256 and 768 components per layer, averaged over
-the pairs of models; the head's input, the identifiable representation, came out the most linearly
-related.
-
-Each model's hidden states (repdist.extract.layers) are written beside its files, one parquet per
-layer (`write_layers`). For every pair of models and every layer slot (`layer_slots`): SVCCA at each
-configured component count, linear CKA and m_CCA (`pair_rows`). With a permutation null
-(measures/null.py), each row has the null's tau, p and calibrated score, and the best slot is
-calibrated as a whole (`layer_tables`)."""
+"""Language models compared layer by layer (Roeder et al. 2021, Fig. 4). They compared GPT-2's
+four sizes by SVCCA at 16, 64, 256 and 768 components per layer, averaged over the pairs of
+models; the head's input, the identifiable representation, came out the most linearly related."""
 
 from __future__ import annotations
 
@@ -49,14 +42,10 @@ def layer_file(index: int) -> str:
     return f"layer{index}.parquet"
 
 
-# One parquet per layer in the embeddings format (index, label, pred, f_0..: what
-# io/representations.py reads, e.g. as a folder's embeddings.parquet for `repdist compare`), with
-# `layers.json` naming them.
 def write_layers(folder: str | Path, states: Mapping[int, np.ndarray], labels: np.ndarray,
                  preds: np.ndarray, info: Mapping[str, Any]) -> None:
-    """Every selected layer's states as a parquet file in `folder`, and the index (`info`:
-    count, head_input, and the model's provenance) last; the folder takes its name only once
-    complete."""
+    """Each layer's states as a parquet in the embeddings format (`repdist compare` reads it),
+    then the index (`info`: count, head_input, provenance); the folder appears only complete."""
     with atomic_folder(folder) as tmp:
         for index, f in sorted(states.items()):
             write_parquet(tmp / layer_file(index), embeddings_frame(f, labels, preds),
@@ -68,8 +57,7 @@ def write_layers(folder: str | Path, states: Mapping[int, np.ndarray], labels: n
 
 @dataclass(frozen=True)
 class LayerSet:
-    """One model's layers on disk: the index (`layers`: the indices written, `count`,
-    `head_input`) and where they are."""
+    """One model's layers on disk and its index (layers written, count, head_input)."""
 
     name: str
     folder: Path
@@ -96,13 +84,10 @@ def read_layer_set(name: str, folder: str | Path) -> LayerSet:
     return LayerSet(name, folder, json.loads((folder / INDEX).read_text()))
 
 
-# Layer slots: with `lm.layers: all` and models of one depth, slot l is layer l of each model.
-# Models of different depths are matched by relative depth, the slots being the shallowest model's
-# layers (slot i of S is layer round(i (L_m - 1) / (S - 1)) of a model with L_m), so the first slot
-# is the embeddings and the last the head's input in every model. With a list of indices, slot k is
-# the k-th listed layer of each model.
 def layer_slots(models: Sequence[LayerSet], selected: str | Sequence[int]) -> list[list[int]]:
-    """Per model, its layer at each slot (see above)."""
+    """Per model, its layer at each slot. With `lm.layers: all`, slot i of the shallowest model's
+    S is layer round(i (L_m - 1) / (S - 1)) of a model with L_m: the first slot is the embeddings
+    and the last the head's input. With a list, slot k is each model's k-th listed layer."""
     if selected != "all":
         slots = [m.written for m in models]
         if len({len(s) for s in slots}) > 1:
@@ -116,17 +101,10 @@ def layer_slots(models: Sequence[LayerSet], selected: str | Sequence[int]) -> li
     return [[round(i * (m.count - 1) / (shallow - 1)) for i in range(shallow)] for m in models]
 
 
-# Per pair and slot: SVCCA at each configured component count (capped by the two widths; the count
-# used, capped by the ranks, is recorded), linear CKA and m_CCA over the directions both vary in (at
-# most min(M_a, M_b); M - 1 for a head's input after a final LayerNorm, with the count and a note),
-# all from measures/. Each layer is prepared once as the f-side measures prepare f
-# (prepared.py::alignment_view: its centred states and the basis at the precision its values show),
-# CKA by alignment.py, SVCCA and m_CCA from the bases (extra.py, cca.py), which take two widths.
 def pair_rows(a: AlignmentView, b: AlignmentView,
               components: Sequence[int]) -> list[dict[str, Any]]:
-    """SVCCA at each component count (capped by the widths, each capped count once), linear
-    CKA and m_CCA of one pair of layers (alignment_view: the measures' own preparation of f):
-    measure, components, components_used, value, warning."""
+    """SVCCA at each component count (capped by the widths, then by the ranks: used), linear CKA
+    and m_CCA of one pair of layers, prepared as the measures prepare f (alignment_view)."""
     width = min(a.x.shape[1], b.x.shape[1])
     rank = min(a.basis.shape[1], b.basis.shape[1])
     rows = []
@@ -147,8 +125,7 @@ def pair_rows(a: AlignmentView, b: AlignmentView,
 
 def null_draws(a: AlignmentView, b: AlignmentView, counts: Sequence[int],
                null: NullSettings) -> np.ndarray:
-    """pair_rows' values with b's inputs reordered, one row per draw (the same draws at every
-    slot: null.permutations from null.seed)."""
+    """pair_rows' values with b's inputs reordered, one row per draw, the same at every slot."""
     orders, count, _ = permutations(len(b.x), null.permutations, null.seed)
     draws = [[row["value"] for row in pair_rows(a, permuted_view(b, order), counts)]
              for order in orders]
@@ -157,24 +134,16 @@ def null_draws(a: AlignmentView, b: AlignmentView, counts: Sequence[int],
 
 @dataclass(frozen=True)
 class LayerTables:
-    """The layer table (LAYER_COLUMNS, and NULL_COLUMNS with a null) and, with a null, the best
-    slot of each pair and BEST_MEASURES calibrated as a whole (BEST_COLUMNS; else empty)."""
+    """The layer table and, with a null, each pair's best slot calibrated as a whole."""
 
     table: pd.DataFrame
     best: pd.DataFrame
 
 
-# With a permutation null, each row has the null's tau, p and calibrated score (one model's inputs
-# reordered, the same orderings at every slot). `layer_tables` also gives, per pair and
-# whole-representation measure (CKA, m_CCA), the best slot calibrated as a whole (Gröger et al.'s
-# Algorithm 2): the maximum over slots is taken inside each draw, so that searching over layers is
-# paid for.
 def layer_tables(models: Sequence[LayerSet], selected: str | Sequence[int],
                  components: Sequence[int], null: NullSettings | None = None) -> LayerTables:
-    """Every pair of models at every slot: one row per measure and component count, SVCCA's
-    counts capped by the narrowest model's width at the slot (so that every pair has every
-    count: models of several widths, GPT-2's sizes). Slot by slot, so only one layer of each
-    model is held at a time; with a null, each row beside its chance level."""
+    """Every pair at every slot, one row per measure and component count (capped by the slot's
+    narrowest width); with a null, each row's chance level and the best slots (_best_slots)."""
     if len(models) < 2:
         raise ValueError(f"need at least two models to compare layer by layer, got {len(models)}")
     slots = layer_slots(models, selected)
@@ -206,8 +175,8 @@ def layer_tables(models: Sequence[LayerSet], selected: str | Sequence[int],
 def _best_slots(models: Sequence[LayerSet],
                 whole: Mapping[tuple[int, int, str], list[tuple[float, np.ndarray]]],
                 null: NullSettings | None) -> pd.DataFrame:
-    """Per pair and measure, the best slot's value against the null of the best slot in each
-    draw (Algorithm 2)."""
+    """Per pair and measure, the best slot's value against the maximum over slots inside each
+    draw (Gröger et al.'s Algorithm 2), so that searching over layers is paid for."""
     rows = []
     for (i, j, measure), per_slot in whole.items():
         assert null is not None
@@ -227,10 +196,8 @@ def layer_table(models: Sequence[LayerSet], selected: str | Sequence[int],
 
 
 def layer_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """The mean, min and max over pairs per slot, measure and component count (what the figure
-    draws), and with a null the means of tau and the calibrated score; `layer`: the slot's
-    layer in the first pair's first model. CKA and m_CCA run over
-    each pair's own widths: one row each per slot, `components` the narrowest pair's."""
+    """Mean, min and max over pairs per slot, measure and component count (and the null's
+    means); CKA and m_CCA: one row per slot, `components` the narrowest pair's."""
     keys = ["slot", "measure", "components"]
     table = table.copy()
     whole = table["measure"] != "svcca"
@@ -252,9 +219,7 @@ LAYER_OWN_KEYS = ("layer", "width", "seed", "name", "count", "head_input")
 
 def layers_metadata(models: Sequence[LayerSet], selected: Any,
                     components: Sequence[int]) -> dict[str, Any]:
-    """The layer table's metadata: its models (name, layers, head's input), the settings, and
-    every model's provenance (io/provenance.py::models_provenance: a key the models differ on,
-    e.g. their revisions, as {model: value})."""
+    """The layer table's metadata: models, settings, provenance (differing keys per model)."""
     metas = {m.name: {k: v for k, v in read_parquet_metadata(
         m.folder / layer_file(m.written[0])).items() if k not in LAYER_OWN_KEYS}
         for m in models}

@@ -1,12 +1,6 @@
-"""Seeds of one language model (the `lm` branch): small GPTs trained at several seeds on the
-token windows of experiments/lm/tokens.py, each written as every model of this pipeline is
-(experiments/outputs.py), so that the seed pairs are compared by the one pairs loop
-(experiments/pairs.py::compare_seeds) like the synthetic seeds.
-
-f is the head's input at the configured positions of the eval contexts, g the head's weight
-rows (K = the vocabulary), both from `repdist.extract.causal_lm_representations`, which the job
-calls between `train_seed` and `write_lm_seed` (extract sits beside experiments, not below).
-"""
+"""Seeds of one language model (the `lm` branch): small GPTs trained on tokens.py's windows.
+The job extracts f and g (repdist.extract, beside experiments, not below) between `train_seed`
+and `write_lm_seed`."""
 
 from __future__ import annotations
 
@@ -26,13 +20,13 @@ from ..outputs import SeedFiles, SeedRepresentations, write_seed
 
 
 def window_labels(windows: np.ndarray, positions: str) -> np.ndarray:
-    """The next token of every kept position of the input windows[:, :-1] (the windows hold it,
-    where causal_lm_representations, seeing only the input, marks the last as unknown)."""
+    """The next token of every kept position of the input windows[:, :-1] (known here, where
+    causal_lm_representations marks the last as unknown)."""
     return windows[:, -1] if positions == "last" else windows[:, 1:].reshape(-1)
 
 
 def build_lm(cfg: GPTConfig, seed: int) -> GPT:
-    """The model of `seed`: its initialisation drawn from torch seed `seed`."""
+    """The model initialised from torch seed `seed`."""
     torch.manual_seed(seed)
     return GPT(cfg)
 
@@ -74,9 +68,7 @@ def train_seed(run: LMRun, tokens_train: str | Path, tokens_eval: str | Path) ->
 
 def write_lm_seed(run: LMRun, trained: LMTrained, reps: Any, files: SeedFiles,
                   run_config: Mapping[str, Any]) -> dict[str, Any]:
-    """Write one seed's files (experiments/outputs.py) from its extracted `reps` (f, g and
-    labels of repdist.extract.causal_lm_representations on the eval windows' inputs); return
-    its metrics."""
+    """Write one seed's files from its extracted `reps` (f, g, labels); return its metrics."""
     labels = window_labels(trained.eval_windows, run.positions)
     known = reps.labels >= 0
     if len(labels) != len(reps.f) or not np.array_equal(reps.labels[known], labels[known]):

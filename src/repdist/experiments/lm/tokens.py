@@ -1,6 +1,5 @@
-"""The `lm` branch's data, without torch (its job runs in the measures environment): the
-standard library's text, a BPE tokenizer trained on its train split, and both splits' token
-windows, written with their provenance (Python version, files and bytes of the text)."""
+"""The `lm` branch's data, without torch (its job runs in the measures environment): a BPE
+tokenizer trained on the standard library's text, and both splits' token windows."""
 
 from __future__ import annotations
 
@@ -18,9 +17,8 @@ from ...io import provenance, write_json, write_npz
 
 @dataclass(frozen=True)
 class LMDataConfig:
-    """config.yaml's `lm.data`: the stdlib text (bytes, eval share), the tokenizer's vocabulary
-    and the windows: `context` tokens of input (plus the next one), at most `train_contexts`
-    (0: all) and exactly `eval_contexts` of them."""
+    """config.yaml's `lm.data`: windows of `context` input tokens plus the next, at most
+    `train_contexts` (0: all) and exactly `eval_contexts` of them."""
 
     max_bytes: int
     eval_fraction: float
@@ -32,8 +30,7 @@ class LMDataConfig:
 
 def make_tokens(cfg: LMDataConfig, tokenizer_path: str | Path, train_path: str | Path,
                 eval_path: str | Path, run_config: Mapping[str, Any]) -> dict[str, Any]:
-    """Train the tokenizer on the train text and write it and both splits' token windows
-    ((contexts, context + 1) int32 arrays); return what they were made of."""
+    """Train the tokenizer; write it and both splits' int32 windows; return what they were."""
     text = read_stdlib_text(cfg.max_bytes, cfg.eval_fraction)
     tokenizer = train_bpe(text.train, cfg.vocab_size)
     width = cfg.context + 1

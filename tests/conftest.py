@@ -156,7 +156,7 @@ def reads_the_quick_dag(session) -> bool:
 def sharing_the_cores(session) -> bool:
     """More than one process of this session computes at once: pytest-xdist's workers, or the
     quick DAG beside the tests."""
-    from repdist_dev.quick_runs import shared_run
+    from quick_runs import shared_run
 
     return bool(os.environ.get("PYTEST_XDIST_WORKER")) or (
         reads_the_quick_dag(session) and shared_run("local") is None)
@@ -200,9 +200,9 @@ TESTS_NICE = 5
 def _quick_dag_beside(request, tmp_path_factory):
     """The quick DAG, started as the session's first test starts, beside the other tests, in a
     scratch folder (never touching ./results), when any selected test reads it and no kept run
-    fits (REPDIST_QUICK_RUNS, repdist_dev.quick_runs). Under pytest-xdist the first worker
+    fits (REPDIST_QUICK_RUNS, tests/quick_runs.py). Under pytest-xdist the first worker
     starts it and every worker waits for the same run; it stops if the session ends first."""
-    from repdist_dev.quick_runs import BesideRun, shared_run
+    from quick_runs import BesideRun, shared_run
 
     if not reads_the_quick_dag(request.session):
         yield None

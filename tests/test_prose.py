@@ -1,5 +1,5 @@
 """The docs read in plain short sentences: README.md and docs/*.md together have a median
-sentence of at most 20 words and none over 60 (repdist_dev.prose's rule: paragraphs and list
+sentence of at most 20 words and none over 60 (tests/prose.py's rule: paragraphs and list
 items are sentences, table cells count toward the longest only), the README at most 350 lines and
 docs/ at most 2,000. Then the splitter itself, on a paragraph whose sentences are counted by hand,
 and the report on a sentence just over the limit."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repdist_dev import prose
+import prose  # beside this file: tests/ is on pytest's path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

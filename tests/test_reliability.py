@@ -225,11 +225,11 @@ def test_repdist_progress_reports_a_run_in_progress(tmp_path):
 def test_two_quick_runs_give_identical_data(tmp_path, quick_outputs):
     """The whole quick DAG twice from scratch: every parquet table and CSV table is equal
     (`repdist diff`, what the SLURM check uses too). In CI the second run is the one
-    `make test-slurm` made through SLURM (repdist_dev.quick_runs). Here the second runs as the
+    `make test-slurm` made through SLURM (tests/quick_runs.py). Here the second runs as the
     first did, on as many threads a job: a CPU convolution sums in another order on one thread
     than on two, so the toy CIFAR models of a one-thread run and a two-thread run differ in
     their last bits (and in a few predictions after 16 steps)."""
-    from repdist_dev.quick_runs import local_command, shared_run
+    from quick_runs import local_command, shared_run
 
     second = shared_run("slurm")
     if second is None:

@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import os
 import re
+import runpy
 import shutil
 import signal
 import subprocess
@@ -224,7 +225,7 @@ def main() -> int:
                         help="then inject slurm_faults.py's faults on the same cluster")
     parser.add_argument("--keep-runs", type=Path,
                         help="keep the two quick runs here (local/, slurm/) for the test suite "
-                             "(REPDIST_QUICK_RUNS, repdist_dev.quick_runs)")
+                             "(REPDIST_QUICK_RUNS, tests/quick_runs.py)")
     work, keep, args = scratch_folder(__doc__.splitlines()[0], "slurm", parser)
     knobs = {"fake_gpus": str(FAKE_GPUS)}
     if args.faults:
@@ -234,8 +235,8 @@ def main() -> int:
         with local_cluster(work, **knobs) as restart:
             code = check_quick_dag(work)
             if code == 0 and args.keep_runs:
-                from repdist_dev.quick_runs import keep as keep_runs
-
+                # tests/ is not on this script's path: the module is run from its file
+                keep_runs = runpy.run_path(str(ROOT / "tests" / "quick_runs.py"))["keep"]
                 keep_runs({"local": work / "local", "slurm": work / "slurm"}, args.keep_runs)
                 log(f"the two quick runs kept in {args.keep_runs}")
             if args.faults:

@@ -126,7 +126,7 @@ def run_beside(folder: Path, watch: int, cores: int) -> int:
     return 0
 
 
-# A session's first process to ask starts a runner (`python -m repdist_dev.quick_runs beside`). It
+# A session's first process to ask starts a runner (`python tests/quick_runs.py beside`). It
 # runs the DAG as `make quick` does, every job on one thread as it shares the cores, and writes
 # status.json when Snakemake has ended. Every process of the session waits for that one run where it
 # needs its outputs.
@@ -147,8 +147,8 @@ class BesideRun:
         except FileExistsError:
             return cls(folder)
         with open(folder / "runner.log", "w") as err:
-            subprocess.Popen([sys.executable, "-m", "repdist_dev.quick_runs", "beside",
-                              str(folder), "--watch", str(watch), "--cores", str(cores)],
+            subprocess.Popen([sys.executable, __file__, "beside", str(folder), "--watch",
+                              str(watch), "--cores", str(cores)],
                              stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
         return cls(folder)
 
@@ -175,7 +175,7 @@ class BesideRun:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m repdist_dev.quick_runs",
+    parser = argparse.ArgumentParser(prog="python tests/quick_runs.py",
                                      description="run the quick DAG beside a test session")
     sub = parser.add_subparsers(dest="command", required=True)
     beside = sub.add_parser("beside", help=run_beside.__doc__.splitlines()[0])

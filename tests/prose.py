@@ -1,4 +1,4 @@
-"""The docs' prose in plain short sentences: `python -m repdist_dev.prose` reports the sentence
+"""The docs' prose in plain short sentences: `python tests/prose.py` reports the sentence
 lengths and line counts of README.md and docs/ against the limits tests/test_prose.py holds.
 
 A sentence is prose outside code: paragraphs and list items, split after ., ! or ? before a

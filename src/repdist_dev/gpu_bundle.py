@@ -34,16 +34,9 @@ from repdist_dev.checkout import ROOT, SHARED
 MODULES = ["repdist_gpucheck.check", "repdist_gpucheck.candidates", "repdist_gpucheck.measures",
            "repdist_gpucheck.profiling", "repdist_dev.run_record"]
 SCRIPTS = [ROOT / "benchmarks/gpu_paper.py"]
-# `MANIFEST.txt` says what is inside, and the size of the project and the bundle together. That size
-# must stay within the bundle's own budget (`--limit-mib`, default 64), so that what is copied to
-# the GPU machine beside the checkout stays small.
-LIMIT_MIB = 64  # the bundle's budget: the project and the bundle together
+LIMIT_MIB = 64  # the budget of the project and the bundle together (MANIFEST.txt says the size)
 PYTHON_VERSION = "3.12"  # the GPU machine's python3, by default
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"]
-# The GPU machine's Python has a CUDA build of torch and the usual scientific packages (numpy,
-# pandas, pyarrow, matplotlib, scipy, pyyaml, pytest, ...), `make`, `bash` and `timeout`, but no
-# network, often no `git`, and no Snakemake, so it cannot run `make venv`.
-#
 # What a CUDA-torch image's Python usually holds (the distributions, by normalised name), when
 # --image-packages does not say: a distribution here is not carried.
 DEFAULT_IMAGE = frozenset("""
@@ -67,23 +60,11 @@ authors_models:
   root: {folder}/authors-checkpoints
 """
 
-# `run.sh` installs the wheels offline into a folder beside a shim of the Makefile's venv: a
-# `bin/python` that runs the machine's python3 with them and `src/` on the path, a `bin/snakemake`,
-# and the venv's `.installed` mark. Then it runs one of these within a time limit (BUDGET, default
-# 19m; 9m for check, 510 s for run-synthetic):
-#     run.sh check [ARGS]          make gpu-check: its record, junit and log into $OUT when set
-#                                  (else results/gpu-check/); ARGS go to repdist_gpucheck;
-#     run.sh run-synthetic [ARGS]  make run-synthetic on every core and GPU, the authors'
-#                                  checkpoints included (ARGS: make's, e.g. CONFIG=overlay.yaml);
-#                                  a call the limit cuts is resumed by the same command again
-#                                  (a stale Snakemake lock released first); after every call its
-#                                  record (repdist_dev.run_record) into $OUT when set, the run's
-#                                  outdir/run-synthetic/ and, on a GPU, benchmarks/records/;
-#     run.sh [bench-gpu] [ARGS]    make bench-gpu (its JSON copied to $OUT when set);
-#     run.sh --smoke               the benchmark's CPU smoke mode (tests/test_gpu_bundle.py);
-#     run.sh test-gpu              make test-gpu, with the authors' files found;
-#     run.sh dag [ARGS]            snakemake --profile profiles/workstation ARGS (a whole DAG),
-#                                  its wall time, and `repdist job-times` into $OUT.
+# `run.sh` installs the wheels offline beside a shim of the Makefile's venv (`bin/python` with
+# them and `src/` on the path, `bin/snakemake`, the `.installed` mark), then runs one command
+# within a time limit. A run-synthetic call the limit cuts is resumed by the same command again;
+# each call writes its record (repdist_dev.run_record). `--smoke` is the benchmark's CPU smoke
+# mode (tests/test_gpu_bundle.py); `dag` adds `repdist job-times` into $OUT.
 RUN_SH = r"""#!/usr/bin/env bash
 # The project's GPU work on a machine without network whose python3 has torch
 # (repdist_dev.gpu_bundle):
@@ -278,11 +259,8 @@ def requirement_closure(name: str, python: str = PYTHON_VERSION) -> dict[str, st
     return found
 
 
-# `wheels/` holds the distributions that the benchmarks import and that Snakemake needs, less what
-# the machine's Python holds. That list is `--image-packages FILE` (one distribution a line, as `pip
-# freeze` writes them), by default DEFAULT_IMAGE, a CUDA-torch image's usual set. The wheels are at
-# this venv's versions, built for that Python (`--python-version`, default 3.12) on manylinux
-# x86-64. A distribution PyPI has no wheel of is built here (pure Python).
+# `wheels/`: what the benchmarks import and Snakemake needs, less the image's (--image-packages),
+# at this venv's versions, for that Python on manylinux x86-64.
 def missing(needed: dict[str, str], present: frozenset[str] = DEFAULT_IMAGE) -> dict[str, str]:
     """The needed distributions the GPU image lacks (this project itself travels as source)."""
     return {d: v for d, v in sorted(needed.items())
@@ -308,12 +286,8 @@ def download(wanted: dict[str, str], folder: Path, python: str = PYTHON_VERSION)
             print(f"gpu-bundle: {name}=={version}: no wheel on the index, built one here")
 
 
-# `authors-code/` and `authors-checkpoints/`: the authors' source tree and their 76 SmallMLP
-# checkpoints (--authors-code, --authors-checkpoints: a clone of their repository and its
-# checkpoints/ folder; by default ../shared's copies where the project sits beside one). With all 76
-# comes `authors.yaml`, the overlay that has `run.sh run-synthetic` read them (authors_models.root).
-# Short of all 76, the bundle takes the ten `make test-gpu` compares with (run-synthetic then leaves
-# their models out). With none, test-gpu's two comparisons skip, saying so.
+# Short of all 76 checkpoints, run-synthetic leaves their models out; with none, test-gpu's two
+# comparisons skip, saying so.
 def copy_authors_files(out: Path, code: Path, checkpoints: Path) -> list[str]:
     """The authors' source tree, and their checkpoints, where given: every SmallMLP checkpoint
     they published (authors_models' list; then `authors.yaml`, the overlay that points `run.sh

@@ -30,9 +30,7 @@ CPU_BUDGET_S = 1800  # the check's budget here: every GPU test runs on 2 CPU cor
 RUN_BUDGET_S = 1800  # run-synthetic's limit here: the quick size on 2 CPU cores, with room
 
 
-# Step 1: the bundle is packed as `make gpu-bundle` packs it (repdist_dev.gpu_bundle), for this
-# machine's Python version, into a copy of the checkout's files (tracked, and new ones not ignored;
-# no `.git`, no `.venv`).
+# Step 1: the bundle, packed as `make gpu-bundle` packs it, in a copy of the checkout (prepare).
 def copy_checkout(dest: Path) -> None:
     """The checkout's files as they would be carried: tracked and new-not-ignored, no .git."""
     names = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
@@ -57,10 +55,8 @@ def image_distributions(python: str) -> dict[str, md.Distribution]:
     return found
 
 
-# Step 2: a throwaway Python stands in for the machine's. It is a venv of this machine's interpreter
-# (not the project's venv) that holds torch and the image's package list only (DEFAULT_IMAGE of
-# repdist_dev.gpu_bundle and what those require, linked from the project's venv), and no `snakemake`
-# script.
+# Step 2: a throwaway Python stands in for the machine's: torch and DEFAULT_IMAGE's packages with
+# what they require, and no `snakemake` script.
 def stand_in_python(folder: Path) -> Path:
     """A venv of this machine's interpreter holding the image's packages only (links into the
     project's venv); its python."""
@@ -189,14 +185,10 @@ def call(cmd: list[str], repo: Path, env: dict[str, str]) -> tuple[int, float]:
     return status, time.monotonic() - start
 
 
-# Step 4, `--what check` (the default): `bash .gpu-bundle/run.sh check` runs in the copy with
-# REPDIST_GPU_TESTS_DEVICE=cpu: the toy check on the CPU (every GPU test, every candidate at toy
-# size, the measures, the profile). Its files go into OUT, and its wall time, install included, is
-# reported. A CPU is no GPU: the check gets a budget in which every part finishes here
-# (CPU_BUDGET_S; run.sh's limit above it), so that nothing is left unrun. The GPU run's own
-# arithmetic is docs/gpu.md's. It fails (exit 1) when the command fails, a part of the check is not
-# ok, a GPU test fails, or a candidate or measure row is not ok. A `wrong` or `capture` fault is
-# injected only by the check's own tests, never here.
+# Step 4, `--what check` (the default): run.sh check in the copy, the toy check on the CPU
+# (REPDIST_GPU_TESTS_DEVICE=cpu), its files into OUT. A CPU is no GPU: the budget lets every part
+# finish here (CPU_BUDGET_S; run.sh's limit above it). It fails (exit 1) when the command fails or
+# the record is not a passing run's (verdict).
 def rehearse_check(work: Path, network: bool, check_args: list[str]) -> int:
     repo, out, env, prefix = prepare(work, network)
     env.update(REPDIST_GPU_TESTS_DEVICE="cpu", BUDGET=f"{CPU_BUDGET_S + 120}s")
@@ -258,11 +250,9 @@ def run_verdict(out: Path, calls: int = 1) -> list[str]:
     return wrong
 
 
-# Step 5, `--what run-synthetic`: `bash .gpu-bundle/run.sh run-synthetic` at the quick size
-# (quick_overlay: config.quick.yaml's scale into results/quick). With `--cut S`, a first call is cut
-# at S seconds and a second must resume and finish the run. It fails when the last call fails or the
-# record (repdist_dev.run_record) is not a finished run's: not complete, a job failed or left, calls
-# missing, no training job's steps/s or graphs, no paper comparison or authors' table (run_verdict).
+# Step 5, `--what run-synthetic`: run.sh run-synthetic at the quick size (quick_overlay). With
+# `--cut S` a first call is cut at S seconds and a second must resume and finish the run. It fails
+# when the last call fails or the record is not a finished run's (run_verdict).
 def rehearse_run(work: Path, network: bool, args: list[str], cut: float | None) -> int:
     repo, out, env, prefix = prepare(work, network)
     cmd = [*prefix, "bash", ".gpu-bundle/run.sh", "run-synthetic",

@@ -115,12 +115,9 @@ def job_metrics(results: Path, name: str) -> dict[str, Any] | None:
     return json.loads(found[0].read_text()) if found else None
 
 
-# The synthetic training jobs: their seconds, and from each job's metrics.json (written by the job,
-# repdist.experiments.synthetic.training.speed_metrics) its steps, steps/s and each batch size's
-# CUDA graph: captured, replayed, eager steps.
 def training(results: Path, jobs: list[Any]) -> list[dict[str, Any]]:
     """Each finished synthetic training job: its seconds (benchmark), steps, steps/s and CUDA
-    graphs (its models' metrics)."""
+    graphs (its models' metrics.json, repdist.experiments.synthetic.training.speed_metrics)."""
     rows = []
     for job in jobs:
         if job.rule != TRAINING_RULE:
@@ -144,9 +141,8 @@ def shown(path: Path) -> str:
     return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 
-# The paper comparison's verdicts counted and its FAIL rows (tables/paper_comparison.csv).
 def paper_comparison(results: Path) -> tuple[dict[str, Any] | None, str]:
-    """The paper comparison's verdicts counted and its FAIL rows."""
+    """The paper comparison's verdicts counted and its FAIL rows (tables/paper_comparison.csv)."""
     path = results / "tables" / "paper_comparison.csv"
     if not path.is_file():
         return None, f"{shown(path)} not written (the run did not reach it)"
@@ -187,11 +183,10 @@ def _summary(values: list[float | None], tolerance: float) -> dict[str, Any]:
             "max_d_llv": max(d) if d else None, "within": sum(v < tolerance for v in d)}
 
 
-# Our seed s against the authors' seed s: d_LLV per configuration (tables/ours_vs_authors.csv), and
-# whose checkpoints they were (the authors', or stand-ins made by the run).
 def authors(results: Path, config: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    """Our seed s against the authors' seed s, per configuration: d_LLV's median and largest,
-    the seeds within the retrace tolerance, the mean between different seeds (theirs, ours)."""
+    """Our seed s against the authors' seed s, per configuration (tables/ours_vs_authors.csv):
+    d_LLV's median and largest, the seeds within the retrace tolerance, the mean between
+    different seeds (theirs, ours)."""
     from repdist.experiments.authors.ours_vs_authors import RETRACE_TOLERANCE
 
     source = authors_source(config)
@@ -213,12 +208,9 @@ def authors(results: Path, config: dict[str, Any]) -> tuple[dict[str, Any] | Non
             "rows": table}, ""
 
 
-# The calls: each one's start, seconds, Snakemake's exit status (124: cut at the limit) and jobs
-# done; `wall_s` and `minutes` over them all. A call that finds the newest record of the same
-# configs `partial` continues it (its calls kept, this one added); one after a `complete` record
-# starts a new one.
 def previous(folder: Path, configfiles: list[str]) -> dict[str, Any] | None:
-    """The record this call continues: the newest in `folder`, partial, of the same configs."""
+    """The record this call continues (its calls kept, this one added): the newest in `folder`,
+    partial, of the same configs. After a complete one a new record starts."""
     found = sorted(folder.glob(f"*{SUFFIX}.json"), key=lambda p: p.stat().st_mtime)
     try:
         data = json.loads(found[-1].read_text())["run_synthetic"] if found else None
@@ -239,8 +231,6 @@ def this_call(args: argparse.Namespace, results: Path, now: float) -> dict[str, 
             "failed_rules": failed, "stopped_rules": stopped}
 
 
-# The jobs by rule come from the run's benchmark files (repdist.cli.job_times, what `repdist
-# job-times` prints).
 def build(args: argparse.Namespace) -> dict[str, Any]:
     """The record after this call (the earlier calls' kept where it continues one)."""
     now = time.time()
@@ -347,10 +337,6 @@ def verdict_lines(r: dict[str, Any]) -> list[str]:
     return lines
 
 
-# The record, `<gpu>-<date>-run-synthetic.json` and `.md` (`<gpu>`: the GPU's name as a file name,
-# repdist_dev.records.slug; `cpu` without one), goes into `<outdir>/run-synthetic/` (where the next
-# call finds it), into --out, and on a GPU into benchmarks/records/ of the checkout, to be
-# committed.
 def write(record: dict[str, Any], folders: list[Path]) -> list[Path]:
     """<folder>/<name>.json and .md in each folder, each file atomically."""
     name = record["run_synthetic"]["name"]

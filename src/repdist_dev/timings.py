@@ -32,18 +32,14 @@ from repdist_dev.records import RECORDS, slug
 SCHEMA = "repdist-timings/3"  # 3: floors; 2: the CPU's vector extensions (1 and 2 still read)
 OLD_SCHEMAS = ("repdist-timings/1", "repdist-timings/2")
 PREFIX = "timings-"
-# The commands timed: `make venv` (the first command, in the clone's own .venv), `make test`, `make
-# quick`, `make test-slow`, and on request (`--with run-synthetic,test-slurm`) the paper-scale
-# synthetic half and the SLURM check. `--with floors` runs `make floors` (benchmarks/floors.py: each
-# benchmark beside its floor, the authors' code on the bar workload where `--original` names it) and
-# keeps its rows in the record.
+# The commands timed, `make venv` first (the clone's own .venv); ON_REQUEST ones with `--with`.
+# `make floors` times the authors' code on the bar workload where `--original` names it.
 DEFAULT = ("venv", "test", "quick", "test-slow")
 ON_REQUEST = ("run-synthetic", "test-slurm", "test-kernels", "floors")
 # the results folder each DAG command fills (outdir of its config), for its job logs
 RESULTS = {"quick": "results/quick", "run-synthetic": "results"}
 FIELDS = {"schema": str, "commit": str, "date": str, "started_utc": str, "cpu": str,
-          "vector_extensions": list,
-          "cores": int, "memory_gib": float, "python": str, "torch": str,
+          "vector_extensions": list, "cores": int, "memory_gib": float, "python": str, "torch": str,
           "startup_cpu_s": (float, type(None)), "commands": list, "floors": (dict, type(None))}
 COMMAND_FIELDS = {"command": str, "wall_s": float, "exit": int, "tests": (dict, type(None)),
                   "jobs": (int, type(None)), "cpu_s": (float, type(None)),
@@ -225,8 +221,6 @@ def floors_file() -> Path:
     return ROOT / "docs" / "speed.md"
 
 
-# `--render-only` renders README.md's and docs/speed.md's timing tables from the newest record, and
-# docs/speed.md's floors from the newest record that has them.
 def render_files(folder: Path = RECORDS) -> Path:
     """README.md's and docs/speed.md's blocks from the newest record, and docs/speed.md's
     floors from the newest record that has them; the newest record's path."""
@@ -315,11 +309,7 @@ def machine() -> dict[str, Any]:
             "memory_gib": round(memory / 2**30, 1), "python": platform.python_version()}
 
 
-# Each command's wall time, exit status, test counts (pytest's closing line), and for the DAGs their
-# jobs and CPU seconds by branch (the job logs, `repdist job-times`), go into
-# `benchmarks/records/timings-<cpu>-<date>.json` with the commit, CPU model, cores and date. `make
-# test`'s entry also says how long the quick DAG it ran beside the tests took. The record keeps the
-# CPU seconds of one torch job's start-up (repdist_dev.quick_budget): the machine's speed that day.
+# The CPU seconds of one torch job's start-up (startup_cpu_s) give the machine's speed that day.
 def measure(targets: list[str], work: Path, original: Path | None = None) -> dict[str, Any]:
     """Every target in a fresh clone of HEAD under `work`: the record (not yet written)."""
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,

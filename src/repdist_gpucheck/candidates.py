@@ -84,7 +84,7 @@ TOY_SIZE = Size(
            "check_steps": 3, "quality_steps": 6,
            "check64": {"seeds": 2, "base_width": 2, "steps": 2}},
     skip=2)
-WRONG_LR = 1.02  # `wrong:NAME`: the negative control's learning rate, times the reference's
+WRONG_LR = 1.02  # `wrong:NAME`: a negative control its checks must mark FAILS (lr x 1.02)
 
 
 @dataclass(frozen=True)
@@ -468,9 +468,6 @@ class References:
         return distance(self.get(family, Run(reversed_batch=True)), self.get(family, Run()))
 
 
-# `--inject` (REPDIST_GPU_CHECK_INJECT, the check's own tests) breaks named candidates on purpose:
-# `capture:NAME` makes every capture of NAME fail, `wrong:NAME` trains NAME at a 2 % higher learning
-# rate (a negative control its checks must mark FAILS).
 def faults() -> dict[str, set[str]]:
     """REPDIST_GPU_CHECK_INJECT ("capture:NAME,wrong:NAME"): the candidates broken on purpose."""
     out: dict[str, set[str]] = {"capture": set(), "wrong": set()}
@@ -561,8 +558,6 @@ def toy_notes(spec: Spec, toy: bool) -> list[str]:
     return notes
 
 
-# A CUDA-graph candidate records each batch size's capture and replays; a failed capture makes its
-# row `fallback`.
 def graph_outcome(row: Candidate, finals: list[dict[str, Any]], device: torch.device,
                   notes: list[str]) -> None:
     """A CUDA-graph row's captures: each batch size of the timed run (the first process's), and
@@ -622,16 +617,13 @@ def checks_of(spec: Spec, size: Size, device: torch.device, refs: References
     return out, runs
 
 
-# `measures` (fp16: arithmetic not the reference's, so reordering noise is no yardstick): each seed
-# trained `quality_steps` by the candidate against the same seed by the reference, by KL and d_LLV
-# on held-out inputs. That sits beside the smallest between two seeds of the reference, with its
-# distance from a float64 run beside float32's (informational).
 def measures_checks(spec: Spec, size: Size, device: torch.device, refs: References
                     ) -> list[Check]:
-    """A precision of its own (fp16), judged by what a user of the models sees: each seed
-    trained `quality_steps` by the candidate against the same seed by the reference (KL, d_LLV,
-    m_CCA of f on held-out inputs) beside the nearest two seeds of the reference; and how far it
-    lands from float64 at the small size beside float32 (informational)."""
+    """A precision of its own (fp16: reordering noise is no yardstick), judged by what a user
+    of the models sees: each seed trained `quality_steps` by the candidate against the same seed
+    by the reference (KL, d_LLV, m_CCA of f on held-out inputs) beside the nearest two seeds of
+    the reference; and how far it lands from float64 at the small size beside float32
+    (informational)."""
     steps = (size.synthetic if spec.family == "synthetic" else size.cifar)["quality_steps"]
     ours, _ = trained(spec.family, spec.options, size, device, Run(steps=steps))
     cand, ref = representations(ours), refs.representations(spec.family, steps)

@@ -10,6 +10,7 @@ check at toy size on the CPU. docs/gpu.md says how to read a record."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -31,19 +32,15 @@ from repdist_gpucheck.candidates import BY_NAME, SPECS, TOY_SLACK, Spec, new_row
 from repdist_gpucheck.measures import SIZES, plan
 from repdist_gpucheck.profiling import JOB as PROFILED_JOB
 
-# of the budget less RESERVE_S, in the order the parts run; compile is the second command's
-# (alone it gets the whole budget). Their needs on the first GPU run, an H200: tests ~188 s,
-# speed ~205 s at 5 s a candidate before the candidates added since (~50 s more),
-# measures ~40 s; the profile ~25 s, estimated (docs/gpu.md, "The budget"; CHANGELOG.md)
+# Shares of the budget less RESERVE_S, in the order the parts run; compile, the second command,
+# gets it all. Needs on an H200: tests ~188 s, speed ~255 s at 5 s a candidate, measures ~40 s,
+# the profile ~25 s estimated (docs/gpu.md, "The budget").
 SHARES = {"tests": 0.42, "speed": 0.40, "measures": 0.10, "profile": 0.08, "compile": 1.0}
 RESERVE_S = 15.0  # the last record and the table
-# The budget defaults to 480 s, so that with the bundle's install the command ends within 9 minutes.
-# Time a part leaves goes to the next. A part that overruns is cut short cleanly: its processes
-# ended, what finished kept, the rest recorded as such.
+# 480 s: with the bundle's install the command ends within 9 minutes. A part's unused time goes
+# to the next.
 BUDGET_S = {"gpu": 480.0, "toy": 480.0}
-# Exit statuses: 0 when every part asked for is ok, 1 when one failed, 3 when one overran or was
-# skipped, 128 + the signal when SIGTERM or SIGINT ended it (every part's processes ended first, the
-# record kept).
+# and 128 + the signal when SIGTERM or SIGINT ended the check (its processes ended, record kept)
 EXIT = {"ok": 0, "failed": 1, "cut": 3}
 PROBE = r"""
 import json, os, platform, torch
@@ -90,29 +87,23 @@ def end_tree(proc: subprocess.Popen) -> None:
     """End a process and everything it started (GPU jobs included), gently then not."""
     try:
         import psutil
-
-        try:
-            family = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(True)]
-        except psutil.NoSuchProcess:
-            family = []
-        for p in family:
-            try:
-                p.terminate()
-            except psutil.NoSuchProcess:
-                pass
-        _, alive = psutil.wait_procs(family, timeout=5)
-        for p in alive:
-            try:
-                p.kill()
-            except psutil.NoSuchProcess:
-                pass
     except ImportError:  # its own process group, started so by `spawn`
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
             time.sleep(3)
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        proc.wait()
+        return
+    try:
+        family = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(True)]
+    except psutil.NoSuchProcess:
+        family = []
+    for p in family:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.terminate()
+    for p in psutil.wait_procs(family, timeout=5)[1]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
     proc.wait()
 
 
@@ -185,11 +176,8 @@ class GpuCheck:
         self.save()
         log(f"part {part}: {status} in {used:.0f} s{f' ({note})' if note else ''}")
 
-    # ----- a. tests -------------------------------------------------------------------------
-
-    # a. tests: every test of the suite marked `gpu` (`pytest -m gpu tests/`, the short ones first:
-    # repdist_gpucheck.pytest_plugin orders them) in their check mode. That mode
-    # (REPDIST_GPU_CHECK=1) narrows the quick DAG to one synthetic and one CIFAR training job and
+    # a. tests: every test marked `gpu`, short ones first (pytest_plugin), in check mode:
+    # REPDIST_GPU_CHECK=1 narrows the quick DAG to one synthetic and one CIFAR training job and
     # their pairs, and the authors' comparison to K = 4. Each outcome is recorded as it comes.
     def tests(self, end: float) -> tuple[str, str]:
         events = self.work / "tests.jsonl"
@@ -199,8 +187,9 @@ class GpuCheck:
                "REPDIST_GPU_TEST_TIMEOUT": str(int(max(30, end - time.monotonic())))}
         if self.args.toy:
             env["REPDIST_GPU_TESTS_DEVICE"] = "cpu"
-        cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p", "repdist_gpucheck.pytest_plugin",
-               "-p", "no:cacheprovider", f"--junitxml={self.out / 'tests-junit.xml'}", *targets]
+        cmd = [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-p",
+               "repdist_gpucheck.pytest_plugin", "-p", "no:cacheprovider",
+               f"--junitxml={self.out / 'tests-junit.xml'}", *targets]
         proc = self.spawn(cmd, env)
         cut = self.watch(proc, end, lambda: self.read_tests(events))
         results = self.read_tests(events, cut)
@@ -256,8 +245,6 @@ class GpuCheck:
             time.sleep(0.2)
         poll()
         return False
-
-    # ----- b. speed (and the compile part) --------------------------------------------------
 
     # b. speed: the candidates of repdist_gpucheck.candidates, in the order of what they can gain:
     # the references, CUDA graphs, then what no record has decided (one stack of 30, those beside
@@ -354,8 +341,6 @@ class GpuCheck:
             self.record.candidates = done + [rows[n] for n in names if n in rows]
             self.save()
 
-    # ----- c. measures ----------------------------------------------------------------------
-
     # c. measures: compare at GPT-2's shapes on the GPU with the exact pivot search, against the CPU
     # path's default estimate (repdist_gpucheck.measures).
     def measures(self, end: float) -> tuple[str, str]:
@@ -397,8 +382,6 @@ class GpuCheck:
         bad = [r.name for r in self.record.measures if r.passes is False or r.status != "ok"]
         return ("failed", f"{', '.join(bad)}") if bad else ("ok", "")
 
-    # ----- d. profile -----------------------------------------------------------------------
-
     # d. profile: where a step of the CIFAR job with its CUDA graph spends its time, by kernel name
     # in categories: convolution forward, its two gradients, BatchNorm, elementwise, the optimiser,
     # idle (repdist_gpucheck.profiling).
@@ -414,8 +397,6 @@ class GpuCheck:
         self.record.profile = rec.build(rec.Profile, json.loads(result.read_text()), "profile")
         self.save()
         return "ok", self.record.profile.source
-
-    # ----- e. the record --------------------------------------------------------------------
 
     def stopped(self, stop: Interrupted) -> None:
         """A signal ended the check: the running part's processes (and theirs) ended, the part
@@ -439,11 +420,9 @@ class GpuCheck:
         return EXIT["failed"] if "failed" in statuses else (
             EXIT["ok"] if statuses == {"ok"} else EXIT["cut"])
 
-    # e. the short table, printed last, and the record <gpu>-<date>.json + .md
-    # (repdist_gpucheck.record) in DIR. The record is rewritten atomically after every result, so a
-    # run cut short leaves what finished. On a GPU it is also copied into benchmarks/records/ of the
-    # checkout, to be committed. DIR also gets tests-junit.xml and gpu-check.log (every process's
-    # output): four files.
+    # e. the short table, printed last, and the record <gpu>-<date>.json + .md in DIR (beside
+    # tests-junit.xml and gpu-check.log). On a GPU the record is also copied into
+    # benchmarks/records/, to be committed.
     def finish(self) -> None:
         self.record.status = "complete"
         self.save()
@@ -520,9 +499,7 @@ def interrupt(signum: int, frame: Any) -> None:
     raise Interrupted(signum)
 
 
-# Without a CUDA GPU the check refuses. REPDIST_GPU_TESTS_DEVICE=cpu (or --toy) runs the whole check
-# at toy size on the CPU and writes a record of the same format. tests/test_gpu_check.py keeps that
-# working; `make gpu-check-rehearsal` runs it as an offline GPU machine would.
+# The toy check writes a record of the same format; tests/test_gpu_check.py keeps it working.
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     found = probe()

@@ -30,10 +30,7 @@ SIZES = {"gpu": {"equal": (2_000, 2_000, 64), "gpt2": (10_000, 50_257, 768)},
 LABEL_SIDE = "kl,d_llv,t1,y_pivot"
 PAPER = "kl,d_llv,t1,y_pivot,d_fg,mcca_f,mcca_g"  # the paper's five (and t1, the pivot)
 compare_module = importlib.import_module("repdist.measures.compare")  # not the function
-# The check at GPT-2's shapes is two-sided (`two_sided`): the KL (exact on both paths) equal to
-# 1e-10; the GPU's exact t1 at or below the CPU's estimate (an estimate stops early, at or above the
-# minimum), and equal to the every-pivot search's t1 on a CPU. That t1 is recorded at that size
-# (CPU_EVERY_PIVOT_T1, 349 s on 2 cores, to its printed digits), and computed in the toy run.
+# An estimate of t1 stops early, at or above the minimum: the exact t1 must not exceed it.
 EQUAL_TOL = 1e-10
 CPU_EVERY_PIVOT_T1 = 8.016  # docs/measures.md: GPT-2's size, family seed 0, 349 s on 2 cores
 CPU_EVERY_PIVOT_T1_TOL = 5e-4  # its printed digits
@@ -51,9 +48,7 @@ def use_torch_on_cpu() -> None:
     compare_module.compute_device = compute_device
 
 
-# Models: two of the benchmark family (repdist_dev.family.model_family, seed 0; docs/measures.md
-# measured its every-pivot t1 at 8.016 on a CPU). Each row is timed from an empty prepared-model
-# cache (the two prepares included) and appended to the results file (JSON lines) when it ends.
+# Each row is timed from an empty prepared-model cache (the two prepares included).
 def run(name: str, size: tuple[int, int, int], models: Any, device: str, max_pivots: int | None,
         measures: str, against: dict[str, Any] | None = None,
         exact_t1: tuple[float, float] | None = None) -> tuple[MeasureRow, dict[str, Any]]:

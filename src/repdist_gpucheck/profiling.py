@@ -26,12 +26,9 @@ from repdist_dev.checkout import ROOT
 from repdist_gpucheck.candidates import BY_NAME, GPU_SIZE, TOY_SIZE, build_job, paper_run, sync
 from repdist_gpucheck.record import PROFILE_CATEGORIES, Profile, ProfileRow
 
-# The job is candidate JOB: the stacked reference, `cuda_graph` on, as config.yaml trains it. It is
-# profiled after the candidates' warm-up steps, so the graphs are captured by then. The categories:
-# convolution forward, data gradient (dgrad), weight gradient (wgrad), BatchNorm, other elementwise
-# kernels and reductions, the optimiser (Adam, the loss scaler), other (matrix products, layout
-# transforms, copies between buffers), and idle.
-JOB = "cifar.cuda_graph"  # the candidate whose job is profiled
+# JOB: the stacked reference with `cuda_graph` on, as config.yaml trains it; its graphs are
+# captured by the end of the warm-up.
+JOB = "cifar.cuda_graph"
 PROFILED_STEPS = {"gpu": 10, "toy": 3}
 WINDOW = "repdist.profiled_steps"  # the profiler's range around the profiled steps
 TOP = 3  # the longest kernels a category names
@@ -151,10 +148,6 @@ def breakdown(spans: Sequence[Span], window: tuple[float, float], steps: int,
     return rows, busy / 1e3 / steps
 
 
-# On CUDA the categories are those of the kernels on the GPU (cuDNN names its kernels by what they
-# compute: `*fprop*`, `*dgrad*`, `*wgrad*`, `bn_fw*`, ...). On a CPU (the toy run) the graph-ready
-# step runs eagerly and its ATen operators are grouped by their own time. A convolution's backward
-# is one operator for both gradients there: "convolution backward".
 def spans_of(events: Any, on_device: bool) -> tuple[list[Span], tuple[float, float]]:
     """The profiler's events as spans (CUDA kernels, copies and fills on a GPU; CPU operators
     on a CPU) and the window's start and end on the host. On CUDA a profiler range (the window,
@@ -205,12 +198,10 @@ def profiled(options: dict[str, Any], toy: bool, device: torch.device
     return spans, bounds, finals
 
 
-# Kernels inside CUDA graph replays are profiled with CUPTI. Where the replays showed no convolution
-# kernel (a profiler that does not see into graphs), the eager step of the same job is profiled
-# instead, and the record says so.
 def profile_job(toy: bool, device: torch.device) -> Profile:
     """The profile of JOB's steps; on CUDA, where the graph's replays showed no convolution
-    kernel, of the eager step of the same job instead (said in `source`)."""
+    kernel (CUPTI did not see into the graphs), of the eager step of the same job instead (said
+    in `source`)."""
     on_device = device.type == "cuda"
     steps = PROFILED_STEPS["toy" if toy else "gpu"]
     spans, window, finals = profiled(BY_NAME[JOB].options, toy, device)

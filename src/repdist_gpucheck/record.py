@@ -17,6 +17,7 @@ import os
 import tempfile
 import types
 import typing
+from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,7 @@ from typing import Any
 SCHEMA = "repdist-gpu-check/3"
 PART_NAMES = ("tests", "speed", "measures", "profile", "compile")  # in the order they run
 DEFAULT_PARTS = ("tests", "speed", "measures", "profile")  # one command; compile is the second
-# A record of a format before the profile part (OLDER_SCHEMAS) is read too; it has no `profile`.
-#
-# the formats this reader also reads, each with its default parts (the record's name omits them)
+# formats this reader also reads, each with its default parts (the record's name omits them)
 OLDER_SCHEMAS = {"repdist-gpu-check/2": ("tests", "speed", "measures")}  # no profile part
 # where a step's time goes (repdist_gpucheck.profiling.category): kernels on a GPU, ATen
 # operators on a CPU, whose convolution backward is one operator for both gradients
@@ -411,13 +410,11 @@ def table(record: Record) -> str:
     if record.profile is not None:
         lines += [""] if lines else []
         lines += profile_table(record.profile)
-    tally: dict[str, int] = {}
-    for t in record.tests:
-        tally[t.outcome] = tally.get(t.outcome, 0) + 1
+    tally = Counter(t.outcome for t in record.tests)
+    tests = ", ".join(f"{n} {k}" for k, n in sorted(tally.items())) or "none run"
     parts = ", ".join(f"{p}: {v.status} ({v.seconds:.0f} of {v.slice_s:.0f} s)"
                       for p, v in record.parts.items())
-    lines += ["", f"GPU tests: {', '.join(f'{n} {k}' for k, n in sorted(tally.items())) or 'none run'}"
-              f"; parts: {parts}"]
+    lines += ["", f"GPU tests: {tests}; parts: {parts}"]
     return "\n".join(lines) + "\n"
 
 

@@ -1,15 +1,10 @@
 """`make gpu-bundle`: pack what an offline GPU machine needs to run the project's GPU work.
-That work is `make gpu-check`, `make run-synthetic`, `make bench-gpu`, `make test-gpu` and a whole
-DAG through Snakemake.
+That work is `make gpu-check`, `run-synthetic`, `bench-gpu`, `test-gpu` and a whole DAG.
 
-Such a machine has a Python with a CUDA build of torch, but no network and no Snakemake. So it
-cannot run `make venv`. The bundle is a folder `.gpu-bundle/` beside the project (git-ignored). It
-holds `wheels/`, the authors' code and checkpoints, `run.sh` and `MANIFEST.txt`; each is described
-where it is made.
-
-Copy the checkout with `.gpu-bundle/` to the GPU machine and run `bash .gpu-bundle/run.sh check`
-there (docs/gpu.md). `make gpu-check-rehearsal` and `make gpu-run-rehearsal`
-(repdist_dev.gpu_rehearsal) rehearse that on this CPU."""
+Such a machine has a Python with a CUDA build of torch, but no network and no Snakemake, so it
+cannot run `make venv`. The bundle, `.gpu-bundle/` beside the project (git-ignored), holds
+`wheels/`, the authors' code and checkpoints, `run.sh` and `MANIFEST.txt`. Copy the checkout with
+it to the GPU machine and run `bash .gpu-bundle/run.sh check` there (docs/gpu.md)."""
 
 from __future__ import annotations
 
@@ -60,11 +55,8 @@ authors_models:
   root: {folder}/authors-checkpoints
 """
 
-# `run.sh` installs the wheels offline beside a shim of the Makefile's venv (`bin/python` with
-# them and `src/` on the path, `bin/snakemake`, the `.installed` mark), then runs one command
-# within a time limit. A run-synthetic call the limit cuts is resumed by the same command again;
-# each call writes its record (repdist_dev.run_record). `--smoke` is the benchmark's CPU smoke
-# mode (tests/test_gpu_bundle.py); `dag` adds `repdist job-times` into $OUT.
+# `run.sh` installs the wheels offline beside a shim of the Makefile's venv, then runs one command
+# within a time limit; a run-synthetic call the limit cuts is resumed by the same command again.
 RUN_SH = r"""#!/usr/bin/env bash
 # The project's GPU work on a machine without network whose python3 has torch
 # (repdist_dev.gpu_bundle):

@@ -1,12 +1,8 @@
 """`make gpu-check-rehearsal` and `make gpu-run-rehearsal`: the GPU machine's run, on this CPU.
-They rehearse `make gpu-check` and `make run-synthetic` as an offline GPU machine runs them.
 
 That machine gets the checkout with `.gpu-bundle/` and runs `bash .gpu-bundle/run.sh check` or
 `run-synthetic` (docs/gpu.md). It has its own Python: no Snakemake beside it, no network, often no
-`git`. Whatever would break there breaks here first. The steps: pack the bundle into a copy of the
-checkout, stand in a bare Python, hide `git` and Snakemake, cut the network, run the command and
-judge its record. Each step is described at its function.
-
+`git`. Whatever would break there breaks here first; the steps are numbered at their functions.
 `--keep DIR` keeps the copy, the stand-in and the output there."""
 
 from __future__ import annotations

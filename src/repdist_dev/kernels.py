@@ -79,11 +79,9 @@ def configurations() -> list[Kernels]:
                     openblas="Prescott", numpy_off=groups, torch="DEFAULT")]
 
 
-# Before its tests, each configuration is probed in a fresh interpreter: OpenBLAS' core as
-# threadpoolctl reports it, numpy's dispatch table, torch's capability. A configuration the
-# libraries did not take fails. MKL's choice cannot be read back: its variable is set, not checked.
 def probe(env: dict[str, str]) -> dict:
-    """What the libraries report in a fresh interpreter under `env`."""
+    """What the libraries report in a fresh interpreter under `env` (MKL's choice cannot be
+    read back: its variable is set, not checked)."""
     out = subprocess.run([sys.executable, "-c", PROBE], env={**os.environ, **env},
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

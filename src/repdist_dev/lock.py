@@ -1,5 +1,4 @@
 """Regenerate requirements.lock from pyproject.toml (`make lock`; needs uv and PyPI).
-`make lock` runs this as `python -m repdist_dev.lock` with src/ on the path.
 
 The lock holds every package `make venv` installs except torch. Each is pinned with `==` and the
 sha256 hashes of all its files on PyPI, resolved for CPython 3.11 on Linux x86-64. The venv and the
@@ -19,14 +18,10 @@ from pathlib import Path
 
 from repdist_dev.checkout import ROOT
 
-# What goes into the lock:
-# - inputs: pyproject.toml's dependencies with the extras `workflow` and `test`;
-# - constraints: torch==TORCH_VERSION (the Makefile's pin, so that torch's own dependencies are
-#   resolved for the torch the venv gets) and, for every package the per-rule conda envs
-#   (envs/*.yaml) pin, that version;
-# - not emitted: torch itself (`make venv` installs it from $(TORCH): the CPU wheel by default, or
-#   the user's own GPU build) and the CUDA runtime that PyPI's Linux torch wheel requires (nvidia-*,
-#   cuda-*, triton), which a CPU wheel does not need and a GPU build brings itself.
+# Constraints: torch==TORCH_VERSION (so that torch's own dependencies are resolved for the torch
+# the venv gets) and every version envs/*.yaml pins. Not emitted: torch (`make venv` installs it
+# from $(TORCH)) and the CUDA runtime PyPI's Linux torch wheel requires (nvidia-*, cuda-*,
+# triton), which a CPU wheel does not need and a GPU build brings itself.
 LOCK = ROOT / "requirements.lock"
 EXTRAS = ("workflow", "test")
 PYTHON_VERSION = "3.11"

@@ -18,21 +18,15 @@ from pathlib import Path
 from repdist_dev.checkout import ROOT
 from repdist_dev.rule_files import rule_blocks
 
-# The quick DAG runs beside the other tests from tests/conftest.py. A job started cold imports its
-# libraries (about 2 s of CPU for one that imports torch, 1.4 s more for one that builds an
-# optimiser) before a few seconds of work at toy scale. A local run's jobs start warm, forked from
-# one interpreter that has imported them (repdist.pipeline.warm). The two figures were set from the
-# measurements of 2026-11-27 and 2026-11-29 (2-core AMD EPYC):
-# - jobs: the quick DAG's dry run plans at most QUICK_JOBS (the recorded DAG, tests/data/dag);
-# - CPU: the jobs' CPU seconds, each job's own from its log (`repdist job-times`), in units of one
-#   torch job's start-up timed on the same machine (`startup_cpu`), at most QUICK_CPU_UNITS, so that
-#   the figure means the same on a slow CPU as on a fast one.
+# A cold job imports its libraries (about 2 s of CPU with torch, 1.4 s more to build an optimiser)
+# before a few seconds of toy-scale work; a local run's jobs start warm (repdist.pipeline.warm).
+# The CPU figure counts each job's own seconds (`repdist job-times`) in units of one torch job's
+# start-up on the same machine (`startup_cpu`): it means the same on a slow CPU as on a fast one.
+# Both figures were measured on a 2-core AMD EPYC.
 QUICK_JOBS = 136  # 134 jobs measured (the all rule included; PRH's study 10, the follow-up 16)
-QUICK_CPU_UNITS = 110.0  # 72 measured with warm starts (2026-11-29, pipeline/warm.py); 184
-# alone and 191 beside the tests when every job started cold (2026-11-28): a quick run whose
-# jobs stopped starting warm is over it
-# one torch job's start-up: what every job that trains or extracts pays before its work
-STARTUP = "import os, torch, pandas, matplotlib.pyplot; os._exit(0)"  # as a job ends (joblog)
+QUICK_CPU_UNITS = 110.0  # 72 measured warm, 184-191 cold: a run that lost warm starts is over it
+# one torch job's start-up, what every job that trains or extracts pays; it ends as a job does
+STARTUP = "import os, torch, pandas, matplotlib.pyplot; os._exit(0)"
 
 
 def branches(root: Path = ROOT) -> dict[str, str]:

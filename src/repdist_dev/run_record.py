@@ -1,11 +1,8 @@
 """The record of `bash .gpu-bundle/run.sh run-synthetic` (repdist_dev.gpu_bundle).
-It says what `make run-synthetic` did on a machine, in one call or in the calls that together
-finished it.
+It says what `make run-synthetic` did on a machine, in one call or in the calls that finished it.
 
-run.sh writes it after every call, a call its time limit cut included, from the run's own files. It
-holds the calls, the status, the jobs by rule, the training jobs' speed, the paper comparison's
-verdicts, and our seeds against the authors'. A value the files do not give is null, and `notes`
-says why.
+run.sh writes it after every call, a cut one included, from the run's own files. A value the files
+do not give is null, and `notes` says why.
 
     python -m repdist_dev.run_record --exit STATUS --started EPOCH [--begun EPOCH]
         [--budget LIMIT] [--gpu NAME] [--torch VERSION] [--config "OVERLAY ..."] [--out DIR]

@@ -1,13 +1,10 @@
 """The speed matrix of `make gpu-check`: each candidate way of training the paper's jobs on a GPU.
-repdist_gpucheck.check runs it in worker processes. Each candidate gets numerical checks against its
-family's reference path, and its steps/s over a timed window.
-
-There are two families: synthetic (80 stacked MLPs) and cifar (10 stacked ResNets). `--inject`
-breaks named candidates on purpose, for the check's own tests. `--child` runs one of several
+repdist_gpucheck.check runs it in worker processes. Each candidate gets numerical checks against
+its family's reference path, and its steps/s over a timed window. `--child` runs one of several
 concurrent processes of a job (the slots-per-GPU candidates).
 
-Everything runs under the host-copy guard (repdist.io.host). So the toy run on a CPU fails where a
-GPU run would, on a tensor reaching numpy other than through to_host."""
+Everything runs under the host-copy guard (repdist.io.host), so the toy run on a CPU fails where a
+GPU run would: on a tensor reaching numpy other than through to_host."""
 
 from __future__ import annotations
 
@@ -119,12 +116,10 @@ class Spec:
 
 REFERENCES = {"synthetic": "synthetic.eager", "cifar": "cifar.stacked"}  # today's paths
 GRAPH = {"cuda_graph": True}
-# In the order they run: the references, the CUDA graphs (a launch-bound step), then what no
-# record has decided yet, by what it can gain (the stack of 30, beside the graph: cuDNN's timed
-# algorithms, float16), then what the first record decided (jobs sharing a GPU, the rest): the
-# part's slice cuts the end of the list first. torch.compile's minutes of compiling are the
-# second command's (`--parts compile`), which times the CIFAR reference again beside it. The
-# options of UNDECIDED have no config key: their specs turn them on (cifar_job_stack).
+# In the order they run, as the part's slice cuts the end first: the references, the CUDA graphs
+# (a launch-bound step), what no record has decided yet by what it can gain, then what the first
+# record decided. torch.compile's minutes of compiling are the second command's (`--parts
+# compile`). The options of UNDECIDED have no config key: their specs turn them on.
 SPECS = [
     Spec("synthetic.eager", "synthetic", "", extra_s=20),
     Spec("cifar.stacked", "cifar", "", extra_s=30),
@@ -576,19 +571,14 @@ def graph_outcome(row: Candidate, finals: list[dict[str, Any]], device: torch.de
         notes.append("toy: nothing is captured on a CPU (the graph-ready step ran eagerly)")
 
 
-# The checks, from the same initialisation on the same batches:
-# - `rounding` compares the candidate's parameters after `check_steps` steps in the production
-#   precision with the reference's. The yardstick is the rounding baseline: the reference run again
-#   with every batch's rows reversed (the same sums in another order). It passes within
-#   ROUNDING_FACTOR times that baseline. A baseline that is not finite and > 0 judges nothing, and
-#   the family's rows are then `invalid`;
-# - `float64` (a candidate whose arithmetic is the reference's): the same in float64 at a small
-#   size, within FLOAT64_TOL.
+# The checks, from the same initialisation on the same batches. `rounding` compares parameters
+# after `check_steps` steps with the reference's, within ROUNDING_FACTOR times the rounding
+# baseline: the reference again with each batch's rows reversed (the same sums in another order).
+# `float64`, for a candidate with the reference's arithmetic: the same at a small size.
 def checks_of(spec: Spec, size: Size, device: torch.device, refs: References
               ) -> tuple[list[Check], list[dict[str, Any]]]:
-    """The candidate's checks against its family's reference, and the finals of its own check
-    runs (a CUDA-graph candidate's captures). InvalidBaseline where the rounding baseline
-    judges nothing."""
+    """The candidate's checks, and the finals of its own check runs (a CUDA-graph candidate's
+    captures). InvalidBaseline where the baseline is not finite and > 0."""
     sizes = size.synthetic if spec.family == "synthetic" else size.cifar
     steps32, steps64 = sizes["check_steps"], sizes["check64"]["steps"]
     if spec.judge == "measures":

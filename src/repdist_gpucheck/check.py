@@ -1,11 +1,10 @@
 """`make gpu-check OUT=DIR`: the GPU decided in one run.
-Its parts run in order: tests, speed, measures, profile, then the table and the record.
-
-Each part gets a time slice of the budget (default 480 s), and is cut short cleanly when it
-overruns. `--parts compile` is the second command: torch.compile's modes, in a record of its own.
-The exit status is 0 when every part asked for is ok, 1 when one failed, and 3 when one overran or
-was skipped. Without a CUDA GPU it refuses; REPDIST_GPU_TESTS_DEVICE=cpu (or --toy) runs the whole
-check at toy size on the CPU. docs/gpu.md says how to read a record."""
+Its parts run in order: tests, speed, measures, profile, then the table and the record. Each gets
+a time slice of the budget and is cut short cleanly when it overruns. `--parts compile` is the
+second command: torch.compile's modes, in a record of its own. The exit status is 0 when every
+part asked for is ok, 1 when one failed, and 3 when one overran or was skipped. Without a CUDA GPU
+it refuses; REPDIST_GPU_TESTS_DEVICE=cpu (or --toy) runs the whole check at toy size on the CPU.
+docs/gpu.md says how to read a record."""
 
 from __future__ import annotations
 
@@ -40,7 +39,7 @@ RESERVE_S = 15.0  # the last record and the table
 # 480 s: with the bundle's install the command ends within 9 minutes. A part's unused time goes
 # to the next.
 BUDGET_S = {"gpu": 480.0, "toy": 480.0}
-# and 128 + the signal when SIGTERM or SIGINT ended the check (its processes ended, record kept)
+# 128 + the signal where SIGTERM or SIGINT ended the check (its processes ended, record kept)
 EXIT = {"ok": 0, "failed": 1, "cut": 3}
 PROBE = r"""
 import json, os, platform, torch
@@ -246,11 +245,8 @@ class GpuCheck:
         poll()
         return False
 
-    # b. speed: the candidates of repdist_gpucheck.candidates, in the order of what they can gain:
-    # the references, CUDA graphs, then what no record has decided (one stack of 30, those beside
-    # the graph), then what the first record decided (jobs sharing a GPU, no channels_last). Each is
-    # checked against its reference and timed (--seconds), with the paper's minutes. `--parts
-    # compile`, the second command, times torch.compile's modes (minutes of compiling each) beside
+    # b. speed: the candidates in SPECS' order, each checked against its reference and timed
+    # (--seconds), with the paper's minutes. `--parts compile` times torch.compile's modes beside
     # the CIFAR reference, in a record of its own (<gpu>-<date>-compile).
     def speed(self, end: float) -> tuple[str, str]:
         return self.candidates(end, "speed")
@@ -266,12 +262,8 @@ class GpuCheck:
         state = self.work / part
         state.mkdir()
         cut_any = False
-        while True:
-            todo = [n for n in names if n not in rows]
-            if not todo:
-                break
-            left = end - time.monotonic()
-            if left < self.args.seconds + 10:
+        while todo := [n for n in names if n not in rows]:
+            if end - time.monotonic() < self.args.seconds + 10:
                 for name in todo:
                     rows[name] = new_row(BY_NAME[name], "skipped",
                                          f"not reached: the {part} part's time ran out")
@@ -382,9 +374,7 @@ class GpuCheck:
         bad = [r.name for r in self.record.measures if r.passes is False or r.status != "ok"]
         return ("failed", f"{', '.join(bad)}") if bad else ("ok", "")
 
-    # d. profile: where a step of the CIFAR job with its CUDA graph spends its time, by kernel name
-    # in categories: convolution forward, its two gradients, BatchNorm, elementwise, the optimiser,
-    # idle (repdist_gpucheck.profiling).
+    # d. profile: where a step of the CIFAR job spends its time (repdist_gpucheck.profiling).
     def profile(self, end: float) -> tuple[str, str]:
         result = self.work / "profile.json"
         proc = self.spawn([sys.executable, "-m", "repdist_gpucheck.profiling", "--result",

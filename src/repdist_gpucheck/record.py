@@ -1,13 +1,8 @@
 """The record `make gpu-check` writes (repdist_gpucheck.check): its format, and its short table.
-The format is checked on reading and writing; the table is printed last and kept beside it as
-Markdown.
-
-A record is one JSON object, `Record` below: what ran where (GPU, torch, CUDA, commit, date), how
-each part of the check went within its time slice, the GPU tests' outcomes, each speed candidate
-with its numerical checks, the measures at GPT-2's shapes, and where the CIFAR step's time goes
-(`Profile`). `Record.from_dict` refuses any missing, extra or mistyped field. So a toy run on a CPU
-(tests/test_gpu_check.py) keeps the format a GPU run will write. Defaults change on what a committed
-record shows (docs/gpu.md)."""
+A record is one JSON object, `Record` below; the table is printed last and kept beside it as
+Markdown. `Record.from_dict` refuses any missing, extra or mistyped field, so a toy run on a CPU
+(tests/test_gpu_check.py) keeps the format a GPU run will write. Defaults change on what a
+committed record shows (docs/gpu.md)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-
 from repdist.data.cifar10 import load_cifar10, normalise, write_standin
 from repdist.data.radial import label_codes
 from repdist.experiments.cifar.training import (
@@ -108,13 +107,10 @@ def import_original(folder: Path):
     return ModelConfig, TrainConfig, initialize_model, original_train, TargetType
 
 
-# Shims (named in the output): torchvision, which the original loads CIFAR-10 with, is replaced by a
-# TensorDataset of the same images scaled as its ToTensor + Normalize(0.5, 0.5) do, loaded with
-# num_workers=0 (the global RNG draws are a DataLoader's own, whatever its workers). For float64 a
-# forward pre-hook casts g's one-hot input (`.float()` in the original) to float64 (original_model).
 def original_loaders(images: Images, dtype: torch.dtype, batch_size: int):
     """The shim for their torchvision CIFAR10 dataset: the same images, scaled as ToTensor and
-    Normalize((0.5,) * 3, (0.5,) * 3) do."""
+    Normalize((0.5,) * 3, (0.5,) * 3) do; num_workers=0 draws from the global RNG as their
+    workers would."""
     from torch.utils.data import DataLoader, TensorDataset
 
     def dataset(x: np.ndarray, y: np.ndarray) -> TensorDataset:
@@ -188,8 +184,6 @@ def _done(run: Run) -> None:
           f"s/step, last loss {run.losses[-1]:.10f}", flush=True)
 
 
-# Printed first: where ours and the original part, the first batch's gradient of each at seed 0's
-# initial weights.
 def first_gradients(folder: Path, images: Images, rep_dim: int, dtype: torch.dtype) -> dict:
     """Where ours and the original part: the gradient of the first batch (32 training images) at
     seed 0's initial weights, theirs from their ModelClass.forward, ours from batch_nll (paper
@@ -411,10 +405,6 @@ def print_losses(args: argparse.Namespace, runs: dict) -> None:
         print(f"{'s/step':>5} " + " ".join(f"{r.seconds_per_step:22.2f}" for _, r in cols))
 
 
-# Per seed, every step's loss of each run (print_losses); then, per comparison, the largest
-# difference per group of tensors (f's weights, g's weights, BatchNorm running statistics) at the
-# --at steps, and KL, d_LLV and m_CCA(f) between the two models after the last step (eval mode, test
-# images).
 def print_comparisons(rows: list[dict]) -> None:
     print("\nLargest relative difference of one tensor per group, max|a-b|/max|a| and "
           "||a-b||/||a||")

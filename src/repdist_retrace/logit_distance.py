@@ -1,13 +1,10 @@
 """The follow-up's experiment (repdist.experiments.logit_distance.training) against its authors'
-own code.
-Their code (Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity";
-bemigini/logit-distance-bounds-rep-sim) is imported at run time from a folder that holds it.
+own code: Nielsen et al. 2026, "Logit Distance Bounds Representational Similarity"
+(bemigini/logit-distance-bounds-rep-sim), imported at run time from a folder that holds it.
 
-It runs on a run's saved spirals models (`--results`, the outdir of a run that made
-logit_distance/spirals: `make quick` makes one). Each of their functions runs on our models and the
-same batches beside ours, and the differences are printed. Their data, losses, measures, training
-step, schedule, CIFAR-100 models and SUB preprocessing are each checked (`run`). Their modules'
-missing imports get empty stand-ins (`import_theirs`).
+It runs on a run's saved spirals models (`--results`: `make quick` makes one). Each of their
+functions runs on our models and the same batches beside ours, and the differences are printed
+(`run`). Their modules' missing imports get empty stand-ins (`import_theirs`).
 
 Usage: python -m repdist_retrace.logit_distance --original path/to/logit-distance-code
            [--results results/quick] [--seed 400]
@@ -474,29 +471,12 @@ def schedule_check(epochs: int = 500, milestone: int = 20) -> list[tuple[str, fl
              "(relative)", worst, 1e-12)]
 
 
-# The checks, each of their functions against ours with the differences:
-# - their spirals generator (`dsets/synthetic.py::generate_2d_data`, its `quit()` and plotting
-#   skipped, its file written into a scratch folder) against ours, for the run's seed;
-# - their losses (`utils/losses.py`: KL, L1, L2) on a batch of a student's and its teacher's logits;
-# - their d_logit^2 (`dissimilarities/distribution_metric.py::calculate_d_2_logit`);
-# - both of their d_rep functions (`utils/metrics.py` and
-#   `dissimilarities/representation_dissimilarity.py`) against ours over the same (pivot, subset)
-#   sample, and against ours over every pair (the definition);
-# - their m_CCA (`dissimilarities/mean_cca.py`, scikit-learn's CCA) against ours (exact);
-# - one training step of each loss: their model class (Classifier, KLDistill, LogitDistill with
-#   their MLP), their Adam and loss, against our stack's step, from the same saved weights, batch
-#   and dropout masks (the same torch seed before each forward);
-# - their learning-rate schedule (SequentialLR of ConstantLR and ExponentialLR, built as their
-#   utils/train.py builds it) against ours;
-# - their CIFAR-100 models (`backbones/resnet.py` over their copy of torchvision's ResNet: the
-#   ResNet-50 classifier, a ResNet-18 student), built as main.py builds them after the seed, against
-#   ours: every initial weight, and one batch's embedding and logits. This runs at their width, and
-#   at the run's where its models are narrower (config `logit_distance.cifar100.width`: the quick
-#   DAG's); their code then builds at that width with every channel count scaled (their_width);
-# - where the run made SUB's features from images (logit_distance/sub/standin: the quick DAG's),
-#   their preprocessing (`dsets/preprocess_sub.py::get_and_save_SUB_dino_embs`, in a scratch folder)
-#   on the same images and encoder, its hub dataset and model read from the run's stand-in folders,
-#   against the features file the run made.
+# The checks, each of their functions against ours on the same inputs: the spirals generator,
+# their losses, d_logit^2, both d_rep (on their (pivot, subset) sample and over every pair), m_CCA,
+# one training step of each loss (the same torch seed before each forward: the same dropout
+# masks), the schedule, and their CIFAR-100 ResNets, at their width and at the run's where its
+# models are narrower (`logit_distance.cifar100.width`). Where the run made SUB's features from
+# images (logit_distance/sub/standin), their preprocessing runs on the same images and encoder.
 def run(original: Path, results: Path, seed: int) -> list[tuple[str, float, float]]:
     theirs, stubbed = import_theirs(original)
     print(f"their modules from {original}; stand-ins: {stubbed}")

@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-
 from repdist.measures import prh
 from repdist.measures.extra import mutual_knn
 
@@ -67,11 +66,9 @@ def stub_modules() -> None:
             sys.modules[name] = module
 
 
-# `--study`: their `remove_outliers` and `compute_score` (measure_alignment.py) on our saved
-# features give each pair's score and best layer pair (the concatenated layers passed as one more
-# layer).
 def their_scores(study: Path) -> None:
-    """Their compute_score on our features, pair by pair, beside our table."""
+    """Their remove_outliers and compute_score on our features, pair by pair, beside our table:
+    the score and best layer pair (the concatenated layers passed as one more layer)."""
     import pandas as pd
     import measure_alignment  # their module (imports metrics, tasks, utils)
 
@@ -100,11 +97,9 @@ def their_scores(study: Path) -> None:
           f"{worst:.1e}")
 
 
-# `--study`: their `extract_llm_features` (extract_features.py: timm, torchvision and datasets
-# stubbed, their model loader without device_map, which needs accelerate) re-run on each language
-# stand-in gives our features and bits per byte when ours were read with `padding: prh`.
 def their_extraction(study: Path, batch_size: int) -> None:
-    """Their extract_llm_features on each language stand-in, beside our features."""
+    """Their extract_llm_features on each language stand-in, beside our features (the same where
+    ours were read with `padding: prh`); their loader without device_map (needs accelerate)."""
     import argparse as ap
     import tempfile
 

@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-
 from repdist.models.authors import CHECKSUMS, load_synthetic_model, read_checksums, synthetic_name, verify  # noqa: E501
 from repdist.pipeline.subnormals import flush_subnormals
 from repdist.data.radial import label_codes, make_radial

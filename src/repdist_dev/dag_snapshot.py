@@ -1,13 +1,8 @@
 """Print a workflow's dry-run DAG in a stable text form: one block per job, jobs sorted.
 
-Why: refactoring the rule files must not change what runs. `tests/test_dag_snapshot.py` compares
-this text for config.yaml, config.synthetic.yaml and config.quick.yaml against the files recorded
-in tests/data/dag/ (gzipped text); after an intended change of the DAG, rerun
-
-    python -m repdist_dev.dag_snapshot --write
-
-and commit the new files with the change that made them.
-"""
+Refactoring the rule files must not change what runs: tests/test_architecture.py compares this
+text for the three configs with tests/data/dag/ (gzipped). After an intended change of the DAG,
+run `python -m repdist_dev.dag_snapshot --write` and commit the new files with the change."""
 
 from __future__ import annotations
 

@@ -18,8 +18,6 @@ from threadpoolctl import threadpool_limits
 PAPER_MEASURES = ("kl", "d_llv", "m_svd_f", "m_svd_g", "d_fg", "mcca_f", "mcca_g")
 
 
-# ----- the machine's peaks ----------------------------------------------------------------------
-
 def best_of(fn: Callable[[], object], repeats: int) -> float:
     best = math.inf
     for _ in range(repeats):
@@ -64,8 +62,6 @@ def floor_s(flops: float, bytes_: float, peak: dict[str, float], key: str = "gem
             ) -> float:
     return max(flops / (peak[key] * 1e9), bytes_ / (peak["bandwidth_gbs"] * 1e9))
 
-
-# ----- work -------------------------------------------------------------------------------------
 
 def svd_flops(rows: int, cols: int) -> float:
     small, large = min(rows, cols), max(rows, cols)

@@ -24,8 +24,7 @@ from packaging.requirements import Requirement
 
 from repdist_dev.checkout import ROOT, SHARED
 
-# what the bundle's commands import (their closures are carried): make gpu-check's package,
-# run-synthetic's record and make bench-gpu's script (the modules it imports)
+# what the bundle's commands import, their closures carried (SCRIPTS: the modules they import)
 MODULES = ["repdist_gpucheck.check", "repdist_gpucheck.candidates", "repdist_gpucheck.measures",
            "repdist_gpucheck.profiling", "repdist_dev.run_record"]
 SCRIPTS = [ROOT / "benchmarks/gpu_paper.py"]
@@ -41,15 +40,13 @@ numpy packaging pandas pillow pip pluggy psutil pyarrow pygments pyparsing pytes
 pytz pyyaml requests scikit-learn scipy setuptools six sympy tabulate threadpoolctl torch tqdm
 triton typing-extensions tzdata urllib3 wheel wrapt
 """.split())
-# What `make test-gpu` compares our GPU-trained seeds with (tests/test_gpu.py): K = 4 and 6,
-# width 32, seeds 0-4, trained.
+# what `make test-gpu` compares our GPU-trained seeds with (tests/test_gpu.py)
 AUTHORS_CHECKPOINTS = [
     f"{date}trained_radial_classification_SmallMLP_classes{k}_seed{s}_features32_fd2_data20000"
     "_lr0_0001_steps15000"
     for k, date in ((4, "2025-04-22"), (6, "2024-12-06")) for s in range(5)]
 
-# run.sh run-synthetic's overlay where the bundle carries every checkpoint of theirs: the run
-# reads them there (a path from the checkout, where the bundle's folder sits)
+# run.sh run-synthetic's overlay when the bundle carries all their checkpoints (from the checkout)
 AUTHORS_OVERLAY = """# make gpu-bundle: their checkpoints in the bundle, for run.sh run-synthetic
 authors_models:
   root: {folder}/authors-checkpoints
@@ -178,8 +175,8 @@ def normalise(name: str) -> str:
 
 @dataclass(frozen=True)
 class Target:
-    """The GPU machine's Python the bundle is for: its version, the distributions it holds
-    (normalised names), and the bundle's budget in MiB (project and bundle together)."""
+    """The GPU machine's Python the bundle is for: its version, its distributions (normalised
+    names), and the budget in MiB of the project and the bundle together."""
 
     python: str = PYTHON_VERSION
     image: frozenset[str] = DEFAULT_IMAGE
@@ -278,13 +275,10 @@ def download(wanted: dict[str, str], folder: Path, python: str = PYTHON_VERSION)
             print(f"gpu-bundle: {name}=={version}: no wheel on the index, built one here")
 
 
-# Short of all 76 checkpoints, run-synthetic leaves their models out; with none, test-gpu's two
-# comparisons skip, saying so.
 def copy_authors_files(out: Path, code: Path, checkpoints: Path) -> list[str]:
-    """The authors' source tree, and their checkpoints, where given: every SmallMLP checkpoint
-    they published (authors_models' list; then `authors.yaml`, the overlay that points `run.sh
-    run-synthetic` at them) or, short of those, the ten test-gpu compares with; what was copied,
-    by folder."""
+    """The authors' source tree and checkpoints, where given: all 76 SmallMLP checkpoints (then
+    `authors.yaml`, the overlay that points `run.sh run-synthetic` at them) or, short of those,
+    the ten test-gpu compares with (run-synthetic then leaves their models out); what was copied."""
     from repdist.models.authors import CHECKSUMS, read_checksums
 
     copied = []

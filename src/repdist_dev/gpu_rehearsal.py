@@ -131,12 +131,10 @@ def skipped(out: Path) -> list[str]:
 
 
 def quick_overlay(path: Path) -> Path:
-    """`make run-synthetic` at the quick size, as one overlay after config.synthetic.yaml:
-    config.quick.yaml's scale and outdir (results/quick), less its language models, PRH's study
-    and the follow-up's SUB (their stand-ins are Hugging Face models, whose package a GPU image
-    need not hold, and run-synthetic at paper scale runs none of them) and CIFAR-100 (off in
-    run-synthetic too), with the contrastive patch fitted to the digits
-    (config.synthetic.yaml's)."""
+    """`make run-synthetic` at the quick size, one overlay after config.synthetic.yaml:
+    config.quick.yaml less its language models, PRH's study and the follow-up's SUB (Hugging Face
+    stand-ins a GPU image need not hold; run-synthetic at paper scale runs none of them) and
+    CIFAR-100 (off in run-synthetic too), with config.synthetic.yaml's contrastive patch."""
     import yaml
 
     quick = yaml.safe_load((ROOT / "config.quick.yaml").read_text())
@@ -181,10 +179,9 @@ def call(cmd: list[str], repo: Path, env: dict[str, str]) -> tuple[int, float]:
     return status, time.monotonic() - start
 
 
-# Step 4, `--what check` (the default): run.sh check in the copy, the toy check on the CPU
-# (REPDIST_GPU_TESTS_DEVICE=cpu), its files into OUT. A CPU is no GPU: the budget lets every part
-# finish here (CPU_BUDGET_S; run.sh's limit above it). It fails (exit 1) when the command fails or
-# the record is not a passing run's (verdict).
+# Step 4, `--what check` (the default): run.sh check in the copy, the toy check on the CPU, its
+# files into OUT, with a budget in which every part finishes here (run.sh's limit above it). It
+# fails (exit 1) when the command fails or the record is not a passing run's (verdict).
 def rehearse_check(work: Path, network: bool, check_args: list[str]) -> int:
     repo, out, env, prefix = prepare(work, network)
     env.update(REPDIST_GPU_TESTS_DEVICE="cpu", BUDGET=f"{CPU_BUDGET_S + 120}s")

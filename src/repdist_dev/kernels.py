@@ -1,13 +1,8 @@
 """`make test-kernels`: the tests that compare numbers, under the float kernels of other CPUs. No
 test, and no decision of a measure, may rest on one CPU's rounding.
 
-The tests are those of pytest's `numerics` marker: the measures, their ties and tolerances, training
-paths held to each other. Each configuration is an environment that OpenBLAS, numpy and torch read
-at start-up. Each is probed before its tests. Each one's result and time are printed; the exit
-status is 1 if any failed.
-
-    python -m repdist_dev.kernels [--only NAME[,NAME]] [--list] [pytest arguments after --]
-"""
+The tests are pytest's `numerics` marker. Each configuration is an environment that OpenBLAS,
+numpy and torch read at start-up, probed before its tests; the exit status is 1 if any failed."""
 
 from __future__ import annotations
 
@@ -51,15 +46,11 @@ class Kernels:
     needs: str = ""  # a CPU feature without which it is skipped: "avx512f", "avx2"
 
 
-# The configurations:
-# - OpenBLAS (numpy's and scipy's BLAS and LAPACK): OPENBLAS_CORETYPE = Haswell, Zen, Prescott, and
-#   SkylakeX where the CPU has AVX-512 (else skipped, saying why);
-# - numpy's own loops held to their baseline: NPY_DISABLE_CPU_FEATURES turns off the AVX2 and
-#   AVX-512 dispatch groups numpy names (X86_V3, X86_V4, AVX512_ICL, AVX512_SPR in numpy 2.4);
-# - torch's CPU kernels: ATEN_CPU_CAPABILITY = default or avx2, with MKL (torch's BLAS) held to the
-#   same instructions by MKL_ENABLE_INSTRUCTIONS;
-# - all of them at their baseline at once (the oldest x86-64 CPU the wheels run on).
+# OpenBLAS is numpy's and scipy's BLAS and LAPACK; NUMPY_GROUPS are numpy 2.4's AVX2 and AVX-512
+# dispatch groups; MKL (torch's BLAS) is held to torch's instructions by MKL_ENABLE_INSTRUCTIONS.
 def configurations() -> list[Kernels]:
+    """Each library's kernels in turn, then all at their baseline at once (the oldest x86-64 CPU
+    the wheels run on); one the CPU cannot run is skipped, saying why."""
     groups = tuple(NUMPY_GROUPS.split())
     blas = [Kernels(f"openblas-{core.lower()}", {"OPENBLAS_CORETYPE": core}, openblas=core,
                     needs="avx512f" if core == "SkylakeX" else "avx2" if core in

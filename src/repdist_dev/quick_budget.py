@@ -2,10 +2,9 @@
 
 `make test` runs the quick DAG (config.quick.yaml) beside the other tests, so the DAG's cost is much
 of the suite's. Two figures hold it (tests/test_quick_budget.py): its jobs, at most QUICK_JOBS, and
-its jobs' CPU seconds, at most QUICK_CPU_UNITS in units of one torch job's start-up. A branch that
-needs more trims the quick config where a test needs less (fewer seeds, steps, classifiers,
-stand-ins). Or it raises the figure here with the measurement that justifies it. The branches are
-the rule files: rules/<branch>.smk."""
+its jobs' CPU seconds, at most QUICK_CPU_UNITS in units of one torch job's start-up (so that it
+means the same on a slow CPU as on a fast one). A branch over either trims the quick config or
+raises the figure with the measurement that justifies it (where_to_trim)."""
 
 from __future__ import annotations
 
@@ -20,9 +19,7 @@ from repdist_dev.rule_files import rule_blocks
 
 # A cold job imports its libraries (about 2 s of CPU with torch, 1.4 s more to build an optimiser)
 # before a few seconds of toy-scale work; a local run's jobs start warm (repdist.pipeline.warm).
-# The CPU figure counts each job's own seconds (`repdist job-times`) in units of one torch job's
-# start-up on the same machine (`startup_cpu`): it means the same on a slow CPU as on a fast one.
-# Both figures were measured on a 2-core AMD EPYC.
+# Both figures were measured on a 2-core AMD EPYC, each job's CPU from its log.
 QUICK_JOBS = 136  # 134 jobs measured (the all rule included; PRH's study 10, the follow-up 16)
 QUICK_CPU_UNITS = 110.0  # 72 measured warm, 184-191 cold: a run that lost warm starts is over it
 # one torch job's start-up, what every job that trains or extracts pays; it ends as a job does

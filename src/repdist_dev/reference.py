@@ -1,10 +1,6 @@
 """A literal, loop-by-loop transcription of the measures as the original code computes them
 (KL, d_LLV with its pivot and leave-out search, m_SVD of f and g): the tests' oracle, and what
-benchmarks/measures.py times against for scale.
-
-Deliberately slow and plain: per-class log-likelihood loop, per-(pivot, leave-out) loop,
-the input-set scan as written, and sklearn's PLSSVD for every label set.
-"""
+benchmarks/measures.py times against for scale. Deliberately slow and plain."""
 
 from __future__ import annotations
 

@@ -2,11 +2,7 @@
 It says what `make run-synthetic` did on a machine, in one call or in the calls that finished it.
 
 run.sh writes it after every call, a cut one included, from the run's own files. A value the files
-do not give is null, and `notes` says why.
-
-    python -m repdist_dev.run_record --exit STATUS --started EPOCH [--begun EPOCH]
-        [--budget LIMIT] [--gpu NAME] [--torch VERSION] [--config "OVERLAY ..."] [--out DIR]
-"""
+do not give is null, and `notes` says why."""
 
 from __future__ import annotations
 
@@ -68,9 +64,8 @@ def dry_run(configfiles: list[str]) -> tuple[int | None, dict[str, int], str]:
     return left_jobs(out.stdout + out.stderr, out.returncode)
 
 
-# `status`: complete when Snakemake exited 0 and a dry run of the same command finds nothing left to
-# do, else partial. A partial record names the jobs left by rule and, in each call, the rules whose
-# jobs failed and those whose jobs the stop at the limit ended.
+# `status`: complete when Snakemake exited 0 and a dry run of the same command finds nothing left
+# to do, else partial.
 def left_jobs(text: str, status: int = 0) -> tuple[int | None, dict[str, int], str]:
     """From a dry run's output: the jobs left in all and by rule (its last job stats), or None
     and why."""

@@ -3,11 +3,7 @@ The README's and docs/speed.md's timing tables are rendered from the newest date
 
 It runs in a fresh clone of this commit, one command at a time on an otherwise idle machine.
 `--render-only` (also after a run) rewrites the tables between the timing markers of README.md and
-docs/speed.md. tests/test_timings.py fails when a table and its record disagree.
-
-    python -m repdist_dev.timings [--with run-synthetic,test-slurm,test-kernels,floors]
-                                  [--original DIR] [--render-only]
-"""
+docs/speed.md. tests/test_timings.py fails when a table and its record disagree."""
 
 from __future__ import annotations
 

@@ -42,12 +42,10 @@ from repdist.training.loop import RunOptions, TrainData, train
 from repdist_dev.checkout import ROOT, train_config
 from repdist_gpucheck.record import Candidate, Check, GraphSize
 
-# The families, each one training job as the pipeline runs it on a GPU (GPU_SIZE):
-# - synthetic: K = 18, width 128, the four length-fixing variants x 20 seeds (80 MLPs) stacked. The
-#   grid's 20 jobs take about the same time a step at every width on a GPU (launch-bound, the
-#   baseline), so the paper's grid (1,360 models x 15,072 steps) is extrapolated as 20 such jobs;
-# - cifar: the 10 seeds of an M stacked (grouped convolutions, channels_last, TF32 convolutions),
-#   batch 32; the paper's 30 models x 20,319 steps extrapolated from the model-steps/s.
+# The families, each one training job as the pipeline runs it on a GPU (GPU_SIZE): synthetic, the
+# four length-fixing variants x 20 seeds (80 MLPs) stacked; cifar, the 10 seeds of an M stacked.
+# A synthetic step is launch-bound (about the same at every width), so the paper's grid (1,360
+# models) extrapolates as 20 such jobs; cifar's 30 models from the model-steps/s.
 PAPER = {"cifar_models": 30, "cifar_steps": 20_319, "grid_jobs": 20, "grid_models": 1_360,
          "grid_steps": 15_072}
 TOY_PROCESSES = 2  # the toy run's concurrent processes at most (a CPU of few cores)
@@ -188,17 +186,10 @@ def part_names(part: str, only: list[str] | None = None) -> list[str]:
     return names
 
 
-def graph_option() -> bool:
-    """Whether RunOptions has `cuda_graph` (the captured step: a checkout older than it has not)."""
-    return "cuda_graph" in {f.name for f in dataclasses.fields(RunOptions)}
-
-
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
-
-# ----- the jobs ---------------------------------------------------------------------------------
 
 @lru_cache(maxsize=4)
 def synthetic_data(k: int, n_train: int, n_test: int) -> TrainData:
@@ -241,8 +232,7 @@ class Job:
 def build_job(family: str, options: dict[str, Any], size: Size, device: torch.device,
               dtype: torch.dtype = torch.float32, rep_dim: int = 2, small: bool = False) -> Job:
     """The family's job with a candidate's `options`, in `dtype` (`small`: the float64 check's
-    size). On a CPU (the toy run) float16 autocast and a traced-only compile stand in for
-    CUDA's."""
+    size)."""
     graph = {"cuda_graph": True} if options.get("cuda_graph") else {}
     scaled = {"loss_scaling": True} if options.get("fp16") else {}
     scale = float(options.get("lr_scale", 1.0))
@@ -292,8 +282,7 @@ def undecided_options(stack: StackedModelClass, options: dict[str, Any], on_cuda
                       dtype: torch.dtype) -> None:
     """Turn on in `stack` what a candidate's options ask and no config key holds (UNDECIDED):
     float16 autocast of f (`fp16`; on a CPU too, the toy run's stand-in for CUDA's), and a
-    torch.compile mode of its trunk (`compile`, float32 only; on a CPU traced only). cuDNN's
-    benchmark is set with the device's float32 mode (cifar_job_stack)."""
+    torch.compile mode of its trunk (`compile`, float32 only; on a CPU traced only)."""
     if options.get("fp16"):
         stack.f_net.autocast_dtype = torch.float16
     mode = options.get("compile", "none") if dtype == torch.float32 else "none"
@@ -428,8 +417,6 @@ PAPER_NOTE = {
 }
 
 
-# ----- a candidate, in the worker -----------------------------------------------------------
-
 class InvalidBaseline(ValueError):
     """The family's rounding baseline is not finite and > 0: no rounding check is judged."""
 
@@ -509,8 +496,6 @@ def run_spec(spec: Spec, size: Size, device: torch.device, refs: References, sec
              toy: bool) -> Candidate:
     """Check and time one candidate; its record row."""
     start = time.perf_counter()
-    if spec.needs_graph and not graph_option():
-        return new_row(spec, "unavailable", "RunOptions has no cuda_graph in this checkout")
     row, notes = new_row(spec, "ok"), toy_notes(spec, toy)
     try:
         row.checks, finals = checks_of(spec, size, device, refs)

@@ -36,8 +36,7 @@ from repdist_gpucheck.profiling import JOB as PROFILED_JOB
 # the profile ~25 s estimated (docs/gpu.md, "The budget").
 SHARES = {"tests": 0.42, "speed": 0.40, "measures": 0.10, "profile": 0.08, "compile": 1.0}
 RESERVE_S = 15.0  # the last record and the table
-# 480 s: with the bundle's install the command ends within 9 minutes. A part's unused time goes
-# to the next.
+# 480 s: the command ends within 9 minutes, install included; unused time goes to the next part
 BUDGET_S = {"gpu": 480.0, "toy": 480.0}
 # 128 + the signal where SIGTERM or SIGINT ended the check (its processes ended, record kept)
 EXIT = {"ok": 0, "failed": 1, "cut": 3}
@@ -175,9 +174,8 @@ class GpuCheck:
         self.save()
         log(f"part {part}: {status} in {used:.0f} s{f' ({note})' if note else ''}")
 
-    # a. tests: every test marked `gpu`, short ones first (pytest_plugin), in check mode:
-    # REPDIST_GPU_CHECK=1 narrows the quick DAG to one synthetic and one CIFAR training job and
-    # their pairs, and the authors' comparison to K = 4. Each outcome is recorded as it comes.
+    # a. tests: every test marked `gpu`, short ones first, in check mode (REPDIST_GPU_CHECK=1: the
+    # quick DAG narrowed to one synthetic and one CIFAR job and their pairs, the authors' to K = 4).
     def tests(self, end: float) -> tuple[str, str]:
         events = self.work / "tests.jsonl"
         targets = [*gpu_test_files(), *(["-k", self.args.tests_k] if self.args.tests_k
@@ -333,8 +331,7 @@ class GpuCheck:
             self.record.candidates = done + [rows[n] for n in names if n in rows]
             self.save()
 
-    # c. measures: compare at GPT-2's shapes on the GPU with the exact pivot search, against the CPU
-    # path's default estimate (repdist_gpucheck.measures).
+    # c. measures: compare at GPT-2's shapes on the GPU (repdist_gpucheck.measures).
     def measures(self, end: float) -> tuple[str, str]:
         events = self.work / "measures.jsonl"
         proc = self.spawn([sys.executable, "-m", "repdist_gpucheck.measures", "--results",
@@ -410,9 +407,8 @@ class GpuCheck:
         return EXIT["failed"] if "failed" in statuses else (
             EXIT["ok"] if statuses == {"ok"} else EXIT["cut"])
 
-    # e. the short table, printed last, and the record <gpu>-<date>.json + .md in DIR (beside
-    # tests-junit.xml and gpu-check.log). On a GPU the record is also copied into
-    # benchmarks/records/, to be committed.
+    # e. the short table, printed last, and the record <gpu>-<date>.json + .md in DIR; on a GPU
+    # also in benchmarks/records/, to be committed.
     def finish(self) -> None:
         self.record.status = "complete"
         self.save()

@@ -1,5 +1,4 @@
 """Part c of `make gpu-check`: `compare` at GPT-2's shapes on the GPU, against the CPU's estimate.
-repdist_gpucheck.check runs it in a worker process.
 
 The shapes are N = 10,000 inputs, K = 50,257 labels, M = 768. The GPU runs the exact pivot search
 (max_pivots = K); the CPU path runs its default estimate. First, at a size where both search every

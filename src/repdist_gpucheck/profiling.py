@@ -1,11 +1,7 @@
 """The profile part of `make gpu-check`: where the time of a CIFAR training step goes.
-repdist_gpucheck.check runs it in a worker process.
-
-torch.profiler runs over PROFILED_STEPS steps of the CIFAR family's job with its CUDA graph, after
-the candidates' warm-up steps. The time is summed by kernel name into the record's categories
-(record.PROFILE_CATEGORIES; `category`). "idle" is the profiled window's wall time that no kernel
-covered (launches, the host's Python, synchronisation). On a CPU (the toy run) ATen operators stand
-in for kernels."""
+The time is summed by kernel name into the record's categories (`category`). "idle" is the
+profiled window's wall time that no kernel covered (launches, the host's Python,
+synchronisation). On a CPU (the toy run) ATen operators stand in for kernels."""
 
 from __future__ import annotations
 
@@ -67,10 +63,8 @@ AUTOGRAD_PREFIX = "autograd::engine::evaluate_function: "
 
 def category(name: str) -> str:
     """The category (record.PROFILE_CATEGORIES, idle aside) of a CUDA kernel's or a CPU
-    operator's name (the profiler's, as in its tables): cuDNN's convolution kernels by their
-    `fprop`, `dgrad`, `wgrad`; ATen's operators by their name (aten::mkldnn_convolution,
-    aten::convolution_backward, aten::native_batch_norm, aten::_fused_adam_, aten::add_, ...);
-    the autograd engine's wrapper of a backward by the backward it runs."""
+    operator's name, as the profiler's tables give it (RULES, then ATEN_ELEMENTWISE); the
+    autograd engine's wrapper of a backward by the backward it runs."""
     lower = name.removeprefix(AUTOGRAD_PREFIX).lower()
     for group, words in RULES:
         if any(word in lower for word in words):

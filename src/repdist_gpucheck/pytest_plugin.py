@@ -1,6 +1,5 @@
 """A pytest plugin of `make gpu-check` (repdist_gpucheck.check loads it with `-p`): the GPU tests
-in the order that fits a time slice (every one in its file's order, the two long ones last: the
-quick DAG, then the authors' seeds), and each outcome appended to $REPDIST_GPU_CHECK_TESTS (JSON
+in the order that fits a time slice, each outcome appended to $REPDIST_GPU_CHECK_TESTS (JSON
 lines) the moment it is known, so a tests part cut at its time limit still says which tests
 passed, failed or were running."""
 

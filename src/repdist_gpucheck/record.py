@@ -28,9 +28,8 @@ PROFILE_CATEGORIES = ("convolution forward", "data gradient", "weight gradient",
                       "convolution backward", "BatchNorm", "elementwise", "optimiser", "other",
                       "idle")
 PART_STATUSES = ("ok", "failed", "overran", "skipped", "not run")
-# fallback: a CUDA-graph candidate whose capture failed (it ran the eager step: its timing is
-# not the graph's); invalid: its family's rounding baseline is not finite and > 0, so no
-# rounding check of the family can be judged
+# fallback: a CUDA-graph candidate whose capture failed (its timing is the eager step's); invalid:
+# its family's rounding baseline is not finite and > 0 (no rounding check of it is judged)
 CANDIDATE_STATUSES = ("ok", "fallback", "invalid", "failed", "overran", "skipped",
                       "unavailable")
 CHECK_KINDS = ("float64", "rounding", "baseline", "measures", "none")
@@ -64,8 +63,7 @@ class Check:
     tolerance: float | None
     passes: bool | None
     note: str = ""
-    # kind "measures": KL, d_LLV and m_CCA of f on both sides
-    values: dict[str, float] = field(default_factory=dict)
+    values: dict[str, float] = field(default_factory=dict)  # "measures": KL, d_LLV, m_CCA(f)
 
     def __post_init__(self) -> None:
         _one_of("check.kind", self.kind, CHECK_KINDS)

@@ -4,12 +4,7 @@ The authors' code and ours train on the same CIFAR-format images, beside a float
 
 It prints first where ours and the original part: the first batch's gradient of each. Then every
 step's loss of each run, the largest difference per group of tensors at the --at steps, and KL,
-d_LLV and m_CCA(f) after the last step. Shims stand in for torchvision (named in the output).
-
-Usage: python -m repdist_retrace.cifar --original ../shared/authors-code [--steps 20]
-    [--float64] [--seeds 0] [--protocol paper clean] [--stacked] [--n-train 2000] [--json F]
-    [--device cuda [--tf32 convolutions|none|all]]
-"""
+d_LLV and m_CCA(f) after the last step. Shims stand in for torchvision (named in the output)."""
 
 from __future__ import annotations
 
@@ -50,9 +45,8 @@ BASE_WIDTH = PAPER_CONFIG["cifar10"]["base_width"]
 SHIMS = ("torchvision.datasets.CIFAR10 + ToTensor + Normalize(0.5, 0.5) -> TensorDataset of the "
          "same uint8 images, /255, -0.5, /0.5 in torch; DataLoader num_workers 2 -> 0")
 SHIM_FLOAT64 = "float64: a forward pre-hook on g_net casts the one-hot input to float64"
-# On --device cuda both codes train on the GPU (float32 in the --tf32 mode, cifar10.tf32 by default,
-# PyTorch's own default being what the original gets); the threads baseline then says only that the
-# GPU's sums are repeatable.
+# On --device cuda both codes train on the GPU in the --tf32 mode (the original's own default being
+# PyTorch's); the threads baseline then says only that the GPU's sums are repeatable.
 DEVICE = torch.device("cpu")  # --device: where both codes train
 
 
@@ -93,8 +87,6 @@ class Images:
 def _snapshot(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return {k: v.detach().cpu().clone() for k, v in state.items()}
 
-
-# --- the original ---------------------------------------------------------------------------
 
 def import_original(folder: Path):
     """The authors' modules, imported from their source tree (no torchvision needed for these)."""
@@ -210,8 +202,6 @@ def first_gradients(folder: Path, images: Images, rep_dim: int, dtype: torch.dty
             for group, member in GROUPS.items() if group != "BN stats"}
 
 
-# --- ours -----------------------------------------------------------------------------------
-
 def our_stack(seeds: Sequence[int], rep_dim: int, protocol: str,
               dtype: torch.dtype) -> StackedModelClass:
     """The models of `seeds` as a CIFAR job builds them (experiments.cifar.training.cifar_stack)
@@ -259,8 +249,6 @@ def run_ours(name: str, seeds: Sequence[int], images: Images, steps: int, at: Se
         _done(run)
     return runs
 
-
-# --- comparing two runs ---------------------------------------------------------------------
 
 GROUPS: dict[str, Callable[[str], bool]] = {
     "f": lambda k: k.startswith("f_net.") and not _bn_stat(k),
@@ -332,8 +320,6 @@ def compare_runs(label: str, a: Run, b: Run, at: Sequence[int], steps: int, imag
                         for s in sorted({*at, steps}) if s in a.states and s in b.states},
             "final": model_measures(a.states[steps], b.states[steps], a.seed, images, rep_dim)}
 
-
-# --- the driver -----------------------------------------------------------------------------
 
 # Images: a generated stand-in (--n-train/--n-test images, repdist.data.cifar10.write_standin), or
 # --cifar-root, a cifar-10-batches-py folder (its first --n-train and --n-test images).

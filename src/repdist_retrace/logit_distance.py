@@ -4,11 +4,7 @@ own code: Nielsen et al. 2026, "Logit Distance Bounds Representational Similarit
 
 It runs on a run's saved spirals models (`--results`: `make quick` makes one). Each of their
 functions runs on our models and the same batches beside ours, and the differences are printed
-(`run`). Their modules' missing imports get empty stand-ins (`import_theirs`).
-
-Usage: python -m repdist_retrace.logit_distance --original path/to/logit-distance-code
-           [--results results/quick] [--seed 400]
-"""
+(`run`). Their modules' missing imports get empty stand-ins (`import_theirs`)."""
 
 from __future__ import annotations
 
@@ -61,11 +57,9 @@ def inside(folder: Path) -> Iterator[None]:
         os.chdir(before)
 
 
-# Their modules import torchvision (CIFAR-100 and the ResNets), datasets (SUB's images) and
-# setproctitle at import time. Where one does not import, an empty stand-in module takes its place:
-# torchvision from PyPI does not load beside the pinned torch, and the others are not installed.
-# Nothing here calls a stand-in (their SUB preprocessing's `load_dataset` is replaced by a reader of
-# the run's stand-in images).
+# Where torchvision, datasets or setproctitle does not import, an empty stand-in takes its place:
+# PyPI's torchvision does not load beside the pinned torch, and the others are not installed.
+# Nothing here calls a stand-in (sub_check replaces their `load_dataset`).
 def import_theirs(folder: Path) -> tuple[dict[str, Any], str]:
     """Their modules the checks call, and what was stubbed."""
     stubbed = []
@@ -378,8 +372,7 @@ def cifar100_checks(theirs: dict[str, Any], base: Path) -> list[tuple[str, float
     """On a run's CIFAR-100 models (logit_distance/cifar100): its teacher loaded into their
     ResNet-50 classifier (its logits in eval mode), and one training step of a ResNet-18 student
     of each loss, their model and loop against ours, on the stand-in's first 8 training images
-    (the run's stand-in; else 8 random images and labels), at the run's width (their models
-    built at it by their_width)."""
+    (else 8 random images and labels), at the run's width (their_width)."""
     from repdist.experiments.logit_distance.training import cifar100_train_data
     from repdist.models.follow_up_resnet import (
         ResNetArch,

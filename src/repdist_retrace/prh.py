@@ -4,9 +4,7 @@ Their code (minyoungg/platonic-rep) is imported at run time from a folder that h
 It prints each metric from both on random pairs (their pipeline: rows L2-normalised; the outlier
 clamp compared separately). A shim stands in for torchaudio where it does not import. With `--study
 RESULTS` (a run's output folder holding prh/: `make quick` makes one), their study's own code runs
-on our files: scores, best layer pairs, and the language stand-ins' features.
-
-Usage: python -m repdist_retrace.prh --original path/to/platonic-rep [--study results/quick]"""
+on our files: scores, best layer pairs, and the language stand-ins' features."""
 
 from __future__ import annotations
 
@@ -23,10 +21,9 @@ from repdist.measures import prh
 from repdist.measures.extra import mutual_knn
 
 
-# Their module imports torchaudio for one function, `edit_distance`. Where torchaudio does not
-# import (here: it is not installed beside the pinned torch) a shim module stands in for it. Its
-# `edit_distance` is the textbook Levenshtein recursion: `repdist`'s own code is not used for it, so
-# the comparison stays independent.
+# Their module imports torchaudio (not installed beside the pinned torch) for `edit_distance`
+# alone. The shim's is the textbook Levenshtein recursion, not repdist's code, so the comparison
+# stays independent.
 def levenshtein(a, b) -> float:
     m, n = len(a), len(b)
     d = np.zeros((m + 1, n + 1))

@@ -2,12 +2,9 @@
 (default paper) and compare each with the authors' trained model of the same seed.
 
 Prints, per seed, KL, d_LLV and m_CCA between our model and theirs, next to the mean between the
-authors' own different seeds; then how many land within d_LLV 0.03 and the median.
-
-Usage: python -m repdist_retrace.synthetic [--authors ../shared/authors-checkpoints] [--protocol paper]
-The authors' folder holds their checkpoint files (a clone's checkpoints/, or `make authors`'s
-resources/authors-checkpoints); their sha256 is checked.
-"""
+authors' own different seeds; then how many land within d_LLV 0.03 and the median. The authors'
+folder (--authors) holds their checkpoint files (a clone's checkpoints/, or `make authors`'s
+resources/authors-checkpoints); their sha256 is checked."""
 
 from __future__ import annotations
 

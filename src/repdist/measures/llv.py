@@ -35,10 +35,8 @@ def check_combine(sum_or_max: str) -> None:
 
 def check_label_pair(num_labels: int, y_pivot: int, y_leave_out: int) -> None:
     if not (0 <= y_pivot < num_labels and 0 <= y_leave_out < num_labels) or y_pivot == y_leave_out:
-        raise ValueError(
-            f"y_pivot={y_pivot} and y_leave_out={y_leave_out} must be distinct labels "
-            f"in [0, {num_labels})"
-        )
+        raise ValueError(f"y_pivot={y_pivot} and y_leave_out={y_leave_out} must be distinct "
+                         f"labels in [0, {num_labels})")
 
 
 def _nan_to_inf(a: np.ndarray) -> np.ndarray:
@@ -76,8 +74,6 @@ def snap_zero_sd(sd: np.ndarray, var_sum: np.ndarray) -> np.ndarray:
 
 
 # ----- d_LLV's pivot search: the objective, its argmin, the tie rule ---------------------------
-# pivot_objective gives T, choose_pivot_and_leave_out takes its argmin and first_tied settles
-# ties; the sections below compute T's rows (A, B and the log-odds scales of each pivot).
 
 NEAR_TIE = 1e-6  # fast-path T values this close to the minimum are re-scored exactly
 # Exact T values within TIE_RTOL x (1 + |lowest|) of the lowest count as tied (T is made of
@@ -86,37 +82,28 @@ NEAR_TIE = 1e-6  # fast-path T values this close to the minimum are re-scored ex
 TIE_RTOL = 1e-12
 
 
-def pivot_objective(
-    cov_11: np.ndarray, cov_22: np.ndarray, cov_12: np.ndarray, dist_type: str = "max"
-) -> np.ndarray:
+def pivot_objective(cov_11: np.ndarray, cov_22: np.ndarray, cov_12: np.ndarray,
+                    dist_type: str = "max") -> np.ndarray:
     """T[a, b]: the t1 objective for pivot a and left-out b (K x K; +inf on the diagonal).
 
-    Fast path from covariances: cov_12[y, y'] = Cov(ell_1(y), ell_2(y')). Rounding in the
-    expansion leaves ~1e-8 absolute noise in T (a square root of ~1e-16 cancellation), so
-    near-ties are re-scored exactly (`rescore_near_minimum`). NaN marks a zero log-odds scale.
+    From covariances, cov_12[y, y'] = Cov(ell_1(y), ell_2(y')): the expansion leaves ~1e-8
+    absolute noise in T (a square root of ~1e-16 cancellation). NaN marks a zero log-odds scale.
     """
     check_dist_type(dist_type)
     rows = np.arange(cov_11.shape[0])
-    a_term, b_term, _, _ = pivot_row_terms(
-        np.diag(cov_11), np.diag(cov_22), np.diag(cov_12), cov_11, cov_22, rows
-    )
+    a_term, b_term, _, _ = pivot_row_terms(np.diag(cov_11), np.diag(cov_22), np.diag(cov_12),
+                                           cov_11, cov_22, rows)
     return _objective_from_terms(a_term, b_term, dist_type)
 
 
-def choose_pivot_and_leave_out(
-    objective: np.ndarray,
-    loglik_1: np.ndarray | None = None,
-    loglik_2: np.ndarray | None = None,
-    dist_type: str = "max",
-    cache: dict[int, PivotTerms] | None = None,
-) -> tuple[int, int]:
+def choose_pivot_and_leave_out(objective: np.ndarray, loglik_1: np.ndarray | None = None,
+                               loglik_2: np.ndarray | None = None, dist_type: str = "max",
+                               cache: dict[int, PivotTerms] | None = None) -> tuple[int, int]:
     """The pivot a and left-out label b that minimise T (`pivot_objective`); NaN never wins.
 
-    Ties go by `first_tied`. With the log-likelihoods given, the pairs near the minimum are
-    re-scored exactly first (`rescore_near_minimum`): T from covariances carries ~1e-8 of
-    rounding, and exact ties (identical models: T = 0 everywhere) must go to the smallest
-    (a, b), not to the pair rounding favoured. `cache` receives the exact terms when a single
-    pivot was re-scored.
+    With the log-likelihoods given, pairs near the minimum are first re-scored exactly
+    (`rescore_near_minimum`), so that exact ties (identical models: T = 0 everywhere) go by
+    `first_tied`, not by rounding. `cache` receives the exact terms of a single re-scored pivot.
     """
     k = objective.shape[0]
     values = _nan_to_inf(objective).ravel()
@@ -129,11 +116,9 @@ def choose_pivot_and_leave_out(
 
 
 def first_tied(values: np.ndarray, rtol: float = TIE_RTOL) -> int | None:
-    """Values within rtol x (1 + |lowest|) of the lowest are tied, and the first is taken.
+    """The first of the values tied with the lowest (`tie_band`); None when none is finite.
 
-    NaN must already be +inf; None when no value is finite. On T flattened row by row the
-    first is the smallest a, then the smallest b. The low-rank path uses the same rule with
-    its wider LOW_RANK_TIE.
+    NaN must already be +inf. On T flattened row by row the first is the smallest a, then b.
     """
     lowest = values.min()
     if not np.isfinite(lowest):
@@ -147,20 +132,14 @@ def tie_band(lowest: float, rtol: float = TIE_RTOL) -> float:
     return lowest + rtol * (1.0 + abs(lowest))
 
 
-def rescore_near_minimum(
-    values: np.ndarray,
-    k: int,
-    logliks: tuple[np.ndarray, np.ndarray],
-    dist_type: str,
-    cache: dict[int, PivotTerms] | None,
-) -> np.ndarray:
+def rescore_near_minimum(values: np.ndarray, k: int, logliks: tuple[np.ndarray, np.ndarray],
+                         dist_type: str, cache: dict[int, PivotTerms] | None) -> np.ndarray:
     """Flattened T (NaN as +inf) with its pairs within NEAR_TIE of the minimum recomputed
     from the log-likelihoods, and every other pair +inf.
 
-    Pivots go in ascending order, one at a time: keeping all K pivots' exact terms would need
-    2 N K^2 floats (16 GB at N = 100,000, K = 100). The scan stops at the first row whose exact
-    minimum ties 0 (tie_band), the least T can be (it is made of standard deviations): no later
-    pivot can win a tie against it.
+    Pivots go in ascending order, one at a time, and only a single pivot's terms go to `cache`:
+    all K pivots' would need 2 N K^2 floats (16 GB at N = 100,000, K = 100). The scan stops at
+    the first row whose minimum ties 0, the least T can be: no later pivot can win a tie.
     """
     lowest = values.min()
     if not np.isfinite(lowest):
@@ -168,7 +147,7 @@ def rescore_near_minimum(
     near = values <= tie_band(lowest, NEAR_TIE)
     pivots = np.unique(np.flatnonzero(near) // k)
     exact = np.full(k * k, np.inf)
-    for a, row in _exact_rows(*logliks, pivots, dist_type, cache):
+    for a, row in _exact_rows(*logliks, pivots, dist_type, cache if len(pivots) == 1 else None):
         span = slice(a * k, (a + 1) * k)
         exact[span] = np.where(near[span], _nan_to_inf(row), np.inf)
         if k > 2 and exact[span].min() <= tie_band(0.0):
@@ -176,23 +155,20 @@ def rescore_near_minimum(
     return exact
 
 
-def _exact_rows(
-    loglik_1: np.ndarray,
-    loglik_2: np.ndarray,
-    pivots: np.ndarray,
-    dist_type: str,
-    cache: dict[int, PivotTerms] | None,
-) -> Iterator[tuple[int, np.ndarray]]:
-    """(a, exact row T[a, :]) for each pivot in order; one pivot goes through the cache, many
-    share one centring and two scratch buffers (and leave nothing behind)."""
-    if len(pivots) == 1:
-        a = int(pivots[0])
-        yield a, exact_objective_rows(loglik_1, loglik_2, pivots, dist_type, cache)[a]
-        return
-    centred, variances = _centred_pair(loglik_1, loglik_2)
-    scratch = (np.empty_like(centred[0]), np.empty_like(centred[1]))
+def _exact_rows(loglik_1: np.ndarray, loglik_2: np.ndarray, pivots: np.ndarray, dist_type: str,
+                cache: dict[int, PivotTerms] | None) -> Iterator[tuple[int, np.ndarray]]:
+    """(a, exact row T[a, :]) for each pivot in order, its terms kept in `cache` when given,
+    else computed in two N x K buffers that every pivot shares (the same numbers)."""
+    if cache is None:
+        centred, variances = _centred_pair(loglik_1, loglik_2)
+        scratch = (np.empty_like(centred[0]), np.empty_like(centred[1]))
     for a in pivots.tolist():
-        a_term, b_term = _exact_ab_terms(centred, variances, a, scratch)
+        if cache is None:
+            a_term, b_term = _exact_ab_terms(centred, variances, a, scratch)
+        else:
+            if a not in cache:
+                cache[a] = pivot_terms(loglik_1, loglik_2, a)
+            a_term, b_term = cache[a].a_term, cache[a].b_term
         yield a, _objective_from_terms(a_term[None], b_term[None], dist_type, np.array([a]))[0]
 
 
@@ -202,16 +178,14 @@ CUBIC_MEAN_MAX_LABELS = 1024  # above, the "mean" objective uses the O(K^2) runn
 OBJECTIVE_BLOCK = 1 << 22  # elements of a (pivots, K, K) block held at once (32 MiB)
 
 
-def _objective_from_terms(
-    a_term: np.ndarray, b_term: np.ndarray, dist_type: str, pivots: np.ndarray | None = None
-) -> np.ndarray:
+def _objective_from_terms(a_term: np.ndarray, b_term: np.ndarray, dist_type: str,
+                          pivots: np.ndarray | None = None) -> np.ndarray:
     """T[a, b] from per-(pivot a, label y) terms A[a, y], B[a, y] (rows = `pivots`, default all
     K labels; +inf at b = a): the max or mean over labels y other than a and b.
 
-    Never builds the K x K x K array: "max" keeps each row's two largest values (exact, any
-    K); "mean" sums blocks of rows with the excluded labels zeroed (the same pairwise sums as
-    one K x K x K reduction) up to CUBIC_MEAN_MAX_LABELS labels, then row total minus the
-    left-out label's term. NaN in a used label makes T NaN (a degenerate label taints T).
+    "max" keeps each row's two largest values; "mean" sums blocks of rows with the excluded
+    labels zeroed (the pairwise sums of one K x K x K reduction) up to CUBIC_MEAN_MAX_LABELS
+    labels, then row total minus the left-out label's term. A NaN in a used label makes T NaN.
     """
     k = a_term.shape[1]
     rows = np.arange(k) if pivots is None else np.asarray(pivots, dtype=np.intp)
@@ -284,9 +258,7 @@ def pivot_row_terms(
     d_m[y] = Var(ell_m(y)), x12[y] = Cov(ell_1(y), ell_2(y)), c_m[i, y] = Cov(ell_m(rows[i]),
     ell_m(y)) (rows x K, or rows x len(cols) for the labels `cols` only): s_m[a, y] =
     sd(ell_m(y) - ell_m(a)), A[a, y] = sd(ell_1(y)/s1 - ell_2(y)/s2), B[a, y] the same for the
-    pivot's column; NaN where a scale is zero (zero_variance: the pivot's own column, and
-    labels tied with it), the scale itself then exactly 0. The exact path passes K x K
-    covariances (rows: every label), the low-rank path blocks of rows.
+    pivot's column; NaN where a scale is zero (zero_variance), the scale then exactly 0.
     """
     e1, e2, ex = (d1, d2, x12) if cols is None else (d1[cols], d2[cols], x12[cols])
     s1 = _pivot_scale(e1[None, :] + d1[rows, None], c1)
@@ -320,12 +292,11 @@ def near_tied_labels(cov: np.ndarray) -> list[tuple[int, int, float]]:
     return [(int(i), int(j), float(var[i, j] / var_sum[i, j])) for i, j in zip(a, y, strict=True)]
 
 
-
 @dataclass(frozen=True)
 class PivotTerms:
     """Everything the label side needs for one pivot a, computed directly from log-likelihoods.
 
-    scale_m[y] = sd_x(ell_m(y) - ell_m(a)); a_term[y], b_term[y] = A(y), B(y) of the original's d_prob;
+    scale_m[y] = sd_x(ell_m(y) - ell_m(a)); a_term, b_term = A, B of the original's d_prob;
     logodds_m = the standardised log-odds columns (N x K) that m_SVD_f correlates. Column a
     is NaN throughout (no log-odds against itself).
     """
@@ -345,11 +316,6 @@ def _var_columns(centred: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->j", centred, centred) / (centred.shape[0] - 1)
 
 
-def _sd_columns(centred: np.ndarray) -> np.ndarray:
-    """Sample sd (ddof 1) of columns that already have zero mean: one pass, no temporaries."""
-    return np.sqrt(_var_columns(centred))
-
-
 def pivot_terms(loglik_1: np.ndarray, loglik_2: np.ndarray, pivot: int) -> PivotTerms:
     """Label-side terms for pivot a, exact (no covariance expansion). O(N K)."""
     centred_1 = loglik_1 - loglik_1.mean(axis=0)
@@ -361,12 +327,12 @@ def pivot_terms(loglik_1: np.ndarray, loglik_2: np.ndarray, pivot: int) -> Pivot
     s1, s2 = _odds_scale(odds_var_1, var_1, pivot), _odds_scale(odds_var_2, var_2, pivot)
     inv_1, inv_2 = _inverse_scales(s1, s2)
     a_term, b_term = _ab_terms(centred_1, centred_2, pivot, inv_1, inv_2)
-    near = (_near_in_row(odds_var_1, var_1, pivot), _near_in_row(odds_var_2, var_2, pivot))
+    near = (near_in_row(odds_var_1, var_1, pivot), near_in_row(odds_var_2, var_2, pivot))
     return PivotTerms(pivot, s1, s2, a_term, b_term, odds_1 * inv_1, odds_2 * inv_2, near)
 
 
-def _near_in_row(odds_var: np.ndarray, var: np.ndarray,
-                 pivot: int) -> list[tuple[int, int, float]]:
+def near_in_row(odds_var: np.ndarray, var: np.ndarray,
+                pivot: int) -> list[tuple[int, int, float]]:
     """(pivot, y, ratio) of the labels y whose log-odds variance against the pivot sits on the
     knife edge of zero (near_zero_variance), ratio = that variance / (Var ell(y) + Var ell(a))."""
     var_sum = var + var[pivot]
@@ -399,9 +365,8 @@ def knife_edge_notes(near_tied: tuple[list[tuple[int, int, float]], ...],
 
 
 def _odds_scale(odds_var: np.ndarray, var: np.ndarray, pivot: int) -> np.ndarray:
-    """sd of each log-odds column against the pivot from its variance, 0 where zero to within
-    rounding of the two log-likelihood columns' variances `var` (zero_variance; the pivot's
-    own column)."""
+    """sd of each log-odds column against the pivot from its variance, 0 where zero_variance
+    holds against the log-likelihood columns' variances `var` (the pivot's own column too)."""
     return np.where(zero_variance(odds_var, var + var[pivot]), 0.0, np.sqrt(odds_var))
 
 
@@ -411,36 +376,29 @@ def _inverse_scales(s1: np.ndarray, s2: np.ndarray) -> tuple[np.ndarray, np.ndar
         return np.where(degenerate, np.nan, 1.0 / s1), np.where(degenerate, np.nan, 1.0 / s2)
 
 
-def _ab_terms(
-    centred_1: np.ndarray,
-    centred_2: np.ndarray,
-    pivot: int,
-    inv_1: np.ndarray,
-    inv_2: np.ndarray,
-    scratch: tuple[np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+def _ab_terms(centred_1: np.ndarray, centred_2: np.ndarray, pivot: int, inv_1: np.ndarray,
+              inv_2: np.ndarray, scratch: tuple[np.ndarray, np.ndarray] | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
     """A(y) = sd(ell_1(y)/s1 - ell_2(y)/s2), B(y) = the same for the pivot's column; written
-    into `scratch` (two N x K buffers) when given, else into new arrays: the same numbers."""
+    into `scratch` (two N x K buffers) when given."""
     if scratch is None:
         scratch = (np.empty_like(centred_1), np.empty_like(centred_2))
     x, y = scratch
     with np.errstate(invalid="ignore"):
         np.multiply(centred_1, inv_1, out=x)
         np.subtract(x, np.multiply(centred_2, inv_2, out=y), out=x)
-        a_term = _sd_columns(x)
+        a_term = np.sqrt(_var_columns(x))
         np.multiply(centred_1[:, [pivot]], inv_1, out=x)
         np.subtract(x, np.multiply(centred_2[:, [pivot]], inv_2, out=y), out=x)
-        b_term = _sd_columns(x)
+        b_term = np.sqrt(_var_columns(x))
     return a_term, b_term
 
 
-def _exact_ab_terms(
-    centred: tuple[np.ndarray, np.ndarray], variances: tuple[np.ndarray, np.ndarray],
-    pivot: int, scratch: tuple[np.ndarray, ...]
-) -> tuple[np.ndarray, np.ndarray]:
+def _exact_ab_terms(centred: tuple[np.ndarray, np.ndarray],
+                    variances: tuple[np.ndarray, np.ndarray], pivot: int,
+                    scratch: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
     """pivot_terms' A and B alone, from centred log-likelihoods and their column variances, in
-    two reused N x K buffers: what re-scoring many near-tied pivots needs, at about half the
-    memory traffic."""
+    two reused N x K buffers (re-scoring many near-tied pivots: half the memory traffic)."""
     (centred_1, centred_2), (var_1, var_2), (x, y) = centred, variances, scratch
     np.subtract(centred_1, centred_1[:, [pivot]], out=x)
     np.subtract(centred_2, centred_2[:, [pivot]], out=y)
@@ -456,36 +414,15 @@ def _centred_pair(loglik_1: np.ndarray, loglik_2: np.ndarray) -> tuple[
     return centred, (_var_columns(centred[0]), _var_columns(centred[1]))
 
 
-def exact_objective_rows(
-    loglik_1: np.ndarray,
-    loglik_2: np.ndarray,
-    pivots: np.ndarray,
-    dist_type: str = "max",
-    cache: dict[int, PivotTerms] | None = None,
-) -> np.ndarray:
-    """T[a, b] computed directly from N x K log-likelihoods, for the given pivot rows only.
-
-    Rows of pivots not asked for are +inf. O(N K) per pivot; `cache` keeps each pivot's terms
-    for reuse (the chosen pivot's terms also give t1, t3 and m_SVD_f). Without a cache only
-    each pivot's A and B are computed, in two reused buffers (the same numbers).
-    """
+def exact_objective_rows(loglik_1: np.ndarray, loglik_2: np.ndarray, pivots: np.ndarray,
+                         dist_type: str = "max", cache: dict[int, PivotTerms] | None = None
+                         ) -> np.ndarray:
+    """T[a, b] computed directly from N x K log-likelihoods for the given pivot rows, +inf in
+    the others: O(N K) per pivot, each pivot's terms kept in `cache` when given."""
     k = loglik_1.shape[1]
-    asked = np.unique(pivots)  # only the near-tied pivots: usually one
-    a_term = np.empty((len(asked), k))
-    b_term = np.empty((len(asked), k))
-    if cache is None and len(asked):
-        centred, variances = _centred_pair(loglik_1, loglik_2)
-        scratch = (np.empty_like(centred[0]), np.empty_like(centred[1]))
-    for i, a in enumerate(asked.tolist()):
-        if cache is None:
-            a_term[i], b_term[i] = _exact_ab_terms(centred, variances, a, scratch)
-            continue
-        if a not in cache:
-            cache[a] = pivot_terms(loglik_1, loglik_2, a)
-        a_term[i], b_term[i] = cache[a].a_term, cache[a].b_term
     objective = np.full((k, k), np.inf)
-    if len(asked):
-        objective[asked] = _objective_from_terms(a_term, b_term, dist_type, asked)
+    for a, row in _exact_rows(loglik_1, loglik_2, np.unique(pivots), dist_type, cache):
+        objective[a] = row
     return objective
 
 
@@ -495,18 +432,11 @@ class LabelTerms:
     t3: float
 
 
-def label_terms(
-    loglik_1: np.ndarray,
-    loglik_2: np.ndarray,
-    y_pivot: int,
-    y_leave_out: int,
-    dist_type: str = "max",
-    terms: PivotTerms | None = None,
-) -> LabelTerms:
+def label_terms(loglik_1: np.ndarray, loglik_2: np.ndarray, y_pivot: int, y_leave_out: int,
+                dist_type: str = "max", terms: PivotTerms | None = None) -> LabelTerms:
     """t1 and t3 at a given pivot and left-out label (from `terms` if already computed)."""
     check_dist_type(dist_type)
-    k = loglik_1.shape[1]
-    check_label_pair(k, y_pivot, y_leave_out)
+    check_label_pair(loglik_1.shape[1], y_pivot, y_leave_out)
     if terms is None or terms.pivot != y_pivot:
         terms = pivot_terms(loglik_1, loglik_2, y_pivot)
     return terms_of_row(terms.a_term, terms.b_term, terms.scale_1, terms.scale_2, y_pivot,
@@ -517,8 +447,7 @@ def terms_of_row(a_term: np.ndarray, b_term: np.ndarray, scale_1: np.ndarray,
                  scale_2: np.ndarray, y_pivot: int, y_leave_out: int,
                  dist_type: str = "max") -> LabelTerms:
     """t1 and t3 from pivot a's row of A, B and the log-odds scales, labels a and b left out."""
-    k = len(a_term)
-    rest = np.array([y for y in range(k) if y not in (y_pivot, y_leave_out)])
+    rest = np.array([y for y in range(len(a_term)) if y not in (y_pivot, y_leave_out)])
     a_term, b_term = a_term[rest], b_term[rest]
     c_term = np.abs(scale_1[rest] - scale_2[rest])
     if dist_type == "max":
@@ -552,16 +481,15 @@ class InputTerms:
     near_zero: int = 0  # log-odds scales on the knife edge of zero (near_zero_variance)
 
 
-def input_terms(
-    rows_1: np.ndarray, rows_2: np.ndarray, dist_type: str = "max", threshold: float = 1.0
-) -> InputTerms:
+def input_terms(rows_1: np.ndarray, rows_2: np.ndarray, dist_type: str = "max",
+                threshold: float = 1.0) -> InputTerms:
     """Score candidate diversity sets given their log-likelihoods, shape (S, M+1, K) per model.
 
-    Scan rule of the original's d_prob: keep the first row, replace it by any later row
-    whose score is strictly below the running threshold (initially 1.0). The result is the
-    first row attaining the minimum score if that minimum is below the threshold, else row 0.
-    A log-odds scale tau over labels is zero where zero to within rounding of the variances
-    over labels of the two inputs' log-likelihoods (zero_variance: inputs the models map alike).
+    Scan rule of the original's d_prob (a kept row replaced by any later one scoring strictly
+    below a running threshold): the first row attaining the minimum score if that minimum is
+    below the threshold, else row 0. A log-odds scale tau over labels is
+    zero where zero_variance holds against the variances over labels of the two inputs'
+    log-likelihoods (inputs the models map alike).
     """
     check_dist_type(dist_type)
     var_1, var_2 = rows_1.var(axis=2, ddof=1), rows_2.var(axis=2, ddof=1)

@@ -1,11 +1,10 @@
 """The measures at vocabulary scale: K in the tens of thousands (a language model's vocabulary).
 
-The exact path (compare.py) holds N x K log-likelihoods and K x K covariances: at N = 10,000 and K =
-50,257 (GPT-2) those are 4 GB and 20 GB. But ell(x, y) = f(x)^T g(y) - lse(x) has rank at most M +
-1. So every covariance the measures read is a small (M+1) x (M+1) product. Only the log-normaliser
-lse(x) and the KL need every logit: they stream over blocks of labels. Two searches are
-combinatorial and are sampled here: d_LLV's pivot label, and m_SVD_f's label sets. `device`
-(compare's keyword) runs the two large costs with torch on a GPU."""
+The exact path (compare.py) holds N x K log-likelihoods and K x K covariances: 4 GB and 20 GB at
+N = 10,000 and K = 50,257 (GPT-2). But ell(x, y) = f(x)^T g(y) - lse(x) has rank at most M + 1,
+so every covariance the measures read is a small (M+1) x (M+1) product. Only lse(x) and the KL
+need every logit: they stream over blocks of labels. d_LLV's pivots and m_SVD_f's label sets
+are sampled; `device` (compare's keyword) runs the two large costs with torch on a GPU."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ from .llv import (
     _nan_to_inf,
     _objective_from_terms,
     first_tied,
+    near_in_row,
     near_zero_variance,
     pivot_row_terms,
     scan_input_sets,
@@ -31,27 +31,20 @@ from .llv import (
 )
 from .svd import MAX_LABEL_SETS, mean_singular_values
 
-# The low-rank form: centred over inputs, ell_c = F G^T with F = [f - mean f, -(lse - mean lse)] (N
-# x (M+1)) and G = [g, 1] (K x (M+1)). Every covariance of log-likelihood columns the paper's d_LLV
-# and m_SVD_f read is then G_a S G_b^T with S = F^T F / (N - 1), an (M+1) x (M+1) matrix. The input
-# side's variances over labels are quadratic forms in g's M x M covariance; d_logit's too. Only
-# lse(x) and the KL need every logit: they stream over blocks of labels (an online logsumexp),
-# STREAM_ROWS x STREAM_LABELS logits at a time.
-#
-# Ties: where the exact path settles near-ties by recomputing from the log-likelihoods, this path
-# takes the moments as they are (~1e-8 absolute rounding in the terms). Pivots and left-out labels
-# within LOW_RANK_TIE of the lowest are tied, the smallest taken (llv.first_tied).
+# The low-rank form: centred over inputs, ell_c = F G^T with F = [f - mean f, -(lse - mean lse)]
+# (N x (M+1)) and G = [g, 1] (K x (M+1)). The covariances d_LLV and m_SVD_f read are G_a S G_b^T,
+# S = F^T F / (N - 1); the input side's and d_logit's are quadratic forms in g's M x M covariance.
 METHODS = ("auto", "exact", "low_rank")
 LOW_RANK_ABOVE_LABELS = 1024  # method "auto": the exact path up to this many labels
-LOW_RANK_TIE = NEAR_TIE  # T values from moments this close are tied (~1e-8 rounding)
+# Unlike the exact path, this one does not re-score near-ties: its moments carry ~1e-8 of rounding,
+# so pivots and left-out labels this close to the lowest tie, the smallest taken (llv.first_tied).
+LOW_RANK_TIE = NEAR_TIE
 MAX_PIVOTS = 512  # pivots d_LLV's label search tries at vocabulary scale (seeded sample)
 PIVOT_STREAM = 0x9170  # seeds the pivot sample apart from the input candidates and label sets
 STREAM_LABELS = 2048  # labels per block of streamed logits
-# exp of arguments below about -708 is subnormal or zero, and takes torch's and numpy's exp 5 to
-# 10x longer than above (a slow path, ~10 ns an element here): the stream floors its arguments
-# there (exp(-708) = 3.3e-308, and below it 0 to 3.3e-308). Its sums cannot see the difference: a
-# row's running total is at least 1 (exp(0) at its running maximum), and its KL numerator ends
-# beside the lse, so terms this small vanish in either.
+# exp below about -708 is subnormal or zero, and 5 to 10x slower in torch and numpy: the stream
+# floors its arguments there (exp(-708) = 3.3e-308). Its sums cannot see it: a row's running total
+# is at least 1, and its KL numerator ends beside the lse.
 EXP_FLOOR = -708.0
 STREAM_ROWS = 256  # inputs per block (256 x 2,048 float64: 4 MiB, the passes stay in cache: 3.6x)
 COV_LABELS = 8192  # labels at once in a product over labels (8,192 x M float64, not K x M)
@@ -74,16 +67,11 @@ def check_method(method: str) -> None:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
-# `device` (compare's keyword): the streamed logits and the pivot rows, this path's two costs of
-# order N K M and K^2 M, run with torch on that device (a GPU: "cuda", "cuda:1"; "auto" takes one
-# when torch sees one). They run in float64 as on the CPU, in larger blocks; only per-input and
-# per-pivot results come back (repdist.io.host.to_host). None or "cpu": the CPU path as it always
-# was.
 def compute_device(device: str) -> str | None:
-    """Where the low-rank path's streams and pivot search run for compare's `device`: None
-    for "cpu" (numpy, and torch on the CPU where installed: the path as it always was), else
-    a torch device ("auto": "cuda" when torch sees a GPU, else None). Raises ValueError for a
-    device torch does not know or a CUDA device where torch sees none."""
+    """Where the streams and pivot rows (costs N K M and K^2 M) run for compare's `device`:
+    None for "cpu", else a torch device ("auto": "cuda" when torch sees a GPU, else None).
+    float64 either way; only per-input and per-pivot results come back. Raises ValueError for
+    a device torch does not know or a CUDA device where torch sees none."""
     if not isinstance(device, str):
         raise ValueError(f"device must be a string (cpu, auto, cuda, cuda:N), got {device!r}")
     if device == "cpu":
@@ -113,11 +101,9 @@ def use_low_rank(method: str, num_labels: int) -> bool:
     return method == "low_rank" or (method == "auto" and num_labels > LOW_RANK_ABOVE_LABELS)
 
 
-# m_SVD_f runs over a seeded sample of label sets, as the exact path does above MAX_LABEL_SETS; here
-# as many as SET_FLOPS allows for M x M SVDs (d_fg_estimate says so).
 def default_label_sets(rep_dim: int, low_rank: bool) -> int:
     """max_label_sets when none is given: MAX_LABEL_SETS, or at vocabulary scale as many M x M
-    SVDs as SET_FLOPS allows (18 at M = 768), at least MIN_LABEL_SETS."""
+    SVDs as SET_FLOPS allows (18 at M = 768), at least MIN_LABEL_SETS (a seeded sample)."""
     if not low_rank:
         return MAX_LABEL_SETS
     return int(min(MAX_LABEL_SETS, max(MIN_LABEL_SETS, SET_FLOPS // max(1, rep_dim) ** 3)))
@@ -140,9 +126,7 @@ def streamed_kl(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
     """Mean over inputs of KL(p1 || p2), and both models' lse, in one pass over label blocks.
 
     KL(x) = sum_y p1(y|x) (z1 - z2) - lse1 + lse2 with z = f^T g: the sum is kept relative to
-    the running maximum of z1 and rescaled when it grows (an online softmax), so no N x K
-    array is ever held. float64 throughout, like the exact path; on `device` with torch when
-    given (see compute_device).
+    the running maximum of z1 and rescaled when it grows (an online softmax), in float64.
     """
     kl, lse1, lse2 = _stream(f1, g1, f2, g2, device)
     assert lse2 is not None
@@ -157,18 +141,17 @@ def _stream(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray | None = None,
     row_step, label_step = ((STREAM_ROWS, STREAM_LABELS) if device is None
                             else (DEVICE_STREAM_ROWS, DEVICE_STREAM_LABELS))
     tf1, tg1 = ops.wrap(f1), ops.wrap(g1)
-    tf2 = ops.wrap(f2) if pair else None
-    tg2 = ops.wrap(g2) if pair else None
+    tf2, tg2 = (ops.wrap(f2), ops.wrap(g2)) if pair else (None, None)
     n = f1.shape[0]
     lse1, lse2, kl_terms = np.empty(n), np.empty(n), np.empty(n)
     # three blocks of logits, reused: each pass writes into one (no allocation in the loop)
     scratch = [ops.zeros(min(n, row_step) * min(g1.shape[0], label_step)) for _ in range(3)]
     for rows in _blocks(n, row_step):  # blocks that stay in cache between the passes
-        run1, run2 = _Running(rows.stop - rows.start, ops), _Running(rows.stop - rows.start, ops)
-        acc = ops.zeros(rows.stop - rows.start)
+        size = rows.stop - rows.start
+        run1, run2, acc = _Running(size, ops), _Running(size, ops), ops.zeros(size)
         for block in _blocks(g1.shape[0], label_step):
-            z1, z2, diff = (b[: (rows.stop - rows.start) * (block.stop - block.start)]
-                            .reshape(rows.stop - rows.start, -1) for b in scratch)
+            z1, z2, diff = (b[: size * (block.stop - block.start)].reshape(size, -1)
+                            for b in scratch)
             ops.matmul(tf1[rows], tg1[block].T, out=z1)
             if pair:
                 ops.matmul(tf2[rows], tg2[block].T, out=z2)
@@ -181,9 +164,7 @@ def _stream(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray | None = None,
         if pair:
             lse2[rows] = to_host(run2.lse(), np.float64)
             kl_terms[rows] = to_host(acc / run1.total, np.float64) - lse1[rows] + lse2[rows]
-    if not pair:
-        return float("nan"), lse1, None
-    return float(np.mean(kl_terms)), lse1, lse2
+    return (float(np.mean(kl_terms)), lse1, lse2) if pair else (float("nan"), lse1, None)
 
 
 class _NumpyOps:
@@ -191,18 +172,7 @@ class _NumpyOps:
 
     exp, log, maximum = staticmethod(np.exp), staticmethod(np.log), staticmethod(np.maximum)
     matmul, subtract = staticmethod(np.matmul), staticmethod(np.subtract)
-
-    @staticmethod
-    def wrap(a: np.ndarray) -> np.ndarray:
-        return a
-
-    @staticmethod
-    def zeros(n: int) -> np.ndarray:
-        return np.zeros(n)
-
-    @staticmethod
-    def full(n: int, value: float) -> np.ndarray:
-        return np.full(n, value)
+    wrap, zeros, full = staticmethod(np.asarray), staticmethod(np.zeros), staticmethod(np.full)
 
     @staticmethod
     def row_max(z: np.ndarray) -> np.ndarray:
@@ -225,8 +195,7 @@ class _NumpyOps:
 
 class _TorchOps:
     """The same on torch tensors: on the CPU sharing the arrays' memory (torch's float64 matmul
-    and exp run ~1.2x and ~3.5x numpy's on 2 cores; the stream is the KL's whole cost), or
-    copied once to `device`."""
+    and exp run ~1.2x and ~3.5x numpy's), or copied once to `device`."""
 
     def __init__(self, torch, device: str | None = None) -> None:  # noqa: ANN001 - the module
         self.torch = torch
@@ -264,8 +233,7 @@ class _TorchOps:
 
 
 def _torch():  # noqa: ANN202 - the module
-    """torch, for a device compute_device accepted (so installed: the measures' conda env,
-    without torch, never gets here)."""
+    """torch, for a device compute_device accepted (so installed)."""
     try:
         import torch
     except ImportError as err:
@@ -309,16 +277,15 @@ class _Running:
 
 @dataclass(frozen=True)
 class LogLikFactors:
-    """One model's centred log-likelihoods as ell_c = inputs @ labels^T (rank <= M + 1).
+    """One model's centred log-likelihoods as ell_c = inputs @ labels^T (F and G above).
 
-    inputs: [f - mean f, -(lse - mean lse)] (N x (M+1)); labels: [g, 1] (K x (M+1));
-    gram: inputs^T inputs / (N - 1); var[y] = Var over inputs of ell(y).
+    labels_gram: labels @ inputs^T inputs / (N - 1), whose row y . labels[y'] is
+    Cov(ell(y), ell(y')); var[y] = Var over inputs of ell(y).
     """
 
     inputs: np.ndarray
     labels: np.ndarray
-    gram: np.ndarray
-    labels_gram: np.ndarray  # labels @ gram (K x (M+1)): Cov(ell(y), ell(y')) = its row y . labels[y']
+    labels_gram: np.ndarray
     var: np.ndarray
 
 
@@ -328,14 +295,13 @@ def loglik_factors(f: np.ndarray, g: np.ndarray, lse: np.ndarray) -> LogLikFacto
     gram = inputs.T @ inputs / (inputs.shape[0] - 1)
     labels_gram = labels @ gram
     var = np.einsum("ij,ij->i", labels_gram, labels)
-    return LogLikFactors(inputs, labels, gram, labels_gram, var)
+    return LogLikFactors(inputs, labels, labels_gram, var)
 
 
 def label_covariance(g_1: np.ndarray, g_2: np.ndarray) -> np.ndarray:
-    """Cov over labels (ddof 1) of g_1's and g_2's coordinates: M x M, summed over blocks of
-    COV_LABELS centred labels (no centred K x M copy). A model's own (g_2 is g_1) is c^T c of
-    each block, which numpy computes as a symmetric product: half the products, exactly
-    symmetric."""
+    """Cov over labels (ddof 1) of g_1's and g_2's coordinates (M x M), summed over blocks of
+    COV_LABELS centred labels. A model's own (g_2 is g_1) is c^T c of each block, which numpy
+    computes as a symmetric product: exactly symmetric."""
     mean_1 = g_1.mean(axis=0)
     mean_2 = mean_1 if g_2 is g_1 else g_2.mean(axis=0)
     total = np.zeros((g_1.shape[1], g_2.shape[1]))
@@ -360,12 +326,10 @@ class LowRankLabelSide:
     near_tied: tuple[list[tuple[int, int, float]], ...] = ([], [])  # each model's, pivot's row
 
 
-# d_LLV's pivot label a (and left-out b) minimise t1 over K(K-1) pairs; the exact search costs K^2
-# (M+1) per model (8e12 operations at GPT-2's size). Above `max_pivots` labels, dist_type "max" runs
-# a branch and bound (PivotSearch: exact when its bound closes within max_pivots rows), "mean" a
-# seeded sample of max_pivots pivots. When not proven, t1 and so d_LLV can only come out at or above
-# the exact minimum (a PivotSampleWarning). benchmarks/measures_sweep.py --pivot-error measures how
-# far (docs/measures.md).
+# The exact pivot search costs K^2 (M+1) per model (8e12 operations at GPT-2's size). Above
+# max_pivots labels, "max" runs a branch and bound (PivotSearch), "mean" a seeded sample. Unproven,
+# t1 and d_LLV come out at or above the exact minimum (a PivotSampleWarning; how far:
+# benchmarks/measures_sweep.py --pivot-error, docs/measures.md).
 def pivot_sample(num_labels: int, max_pivots: int, seed: int) -> np.ndarray:
     """Every label when there are at most max_pivots, else a seeded sample of them, sorted."""
     if num_labels <= max_pivots:
@@ -409,12 +373,10 @@ def low_rank_label_side(a: LogLikFactors, b: LogLikFactors, dist_type: str, max_
 
 
 def near_tied_in_row(factors: LogLikFactors, pivot: int) -> list[tuple[int, int, float]]:
-    """The labels y of one model whose log-odds variance against `pivot` sits on the knife
-    edge of zero (llv.near_zero_variance), as (pivot, y, ratio to Var ell(y) + Var ell(a))."""
+    """llv.near_in_row from one model's factors."""
     var_sum = factors.var + factors.var[pivot]
     var = np.clip(var_sum - 2.0 * (factors.labels_gram[pivot] @ factors.labels.T), 0.0, None)
-    return [(pivot, int(y), float(var[y] / var_sum[y]))
-            for y in np.flatnonzero(near_zero_variance(var, var_sum))]
+    return near_in_row(var, factors.var, pivot)
 
 
 class PivotRows:
@@ -443,8 +405,7 @@ class PivotSearch:
     max(A[a, y], B[a, y]) for y in Y0 (b can remove one). With Y0 the labels that dominate a
     probe of pivots, that bound is cheap for every pivot (K x |Y0|); pivots are then taken
     in increasing bound until the bound passes the best row found: every pivot left can
-    only be worse. Past `max_pivots` rows it stops, and the minimum is an estimate (at or
-    above the exact one).
+    only be worse. Past `max_pivots` rows it stops with an estimate.
     """
 
     def __init__(self, rows_terms, k: int, dist_type: str) -> None:  # noqa: ANN001
@@ -505,11 +466,9 @@ class PivotSearch:
 
 
 class DevicePivotSearch(PivotSearch):
-    """PivotSearch with the pivot rows computed and reduced on a torch device (a GPU), float64:
-    the formulas of llv.pivot_row_terms and the row minimum of llv._objective_from_terms
-    (NaN rules included), DEVICE_PIVOT_BLOCK rows at a time on CUDA; only per-pivot numbers
-    come back. The same search as PivotSearch: tests/test_measures_low_rank.py holds it equal
-    to the numpy one on the CPU."""
+    """PivotSearch with the pivot rows computed and reduced on a torch device in float64: the
+    formulas of llv.pivot_row_terms and llv._objective_from_terms, NaN rules included
+    (tests/test_measures_low_rank.py holds the two searches equal)."""
 
     def __init__(self, rows_terms: PivotRows, k: int, dist_type: str, device: str) -> None:
         super().__init__(rows_terms, k, dist_type)
@@ -560,8 +519,7 @@ class DevicePivotSearch(PivotSearch):
 
     def row_minima(self, a_term, b_term, rows: np.ndarray):  # noqa: ANN001, ANN201
         """min over left-out labels b of T[a, b] for each pivot row a (NaN as +inf), as
-        _nan_to_inf(_objective_from_terms(...)).min(axis=1): T[a, b] is over labels y other
-        than a and b, NaN when a label it uses is NaN."""
+        _nan_to_inf(_objective_from_terms(...)).min(axis=1)."""
         t, inf = self.torch, float("inf")
         at, r = t.arange(len(rows), device=self.device), self._index(rows)
         if self.dist_type == "max":

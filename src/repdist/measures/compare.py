@@ -65,7 +65,7 @@ from .low_rank import (
 from .memory import low_rank_pair_bytes, pair_bytes, require
 from .null import NullSettings, null_settings, pair_null
 from .null_batch import batched_null
-from .prepared import MUTUAL_KNN_K, PreparedModel, prepare
+from .prepared import PreparedModel
 from .sample_rules import sample_notes
 from .selection import (
     INPUT_SIDE,
@@ -81,8 +81,7 @@ from .selection import (
 )
 from .svd import SET_CHUNK, d_fg, label_set_count, label_sets, m_svd_f, m_svd_g
 
-# compare's own names; what it imports (llv's terms, the prepared models, the selection) is
-# imported from its own module wherever else it is used
+# compare's own names; what it imports is imported from its own module wherever else it is used
 __all__ = [
     "CompareSettings",
     "DegenerateRepresentationWarning",
@@ -108,11 +107,9 @@ class PivotSampleWarning(UserWarning):
 
 @dataclass(frozen=True)
 class CompareSettings:
-    """How a pair is compared: the keywords of `compare` and `compare_prepared`, checked once.
-
-    Both functions take exactly these fields as keywords, with these defaults. Building the
-    object rejects a bad value, so every code path sees valid settings. docs/measures.md
-    ("compare's keywords") says what each field does.
+    """How a pair is compared: the keywords of `compare` and `compare_prepared`, with their
+    defaults, checked once on construction. docs/measures.md ("compare's keywords") says what
+    each field does.
     """
 
     num_samples: int | None = None  # candidate diversity sets; None: 200, or N // (M+1)
@@ -237,13 +234,11 @@ def candidate_count(s: CompareSettings, n_inputs: int, rep_dim: int) -> int:
 def _check_pair(m1: PreparedModel, m2: PreparedModel, want: frozenset[str]) -> None:
     """The same N inputs and K labels; the widths M may differ (then m_SVD and d_fg are NaN)."""
     if m1.n_inputs != m2.n_inputs:
-        raise ValueError(
-            f"embeddings must be of the same inputs: {m1.f.shape} vs {m2.f.shape} (N x M)"
-        )
+        raise ValueError(f"embeddings must be of the same inputs: {m1.f.shape} vs {m2.f.shape} "
+                         "(N x M)")
     if m1.num_labels != m2.num_labels:
-        raise ValueError(
-            f"unembeddings must be of the same labels: {m1.g.shape} vs {m2.g.shape} (K x M)"
-        )
+        raise ValueError(f"unembeddings must be of the same labels: {m1.g.shape} vs "
+                         f"{m2.g.shape} (K x M)")
     if want & LABEL_SETS and m1.rep_dim == m2.rep_dim:
         label_set_count(m1.num_labels, m1.rep_dim)  # raises if K - 2 < M: only m_SVD_f needs it
 
@@ -258,23 +253,14 @@ WIDTHS_DIFFER = ("m_SVD and d_fg undefined: the models' widths differ (M = {} an
                  "m_SVD compares sets of M labels and M + 1 inputs of one M")
 
 
-def _nan_result(
-    m1: PreparedModel, m2: PreparedModel, reason: str, keys: tuple[str, ...], s: CompareSettings
-) -> dict[str, Any]:
+def _nan_result(m1: PreparedModel, m2: PreparedModel, reason: str, keys: tuple[str, ...],
+                s: CompareSettings) -> dict[str, Any]:
     """Every measure NaN (indices -1), with the reason: a model's representations are unusable."""
-    same_width = m1.rep_dim == m2.rep_dim
-    info = (_label_set_info(m1, s, same_width) if s.selected & LABEL_SETS
+    info = (_label_set_info(m1, s, m1.rep_dim == m2.rep_dim) if s.selected & LABEL_SETS
             else {"m_svd_label_sets": 0})
-    not_nan = {
-        "y_pivot": -1,
-        "y_leave_out": -1,
-        "input_set": [-1] * (pair_width(m1, m2) + 1),
-        "m_svd_f": [float("nan")] * max(1, info["m_svd_label_sets"]),
-        **info,
-        "mcca_f_components": 0,
-        "mcca_g_components": 0,
-        "warning": reason,
-    }
+    not_nan = {"y_pivot": -1, "y_leave_out": -1, "input_set": [-1] * (pair_width(m1, m2) + 1),
+               "m_svd_f": [float("nan")] * max(1, info["m_svd_label_sets"]), **info,
+               "mcca_f_components": 0, "mcca_g_components": 0, "warning": reason}
     return {key: not_nan.get(key, float("nan")) for key in keys}
 
 
@@ -288,9 +274,8 @@ def compare_prepared(m1: PreparedModel, m2: PreparedModel, **settings: Any) -> d
     return compare_with_settings(m1, m2, CompareSettings(**settings))
 
 
-def compare_with_settings(
-    m1: PreparedModel, m2: PreparedModel, settings: CompareSettings
-) -> dict[str, Any]:
+def compare_with_settings(m1: PreparedModel, m2: PreparedModel,
+                          settings: CompareSettings) -> dict[str, Any]:
     """`compare_prepared` with its keywords already gathered in a CompareSettings."""
     s, want = settings, settings.selected
     _check_pair(m1, m2, want)
@@ -305,8 +290,7 @@ def compare_with_settings(
 
     n, k, m = m1.n_inputs, m1.num_labels, pair_width(m1, m2)
     same_width = m1.rep_dim == m2.rep_dim
-    n_sets = (min(label_set_count(k, m), _label_set_limit(m1, s))
-              if want & LABEL_SETS and same_width else 0)
+    n_sets = _label_set_info(m1, s, same_width)["m_svd_label_sets"] if want & LABEL_SETS else 0
     low_rank = _low_rank(m1, s)
     if low_rank:
         nbytes = low_rank_pair_bytes(n, k, m, STREAM_ROWS * STREAM_LABELS, PIVOT_BLOCK,
@@ -451,13 +435,11 @@ def _distribution_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSetti
     reasons += knife_edge_notes(labels.near_tied if labels else (),
                                 inputs.near_inputs if inputs else 0)
     if "d_llv" in want:
-        values["d_llv"] = combine_terms(
-            values["t1"], values["t2"], values["t3"], values["t4"], s.lam, s.sum_or_max
-        )
+        values["d_llv"] = combine_terms(values["t1"], values["t2"], values["t3"], values["t4"],
+                                        s.lam, s.sum_or_max)
     if _any_nan(values[key] for key in ("d_llv", "t1", "t2", "t3", "t4") if key in want):
-        reasons.append(
-            "d_LLV undefined: a log-odds variance is zero (collapsed embedding or tied unembeddings)"
-        )
+        reasons.append("d_LLV undefined: a log-odds variance is zero (collapsed embedding or "
+                       "tied unembeddings)")
     return values, Sides(labels, inputs)
 
 
@@ -520,18 +502,16 @@ def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> Lab
     if y_pivot is None:
         cov_12 = m1.loglik_centred.T @ m2.loglik_centred / (m1.n_inputs - 1)
         objective = pivot_objective(m1.loglik_cov, m2.loglik_cov, cov_12, s.dist_type)
-        y_pivot, y_leave_out = choose_pivot_and_leave_out(
-            objective, m1.loglik_centred, m2.loglik_centred, s.dist_type, cache
-        )
+        y_pivot, y_leave_out = choose_pivot_and_leave_out(objective, m1.loglik_centred,
+                                                          m2.loglik_centred, s.dist_type, cache)
     assert y_leave_out is not None
     y_pivot, y_leave_out = int(y_pivot), int(y_leave_out)
     check_label_pair(m1.num_labels, y_pivot, y_leave_out)
     if y_pivot not in cache:
         cache[y_pivot] = pivot_terms(m1.loglik_centred, m2.loglik_centred, y_pivot)
     terms = cache[y_pivot]
-    labels = label_terms(
-        m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out, s.dist_type, terms
-    )
+    labels = label_terms(m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out,
+                         s.dist_type, terms)
     return LabelSide(y_pivot, y_leave_out, labels.t1, labels.t3, terms, terms.near_tied)
 
 
@@ -564,9 +544,8 @@ def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
     else:
         rows = np.asarray(s.input_set, dtype=np.intp).reshape(1, -1)
         if rows.shape[1] != m + 1 or rows.min() < 0 or rows.max() >= n:
-            raise ValueError(
-                f"input_set must hold M+1 = {m + 1} indices in [0, {n}), got {s.input_set}"
-            )
+            raise ValueError(f"input_set must hold M+1 = {m + 1} indices in [0, {n}), "
+                             f"got {s.input_set}")
     if g_cross is not None:  # the low-rank path
         scan = low_rank_input_side(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross, rows, s.dist_type)
     else:
@@ -575,14 +554,10 @@ def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
                      float(scan.t4[scan.chosen]), scan.near_zero)
 
 
-def extra_measures(
-    m1: PreparedModel,
-    m2: PreparedModel,
-    want: frozenset[str] | None = None,
-    conventions: AlignmentConventions | None = None,
-    reasons: list[str] | None = None,
-    g_cross: np.ndarray | None = None,
-) -> dict[str, float]:
+def extra_measures(m1: PreparedModel, m2: PreparedModel, want: frozenset[str] | None = None,
+                   conventions: AlignmentConventions | None = None,
+                   reasons: list[str] | None = None,
+                   g_cross: np.ndarray | None = None) -> dict[str, float]:
     """The measures beyond the paper: the f-side alignment measures (linear CKA, SVCCA, mutual
     k-NN, PRH's cycle/LCS/edit-distance k-NN, unbiased CKA, CKNNA) of f read under
     `conventions` (default: as it is), and d_logit; a NaN's explanation goes to `reasons`."""
@@ -620,8 +595,7 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
 
     f is N x M (embeddings of the same N inputs); g is K x M (unembeddings of the K labels, in
     class order). The widths M may differ: m_SVD_f, m_SVD_g and d_fg are then NaN, with the
-    reason. The keywords are CompareSettings' fields, with its defaults; docs/measures.md
-    ("compare's keywords") says what each does. The result holds the RESULT_KEYS that
+    reason. The keywords are CompareSettings' fields. The result holds the RESULT_KEYS that
     `measures` selects. `warning` is "" unless a measure is undefined (then NaN) or m_CCA ran
     over fewer components than coordinates. Prepared models are cached by content
     (`prepared_cache`), so a loop over pairs prepares each model once.

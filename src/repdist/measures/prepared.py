@@ -1,11 +1,9 @@
 """PreparedModel: one model's representations and the per-model work every pair reuses.
 
-Pipelines compare all pairs of a set of models, so the expensive per-model pieces (float64
-log-likelihoods, their covariance, orthonormal bases for CCA, the k-NN graph) are computed
-once per model. Each piece is computed on first use and kept, and `prepare` computes up front
-those that the requested measures need, so a caller asking only for m_CCA never builds a
-k-NN graph. The f-side alignment measures read f through an AlignmentView, one per
-preprocessing convention (conventions.py); under the defaults its f is the model's own.
+The expensive per-model pieces (float64 log-likelihoods, their covariance, bases for CCA, the
+k-NN graph) are computed on first use and kept; `prepare` computes up front only those the
+requested measures need. The f-side alignment measures read f through an AlignmentView, one
+per preprocessing convention (conventions.py).
 """
 
 from __future__ import annotations
@@ -55,9 +53,8 @@ DEFAULT_CONVENTIONS = AlignmentConventions()
 @dataclass(frozen=True, eq=False)
 class AlignmentView:
     """f as the f-side alignment measures read it under one preprocessing (x: clamped and/or
-    unit rows, or f itself), with the per-model pieces they need, each computed on first use.
-    `unit` says x's rows have unit length: then PRH's inner-product neighbours are the cosine
-    ones of `knn_idx`, searched once for all k-NN measures and CKNNA."""
+    unit rows, or f itself), with the pieces they need. `unit` says x's rows have unit length:
+    then PRH's inner-product neighbours are the cosine ones of `knn_idx`."""
 
     x: np.ndarray
     unit: bool = False
@@ -124,7 +121,7 @@ class AlignmentView:
 
     @cached_property
     def basis(self) -> np.ndarray:
-        """x's orthonormal basis at the precision its values show (Spectrum, "auto")."""
+        """x's orthonormal basis at the precision its values show."""
         return self.spectrum.basis()
 
     @cached_property
@@ -142,7 +139,7 @@ class PreparedModel:
     """One model's embeddings f (N x M), unembeddings g (K x M) and everything derived from them.
 
     `problem` is non-empty when the representations are unusable (NaN/inf, overflowing
-    log-likelihoods): every measure of a pair with such a model is NaN.
+    log-likelihoods): then every measure of its pairs is NaN.
     """
 
     f: np.ndarray
@@ -171,8 +168,8 @@ class PreparedModel:
 
     @cached_property
     def lse(self) -> np.ndarray:
-        """log sum_y exp(f(x)^T g(y)) per input, streamed over labels (low_rank.py); a pair's
-        KL pass computes it on the way and leaves it here (`keep_lse`)."""
+        """log sum_y exp(f(x)^T g(y)) per input, streamed over labels, or left by a pair's KL
+        pass (`keep_lse`)."""
         return streamed_lse(self.f, self.g)
 
     def keep_lse(self, lse: np.ndarray) -> None:
@@ -180,7 +177,6 @@ class PreparedModel:
 
     @cached_property
     def loglik_factors(self) -> LogLikFactors:
-        """The centred log-likelihoods as a product of N x (M+1) and K x (M+1) factors."""
         return loglik_factors(self.f, self.g, self.lse)
 
     @cached_property
@@ -244,8 +240,8 @@ class PreparedModel:
     def warm(self, measures: Iterable[str] | str | None = None,
              conventions: AlignmentConventions = DEFAULT_CONVENTIONS,
              method: str = "auto") -> PreparedModel:
-        """Compute now every per-model quantity these measures need (by the exact or the
-        low-rank path, `method` as in compare); returns self."""
+        """Compute now every per-model quantity these measures need (`method` as in compare);
+        returns self."""
         if not self.problem:
             selected = select_measures(measures)
             for part in model_parts(selected, use_low_rank(method, self.num_labels)):
@@ -256,9 +252,8 @@ class PreparedModel:
 
 
 # How each per-model piece follows a permutation of the inputs (rows of f) or of the labels
-# (rows of g), so that a permutation null (null.py) reuses them instead of recomputing: rows
-# (or label columns) reordered, unchanged, or relabelled; any other piece is computed afresh
-# on first use. tests/test_null.py holds every cached piece to one of these.
+# (rows of g), so that a permutation null (null.py) reuses it: rows (or label columns)
+# reordered, or unchanged; any other piece is computed afresh (tests/test_null.py checks them).
 INPUT_ROWS = ("loglik", "loglik_centred", "loglik_clr", "lse")
 INPUT_SAME = ("loglik_cov", "f_varying", "g_spectrum", "g_basis", "g_varying", "g_rounding",
               "g_cov")
@@ -303,9 +298,9 @@ def permuted_view(view: AlignmentView, order: np.ndarray) -> AlignmentView:
 
 
 def permuted_inputs(model: PreparedModel, order: np.ndarray) -> PreparedModel:
-    """The model that maps input i to what `model` maps input order[i] to (f's rows reordered,
-    g as it is), with every piece already computed carried over (INPUT_ROWS, INPUT_SAME, the
-    views): a permutation null's draw costs only the pair's work."""
+    """The model that maps input i to what `model` maps input order[i] to (f's rows reordered),
+    every piece already computed carried over: a permutation null's draw costs only the pair's
+    work."""
     done = model.__dict__
     out = PreparedModel(model.f[order], model.g, model.problem)
     out.__dict__.update({name: done[name][order] for name in INPUT_ROWS if name in done})
@@ -340,9 +335,8 @@ def _view(f: np.ndarray, conventions: AlignmentConventions) -> AlignmentView:
 
 def alignment_view(f: Any, conventions: AlignmentConventions = DEFAULT_CONVENTIONS
                    ) -> AlignmentView:
-    """f alone, with no g (a hidden layer's states), as the f-side alignment measures read it:
-    what PreparedModel.view makes of a model's f. A float64 copy in f's own memory layout,
-    read-only, so that a caller who edits their array later changes nothing here."""
+    """f alone, with no g (a hidden layer's states), as PreparedModel.view makes it: a float64
+    read-only copy in f's own memory layout, so that a caller's later edits change nothing."""
     x = np.array(to_host(f, np.float64), dtype=np.float64, order="K")
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
         raise ValueError(f"f must be rows x M with at least 2 rows, got shape {x.shape}")
@@ -383,9 +377,8 @@ def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None,
     """Validate a model's representations and precompute its per-model quantities.
 
     `measures` (default: all) limits the up-front work to what those measures need, the
-    alignment measures' under `conventions`, by the exact or the low-rank path (`method`, as
-    in compare); anything else is computed on first use. The model keeps its own read-only
-    copy of f and g.
+    alignment measures' under `conventions`, `method` as in compare; anything else is computed
+    on first use. The model keeps its own read-only copy of f and g.
     """
     f_checked, g_checked = representations(f, g)
     f64, g64 = _own_read_only(f_checked, f), _own_read_only(g_checked, g)
@@ -395,17 +388,14 @@ def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None,
     parts = (*model_parts(selected, low_rank), *view_parts(selected, conventions.svcca))
     require(prepare_bytes(n, k, m, parts, STREAM_ROWS * STREAM_LABELS if low_rank else 0),
             f"preparing a model of N={n} inputs, K={k} labels, M={m}")
-    problems = []
-    if not np.isfinite(f64).all():
-        problems.append("non-finite values in the embeddings f")
-    if not np.isfinite(g64).all():
-        problems.append("non-finite values in the unembeddings g")
+    problems = [f"non-finite values in the {name}" for name, x in
+                (("embeddings f", f64), ("unembeddings g", g64)) if not np.isfinite(x).all()]
     if problems:
         return _unusable(f64, g64, "; ".join(problems))
     model = PreparedModel(f64, g64)
     if not _logits_finite(model, low_rank):
-        problem = "log-likelihoods overflow (embedding or unembedding norms too large)"
-        return PreparedModel(f64, g64, problem=problem)
+        return PreparedModel(f64, g64, problem="log-likelihoods overflow (embedding or "
+                             "unembedding norms too large)")
     return model.warm(selected, conventions, method)
 
 

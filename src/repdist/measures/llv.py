@@ -6,7 +6,6 @@ model's own log-odds scale, for a pivot label a and a left-out label b chosen to
 the pivot search, read as `pivot_objective`, `choose_pivot_and_leave_out`, `first_tied`.
 Input side (terms t2, t4): the same over labels, for a "diversity set" of M+1 inputs chosen
 among seeded random candidates by the original's scan rule.
-
 The search runs on K x K covariances of the log-likelihood columns (O(N K^2), then O(K^3));
 the chosen pair's terms are recomputed from the log-likelihoods, free of the cancellation in
 the covariance expansion.
@@ -43,26 +42,23 @@ def _nan_to_inf(a: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(a), np.inf, a)
 
 
-# A log-odds variance Var(ell(y) - ell(a)) at or below ZERO_VARIANCE_RTOL of the two columns'
-# variances Var ell(y) + Var ell(a) is zero: labels y and a are tied (their log-likelihoods
-# move together to within 1e-5 of their spread), whatever rounding left of it. Rounding leaves
-# ~1e-16 to 1e-13 of that sum (the covariance expansion's cancellation, a BLAS kernel's order
-# of summation); the closest labels of the authors' 76 checkpoints sit at 6.5e-7.
+# A log-odds variance Var(ell(y) - ell(a)) at or below ZERO_VARIANCE_RTOL of Var ell(y) + Var
+# ell(a) is zero: labels y and a are tied (their log-likelihoods move together to within 1e-5 of
+# their spread). Rounding leaves ~1e-16 to 1e-13 of that sum (the expansion's cancellation, BLAS
+# summation order); the closest labels of the authors' 76 checkpoints sit at 6.5e-7.
 ZERO_VARIANCE_RTOL = 1e-10
 NEAR_ZERO_FACTOR = 100.0  # within this factor of the tolerance, either side: a knife edge
 
 
 def zero_variance(var: np.ndarray, var_sum: np.ndarray) -> np.ndarray:
     """Where a difference's variance is zero to within rounding: var <= ZERO_VARIANCE_RTOL x
-    var_sum, var_sum the variances of the two things differenced (0 <= 0 included: both
-    constant)."""
+    var_sum, the variances of the two things differenced (0 <= 0: both constant)."""
     return var <= ZERO_VARIANCE_RTOL * var_sum
 
 
 def near_zero_variance(var: np.ndarray, var_sum: np.ndarray) -> np.ndarray:
     """Where that decision sits on a knife edge: var within NEAR_ZERO_FACTOR of the tolerance
-    on either side, where another CPU's rounding could fall on the other side of it only in
-    data this close to it."""
+    on either side, where another CPU's rounding could tip it."""
     limit = ZERO_VARIANCE_RTOL * var_sum
     return (var > limit / NEAR_ZERO_FACTOR) & (var <= limit * NEAR_ZERO_FACTOR)
 
@@ -76,19 +72,16 @@ def snap_zero_sd(sd: np.ndarray, var_sum: np.ndarray) -> np.ndarray:
 # ----- d_LLV's pivot search: the objective, its argmin, the tie rule ---------------------------
 
 NEAR_TIE = 1e-6  # fast-path T values this close to the minimum are re-scored exactly
-# Exact T values within TIE_RTOL x (1 + |lowest|) of the lowest count as tied (T is made of
-# standard deviations of standardised log-likelihoods: O(1), and exactly 0 for one model
-# compared with itself; rounding leaves ~1e-15 of it).
+# Exact T values within TIE_RTOL x (1 + |lowest|) of the lowest tie: T, made of standard
+# deviations, is O(1), exactly 0 for a model against itself, and rounding leaves ~1e-15 of it.
 TIE_RTOL = 1e-12
 
 
 def pivot_objective(cov_11: np.ndarray, cov_22: np.ndarray, cov_12: np.ndarray,
                     dist_type: str = "max") -> np.ndarray:
-    """T[a, b]: the t1 objective for pivot a and left-out b (K x K; +inf on the diagonal).
-
-    From covariances, cov_12[y, y'] = Cov(ell_1(y), ell_2(y')): the expansion leaves ~1e-8
-    absolute noise in T (a square root of ~1e-16 cancellation). NaN marks a zero log-odds scale.
-    """
+    """T[a, b]: the t1 objective for pivot a and left-out b (K x K; +inf on the diagonal, NaN
+    at a zero log-odds scale), from cov_12[y, y'] = Cov(ell_1(y), ell_2(y')) and the like:
+    ~1e-8 absolute noise in T (a square root of the expansion's ~1e-16 cancellation)."""
     check_dist_type(dist_type)
     rows = np.arange(cov_11.shape[0])
     a_term, b_term, _, _ = pivot_row_terms(np.diag(cov_11), np.diag(cov_22), np.diag(cov_12),
@@ -100,11 +93,8 @@ def choose_pivot_and_leave_out(objective: np.ndarray, loglik_1: np.ndarray | Non
                                loglik_2: np.ndarray | None = None, dist_type: str = "max",
                                cache: dict[int, PivotTerms] | None = None) -> tuple[int, int]:
     """The pivot a and left-out label b that minimise T (`pivot_objective`); NaN never wins.
-
-    With the log-likelihoods given, pairs near the minimum are first re-scored exactly
-    (`rescore_near_minimum`), so that exact ties (identical models: T = 0 everywhere) go by
-    `first_tied`, not by rounding. `cache` receives the exact terms of a single re-scored pivot.
-    """
+    With the log-likelihoods given, pairs near the minimum are re-scored exactly first, so that
+    exact ties (identical models: T = 0 everywhere) go by `first_tied`, not by rounding."""
     k = objective.shape[0]
     values = _nan_to_inf(objective).ravel()
     if loglik_1 is not None and loglik_2 is not None:
@@ -116,14 +106,10 @@ def choose_pivot_and_leave_out(objective: np.ndarray, loglik_1: np.ndarray | Non
 
 
 def first_tied(values: np.ndarray, rtol: float = TIE_RTOL) -> int | None:
-    """The first of the values tied with the lowest (`tie_band`); None when none is finite.
-
-    NaN must already be +inf. On T flattened row by row the first is the smallest a, then b.
-    """
+    """The first of the values tied with the lowest (`tie_band`; NaN already +inf), None when
+    none is finite. On T flattened row by row the first is the smallest a, then b."""
     lowest = values.min()
-    if not np.isfinite(lowest):
-        return None
-    return int(np.argmax(values <= tie_band(lowest, rtol)))
+    return int(np.argmax(values <= tie_band(lowest, rtol))) if np.isfinite(lowest) else None
 
 
 def tie_band(lowest: float, rtol: float = TIE_RTOL) -> float:
@@ -135,12 +121,10 @@ def tie_band(lowest: float, rtol: float = TIE_RTOL) -> float:
 def rescore_near_minimum(values: np.ndarray, k: int, logliks: tuple[np.ndarray, np.ndarray],
                          dist_type: str, cache: dict[int, PivotTerms] | None) -> np.ndarray:
     """Flattened T (NaN as +inf) with its pairs within NEAR_TIE of the minimum recomputed
-    from the log-likelihoods, and every other pair +inf.
-
-    Pivots go in ascending order, one at a time, and only a single pivot's terms go to `cache`:
-    all K pivots' would need 2 N K^2 floats (16 GB at N = 100,000, K = 100). The scan stops at
-    the first row whose minimum ties 0, the least T can be: no later pivot can win a tie.
-    """
+    from the log-likelihoods, and every other pair +inf. Pivots go in ascending order, one at
+    a time, and only a single pivot's terms go to `cache`: all K pivots' would need 2 N K^2
+    floats (16 GB at N = 100,000, K = 100). The scan stops at the first row whose minimum ties
+    0, the least T can be: no later pivot can win a tie."""
     lowest = values.min()
     if not np.isfinite(lowest):
         return values
@@ -181,12 +165,9 @@ OBJECTIVE_BLOCK = 1 << 22  # elements of a (pivots, K, K) block held at once (32
 def _objective_from_terms(a_term: np.ndarray, b_term: np.ndarray, dist_type: str,
                           pivots: np.ndarray | None = None) -> np.ndarray:
     """T[a, b] from per-(pivot a, label y) terms A[a, y], B[a, y] (rows = `pivots`, default all
-    K labels; +inf at b = a): the max or mean over labels y other than a and b.
-
-    "max" keeps each row's two largest values; "mean" sums blocks of rows with the excluded
-    labels zeroed (the pairwise sums of one K x K x K reduction) up to CUBIC_MEAN_MAX_LABELS
-    labels, then row total minus the left-out label's term. A NaN in a used label makes T NaN.
-    """
+    K labels; +inf at b = a): the max or mean over labels y other than a and b, NaN where one
+    is NaN. "mean" sums blocks of rows with the excluded labels zeroed (the pairwise sums of
+    one K x K x K reduction) up to CUBIC_MEAN_MAX_LABELS labels, then row total minus b's."""
     k = a_term.shape[1]
     rows = np.arange(k) if pivots is None else np.asarray(pivots, dtype=np.intp)
     at = np.arange(len(rows))
@@ -200,9 +181,8 @@ def _objective_from_terms(a_term: np.ndarray, b_term: np.ndarray, dist_type: str
         for lo in range(0, len(rows), step):
             piv = rows[lo : lo + step]
             # excluded[i, b, y]: y is the pivot or the left-out label
-            excluded = (piv[:, None, None] == labels[None, None, :]) | (
-                labels[None, :, None] == labels[None, None, :]
-            )
+            excluded = ((piv[:, None, None] == labels[None, None, :])
+                        | (labels[None, :, None] == labels[None, None, :]))
             block = np.where(excluded, 0.0, summed[lo : lo + step, None, :])
             objective[lo : lo + step] = block.sum(axis=2) / (2.0 * (k - 2))
     else:
@@ -241,20 +221,16 @@ def _taint_with_nan(out: np.ndarray, nan: np.ndarray, without_nan: np.ndarray) -
     """NaN where a used label is NaN: everywhere in a row with two NaN labels; in a row with
     one, everywhere but at b = that label, where the row's value without it is right."""
     count = nan.sum(axis=1)
-    tainted = count >= 1
-    first_nan = nan.argmax(axis=1)
-    out[tainted] = np.nan
+    out[count >= 1] = np.nan
     one = np.flatnonzero(count == 1)
-    out[one, first_nan[one]] = without_nan[one]
+    out[one, nan.argmax(axis=1)[one]] = without_nan[one]
     return out
 
 
-def pivot_row_terms(
-    d1: np.ndarray, d2: np.ndarray, x12: np.ndarray, c1: np.ndarray, c2: np.ndarray,
-    rows: np.ndarray, cols: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A, B and the log-odds scales s1, s2 of the pivots `rows`, from second moments alone.
-
+def pivot_row_terms(d1: np.ndarray, d2: np.ndarray, x12: np.ndarray, c1: np.ndarray,
+                    c2: np.ndarray, rows: np.ndarray, cols: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A, B and the log-odds scales s1, s2 of the pivots `rows`, from second moments alone:
     d_m[y] = Var(ell_m(y)), x12[y] = Cov(ell_1(y), ell_2(y)), c_m[i, y] = Cov(ell_m(rows[i]),
     ell_m(y)) (rows x K, or rows x len(cols) for the labels `cols` only): s_m[a, y] =
     sd(ell_m(y) - ell_m(a)), A[a, y] = sd(ell_1(y)/s1 - ell_2(y)/s2), B[a, y] the same for the
@@ -282,9 +258,8 @@ def _pivot_scale(var_sum: np.ndarray, cov: np.ndarray) -> np.ndarray:
 
 
 def near_tied_labels(cov: np.ndarray) -> list[tuple[int, int, float]]:
-    """The pairs of labels (a < y) of one model whose log-odds variance sits on the knife edge
-    of ZERO_VARIANCE_RTOL (near_zero_variance), each with its ratio Var(ell(y) - ell(a)) /
-    (Var ell(y) + Var ell(a)), from the model's K x K covariance of log-likelihood columns."""
+    """The pairs of labels (a < y) of one model on near_zero_variance's knife edge, each with its
+    ratio as in near_in_row, from its K x K covariance of log-likelihood columns."""
     d = np.diag(cov)
     var_sum = d[:, None] + d[None, :]
     var = np.clip(var_sum - 2.0 * cov, 0.0, None)
@@ -294,12 +269,10 @@ def near_tied_labels(cov: np.ndarray) -> list[tuple[int, int, float]]:
 
 @dataclass(frozen=True)
 class PivotTerms:
-    """Everything the label side needs for one pivot a, computed directly from log-likelihoods.
-
+    """Everything the label side needs for one pivot a, computed directly from log-likelihoods:
     scale_m[y] = sd_x(ell_m(y) - ell_m(a)); a_term, b_term = A, B of the original's d_prob;
-    logodds_m = the standardised log-odds columns (N x K) that m_SVD_f correlates. Column a
-    is NaN throughout (no log-odds against itself).
-    """
+    logodds_m = the standardised log-odds columns (N x K) that m_SVD_f correlates, column a
+    NaN (no log-odds against itself)."""
 
     pivot: int
     scale_1: np.ndarray
@@ -318,11 +291,9 @@ def _var_columns(centred: np.ndarray) -> np.ndarray:
 
 def pivot_terms(loglik_1: np.ndarray, loglik_2: np.ndarray, pivot: int) -> PivotTerms:
     """Label-side terms for pivot a, exact (no covariance expansion). O(N K)."""
-    centred_1 = loglik_1 - loglik_1.mean(axis=0)
-    centred_2 = loglik_2 - loglik_2.mean(axis=0)
+    (centred_1, centred_2), (var_1, var_2) = _centred_pair(loglik_1, loglik_2)
     odds_1 = centred_1 - centred_1[:, [pivot]]
     odds_2 = centred_2 - centred_2[:, [pivot]]
-    var_1, var_2 = _var_columns(centred_1), _var_columns(centred_2)
     odds_var_1, odds_var_2 = _var_columns(odds_1), _var_columns(odds_2)
     s1, s2 = _odds_scale(odds_var_1, var_1, pivot), _odds_scale(odds_var_2, var_2, pivot)
     inv_1, inv_2 = _inverse_scales(s1, s2)
@@ -331,8 +302,7 @@ def pivot_terms(loglik_1: np.ndarray, loglik_2: np.ndarray, pivot: int) -> Pivot
     return PivotTerms(pivot, s1, s2, a_term, b_term, odds_1 * inv_1, odds_2 * inv_2, near)
 
 
-def near_in_row(odds_var: np.ndarray, var: np.ndarray,
-                pivot: int) -> list[tuple[int, int, float]]:
+def near_in_row(odds_var: np.ndarray, var: np.ndarray, pivot: int) -> list[tuple[int, int, float]]:
     """(pivot, y, ratio) of the labels y whose log-odds variance against the pivot sits on the
     knife edge of zero (near_zero_variance), ratio = that variance / (Var ell(y) + Var ell(a))."""
     var_sum = var + var[pivot]
@@ -342,25 +312,22 @@ def near_in_row(odds_var: np.ndarray, var: np.ndarray,
 
 def knife_edge_notes(near_tied: tuple[list[tuple[int, int, float]], ...],
                      near_inputs: int = 0) -> list[str]:
-    """What the `warning` column says of d_LLV's zero-variance decisions on a knife edge:
-    labels nearly tied with the chosen pivot, in either model, and log-odds scales of the
-    candidate input sets near zero."""
+    """The `warning` column's words for d_LLV's zero-variance decisions on a knife edge: labels
+    nearly tied with the chosen pivot, and candidate input sets' log-odds scales near zero."""
     notes = []
     for model, pairs in enumerate(near_tied, start=1):
         if pairs:
             shown = ", ".join(f"{a} and {y} ({r:.2g})" for a, y, r in pairs[:3])
             more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
-            notes.append(
-                f"d_LLV: model {model}'s labels {shown}{more} are nearly tied (log-odds "
-                f"variance over the columns' variances within {NEAR_ZERO_FACTOR:g}x of the "
-                f"tolerance {ZERO_VARIANCE_RTOL:g} at which labels count as tied): whether "
-                "their terms are NaN may differ with another CPU's rounding")
+            notes.append(f"d_LLV: model {model}'s labels {shown}{more} are nearly tied (log-odds "
+                         f"variance over the columns' variances within {NEAR_ZERO_FACTOR:g}x of "
+                         f"the tolerance {ZERO_VARIANCE_RTOL:g} at which labels count as tied): "
+                         "whether their terms are NaN may differ with another CPU's rounding")
     if near_inputs:
-        notes.append(
-            f"d_LLV: {near_inputs} log-odds scale(s) of the candidate input sets lie within "
-            f"{NEAR_ZERO_FACTOR:g}x of the tolerance {ZERO_VARIANCE_RTOL:g} at which two "
-            "inputs count as mapped alike: whether those sets are scored may differ with "
-            "another CPU's rounding")
+        notes.append(f"d_LLV: {near_inputs} log-odds scale(s) of the candidate input sets lie "
+                     f"within {NEAR_ZERO_FACTOR:g}x of the tolerance {ZERO_VARIANCE_RTOL:g} at "
+                     "which two inputs count as mapped alike: whether those sets are scored may "
+                     "differ with another CPU's rounding")
     return notes
 
 
@@ -443,20 +410,16 @@ def label_terms(loglik_1: np.ndarray, loglik_2: np.ndarray, y_pivot: int, y_leav
                         y_leave_out, dist_type)
 
 
-def terms_of_row(a_term: np.ndarray, b_term: np.ndarray, scale_1: np.ndarray,
-                 scale_2: np.ndarray, y_pivot: int, y_leave_out: int,
-                 dist_type: str = "max") -> LabelTerms:
+def terms_of_row(a_term: np.ndarray, b_term: np.ndarray, scale_1: np.ndarray, scale_2: np.ndarray,
+                 y_pivot: int, y_leave_out: int, dist_type: str = "max") -> LabelTerms:
     """t1 and t3 from pivot a's row of A, B and the log-odds scales, labels a and b left out."""
     rest = np.array([y for y in range(len(a_term)) if y not in (y_pivot, y_leave_out)])
     a_term, b_term = a_term[rest], b_term[rest]
     c_term = np.abs(scale_1[rest] - scale_2[rest])
     if dist_type == "max":
-        t1 = float(np.max(np.maximum(a_term, b_term)))
-        t3 = float(np.max(c_term))
-    else:
-        t1 = float(np.mean(np.concatenate([a_term, b_term])))
-        t3 = float(np.mean(c_term))
-    return LabelTerms(t1=t1, t3=t3)
+        return LabelTerms(t1=float(np.max(np.maximum(a_term, b_term))), t3=float(np.max(c_term)))
+    return LabelTerms(t1=float(np.mean(np.concatenate([a_term, b_term]))),
+                      t3=float(np.mean(c_term)))
 
 
 def input_candidates(n_inputs: int, rep_dim: int, num_samples: int, seed: int) -> np.ndarray:
@@ -465,10 +428,9 @@ def input_candidates(n_inputs: int, rep_dim: int, num_samples: int, seed: int) -
     if num_samples < 1:
         raise ValueError(f"num_samples must be >= 1, got {num_samples}")
     if n_inputs < need:
-        raise ValueError(
-            f"num_samples*(M+1) = {num_samples}*{rep_dim + 1} = {need} exceeds the number of "
-            f"inputs N = {n_inputs}: lower num_samples or evaluate on more inputs"
-        )
+        raise ValueError(f"num_samples*(M+1) = {num_samples}*{rep_dim + 1} = {need} exceeds the "
+                         f"number of inputs N = {n_inputs}: lower num_samples or evaluate on "
+                         "more inputs")
     rng = np.random.default_rng(seed)
     return rng.choice(n_inputs, need, replace=False).reshape(num_samples, rep_dim + 1)
 
@@ -484,12 +446,10 @@ class InputTerms:
 def input_terms(rows_1: np.ndarray, rows_2: np.ndarray, dist_type: str = "max",
                 threshold: float = 1.0) -> InputTerms:
     """Score candidate diversity sets given their log-likelihoods, shape (S, M+1, K) per model.
-
     Scan rule of the original's d_prob (a kept row replaced by any later one scoring strictly
     below a running threshold): the first row attaining the minimum score if that minimum is
-    below the threshold, else row 0. A log-odds scale tau over labels is
-    zero where zero_variance holds against the variances over labels of the two inputs'
-    log-likelihoods (inputs the models map alike).
+    below the threshold, else row 0. A log-odds scale tau over labels is zero where
+    zero_variance holds against the two inputs' variances over labels (inputs mapped alike).
     """
     check_dist_type(dist_type)
     var_1, var_2 = rows_1.var(axis=2, ddof=1), rows_2.var(axis=2, ddof=1)

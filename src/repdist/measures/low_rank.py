@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -123,11 +124,9 @@ def streamed_lse(f: np.ndarray, g: np.ndarray, device: str | None = None) -> np.
 
 def streamed_kl(f1: np.ndarray, g1: np.ndarray, f2: np.ndarray, g2: np.ndarray,
                 device: str | None = None) -> tuple[float, np.ndarray, np.ndarray]:
-    """Mean over inputs of KL(p1 || p2), and both models' lse, in one pass over label blocks.
-
-    KL(x) = sum_y p1(y|x) (z1 - z2) - lse1 + lse2 with z = f^T g: the sum is kept relative to
-    the running maximum of z1 and rescaled when it grows (an online softmax), in float64.
-    """
+    """Mean over inputs of KL(p1 || p2), and both models' lse, in one pass over label blocks:
+    KL(x) = sum_y p1(y|x) (z1 - z2) - lse1 + lse2 with z = f^T g, the sum kept relative to the
+    running maximum of z1 and rescaled when it grows (an online softmax), in float64."""
     kl, lse1, lse2 = _stream(f1, g1, f2, g2, device)
     assert lse2 is not None
     return kl, lse1, lse2
@@ -173,14 +172,7 @@ class _NumpyOps:
     exp, log, maximum = staticmethod(np.exp), staticmethod(np.log), staticmethod(np.maximum)
     matmul, subtract = staticmethod(np.matmul), staticmethod(np.subtract)
     wrap, zeros, full = staticmethod(np.asarray), staticmethod(np.zeros), staticmethod(np.full)
-
-    @staticmethod
-    def row_max(z: np.ndarray) -> np.ndarray:
-        return z.max(axis=1)
-
-    @staticmethod
-    def row_sum(z: np.ndarray) -> np.ndarray:
-        return z.sum(axis=1)
+    row_max, row_sum = staticmethod(partial(np.max, axis=1)), staticmethod(partial(np.sum, axis=1))
 
     @staticmethod
     def row_dot(weights: np.ndarray, diff: np.ndarray) -> np.ndarray:
@@ -202,6 +194,7 @@ class _TorchOps:
         self.device = None if device is None else torch.device(device)
         self.exp, self.log, self.maximum = torch.exp, torch.log, torch.maximum
         self.matmul, self.subtract = torch.matmul, torch.subtract
+        self.row_sum = partial(torch.sum, dim=1)
 
     def wrap(self, a: np.ndarray):  # noqa: ANN201
         with warnings.catch_warnings():  # prepared arrays are read-only; nothing writes them
@@ -218,10 +211,6 @@ class _TorchOps:
     @staticmethod
     def row_max(z):  # noqa: ANN001, ANN205
         return z.max(dim=1).values
-
-    @staticmethod
-    def row_sum(z):  # noqa: ANN001, ANN205
-        return z.sum(dim=1)
 
     @staticmethod
     def row_dot(weights, diff):  # noqa: ANN001, ANN205
@@ -277,11 +266,9 @@ class _Running:
 
 @dataclass(frozen=True)
 class LogLikFactors:
-    """One model's centred log-likelihoods as ell_c = inputs @ labels^T (F and G above).
-
-    labels_gram: labels @ inputs^T inputs / (N - 1), whose row y . labels[y'] is
-    Cov(ell(y), ell(y')); var[y] = Var over inputs of ell(y).
-    """
+    """One model's centred log-likelihoods as ell_c = inputs @ labels^T (F and G above);
+    labels_gram = labels @ inputs^T inputs / (N - 1), whose row y . labels[y'] is
+    Cov(ell(y), ell(y')); var[y] = Var over inputs of ell(y)."""
 
     inputs: np.ndarray
     labels: np.ndarray
@@ -389,8 +376,7 @@ class PivotRows:
         for block in _blocks(len(self.x12), COV_LABELS):
             self.x12[block] = np.einsum("ij,ij->i", a.labels[block] @ self.cross, b.labels[block])
 
-    def __call__(self, rows: np.ndarray,
-                 cols: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    def __call__(self, rows: np.ndarray, cols: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
         a, b = self.a, self.b
         la, lb = (a.labels, b.labels) if cols is None else (a.labels[cols], b.labels[cols])
         return pivot_row_terms(a.var, b.var, self.x12, a.labels_gram[rows] @ la.T,
@@ -491,8 +477,7 @@ class DevicePivotSearch(PivotSearch):
 
     def terms(self, rows: np.ndarray, cols: np.ndarray | None = None) -> tuple:
         """A and B (rows x K, or rows x len(cols)) on the device: llv.pivot_row_terms."""
-        t = self.torch
-        r = self._index(rows)
+        t, r = self.torch, self._index(rows)
         (d1, d2), x12 = self.var, self.x12
         (la, lb), (ga, gb) = self.labels, self.labels_gram
         if cols is not None:
@@ -571,11 +556,9 @@ class DevicePivotSearch(PivotSearch):
 
 def low_rank_m_svd_f(g1: np.ndarray, g2: np.ndarray, f_cross: np.ndarray,
                      side: LowRankLabelSide, sets: np.ndarray) -> np.ndarray:
-    """m_SVD_f for every label set, from the log-odds' low-rank form (paper Def. 4.5).
-
+    """m_SVD_f for every label set, from the log-odds' low-rank form (paper Def. 4.5):
     Cov(ell_1(y) - ell_1(a), ell_2(y') - ell_2(a)) = (g1_y - g1_a)^T C (g2_y' - g2_a) with
-    C = Cov(f1, f2) (M x M): each set's M x M cross-correlation block is built alone.
-    """
+    C = Cov(f1, f2) (M x M), so each set's M x M cross-correlation block is built alone."""
     k, m = g1.shape
     a, b = side.y_pivot, side.y_leave_out
     rest = np.array([y for y in range(k) if y not in (a, b)])
@@ -594,15 +577,13 @@ def low_rank_m_svd_f(g1: np.ndarray, g2: np.ndarray, f_cross: np.ndarray,
 
 # ----- d_LLV, input side, and d_logit -----------------------------------------------------------
 
-def low_rank_input_side(f1: np.ndarray, f2: np.ndarray, cov_11: np.ndarray,
-                        cov_22: np.ndarray, cov_12: np.ndarray, rows: np.ndarray,
-                        dist_type: str) -> InputTerms:
+def low_rank_input_side(f1: np.ndarray, f2: np.ndarray, cov_11: np.ndarray, cov_22: np.ndarray,
+                        cov_12: np.ndarray, rows: np.ndarray, dist_type: str) -> InputTerms:
     """The input side's scan over candidate sets, its variances over labels as quadratic forms
     in g's covariances cov_mn (M x M, over labels): lse(x) is one number per input and drops.
     A tau is zero where zero to within rounding (llv.zero_variance), as on the exact path."""
     s, width = rows.shape[0], rows.shape[1] - 1
-    tau_1, tau_2 = np.empty((s, width)), np.empty((s, width))
-    a_term, b_term = np.empty((s, width)), np.empty((s, width))
+    tau_1, tau_2, a_term, b_term = (np.empty((s, width)) for _ in range(4))
     step = max(1, BLOCK_ELEMENTS // (width * f1.shape[1]))
     near = 0
     for block in _blocks(s, step):
@@ -662,7 +643,6 @@ def _sd_difference(u1: np.ndarray, u2: np.ndarray, cov_11: np.ndarray, cov_22: n
 def low_rank_d_logit(f1: np.ndarray, f2: np.ndarray, cov_11: np.ndarray, cov_22: np.ndarray,
                      cov_12: np.ndarray, num_labels: int) -> float:
     """d_logit = sqrt(E_x sum_y (clr_1 - clr_2)^2) with clr_m = f_m^T (g_m(y) - mean g_m)."""
-    per_input = (num_labels - 1) * (
-        _quadratic(f1, cov_11, f1) + _quadratic(f2, cov_22, f2) - 2.0 * _quadratic(f1, cov_12, f2)
-    )
+    per_input = (num_labels - 1) * (_quadratic(f1, cov_11, f1) + _quadratic(f2, cov_22, f2)
+                                    - 2.0 * _quadratic(f1, cov_12, f2))
     return float(np.sqrt(max(float(per_input.mean()), 0.0)))

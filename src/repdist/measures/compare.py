@@ -107,10 +107,8 @@ class PivotSampleWarning(UserWarning):
 
 @dataclass(frozen=True)
 class CompareSettings:
-    """How a pair is compared: the keywords of `compare` and `compare_prepared`, with their
-    defaults, checked once on construction. docs/measures.md ("compare's keywords") says what
-    each field does.
-    """
+    """How a pair is compared: the keywords of `compare` and `compare_prepared`, checked once
+    on construction. docs/measures.md ("compare's keywords") says what each field does."""
 
     num_samples: int | None = None  # candidate diversity sets; None: 200, or N // (M+1)
     lam: float = 1e-5  # the weight of d_LLV's scale terms t3 and t4
@@ -175,27 +173,18 @@ def _takes_settings(func: _F) -> _F:
     """Show CompareSettings' fields as the keyword-only parameters of `func` (help, inspect)."""
     sig = inspect.signature(func)
     positional = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    keywords = [
-        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
-                          annotation=f.type)
-        for f in fields(CompareSettings)
-    ]
+    keywords = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                  annotation=f.type) for f in fields(CompareSettings)]
     func.__signature__ = sig.replace(parameters=[*positional, *keywords])  # type: ignore[attr-defined]
     return func
 
 
-@lru_cache(maxsize=32)
-def _cached_candidates(n_inputs: int, rep_dim: int, num_samples: int, seed: int) -> np.ndarray:
-    rows = input_candidates(n_inputs, rep_dim, num_samples, seed)
-    rows.setflags(write=False)
-    return rows
-
-
-@lru_cache(maxsize=32)
-def _cached_label_sets(num_labels: int, rep_dim: int, max_sets: int, seed: int) -> np.ndarray:
-    sets = label_sets(num_labels, rep_dim, max_sets, seed)
-    sets.setflags(write=False)
-    return sets
+@lru_cache(maxsize=64)
+def _cached(make: Callable[..., np.ndarray], *args: int) -> np.ndarray:
+    """make(*args) (input_candidates, label_sets), made read-only and kept for reuse."""
+    out = make(*args)
+    out.setflags(write=False)
+    return out
 
 
 def _low_rank(m1: PreparedModel, s: CompareSettings) -> bool:
@@ -214,8 +203,7 @@ def _label_set_info(m1: PreparedModel, s: CompareSettings,
     (none between models of different widths: m_SVD_f needs one M)."""
     if not same_width:
         return {"m_svd_label_sets": 0, "d_fg_estimate": False}
-    count = label_set_count(m1.num_labels, m1.rep_dim)
-    limit = _label_set_limit(m1, s)
+    count, limit = label_set_count(m1.num_labels, m1.rep_dim), _label_set_limit(m1, s)
     return {"m_svd_label_sets": min(count, limit), "d_fg_estimate": count > limit}
 
 
@@ -247,10 +235,6 @@ def pair_width(m1: PreparedModel, m2: PreparedModel) -> int:
     """The M of a pair: the larger width (d_LLV's diversity sets hold M + 1 inputs, enough for
     either model's f to span its own width)."""
     return max(m1.rep_dim, m2.rep_dim)
-
-
-WIDTHS_DIFFER = ("m_SVD and d_fg undefined: the models' widths differ (M = {} and {}), and "
-                 "m_SVD compares sets of M labels and M + 1 inputs of one M")
 
 
 def _nan_result(m1: PreparedModel, m2: PreparedModel, reason: str, keys: tuple[str, ...],
@@ -310,8 +294,7 @@ def compare_with_settings(m1: PreparedModel, m2: PreparedModel,
     for side, asked in (("f", MCCA_F), ("g", MCCA_G)):
         if want & asked:
             mcca = _mean_cca(m1, m2, side, s.precision, g_cross)
-            values[f"mcca_{side}"] = mcca.value
-            values[f"mcca_{side}_components"] = mcca.components
+            values[f"mcca_{side}"], values[f"mcca_{side}_components"] = mcca.value, mcca.components
             reasons += [f"m_CCA({side}): {mcca.reason}"] * bool(mcca.reason)
     values.update(extra_measures(m1, m2, want, s.conventions, reasons, g_cross))
 
@@ -339,8 +322,7 @@ def _draws(s: CompareSettings) -> Callable[[PreparedModel, PreparedModel, frozen
     no warnings (a reordered pair is often degenerate in ways the observed one is not)."""
     settings: dict[frozenset[str], CompareSettings] = {}
 
-    def evaluate(m1: PreparedModel, m2: PreparedModel, measures: frozenset[str]
-                 ) -> dict[str, Any]:
+    def evaluate(m1: PreparedModel, m2: PreparedModel, measures: frozenset[str]) -> dict[str, Any]:
         if measures not in settings:
             settings[measures] = replace(s, measures=measures, null=None)
         with warnings.catch_warnings():
@@ -448,9 +430,11 @@ def _svd_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings, side
     """m_SVD of f over the label sets, of g on the chosen inputs, and d_{f,g} (paper Def. 4.5),
     at the pivot, left-out label and input set d_LLV chose (`sides`)."""
     want = s.selected
-    if m1.rep_dim != m2.rep_dim:  # m_SVD compares coordinates pairwise: one M
+    if m1.rep_dim != m2.rep_dim:
         if want & (SVD_F | SVD_G):
-            reasons.append(WIDTHS_DIFFER.format(m1.rep_dim, m2.rep_dim))
+            reasons.append(f"m_SVD and d_fg undefined: the models' widths differ (M = {m1.rep_dim} "
+                           f"and {m2.rep_dim}), and m_SVD compares sets of M labels and M + 1 "
+                           "inputs of one M")
         nan = float("nan")
         return {"m_svd_f": [nan], "m_svd_g": nan, "d_fg": nan}
     values: dict[str, Any] = {}
@@ -475,7 +459,7 @@ def _svd_measures(m1: PreparedModel, m2: PreparedModel, s: CompareSettings, side
 def _m_svd_f(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
              labels: LabelSide) -> np.ndarray:
     """m_SVD_f over the label sets, from the chosen pivot's row on either path."""
-    sets = _cached_label_sets(m1.num_labels, m1.rep_dim, _label_set_limit(m1, s), int(s.seed))
+    sets = _cached(label_sets, m1.num_labels, m1.rep_dim, _label_set_limit(m1, s), int(s.seed))
     if isinstance(labels.row, LowRankLabelSide):
         return low_rank_m_svd_f(m1.g, m2.g, labels.row.f_cross, labels.row, sets)
     return m_svd_f(m1.loglik_centred, m2.loglik_centred, labels.y_pivot, labels.y_leave_out,
@@ -507,16 +491,13 @@ def _label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> Lab
     assert y_leave_out is not None
     y_pivot, y_leave_out = int(y_pivot), int(y_leave_out)
     check_label_pair(m1.num_labels, y_pivot, y_leave_out)
-    if y_pivot not in cache:
-        cache[y_pivot] = pivot_terms(m1.loglik_centred, m2.loglik_centred, y_pivot)
-    terms = cache[y_pivot]
+    terms = cache.get(y_pivot) or pivot_terms(m1.loglik_centred, m2.loglik_centred, y_pivot)
     labels = label_terms(m1.loglik_centred, m2.loglik_centred, y_pivot, y_leave_out,
                          s.dist_type, terms)
     return LabelSide(y_pivot, y_leave_out, labels.t1, labels.t3, terms, terms.near_tied)
 
 
-def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel,
-                         s: CompareSettings) -> LabelSide:
+def _low_rank_label_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings) -> LabelSide:
     """The label side from the models' low-rank factors (pivots sampled above max_pivots)."""
     side = low_rank_label_side(m1.loglik_factors, m2.loglik_factors, s.dist_type,
                                int(s.max_pivots), int(s.seed),
@@ -540,16 +521,15 @@ def _input_side(m1: PreparedModel, m2: PreparedModel, s: CompareSettings,
     """The given diversity set, or the scan over seeded candidates: t2, t4 and the set."""
     n, m = m1.n_inputs, pair_width(m1, m2)
     if s.input_set is None:
-        rows = _cached_candidates(n, m, candidate_count(s, n, m), int(s.seed))
+        rows = _cached(input_candidates, n, m, candidate_count(s, n, m), int(s.seed))
     else:
         rows = np.asarray(s.input_set, dtype=np.intp).reshape(1, -1)
         if rows.shape[1] != m + 1 or rows.min() < 0 or rows.max() >= n:
             raise ValueError(f"input_set must hold M+1 = {m + 1} indices in [0, {n}), "
                              f"got {s.input_set}")
-    if g_cross is not None:  # the low-rank path
-        scan = low_rank_input_side(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross, rows, s.dist_type)
-    else:
-        scan = input_terms(m1.loglik[rows], m2.loglik[rows], s.dist_type)
+    scan = (low_rank_input_side(m1.f, m2.f, m1.g_cov, m2.g_cov, g_cross, rows, s.dist_type)
+            if g_cross is not None  # the low-rank path
+            else input_terms(m1.loglik[rows], m2.loglik[rows], s.dist_type))
     return InputSide(rows[scan.chosen], float(scan.scores[scan.chosen]),
                      float(scan.t4[scan.chosen]), scan.near_zero)
 
@@ -604,6 +584,4 @@ def compare(f1: Any, g1: Any, f2: Any, g2: Any, **settings: Any) -> dict[str, An
     _apply_sample_rules((f1, g1, f2), options.selected)
     return compare_with_settings(
         prepared_cache.get(f1, g1, options.selected, options.conventions, options.method),
-        prepared_cache.get(f2, g2, options.selected, options.conventions, options.method),
-        options,
-    )
+        prepared_cache.get(f2, g2, options.selected, options.conventions, options.method), options)

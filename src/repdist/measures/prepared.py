@@ -111,7 +111,7 @@ class AlignmentView:
 
     @cached_property
     def gram_norm(self) -> float:
-        """linear CKA's ||Xc^T Xc||_F: 0 where x is constant to within rounding (extra.gram_norm)."""
+        """linear CKA's ||Xc^T Xc||_F: 0 where x is constant to within rounding."""
         return gram_norm(self.x)
 
     @cached_property
@@ -137,10 +137,8 @@ class AlignmentView:
 @dataclass(frozen=True, eq=False)
 class PreparedModel:
     """One model's embeddings f (N x M), unembeddings g (K x M) and everything derived from them.
-
-    `problem` is non-empty when the representations are unusable (NaN/inf, overflowing
-    log-likelihoods): then every measure of its pairs is NaN.
-    """
+    `problem` is non-empty when they are unusable (NaN/inf, overflowing log-likelihoods): then
+    every measure of its pairs is NaN."""
 
     f: np.ndarray
     g: np.ndarray
@@ -253,7 +251,7 @@ class PreparedModel:
 
 # How each per-model piece follows a permutation of the inputs (rows of f) or of the labels
 # (rows of g), so that a permutation null (null.py) reuses it: rows (or label columns)
-# reordered, or unchanged; any other piece is computed afresh (tests/test_null.py checks them).
+# reordered, unchanged or relabelled; any other is computed afresh (tests/test_null.py).
 INPUT_ROWS = ("loglik", "loglik_centred", "loglik_clr", "lse")
 INPUT_SAME = ("loglik_cov", "f_varying", "g_spectrum", "g_basis", "g_varying", "g_rounding",
               "g_cov")
@@ -266,13 +264,6 @@ VIEW_SAME = ("gram_norm", "svcca_kept", "hsic_self", "cknna_self")
 def _reorder_spectrum(spec: Spectrum, order: np.ndarray) -> Spectrum:
     """The Spectrum of x[order]: centring and the singular values do not see row order."""
     return Spectrum(spec.u[order], spec.s, spec.shape, spec.norm, spec.detected)
-
-
-def _relabel_keys(keys: np.ndarray, order: np.ndarray, inverse: np.ndarray) -> np.ndarray:
-    """The sorted edge keys i*N + j of x[order]'s graph from x's (k edges a row): row i is the
-    old row order[i], its neighbours relabelled (old j is new inverse[j])."""
-    n = len(order)
-    return knn_edge_keys(relabelled_neighbours((keys % n).reshape(n, -1), order, inverse))
 
 
 def permuted_view(view: AlignmentView, order: np.ndarray) -> AlignmentView:
@@ -289,8 +280,9 @@ def permuted_view(view: AlignmentView, order: np.ndarray) -> AlignmentView:
         kept["knn_idx"] = relabelled_neighbours(done["knn_idx"], order, inverse)
     elif "knn_idx" in done:
         kept.update(knn_idx=None, knn=None)
-    if done.get("ip_knn") is not None and not view.unit:
-        kept["ip_knn"] = _relabel_keys(done["ip_knn"], order, inverse)
+    if done.get("ip_knn") is not None and not view.unit:  # sorted edge keys i*N + j, k a row
+        neighbours = (done["ip_knn"] % len(order)).reshape(len(order), -1)
+        kept["ip_knn"] = knn_edge_keys(relabelled_neighbours(neighbours, order, inverse))
     elif "ip_knn" in done and done["ip_knn"] is None:
         kept["ip_knn"] = None
     out.__dict__.update(kept)
@@ -346,8 +338,7 @@ def alignment_view(f: Any, conventions: AlignmentConventions = DEFAULT_CONVENTIO
 
 def _unusable(f64: np.ndarray, g64: np.ndarray, problem: str) -> PreparedModel:
     """A model whose measures are all NaN; its derived quantities are NaN/empty placeholders."""
-    f64 = np.where(np.isfinite(f64), f64, np.nan)
-    g64 = np.where(np.isfinite(g64), g64, np.nan)
+    f64, g64 = (np.where(np.isfinite(x), x, np.nan) for x in (f64, g64))
     nan_nk = np.full((f64.shape[0], g64.shape[0]), np.nan)
     model = PreparedModel(f64, g64, problem=problem)
     empty = np.zeros((0, 0))
@@ -374,12 +365,9 @@ def _own_read_only(converted: np.ndarray, given: Any) -> np.ndarray:
 def prepare(f: Any, g: Any, measures: Iterable[str] | str | None = None,
             conventions: AlignmentConventions = DEFAULT_CONVENTIONS,
             method: str = "auto") -> PreparedModel:
-    """Validate a model's representations and precompute its per-model quantities.
-
-    `measures` (default: all) limits the up-front work to what those measures need, the
-    alignment measures' under `conventions`, `method` as in compare; anything else is computed
-    on first use. The model keeps its own read-only copy of f and g.
-    """
+    """Validate a model's representations and precompute what `measures` (default: all) need,
+    the alignment measures' under `conventions`, `method` as in compare; anything else is
+    computed on first use. The model keeps its own read-only copy of f and g."""
     f_checked, g_checked = representations(f, g)
     f64, g64 = _own_read_only(f_checked, f), _own_read_only(g_checked, g)
     (n, m), k = f64.shape, g64.shape[0]
